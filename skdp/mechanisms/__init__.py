@@ -1,0 +1,13 @@
+"""Noise and randomness: the only place where skdp draws random numbers.
+
+Secure by default: ``random_state=None`` draws from the operating system's
+CSPRNG, and Laplace/Gaussian releases add exact integer noise on a
+power-of-two grid (Canonne, Kamath and Steinke, 2020).
+"""
+
+from skdp.mechanisms._random import RandomSource, check_random_source
+
+__all__ = [
+    "RandomSource",
+    "check_random_source",
+]
