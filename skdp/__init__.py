@@ -1,0 +1,26 @@
+"""skdp: differentially private estimators for scikit-learn.
+
+Every estimator is (ε, δ)-differentially private under add/remove-one-row
+neighbours and charges a shared :class:`BudgetAccountant` before it reads data.
+"""
+
+from skdp.accounting import (
+    BudgetAccountant,
+    PrivacyCost,
+    default_accountant,
+    set_default_accountant,
+)
+from skdp.exceptions import AccountantCopyError, BudgetExceededError
+from skdp.preprocessing import DPClipper
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "AccountantCopyError",
+    "BudgetAccountant",
+    "BudgetExceededError",
+    "DPClipper",
+    "PrivacyCost",
+    "default_accountant",
+    "set_default_accountant",
+]

@@ -1,0 +1,17 @@
+"""Privacy budget accounting: the accountant, its ledgers and composition."""
+
+from skdp.accounting._accountant import (
+    BudgetAccountant,
+    default_accountant,
+    set_default_accountant,
+)
+from skdp.accounting._cost import PrivacyCost
+from skdp.accounting._ledger import LedgerEntry
+
+__all__ = [
+    "BudgetAccountant",
+    "LedgerEntry",
+    "PrivacyCost",
+    "default_accountant",
+    "set_default_accountant",
+]

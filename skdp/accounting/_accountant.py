@@ -1,0 +1,503 @@
+"""The privacy budget accountant shared by every skdp estimator."""
+
+import contextvars
+import math
+import os
+import threading
+from fractions import Fraction
+
+from skdp.accounting._composition import advanced_composition, exact
+from skdp.accounting._ledger import MemoryLedger, SQLiteLedger
+from skdp.exceptions import AccountantCopyError, BudgetExceededError
+from skdp.utils._validation import check_delta, check_epsilon
+
+__all__ = ["BudgetAccountant", "default_accountant", "set_default_accountant"]
+
+
+class BudgetAccountant:
+    """A privacy budget, and the ledger of everything spent from it.
+
+    One accountant is shared by all the estimators that analyse the same
+    sensitive data. Each ``fit`` charges its whole cost here *before* it reads
+    the data; when the budget would be exceeded it raises
+    :class:`~skdp.exceptions.BudgetExceededError` and nothing is released.
+
+    The accountant is built to survive scikit-learn's machinery: ``clone``,
+    ``copy.copy`` and ``copy.deepcopy`` return the accountant itself, so a
+    ``GridSearchCV`` or ``cross_validate`` over estimators that share it
+    records every fit. A copy that reaches another process by pickling either
+    writes to the same durable SQLite ledger (``ledger="path.sqlite"``) or, for
+    an in-memory ledger, refuses to spend with
+    :class:`~skdp.exceptions.AccountantCopyError`: a spend is never silently
+    lost.
+
+    Parameters
+    ----------
+    epsilon : float, default=inf
+        Total privacy budget ε (``inf`` records spends without a limit).
+    delta : float, default=0.0
+        Total δ budget, in [0, 1]; ``1.0`` places no limit on δ.
+    slack : float, default=0.0
+        If > 0, spends compose with the heterogeneous advanced composition
+        theorem (Kairouz, Oh and Viswanath 2015, Thm 3.5) at the cost of
+        ``slack`` extra δ, whenever that gives a smaller ε than the sum. Must
+        not exceed ``delta``.
+    ledger : str, os.PathLike or None, default=None
+        ``None`` keeps the ledger in memory (one process). A path stores it in
+        a SQLite file shared by every thread and process that opens it, durable
+        across crashes and restarts; re-opening the file restores the spent
+        budget. A file's budget is fixed when it is created.
+
+    Attributes
+    ----------
+    epsilon, delta, slack : float
+        The budget (read-only).
+    entries : tuple of LedgerEntry
+        Every spend, in order: ``(label, epsilon, delta, time)``.
+
+    See Also
+    --------
+    default_accountant : The accountant used by estimators given none.
+
+    Notes
+    -----
+    **Exact arithmetic.** Budgets and spends are taken as the decimal numbers
+    written (the shortest repr of each float) and summed exactly: ten spends
+    of 0.1 fit in a budget of 1.0, one of 1.0000001 does not. The advanced
+    bound is evaluated in floating point and rounded up before it is
+    compared.
+
+    **Atomicity.** ``spend`` checks and records under a lock (memory) or an
+    immediate SQLite transaction (file), so concurrent threads or processes
+    never overspend together.
+
+    **Identity.** ``clone``/``deepcopy`` keep the same object. The accountant
+    deliberately has no ``get_params``, ``__len__``, ``shape`` or
+    ``__array__``, so scikit-learn never treats it as an estimator or as
+    sample-aligned data.
+
+    References
+    ----------
+    .. [1] P. Kairouz, S. Oh and P. Viswanath, "The composition theorem for
+       differential privacy", ICML 2015.
+    .. [2] C. Dwork, G. N. Rothblum and S. Vadhan, "Boosting and differential
+       privacy", FOCS 2010.
+
+    Examples
+    --------
+    >>> from skdp import BudgetAccountant
+    >>> acc = BudgetAccountant(epsilon=1.0)
+    >>> for _ in range(10):
+    ...     _ = acc.spend(0.1, label="query")
+    >>> acc.total()
+    (1.0, 0.0)
+    >>> acc.spend(0.1, label="one too many")
+    Traceback (most recent call last):
+    ...
+    skdp.exceptions.BudgetExceededError: Spending epsilon=0.1, delta=0.0 ...
+    """
+
+    def __init__(self, epsilon=math.inf, delta=0.0, *, slack=0.0, ledger=None):
+        epsilon = check_epsilon(epsilon, allow_zero=True, allow_inf=True)
+        delta = 1.0 if delta == 1 else check_delta(delta)
+        slack = check_delta(slack, name="slack")
+        if slack > delta:
+            raise ValueError(
+                f"slack must not exceed the delta budget: slack={slack} is the "
+                f"part of delta={delta} spent on advanced composition."
+            )
+        budget = (repr(epsilon), repr(delta), repr(slack))
+        if ledger is None:
+            self._ledger = MemoryLedger()
+        else:
+            self._ledger = SQLiteLedger(ledger, budget)
+        self._set_budget(budget)
+        self._copy_of_pid = None
+        self._context = threading.local()
+
+    @classmethod
+    def open(cls, ledger):
+        """Open an existing SQLite ledger with the budget stored in it.
+
+        Parameters
+        ----------
+        ledger : str or os.PathLike
+            Path of a ledger created by ``BudgetAccountant(..., ledger=path)``.
+
+        Returns
+        -------
+        accountant : BudgetAccountant
+        """
+        if not os.path.exists(ledger):
+            raise FileNotFoundError(f"No ledger file at {os.fspath(ledger)!r}.")
+        self = cls.__new__(cls)
+        self._ledger = SQLiteLedger(ledger, None)
+        self._set_budget(self._ledger.budget)
+        self._copy_of_pid = None
+        self._context = threading.local()
+        return self
+
+    def _set_budget(self, budget):
+        self._epsilon, self._delta, self._slack = (float(v) for v in budget)
+
+    # -- the budget ---------------------------------------------------------
+
+    @property
+    def epsilon(self):
+        """Total ε budget."""
+        return self._epsilon
+
+    @property
+    def delta(self):
+        """Total δ budget."""
+        return self._delta
+
+    @property
+    def slack(self):
+        """δ set aside for advanced composition."""
+        return self._slack
+
+    @property
+    def ledger(self):
+        """Path of the SQLite ledger, or ``None`` for an in-memory ledger."""
+        return self._ledger.path
+
+    @property
+    def entries(self):
+        """Every spend so far, oldest first (a tuple of ``LedgerEntry``)."""
+        return self._ledger.read()
+
+    # -- composition --------------------------------------------------------
+
+    def _compose(self, totals):
+        """The (epsilon, delta) statements that hold for spends with these totals.
+
+        Returns a list of ``(epsilon, delta)`` pairs of exact fractions, each a
+        valid guarantee for the composition; the first is basic composition.
+        """
+        statements = [(totals.epsilon, totals.delta)]
+        if self._slack > 0 and totals.count:
+            adv_eps, adv_delta = advanced_composition(totals, self._slack)
+            statements.append((Fraction(adv_eps), adv_delta))
+        return statements
+
+    def _fits(self, statements):
+        budget_eps = None if math.isinf(self._epsilon) else exact(self._epsilon)
+        budget_delta = None if self._delta == 1.0 else exact(self._delta)
+        return any(
+            (budget_eps is None or eps <= budget_eps)
+            and (budget_delta is None or delta <= budget_delta)
+            for eps, delta in statements
+        )
+
+    def _check_spend(self, totals, items):
+        after = totals.add_all((eps, delta) for _, eps, delta in items)
+        if not self._fits(self._compose(after)):
+            spent_eps, spent_delta = self._total_of(totals)
+            eps = math.fsum(eps for _, eps, _ in items)
+            delta = math.fsum(d for _, _, d in items)
+            raise BudgetExceededError(
+                f"Spending epsilon={eps}, delta={delta} would exceed the privacy "
+                f"budget (epsilon={self._epsilon}, delta={self._delta}); already "
+                f"spent epsilon={spent_eps}, delta={spent_delta} in "
+                f"{totals.count} entries. Nothing was charged and no data was "
+                "read."
+            )
+
+    def _total_of(self, totals):
+        eps, delta = min(self._compose(totals))
+        return _float_up(eps), _float_up(delta)
+
+    def total(self):
+        """The privacy spent so far, as ``(epsilon, delta)``.
+
+        With ``slack > 0`` this is the tighter of basic and advanced
+        composition. Values are rounded up where the exact sum is not a
+        float.
+
+        Returns
+        -------
+        epsilon, delta : float
+        """
+        return self._total_of(self._ledger.totals())
+
+    def remaining(self):
+        """The largest single further spend that fits, as ``(epsilon, delta)``.
+
+        Under basic composition this is the budget minus :meth:`total`. Under
+        advanced composition ε is found by bisection on :meth:`check`, with the
+        whole remaining δ.
+
+        Returns
+        -------
+        epsilon, delta : float
+        """
+        totals = self._ledger.totals()
+        delta = max(exact(self._delta) - totals.delta, Fraction(0))
+        if math.isinf(self._epsilon):
+            return math.inf, _float_down(delta)
+        eps = max(exact(self._epsilon) - totals.epsilon, Fraction(0))
+        if self._slack == 0:
+            return _float_down(eps), _float_down(delta)
+        lo, hi = float(eps), 2.0 * self._epsilon + 1.0
+        for _ in range(200):  # largest ε that fits, to float precision
+            mid = (lo + hi) / 2.0
+            if mid in (lo, hi):
+                break
+            if self._would_fit(totals, [("", mid, 0.0)]):
+                lo = mid
+            else:
+                hi = mid
+        return lo, _float_down(delta)
+
+    def _would_fit(self, totals, items):
+        try:
+            self._check_spend(totals, items)
+        except BudgetExceededError:
+            return False
+        return True
+
+    # -- spending -----------------------------------------------------------
+
+    def check(self, epsilon, delta=0.0):
+        """Whether a spend would fit, without recording it.
+
+        Parameters
+        ----------
+        epsilon : float
+        delta : float, default=0.0
+
+        Returns
+        -------
+        True
+            When the spend fits.
+
+        Raises
+        ------
+        BudgetExceededError
+            When it does not.
+        """
+        items = [self._validate_item("check", epsilon, delta)]
+        self._refuse_if_copy()
+        self._check_spend(self._ledger.totals(), items)
+        return True
+
+    def spend(self, epsilon, delta=0.0, *, label):
+        """Record a spend, or raise if it would exceed the budget.
+
+        Parameters
+        ----------
+        epsilon : float
+            ε of the release, ``>= 0``.
+        delta : float, default=0.0
+            δ of the release.
+        label : str
+            What was released (shown in the ledger).
+
+        Returns
+        -------
+        entry : LedgerEntry
+            The recorded entry.
+
+        Raises
+        ------
+        BudgetExceededError
+            When the spend does not fit; nothing is recorded.
+        AccountantCopyError
+            When this is a pickled copy of an in-memory accountant.
+        """
+        return self.spend_many([(label, epsilon, delta)])[0]
+
+    def spend_many(self, items):
+        """Record several spends atomically: all of them, or none.
+
+        An estimator charges every step of a ``fit`` (for example bound
+        selection and release) with one call, so the split is visible in the
+        ledger and a fit is never half-charged.
+
+        Parameters
+        ----------
+        items : iterable of (label, epsilon, delta)
+
+        Returns
+        -------
+        entries : tuple of LedgerEntry
+        """
+        items = [self._validate_item(*item) for item in items]
+        self._refuse_if_copy()
+        return self._ledger.append_if(self._check_spend, items)
+
+    @staticmethod
+    def _validate_item(label, epsilon, delta=0.0):
+        if not isinstance(label, str):
+            raise TypeError(f"label must be a string; got {label!r}.")
+        return (
+            label,
+            check_epsilon(epsilon, allow_zero=True),
+            check_delta(delta),
+        )
+
+    def _refuse_if_copy(self):
+        if self._copy_of_pid is not None:
+            where = (
+                "another process"
+                if self._copy_of_pid != os.getpid()
+                else "this process, by pickling"
+            )
+            raise AccountantCopyError(
+                "This BudgetAccountant is a pickled copy (made in "
+                f"{where}) of an accountant with an in-memory ledger, so a spend "
+                "here would not reach the original's record. Share the budget "
+                "across processes with BudgetAccountant(..., "
+                "ledger='budget.sqlite'), or run parallel work in threads with "
+                "joblib.parallel_config(backend='threading')."
+            )
+
+    # -- sklearn, copying and pickling --------------------------------------
+
+    def __sklearn_clone__(self):
+        return self
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __getstate__(self):
+        state = {
+            "budget": (repr(self._epsilon), repr(self._delta), repr(self._slack)),
+            "path": self._ledger.path,
+            "pid": os.getpid() if self._copy_of_pid is None else self._copy_of_pid,
+        }
+        if state["path"] is None:
+            state["entries"] = self._ledger.read()
+        return state
+
+    def __setstate__(self, state):
+        self._set_budget(state["budget"])
+        self._context = threading.local()
+        if state["path"] is None:
+            self._ledger = MemoryLedger(state["entries"])
+            self._copy_of_pid = state["pid"]
+        else:
+            self._ledger = SQLiteLedger(state["path"], state["budget"])
+            self._copy_of_pid = None
+
+    # -- default accountant -------------------------------------------------
+
+    def __enter__(self):
+        tokens = self._context.__dict__.setdefault("tokens", [])
+        tokens.append(_current.set(self))
+        with _process_lock:
+            _process_stack.append(self)
+        return self
+
+    def __exit__(self, *exc_info):
+        _current.reset(self._context.tokens.pop())
+        with _process_lock:
+            for i in range(len(_process_stack) - 1, -1, -1):
+                if _process_stack[i] is self:
+                    del _process_stack[i]
+                    break
+
+    def __repr__(self):
+        eps, delta = self.total()
+        ledger = "" if self.ledger is None else f", ledger={self.ledger!r}"
+        slack = f", slack={self._slack}" if self._slack else ""
+        return (
+            f"BudgetAccountant(epsilon={self._epsilon}, delta={self._delta}"
+            f"{slack}{ledger}; spent epsilon={eps}, delta={delta})"
+        )
+
+
+def _float_up(value):
+    """The nearest float whose decimal reading is >= ``value``."""
+    f = float(value)
+    return f if exact(f) >= value else math.nextafter(f, math.inf)
+
+
+def _float_down(value):
+    """The nearest float whose decimal reading is <= ``value``."""
+    f = float(value)
+    return f if exact(f) <= value else math.nextafter(f, -math.inf)
+
+
+# The default accountant: a context variable set by ``with accountant:``; a
+# process-wide stack of the accountants entered, consulted by threads whose
+# context has none (threads do not inherit context variables, so joblib's
+# threading backend would otherwise miss the block's accountant); and the
+# process-wide default.
+_current = contextvars.ContextVar("skdp_default_accountant", default=None)
+_process_lock = threading.Lock()
+_process_stack = []
+_process_default = []
+
+
+def _explicit_default():
+    """The accountant a user put in effect, or ``None``."""
+    accountant = _current.get()
+    if accountant is not None:
+        return accountant
+    with _process_lock:
+        if _process_stack:
+            return _process_stack[-1]
+        if _process_default:
+            return _process_default[0]
+    return None
+
+
+def default_accountant():
+    """The accountant estimators use when their ``accountant`` is ``None``.
+
+    Inside ``with accountant:`` it is that accountant (also in threads started
+    inside the block); otherwise the one set with
+    :func:`set_default_accountant`; otherwise a process-wide accountant with an
+    unlimited budget (``epsilon=inf, delta=1.0``), which only records.
+    Estimators look it up when ``fit`` is called, never when they are
+    constructed.
+
+    Returns
+    -------
+    accountant : BudgetAccountant
+
+    Examples
+    --------
+    >>> from skdp import BudgetAccountant, default_accountant
+    >>> acc = BudgetAccountant(epsilon=2.0)
+    >>> with acc:
+    ...     default_accountant() is acc
+    True
+    >>> default_accountant() is acc
+    False
+    """
+    accountant = _explicit_default()
+    if accountant is not None:
+        return accountant
+    with _process_lock:
+        if not _process_default:
+            _process_default.append(BudgetAccountant(math.inf, 1.0))
+        return _process_default[0]
+
+
+def set_default_accountant(accountant):
+    """Make ``accountant`` the process-wide default, and return the previous one.
+
+    ``with accountant:`` blocks take precedence over it.
+
+    Parameters
+    ----------
+    accountant : BudgetAccountant
+
+    Returns
+    -------
+    previous : BudgetAccountant
+    """
+    if not isinstance(accountant, BudgetAccountant):
+        raise TypeError(
+            f"accountant must be a BudgetAccountant; got {type(accountant).__name__}."
+        )
+    previous = default_accountant()
+    with _process_lock:
+        _process_default[:] = [accountant]
+    return previous

@@ -1,0 +1,80 @@
+"""Base class for differentially private estimators."""
+
+import math
+import os
+
+from skdp.accounting._accountant import (
+    BudgetAccountant,
+    _explicit_default,
+    default_accountant,
+)
+
+__all__ = ["PrivateEstimatorMixin"]
+
+
+class PrivateEstimatorMixin:
+    """Mixin for estimators that charge a :class:`~skdp.BudgetAccountant`.
+
+    It resolves the ``accountant`` parameter at fit time, charges a fit's whole
+    cost atomically before the data is read, and records ``epsilon_spent_`` and
+    ``delta_spent_``. Put it left of :class:`~sklearn.base.BaseEstimator`.
+    Subclasses call :meth:`_charge` once per ``fit``, after validating their
+    input and parameters and before computing anything from the data.
+
+    Notes
+    -----
+    **Default accountant across processes.** An estimator with
+    ``accountant=None`` uses :func:`~skdp.default_accountant` as it is when
+    ``fit`` runs. When the estimator is pickled (joblib's process backends pickle
+    every estimator they send to a worker) it takes the default accountant in
+    effect at that moment along. In another process, unless a ``with
+    accountant:`` block or :func:`~skdp.set_default_accountant` is in effect
+    there, ``fit`` uses that carried copy: a SQLite ledger is shared, and an
+    in-memory one refuses to spend with
+    :class:`~skdp.exceptions.AccountantCopyError`. A worker therefore never
+    charges a private, throw-away default while the parent's ledger shows
+    nothing.
+    """
+
+    def _resolve_accountant(self):
+        accountant = self.accountant
+        if accountant is not None:
+            if not isinstance(accountant, BudgetAccountant):
+                raise TypeError(
+                    "accountant must be a skdp.BudgetAccountant or None; got "
+                    f"{type(accountant).__name__}."
+                )
+            return accountant
+        explicit = _explicit_default()
+        if explicit is not None:
+            return explicit
+        carried = getattr(self, "_skdp_carried_accountant", None)
+        if carried is not None and carried[1] != os.getpid():
+            return carried[0]
+        return default_accountant()
+
+    def _charge(self, items):
+        """Charge ``(label, epsilon, delta)`` items atomically; set the spent totals.
+
+        Labels are prefixed with the class name. Returns the accountant.
+        """
+        accountant = self._resolve_accountant()
+        name = type(self).__name__
+        items = [(f"{name}: {label}", eps, delta) for label, eps, delta in items]
+        entries = accountant.spend_many(items) if items else ()
+        self.epsilon_spent_ = math.fsum(e.epsilon for e in entries)
+        self.delta_spent_ = math.fsum(e.delta for e in entries)
+        return accountant
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # object's is the live __dict__
+        if self.accountant is None and "_skdp_carried_accountant" not in state:
+            state["_skdp_carried_accountant"] = (default_accountant(), os.getpid())
+        return state
+
+    def __sklearn_clone__(self):
+        clone = super().__sklearn_clone__()
+        carried = getattr(self, "_skdp_carried_accountant", None)
+        if carried is not None:
+            clone._skdp_carried_accountant = carried
+        return clone

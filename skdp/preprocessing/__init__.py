@@ -1,0 +1,5 @@
+"""Private transformers: clipping, centring and scaling."""
+
+from skdp.preprocessing._clip import DPClipper
+
+__all__ = ["DPClipper"]

@@ -1,0 +1,231 @@
+"""Input validation shared by every skdp estimator and mechanism.
+
+Every check here runs before an accountant is charged: a rejected call costs
+nothing. Messages name the offending value and say how to fix it.
+"""
+
+import math
+from numbers import Real
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+__all__ = [
+    "check_bounds",
+    "check_delta",
+    "check_epsilon",
+    "check_finite_columns",
+    "validate_private_data",
+]
+
+
+def _as_real(value, name):
+    if isinstance(value, bool) or not isinstance(value, Real | np.number):
+        raise TypeError(f"{name} must be a real number; got {value!r}.")
+    return float(value)
+
+
+def check_epsilon(epsilon, name="epsilon", *, allow_zero=False, allow_inf=False):
+    """Validate a privacy-loss parameter and return it as a float.
+
+    Parameters
+    ----------
+    epsilon : float
+        The value to check.
+    name : str, default="epsilon"
+        The name used in error messages.
+    allow_zero : bool, default=False
+        Accept ``epsilon == 0`` (a spend of nothing).
+    allow_inf : bool, default=False
+        Accept ``epsilon == inf`` (an unlimited budget).
+
+    Returns
+    -------
+    epsilon : float
+
+    Examples
+    --------
+    >>> from skdp.utils import check_epsilon
+    >>> check_epsilon(0.5)
+    0.5
+    >>> check_epsilon(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: epsilon must be > 0; got -1.0.
+    """
+    value = _as_real(epsilon, name)
+    if math.isnan(value):
+        raise ValueError(f"{name} must be a number; got nan.")
+    if math.isinf(value) and not (allow_inf and value > 0):
+        raise ValueError(f"{name} must be finite; got {value}.")
+    if value < 0 or (value == 0 and not allow_zero):
+        relation = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be {relation}; got {value}.")
+    return value
+
+
+def check_delta(delta, name="delta", *, allow_zero=True):
+    """Validate a privacy-failure probability ``delta`` in ``[0, 1)``.
+
+    Parameters
+    ----------
+    delta : float
+        The value to check.
+    name : str, default="delta"
+        The name used in error messages.
+    allow_zero : bool, default=True
+        Accept ``delta == 0``; mechanisms that need ``delta > 0`` pass False.
+
+    Returns
+    -------
+    delta : float
+
+    Examples
+    --------
+    >>> from skdp.utils import check_delta
+    >>> check_delta(1e-6)
+    1e-06
+    >>> check_delta(1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: delta must be in [0, 1); got 1.0.
+    """
+    value = _as_real(delta, name)
+    low = "[0" if allow_zero else "(0"
+    if not (0.0 <= value < 1.0) or (value == 0.0 and not allow_zero):
+        raise ValueError(f"{name} must be in {low}, 1); got {value}.")
+    return value
+
+
+def check_bounds(bounds, n_features, *, name="bounds"):
+    """Validate public clipping bounds and broadcast them to one pair per feature.
+
+    Parameters
+    ----------
+    bounds : tuple of (float or array-like, float or array-like)
+        ``(lower, upper)``; each a scalar (shared by all features) or an array of
+        shape (n_features,).
+    n_features : int
+        Number of features the bounds must cover.
+    name : str, default="bounds"
+        The name used in error messages.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,)
+
+    Examples
+    --------
+    >>> from skdp.utils import check_bounds
+    >>> check_bounds((0, [1, 2]), 2)
+    (array([0., 0.]), array([1., 2.]))
+    """
+    if bounds is None or isinstance(bounds, str | bytes):
+        raise ValueError(
+            f"{name} must be a (lower, upper) pair of scalars or per-feature "
+            f"arrays; got {bounds!r}."
+        )
+    try:
+        lower, upper = bounds
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be a (lower, upper) pair of scalars or per-feature "
+            f"arrays; got {bounds!r}."
+        ) from None
+    pair = []
+    for side, value in (("lower", lower), ("upper", upper)):
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{name}: {side} bound must be numeric; got {value!r}."
+            ) from None
+        if arr.ndim == 0:
+            arr = np.full(n_features, float(arr))
+        if arr.shape != (n_features,):
+            raise ValueError(
+                f"{name}: {side} bound has shape {arr.shape}; expected a scalar or "
+                f"shape ({n_features},) to match the {n_features} features."
+            )
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name}: {side} bound must be finite; got {arr}.")
+        pair.append(arr)
+    lower, upper = pair
+    bad = np.flatnonzero(~(lower < upper))
+    if bad.size:
+        j = int(bad[0])
+        raise ValueError(
+            f"{name}: lower bound must be < upper bound for every feature; feature "
+            f"{j} has lower={lower[j]} and upper={upper[j]}."
+        )
+    return lower, upper
+
+
+def check_finite_columns(X, feature_names=None):
+    """Raise ``ValueError`` naming the first column of ``X`` with NaN or inf.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Numeric input.
+    feature_names : array-like of str, default=None
+        Column names used in the message (column indices otherwise).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.utils import check_finite_columns
+    >>> check_finite_columns(np.array([[1.0, np.nan]]), ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    ValueError: Input X contains NaN or inf in column 'b' (index 1); ...
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = np.isfinite(X)
+    if finite.all():
+        return
+    j = int(np.flatnonzero(~finite.all(axis=0))[0])
+    label = repr(str(feature_names[j])) if feature_names is not None else str(j)
+    index = f" (index {j})" if feature_names is not None else ""
+    raise ValueError(
+        f"Input X contains NaN or inf in column {label}{index}; skdp needs finite "
+        "values. Impute or drop them with a data-independent rule first (treating "
+        "their presence as public)."
+    )
+
+
+def validate_private_data(estimator, X, y="no_validation", *, reset=True, **kwargs):
+    """Validate input for a private estimator: numeric, 2-D, non-empty, finite.
+
+    A thin wrapper of :func:`sklearn.utils.validation.validate_data` that casts
+    to float64 and reports non-finite values by column name. The shape of ``X``
+    (including that it is non-empty), its column names and the validity of its
+    values are treated as public: these checks raise before any budget is
+    charged.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator, which receives ``n_features_in_`` and
+        ``feature_names_in_`` when ``reset=True``.
+    X : array-like of shape (n_samples, n_features)
+        Input data.
+    y : array-like or "no_validation", default="no_validation"
+        Targets, validated together with ``X`` when given.
+    reset : bool, default=True
+        Whether to record the number and names of features (``fit``) or check
+        them against the recorded ones (``transform``).
+    **kwargs : dict
+        Passed to :func:`~sklearn.utils.validation.validate_data`.
+
+    Returns
+    -------
+    X or (X, y)
+        The validated input.
+    """
+    kwargs.setdefault("dtype", np.float64)
+    out = validate_data(estimator, X, y, reset=reset, ensure_all_finite=False, **kwargs)
+    X_checked = out[0] if isinstance(out, tuple) else out
+    names = getattr(estimator, "feature_names_in_", None)
+    check_finite_columns(X_checked, names)
+    return out

@@ -1,0 +1,302 @@
+"""BudgetAccountant: arithmetic, composition, atomicity, identity, defaults."""
+
+import copy
+import math
+import pickle
+import threading
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from skdp import (
+    AccountantCopyError,
+    BudgetAccountant,
+    BudgetExceededError,
+    default_accountant,
+    set_default_accountant,
+)
+from skdp.accounting._composition import SpendTotals, advanced_composition
+
+
+def test_ten_tenths_fit_in_one_but_not_more():
+    acc = BudgetAccountant(epsilon=1.0)
+    for _ in range(10):
+        acc.spend(0.1, label="q")
+    assert acc.total() == (1.0, 0.0)
+    assert acc.remaining() == (0.0, 0.0)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(1e-12, label="q")
+
+
+def test_just_over_budget_is_refused_and_not_recorded():
+    acc = BudgetAccountant(epsilon=1.0)
+    with pytest.raises(BudgetExceededError, match="Nothing was charged"):
+        acc.spend(1.0000001, label="q")
+    assert acc.entries == ()
+    acc.spend(1.0, label="q")
+    assert len(acc.entries) == 1
+
+
+def test_delta_budget_is_exact():
+    acc = BudgetAccountant(epsilon=10, delta=1e-5)
+    for _ in range(10):
+        acc.spend(0.1, 1e-6, label="q")
+    with pytest.raises(BudgetExceededError):
+        acc.spend(0.0, 1e-20, label="q")
+    assert acc.total() == (1.0, 1e-5)
+
+
+def test_entries_record_label_cost_and_time():
+    acc = BudgetAccountant(delta=1e-6)
+    entry = acc.spend(0.25, 1e-7, label="mean")
+    assert acc.entries == (entry,)
+    assert (entry.label, entry.epsilon, entry.delta) == ("mean", 0.25, 1e-7)
+    assert entry.time > 1.6e9
+
+
+def test_unlimited_budget_records_everything():
+    acc = BudgetAccountant(delta=1.0)
+    for _ in range(1000):
+        acc.spend(3.0, 0.01, label="q")
+    assert acc.total() == (3000.0, 10.0)
+    assert acc.remaining()[0] == math.inf
+
+
+def test_default_delta_budget_is_zero():
+    with pytest.raises(BudgetExceededError):
+        BudgetAccountant().spend(0.1, 1e-9, label="q")
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"epsilon": -1}, "epsilon must be >= 0; got -1"),
+        ({"epsilon": float("nan")}, "epsilon must be a number; got nan"),
+        ({"delta": 1.5}, r"delta must be in \[0, 1\); got 1.5"),
+        ({"delta": -0.1}, r"delta must be in \[0, 1\); got -0.1"),
+        ({"delta": float("nan")}, "delta must be in"),
+        ({"delta": 1e-6, "slack": 1e-5}, "slack must not exceed"),
+    ],
+)
+def test_invalid_budgets_name_the_value(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        BudgetAccountant(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "epsilon, delta, match",
+    [
+        (-0.5, 0.0, "epsilon must be >= 0"),
+        (float("inf"), 0.0, "epsilon must be finite"),
+        (float("nan"), 0.0, "epsilon must be a number"),
+        (0.1, 1.5, r"delta must be in \[0, 1\)"),
+    ],
+)
+def test_invalid_spends_raise_and_charge_nothing(epsilon, delta, match):
+    acc = BudgetAccountant(epsilon=1.0)
+    with pytest.raises(ValueError, match=match):
+        acc.spend(epsilon, delta, label="bad")
+    assert acc.entries == ()
+
+
+def test_label_is_required_and_must_be_text():
+    acc = BudgetAccountant()
+    with pytest.raises(TypeError):
+        acc.spend(0.1)
+    with pytest.raises(TypeError, match="label must be a string"):
+        acc.spend(0.1, label=3)
+
+
+def test_check_does_not_record():
+    acc = BudgetAccountant(epsilon=1.0)
+    assert acc.check(1.0) is True
+    with pytest.raises(BudgetExceededError):
+        acc.check(1.5)
+    assert acc.entries == ()
+
+
+def test_spend_many_is_all_or_nothing():
+    acc = BudgetAccountant(epsilon=1.0)
+    acc.spend(0.5, label="first")
+    with pytest.raises(BudgetExceededError):
+        acc.spend_many([("a", 0.25, 0.0), ("b", 0.5, 0.0)])
+    assert [e.label for e in acc.entries] == ["first"]
+    acc.spend_many([("a", 0.25, 0.0), ("b", 0.25, 0.0)])
+    assert [e.label for e in acc.entries] == ["first", "a", "b"]
+
+
+# -- advanced composition ------------------------------------------------------
+
+
+def test_advanced_composition_matches_hand_computation():
+    # k = 100 spends of eps = 0.1 with slack 1e-6, computed by hand:
+    # t = 100 * 0.1 * tanh(0.05) = 0.49958374958...
+    # s = 100 * 0.01 = 1
+    # DRV-form: t + sqrt(2 ln(1e6)) = 0.499584 + 5.256521 = 5.756105
+    # KOV-form: t + sqrt(2 ln(e + 1e6)) = 0.499584 + 5.256522 (slightly larger)
+    eps, delta = advanced_composition(SpendTotals().add_all([(0.1, 0.0)] * 100), 1e-6)
+    assert eps == pytest.approx(0.4995837495788 + math.sqrt(2 * math.log(1e6)))
+    assert eps >= 0.4995837495788 + math.sqrt(2 * math.log(1e6))
+    assert float(delta) == 1e-6
+
+
+def test_accountant_uses_advanced_composition_when_it_is_tighter():
+    acc = BudgetAccountant(epsilon=6.0, delta=1e-6, slack=1e-6)
+    for _ in range(100):  # basic composition would need 10.0
+        acc.spend(0.1, label="q")
+    eps, delta = acc.total()
+    assert 5.75 < eps < 5.76
+    assert delta == 1e-6
+    # the next spend that fits is found by bisection and really fits
+    more, _ = acc.remaining()
+    assert 0 < more < 6.0 - eps + 0.1
+    acc.check(more)
+    with pytest.raises(BudgetExceededError):
+        acc.check(more * 1.01)
+
+
+def test_advanced_composition_falls_back_to_basic_for_few_spends():
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6, slack=1e-6)
+    acc.spend(0.5, label="q")
+    # one spend: the sum (0.5, delta 0) is tighter than any advanced bound
+    assert acc.total() == (0.5, 0.0)
+    acc.spend(0.5, label="q")
+    assert acc.total() == (1.0, 0.0)
+
+
+def test_homogeneous_drv_bound_is_never_smaller():
+    # Dwork-Rothblum-Vadhan: sqrt(2k ln(1/d)) eps + k eps (e^eps - 1) >= ours
+    for eps in (0.01, 0.1, 0.5, 1.0):
+        for k in (2, 10, 1000):
+            ours, _ = advanced_composition(SpendTotals().add_all([(eps, 0)] * k), 1e-5)
+            drv = math.sqrt(2 * k * math.log(1e5)) * eps + k * eps * math.expm1(eps)
+            assert ours <= drv * (1 + 1e-9)
+
+
+# -- concurrency ---------------------------------------------------------------
+
+
+def test_threads_never_overspend():
+    acc = BudgetAccountant(epsilon=5.0)
+    successes = []
+    barrier = threading.Barrier(16)
+
+    def worker():
+        barrier.wait()
+        for _ in range(50):
+            try:
+                acc.spend(0.01, label="t")
+            except BudgetExceededError:
+                continue
+            successes.append(1)
+
+    threads = [threading.Thread(target=worker) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(successes) == len(acc.entries) == 500
+    assert acc.total()[0] == 5.0
+
+
+# -- identity across sklearn's machinery --------------------------------------
+
+
+def test_clone_copy_and_deepcopy_keep_the_same_object():
+    acc = BudgetAccountant(epsilon=1.0)
+    assert clone(acc, safe=False) is acc
+    assert copy.copy(acc) is acc
+    assert copy.deepcopy(acc) is acc
+    assert copy.deepcopy({"a": [acc]})["a"][0] is acc
+
+
+@pytest.mark.parametrize("name", ["get_params", "__len__", "shape", "__array__"])
+def test_accountant_does_not_look_like_an_estimator_or_data(name):
+    assert not hasattr(BudgetAccountant(), name)
+
+
+def test_accountant_is_not_array_like():
+    with pytest.raises((TypeError, ValueError)):
+        np.asarray(BudgetAccountant(), dtype=float)
+
+
+# -- pickled copies --------------------------------------------------------------
+
+
+def test_pickled_memory_accountant_refuses_to_spend_but_can_be_read():
+    acc = BudgetAccountant(epsilon=1.0)
+    acc.spend(0.25, label="before")
+    copy_ = pickle.loads(pickle.dumps(acc))
+    assert copy_ is not acc
+    assert copy_.total() == (0.25, 0.0)
+    with pytest.raises(AccountantCopyError, match=r"ledger='budget\.sqlite'"):
+        copy_.spend(0.1, label="lost")
+    with pytest.raises(AccountantCopyError):
+        copy_.check(0.1)
+    # and a copy of the copy is still a copy
+    with pytest.raises(AccountantCopyError):
+        pickle.loads(pickle.dumps(copy_)).spend(0.1, label="lost")
+    assert len(acc.entries) == 1
+
+
+def test_pickled_file_accountant_shares_the_ledger(tmp_path):
+    acc = BudgetAccountant(epsilon=1.0, ledger=tmp_path / "b.sqlite")
+    acc.spend(0.5, label="parent")
+    copy_ = pickle.loads(pickle.dumps(acc))
+    copy_.spend(0.25, label="copy")
+    assert acc.total() == (0.75, 0.0)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(0.5, label="too much")
+
+
+# -- the default accountant ------------------------------------------------------
+
+
+def test_default_accountant_is_unlimited_and_stable():
+    acc = default_accountant()
+    assert acc is default_accountant()
+    assert (acc.epsilon, acc.delta) == (math.inf, 1.0)
+
+
+def test_with_block_sets_and_restores_the_default():
+    outer, inner = BudgetAccountant(), BudgetAccountant()
+    before = default_accountant()
+    with outer:
+        assert default_accountant() is outer
+        with inner:
+            assert default_accountant() is inner
+        assert default_accountant() is outer
+    assert default_accountant() is before
+
+
+def test_with_block_reaches_threads_started_inside_it():
+    acc = BudgetAccountant()
+    seen = []
+    with acc:
+        t = threading.Thread(target=lambda: seen.append(default_accountant()))
+        t.start()
+        t.join()
+    assert seen == [acc]
+
+
+def test_set_default_accountant():
+    acc = BudgetAccountant(epsilon=3.0)
+    previous = set_default_accountant(acc)
+    try:
+        assert default_accountant() is acc
+        inner = BudgetAccountant()
+        with inner:
+            assert default_accountant() is inner
+    finally:
+        set_default_accountant(previous)
+    with pytest.raises(TypeError, match="must be a BudgetAccountant"):
+        set_default_accountant("acc")
+
+
+def test_repr_shows_budget_and_spend(tmp_path):
+    acc = BudgetAccountant(epsilon=2.0, delta=1e-6, ledger=tmp_path / "x.sqlite")
+    acc.spend(0.5, label="q")
+    text = repr(acc)
+    assert "epsilon=2.0" in text and "spent epsilon=0.5" in text
+    assert "x.sqlite" in text

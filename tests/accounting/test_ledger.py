@@ -1,0 +1,97 @@
+"""The SQLite ledger: shared by processes, durable, and its budget is fixed."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from skdp import BudgetAccountant, BudgetExceededError
+
+
+def run_python(code, *args):
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+SPENDER = """
+import sys
+from skdp import BudgetAccountant, BudgetExceededError
+acc = BudgetAccountant(epsilon=2.0, ledger=sys.argv[1])
+ok = 0
+for _ in range(100):
+    try:
+        acc.spend(0.01, label="proc")
+        ok += 1
+    except BudgetExceededError:
+        pass
+print(ok)
+"""
+
+
+def test_processes_spending_at_once_never_exceed_the_total(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    BudgetAccountant(epsilon=2.0, ledger=path)
+    procs = [run_python(SPENDER, path) for _ in range(4)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in outs]
+    successes = sum(int(out) for out, _ in outs)
+    acc = BudgetAccountant.open(path)
+    assert successes == len(acc.entries) == 200  # 4 x 100 tries of 0.01 in 2.0
+    assert acc.total() == (2.0, 0.0)
+
+
+KILLED = """
+import os, signal, sys
+from skdp import BudgetAccountant
+acc = BudgetAccountant(epsilon=1.0, delta=1e-5, ledger=sys.argv[1])
+for i in range(5):
+    acc.spend(0.1, 1e-6, label=f"spend {i}")
+    print("returned", flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX SIGKILL")
+def test_spends_that_returned_survive_a_killed_process(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    proc = run_python(KILLED, path)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, err
+    assert out.count("returned") == 5
+    # a restart of Python: the same file shows the same spent budget
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-5, ledger=path)
+    assert [e.label for e in acc.entries] == [f"spend {i}" for i in range(5)]
+    assert acc.total() == (0.5, 5e-6)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(0.6, label="overspend")
+    acc.spend(0.5, label="the rest")
+    assert acc.remaining() == (0.0, 5e-6)
+
+
+def test_reopening_with_another_budget_is_refused(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    BudgetAccountant(epsilon=1.0, ledger=path).spend(1.0, label="all")
+    with pytest.raises(ValueError, match="cannot change"):
+        BudgetAccountant(epsilon=100.0, ledger=path)
+    acc = BudgetAccountant.open(path)
+    assert (acc.epsilon, acc.delta, acc.slack) == (1.0, 0.0, 0.0)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(0.1, label="more")
+
+
+def test_open_needs_an_existing_ledger(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        BudgetAccountant.open(tmp_path / "missing.sqlite")
+
+
+def test_ledger_path_is_reported(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    assert BudgetAccountant(ledger=path).ledger == os.fspath(path)
+    assert BudgetAccountant().ledger is None
