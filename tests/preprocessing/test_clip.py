@@ -1,0 +1,72 @@
+"""DPClipper with public bounds."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skdp import BudgetAccountant, DPClipper
+
+
+def test_clips_each_feature_to_its_bounds():
+    X = np.array([[-5.0, 0.5, 3.0], [2.0, 30.0, -3.0]])
+    out = DPClipper(bounds=([0, 0, -1], [1, 10, 1])).fit_transform(X)
+    np.testing.assert_array_equal(out, [[0, 0.5, 1], [1, 10, -1]])
+
+
+def test_public_bounds_spend_nothing():
+    acc = BudgetAccountant(epsilon=0.0)
+    clipper = DPClipper(bounds=(0, 1), accountant=acc).fit(np.ones((4, 2)))
+    assert acc.entries == ()
+    assert (clipper.epsilon_spent_, clipper.delta_spent_) == (0.0, 0.0)
+
+
+def test_integer_boolean_and_huge_inputs():
+    clipper = DPClipper(bounds=(-1e308, 1e308))
+    np.testing.assert_array_equal(
+        clipper.fit_transform(np.array([[1e308, -1e308]])), [[1e308, -1e308]]
+    )
+    assert clipper.fit_transform(np.array([[True, False]])).dtype == np.float64
+    np.testing.assert_array_equal(
+        DPClipper(bounds=(0, 5)).fit_transform(np.array([[7, -2]])), [[5, 0]]
+    )
+
+
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.empty((0, 2)), "0 sample"),
+        (np.array([[np.nan, 1.0]]), "NaN or inf in column 0"),
+        (np.array([[np.inf, 1.0]]), "NaN or inf in column 0"),
+        (np.array([["a", "b"]], dtype=object), "could not convert|numeric"),
+    ],
+)
+def test_bad_input_raises_and_charges_nothing(X, match):
+    acc = BudgetAccountant(epsilon=1.0)
+    with pytest.raises(ValueError, match=match):
+        DPClipper(bounds=(0, 1), accountant=acc).fit(X)
+    assert acc.entries == ()
+
+
+def test_missing_bounds_is_a_clear_error():
+    with pytest.raises(ValueError, match="needs public bounds"):
+        DPClipper().fit(np.ones((3, 1)))
+
+
+def test_pandas_output_and_feature_names():
+    X = pd.DataFrame({"age": [15.0, 99.0], "hours": [10.0, 80.0]})
+    clipper = DPClipper(bounds=([18, 0], [90, 60])).set_output(transform="pandas")
+    out = clipper.fit_transform(X)
+    assert list(out.columns) == ["age", "hours"]
+    assert out["age"].tolist() == [18.0, 90.0]
+    assert list(clipper.get_feature_names_out()) == ["age", "hours"]
+
+
+def test_in_pipeline_and_column_transformer():
+    X = pd.DataFrame({"a": [-3.0, 0.0, 3.0], "b": [1.0, 2.0, 3.0]})
+    ct = ColumnTransformer([("clip", DPClipper(bounds=(-1, 1)), ["a"])])
+    np.testing.assert_array_equal(ct.fit_transform(X).ravel(), [-1, 0, 1])
+    pipe = make_pipeline(DPClipper(bounds=(-1, 1)), StandardScaler())
+    assert pipe.fit_transform(X).shape == (3, 2)

@@ -1,0 +1,177 @@
+"""One accountant through Pipeline, GridSearchCV and cross_validate.
+
+Every fit inside a search is charged exactly once to the shared accountant,
+whichever joblib backend runs it; where a spend could be lost (process workers
+with an in-memory ledger) the search fails loudly instead.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from _accounting_probe import ChargeProbe
+from joblib import parallel_config
+from sklearn.base import clone
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import GridSearchCV, cross_validate
+from sklearn.pipeline import make_pipeline
+
+from skdp import AccountantCopyError, BudgetAccountant, DPClipper
+
+GRID = {"chargeprobe__epsilon": [0.1, 0.2], "ridge__alpha": [1.0, 10.0]}
+N_FOLDS = 3
+# every candidate on every fold, plus the refit of the best candidate
+EXPECTED_FITS = 4 * N_FOLDS + 1
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(60, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=60)
+    return X, y
+
+
+def make_search(accountant=None, n_jobs=None):
+    pipe = make_pipeline(
+        DPClipper(bounds=(-1.0, 1.0), accountant=accountant),
+        ChargeProbe(accountant=accountant),
+        Ridge(),
+    )
+    return GridSearchCV(pipe, GRID, cv=N_FOLDS, n_jobs=n_jobs)
+
+
+def assert_charged_every_fit(accountant, search):
+    entries = accountant.entries
+    assert len(entries) == EXPECTED_FITS
+    best = search.best_params_["chargeprobe__epsilon"]
+    expected = N_FOLDS * 2 * (0.1 + 0.2) + best
+    assert accountant.total()[0] == pytest.approx(expected, rel=1e-12)
+    assert {e.label for e in entries} == {"ChargeProbe: probe"}
+
+
+def file_accountant(tmp_path):
+    return BudgetAccountant(epsilon=100.0, ledger=tmp_path / "ledger.sqlite")
+
+
+@pytest.mark.parametrize("backend", ["sequential", "threading"])
+def test_grid_search_charges_every_fit_in_process(data, backend):
+    acc = BudgetAccountant(epsilon=100.0)
+    search = make_search(acc, n_jobs=2)
+    with parallel_config(backend=backend):
+        search.fit(*data)
+    assert_charged_every_fit(acc, search)
+    # the fitted best estimator still holds the very same accountant
+    assert search.best_estimator_[1].accountant is acc
+
+
+def test_grid_search_over_processes_with_a_file_ledger(data, tmp_path):
+    acc = file_accountant(tmp_path)
+    search = make_search(acc, n_jobs=2)
+    with parallel_config(backend="loky"):
+        search.fit(*data)
+    assert_charged_every_fit(acc, search)
+
+
+def test_grid_search_over_processes_with_memory_ledger_fails_loudly(data):
+    acc = BudgetAccountant(epsilon=100.0)
+    search = make_search(acc, n_jobs=2)
+    with parallel_config(backend="loky"):
+        with pytest.raises(ValueError, match="AccountantCopyError"):
+            search.fit(*data)
+    assert acc.entries == ()
+
+
+def test_grid_search_raises_the_copy_error_itself_with_error_score_raise(data):
+    search = make_search(BudgetAccountant(), n_jobs=2).set_params(error_score="raise")
+    with parallel_config(backend="loky"):
+        with pytest.raises(AccountantCopyError):
+            search.fit(*data)
+
+
+@pytest.mark.parametrize("backend", ["sequential", "threading"])
+def test_with_block_default_reaches_every_fit(data, backend):
+    acc = BudgetAccountant(epsilon=100.0)
+    search = make_search(accountant=None, n_jobs=2)
+    with acc, parallel_config(backend=backend):
+        search.fit(*data)
+    assert_charged_every_fit(acc, search)
+
+
+def test_with_block_default_over_processes_with_a_file_ledger(data, tmp_path):
+    acc = file_accountant(tmp_path)
+    search = make_search(accountant=None, n_jobs=2)
+    with acc, parallel_config(backend="loky"):
+        search.fit(*data)
+    assert_charged_every_fit(acc, search)
+
+
+def test_with_block_default_over_processes_in_memory_fails_loudly(data):
+    acc = BudgetAccountant(epsilon=100.0)
+    search = make_search(accountant=None, n_jobs=2)
+    with acc, parallel_config(backend="loky"):
+        with pytest.raises(ValueError, match="AccountantCopyError"):
+            search.fit(*data)
+    assert acc.entries == ()
+
+
+def test_no_accountant_at_all_over_processes_fails_loudly(data):
+    # the implicit default would otherwise be charged in each worker and lost
+    search = make_search(accountant=None, n_jobs=2)
+    with parallel_config(backend="loky"):
+        with pytest.raises(ValueError, match="AccountantCopyError"):
+            search.fit(*data)
+
+
+def test_insufficient_budget_stops_the_search_before_any_refit(data):
+    acc = BudgetAccountant(epsilon=0.5)
+    search = make_search(acc).set_params(error_score="raise")
+    with pytest.raises(Exception, match="exceed the privacy budget"):
+        search.fit(*data)
+    assert acc.total()[0] <= 0.5
+
+
+@pytest.mark.parametrize(
+    "backend, ledger", [("sequential", False), ("threading", False), ("loky", True)]
+)
+def test_cross_validate_charges_every_fold(data, tmp_path, backend, ledger):
+    acc = file_accountant(tmp_path) if ledger else BudgetAccountant(epsilon=100.0)
+    pipe = make_pipeline(ChargeProbe(0.25, accountant=acc), Ridge())
+    with parallel_config(backend=backend):
+        cross_validate(pipe, *data, cv=5, n_jobs=2)
+    assert len(acc.entries) == 5
+    assert acc.total()[0] == 1.25
+
+
+def test_cross_validate_over_processes_in_memory_fails_loudly(data):
+    acc = BudgetAccountant(epsilon=100.0)
+    pipe = make_pipeline(ChargeProbe(0.25, accountant=acc), Ridge())
+    with parallel_config(backend="loky"):
+        with pytest.raises(ValueError, match="AccountantCopyError"):
+            cross_validate(pipe, *data, cv=5, n_jobs=2)
+    assert acc.entries == ()
+
+
+def test_estimator_clone_and_pickle_keep_the_accountant_identity():
+    acc = BudgetAccountant()
+    probe = ChargeProbe(accountant=acc)
+    assert clone(probe).accountant is acc
+    assert isinstance(pickle.loads(pickle.dumps(probe)).accountant, BudgetAccountant)
+
+
+def test_epsilon_spent_matches_the_ledger(data):
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    probe = ChargeProbe(0.3, 1e-7, accountant=acc).fit(data[0])
+    (entry,) = acc.entries
+    assert (probe.epsilon_spent_, probe.delta_spent_) == (entry.epsilon, entry.delta)
+
+
+def test_default_accountant_is_resolved_at_fit_time(data):
+    probe = ChargeProbe(0.1)
+    first, second = BudgetAccountant(), BudgetAccountant()
+    with first:
+        probe.fit(data[0])
+    with second:
+        probe.fit(data[0])
+    assert len(first.entries) == len(second.entries) == 1
+    assert probe.accountant is None
