@@ -5,9 +5,13 @@ CSPRNG, and Laplace/Gaussian releases add exact integer noise on a
 power-of-two grid (Canonne, Kamath and Steinke, 2020).
 """
 
+from skdp.mechanisms._discrete import bernoulli_exp, discrete_gaussian, discrete_laplace
 from skdp.mechanisms._random import RandomSource, check_random_source
 
 __all__ = [
     "RandomSource",
+    "bernoulli_exp",
     "check_random_source",
+    "discrete_gaussian",
+    "discrete_laplace",
 ]

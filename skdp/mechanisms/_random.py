@@ -14,6 +14,7 @@ Every mechanism in :mod:`skdp.mechanisms` draws its randomness from a
 All methods are vectorised and return numpy arrays.
 """
 
+import math
 import os
 import threading
 from numbers import Integral
@@ -72,13 +73,18 @@ class RandomSource:
         """Return uniform 32-bit words (same conventions as :meth:`uint64`)."""
         raise NotImplementedError
 
+    def uint8(self, size=None):
+        """Return uniform bytes (same conventions as :meth:`uint64`)."""
+        shape = _as_size(size)
+        n = math.prod(shape)
+        return self.uint32(-(-n // 4)).view(np.uint8)[:n].reshape(shape)
+
     # -- derived samplers ------------------------------------------------------
     def random_bits(self, size=None):
         """Return independent fair bits as a boolean array."""
         shape = _as_size(size)
         n = int(np.prod(shape, dtype=np.int64))
-        words = self.uint32(-(-n // 32))
-        bits = np.unpackbits(words.view(np.uint8))[:n]
+        bits = np.unpackbits(self.uint8(-(-n // 8)))[:n]
         return bits.astype(bool).reshape(shape)
 
     def random(self, size=None):
@@ -115,6 +121,11 @@ class RandomSource:
         bounds mask 64-bit words to the next power of two and reject values
         ``>= high`` (rejection probability below 1/2). Both are exact.
         """
+        if isinstance(high, Integral) and not isinstance(high, bool):
+            if not 1 <= high <= _INT64_MAX:
+                raise ValueError(f"high must be in [1, 2**63 - 1]; got {high!r}.")
+            shape = _as_size(size)
+            return self._below(int(high), math.prod(shape)).reshape(shape)
         high_arr = np.asarray(high)
         if high_arr.dtype.kind not in "iu":
             if not np.all(np.mod(high_arr, 1) == 0):
@@ -136,6 +147,35 @@ class RandomSource:
             idx = np.flatnonzero(~small)
             out[idx] = self._integers64(high_arr[idx])
         return out.reshape(shape)
+
+    def _below(self, high, n):
+        """Uniform int64 in [0, high) for a Python int ``high`` (modulo, rejection).
+
+        Words ``w >= limit`` (the largest multiple of ``high`` not above the
+        word range) are redrawn, so ``w % high`` is exactly uniform; the
+        rejection probability is below ``high / 2**32`` (32-bit words, used
+        when ``high <= 2**32``) or ``high / 2**64``.
+        """
+        if high & (high - 1) == 0:  # a power of two: mask, never reject
+            if high <= _TWO_32:
+                words = self.uint32(n)
+                return (words & np.uint32(high - 1)).astype(np.int64)
+            return (self.uint64(n) & np.uint64(high - 1)).astype(np.int64)
+        if high <= _TWO_32:
+            draw, bits, dtype = self.uint32, 32, np.uint32
+        else:
+            draw, bits, dtype = self.uint64, 64, np.uint64
+        limit = dtype((1 << bits) - (1 << bits) % high)
+        h = dtype(high)
+        words = draw(n)
+        bad = np.flatnonzero(words >= limit)
+        if bad.size:
+            words = words.copy()
+            while bad.size:
+                redraw = draw(bad.size)
+                words[bad] = redraw
+                bad = bad[redraw >= limit]
+        return (words % h).astype(np.int64)
 
     def _integers32(self, high):
         # Lemire (2019), "Fast random integer generation in an interval".
@@ -263,6 +303,12 @@ class SystemRandomSource(RandomSource):
         shape = _as_size(size)
         n = int(np.prod(shape, dtype=np.int64))
         return np.frombuffer(self._bytes(4 * n), dtype=np.uint32).reshape(shape)
+
+    def uint8(self, size=None):
+        shape = _as_size(size)
+        return np.frombuffer(self._bytes(math.prod(shape)), dtype=np.uint8).reshape(
+            shape
+        )
 
 
 class SeededRandomSource(RandomSource):
