@@ -28,6 +28,21 @@ __all__ = [
 ]
 
 _SEED_SPACE = 2**32
+_FAST_SCALARS = {
+    type(None),
+    int,
+    float,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float32,
+    np.float64,
+}
 _PILOT_LEVEL = 0.05  # one-sided level of the pessimistic pilot estimates
 
 
@@ -139,6 +154,21 @@ class _Outputs:
             for i, key in enumerate(self.keys):
                 inverse[i] = index.setdefault(key, len(index))
             return list(index), inverse
+        if self.values.shape[1] == 1 and not np.isnan(self.values[~self.none]).any():
+            # one column: code None as the smallest value, then a 1-D unique
+            col = self.values[:, 0].copy()
+            col[self.none] = -np.inf
+            has_none = bool(self.none.any())
+            if has_none and np.isneginf(col[~self.none]).any():
+                col = None  # -inf is a real output too: use the general path
+            if col is not None:
+                _uniq, first, inverse = np.unique(
+                    col, return_index=True, return_inverse=True
+                )
+                keys = [
+                    self.key_of_row(self.values[i], bool(self.none[i])) for i in first
+                ]
+                return keys, inverse.ravel()
         with np.errstate(invalid="ignore"):
             nan = np.isnan(self.values)
         block = np.column_stack(
@@ -163,6 +193,16 @@ def _normalise(raw):
         values = raw.astype(np.float64).reshape(raw.shape[0], -1)
         return _Outputs(raw, values, np.zeros(raw.shape[0], dtype=bool), None)
     items = list(raw)
+    kinds = set(map(type, items))
+    if kinds and kinds <= _FAST_SCALARS:  # numbers and None: no per-item keys
+        none = np.fromiter((x is None for x in items), dtype=bool, count=len(items))
+        values = np.fromiter(
+            (np.nan if x is None else x for x in items),
+            dtype=np.float64,
+            count=len(items),
+        )
+        if not none.all():
+            return _Outputs(items, values[:, None], none, None)
     keys = [_scalar_key(item) for item in items]
     present = [k for k in keys if k is not None]
     if present and all(_is_numeric_key(k) for k in present):
