@@ -86,8 +86,31 @@ def _laplace_noise(source, scale, size):
     return source.exponential(scale, size) - source.exponential(scale, size)
 
 
-def _argmax(values):
-    return int(np.argmax(values))
+def _noisy_argmax(gaps, noise, source, n_runs):
+    """``n_runs`` independent selections: argmax of ``gaps + noise`` per row.
+
+    ``gaps`` are the max-shifted scores divided by the noise scale, so the
+    noise here has scale 1. Every public selection function is this with
+    ``n_runs=1``; audits call it with many runs to test the same code path.
+    """
+    shape = (int(n_runs), gaps.size)
+    if noise == "gumbel":
+        draw = source.gumbel(1.0, shape)
+    elif noise == "exponential":
+        draw = source.exponential(1.0, shape)
+    else:
+        draw = _laplace_noise(source, 1.0, shape)
+    return np.argmax(gaps + draw, axis=1)
+
+
+def _select_many(
+    scores, epsilon, sensitivity, *, noise, monotonic, random_state, n_runs
+):
+    """Vectorised repeated selection (for audits and simulations)."""
+    if noise not in _NOISES:
+        raise ValueError(f"noise must be one of {_NOISES}; got {noise!r}.")
+    gaps = _scaled_gaps(scores, epsilon, sensitivity, monotonic)
+    return _noisy_argmax(gaps, noise, check_random_source(random_state), n_runs)
 
 
 def exponential_mechanism(
@@ -148,7 +171,7 @@ default=None
     """
     gaps = _scaled_gaps(scores, epsilon, sensitivity, monotonic)
     source = check_random_source(random_state)
-    return _argmax(gaps + source.gumbel(1.0, gaps.size))
+    return int(_noisy_argmax(gaps, "gumbel", source, 1)[0])
 
 
 def report_noisy_max(
@@ -216,13 +239,7 @@ default=None
         raise ValueError(f"noise must be one of {_NOISES}; got {noise!r}.")
     gaps = _scaled_gaps(scores, epsilon, sensitivity, monotonic)
     source = check_random_source(random_state)
-    if noise == "gumbel":
-        draw = source.gumbel(1.0, gaps.size)
-    elif noise == "exponential":
-        draw = source.exponential(1.0, gaps.size)
-    else:
-        draw = _laplace_noise(source, 1.0, gaps.size)
-    return _argmax(gaps + draw)
+    return int(_noisy_argmax(gaps, noise, source, 1)[0])
 
 
 def permute_and_flip(

@@ -256,17 +256,15 @@ def _svt(queries, threshold, epsilon, cutoff, sensitivity, monotonic, random_sta
     threshold_scale, query_scale = _scales(epsilon, sensitivity, monotonic, cutoff)
     answers = _as_answer_array(queries)
     source = check_random_source(random_state)
-    noisy_threshold = threshold + float(_laplace_noise(source, threshold_scale, 1)[0])
-
     if answers is not None:
-        if answers.size == 0:
-            return []
-        hits = answers + _laplace_noise(source, query_scale, answers.size)
-        hits = hits >= noisy_threshold
-        # Masked search: flatnonzero of an all-False mask is empty (np.argmax
-        # would return 0, a false positive).
-        return [int(i) for i in np.flatnonzero(hits)[:cutoff]]
+        fired = _fired_mask(
+            answers, threshold, cutoff, threshold_scale, query_scale, source, 1
+        )[0]
+        # flatnonzero of an all-False mask is empty; np.argmax would return 0,
+        # a false positive (ALGORITHMS.md §9 item 3).
+        return [int(i) for i in np.flatnonzero(fired)]
 
+    noisy_threshold = threshold + float(_laplace_noise(source, threshold_scale, 1)[0])
     fired = []
     for i, noisy in _stream(queries, source, query_scale):
         if noisy >= noisy_threshold:
@@ -274,6 +272,48 @@ def _svt(queries, threshold, epsilon, cutoff, sensitivity, monotonic, random_sta
             if len(fired) == cutoff:
                 break
     return fired
+
+
+def _fired_mask(
+    answers, threshold, cutoff, threshold_scale, query_scale, source, n_runs
+):
+    """``n_runs`` independent runs on precomputed answers, vectorised.
+
+    Returns a boolean array of shape (n_runs, n_queries) marking the queries
+    that fired in each run (at most ``cutoff`` per row, the first ones). One
+    threshold noise per run, drawn once; fresh noise for every query.
+    """
+    n_runs = int(n_runs)
+    rho = _laplace_noise(source, threshold_scale, n_runs)
+    if answers.size == 0:
+        return np.zeros((n_runs, 0), dtype=bool)
+    nu = _laplace_noise(source, query_scale, (n_runs, answers.size))
+    hits = answers + nu >= (threshold + rho)[:, None]
+    if cutoff < answers.size:
+        hits &= np.cumsum(hits, axis=1) <= cutoff
+    return hits
+
+
+def _svt_many(
+    answers,
+    threshold,
+    epsilon,
+    *,
+    cutoff=1,
+    sensitivity=1.0,
+    monotonic=False,
+    random_state=None,
+    n_runs,
+):
+    """Vectorised repeated Sparse on precomputed answers (audits, simulations)."""
+    threshold = _check_threshold(threshold)
+    epsilon = check_epsilon(epsilon)
+    sensitivity = _check_sensitivity(sensitivity)
+    cutoff = _check_cutoff(cutoff)
+    scales = _scales(epsilon, sensitivity, monotonic, cutoff)
+    answers = _as_answer_array(np.asarray(answers, dtype=np.float64))
+    source = check_random_source(random_state)
+    return _fired_mask(answers, threshold, cutoff, *scales, source, n_runs)
 
 
 def svt_cost(epsilon):
