@@ -399,11 +399,17 @@ def _candidate_events(
         for f in features:
             col0 = _feature_column(p0.values, f)[~p0.none]
             col1 = _feature_column(p1.values, f)[~p1.none]
+            # NaN coordinates (e.g. "not released") belong to no threshold event
+            col0, col1 = col0[~np.isnan(col0)], col1[~np.isnan(col1)]
             pooled = np.concatenate([col0, col1])
             pooled = pooled[np.isfinite(pooled)]
             if pooled.size == 0:
                 continue
-            thresholds = np.unique(np.quantile(pooled, np.linspace(0, 1, n_thresholds)))
+            tails = np.array([1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2])
+            levels = np.concatenate(
+                [np.linspace(0, 1, n_thresholds), tails, 1.0 - tails]
+            )
+            thresholds = np.unique(np.quantile(pooled, levels))
             s0, s1 = np.sort(col0), np.sort(col1)
             none0, none1 = int(p0.none.sum()), int(p1.none.sum())
             ge0 = s0.size - np.searchsorted(s0, thresholds, side="left")
