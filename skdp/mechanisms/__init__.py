@@ -6,6 +6,7 @@ power-of-two grid (Canonne, Kamath and Steinke, 2020).
 """
 
 from skdp.mechanisms._discrete import bernoulli_exp, discrete_gaussian, discrete_laplace
+from skdp.mechanisms._laplace import laplace_cost, laplace_mechanism
 from skdp.mechanisms._random import RandomSource, check_random_source
 
 __all__ = [
@@ -14,4 +15,6 @@ __all__ = [
     "check_random_source",
     "discrete_gaussian",
     "discrete_laplace",
+    "laplace_cost",
+    "laplace_mechanism",
 ]

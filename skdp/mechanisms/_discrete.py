@@ -216,10 +216,17 @@ def _keep_exp_uniform(u, s, source):
     return keep
 
 
-def _discrete_laplace(num, den, n, source):
-    """CKS Algorithm 2 for pmf proportional to exp(-|x| * den / num)."""
+def _discrete_laplace(num, den, n, source, max_abs=None):
+    """CKS Algorithm 2 for pmf proportional to exp(-|x| * den / num).
+
+    ``max_abs`` (optional) raises OverflowError for a draw with a larger
+    magnitude instead of returning it (the callers choose it so that this has
+    probability below ``exp(-500)``).
+    """
     out = np.empty(n, dtype=np.int64)
     vmax = (1 << 62) // num - 1  # U + num * V < num * (V + 1) <= 2**62
+    if max_abs is not None:
+        vmax = min(vmax, (max_abs * den) // num - 1)
     pending = np.arange(n)
     while pending.size:
         m = pending.size
@@ -228,8 +235,9 @@ def _discrete_laplace(num, den, n, source):
         v = _geometric_exp1(keep.size, source)
         if v.size and v.max() > vmax:
             raise OverflowError(
-                "discrete Laplace draw does not fit in int64 (probability below "
-                "exp(-1023)); nothing was released."
+                "discrete Laplace draw exceeds the representable range "
+                "(probability below exp(-500) within the documented parameter "
+                "limits); nothing was released."
             )
         y = u[keep] + num * v
         if den != 1:
