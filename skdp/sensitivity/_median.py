@@ -54,6 +54,8 @@ def median_rank(n):
 
 def _window_indices(n, k):
     """Padded ranks ``(lo, hi)`` with ``A(x, k) = y[hi] - y[lo]``."""
+    if isinstance(k, int):
+        return max(0, (n - k) // 2), min(n + 1, (n + k + 2) // 2)
     lo = np.maximum(0, (n - k) // 2)
     hi = np.minimum(n + 1, (n + k + 2) // 2)
     return lo, hi
@@ -146,8 +148,7 @@ def median_local_sensitivity(x, bounds):
 
 def _median_window(x, bounds, n, k_max):
     """Padded order statistics needed for ``A(x, k)``, ``k = 0 .. k_max``."""
-    lo, _ = _window_indices(n, k_max)
-    _, hi = _window_indices(n, k_max)
+    lo, hi = _window_indices(n, k_max)
     return select_order_statistics(x, bounds, [(lo, hi)])
 
 
@@ -214,7 +215,8 @@ def median_distance_to_instability(x, b, bounds, *, cap=None):
         return int(cap)
     ranks, values = _median_window(x, bounds, n, k_max)
     k = np.arange(k_max + 1)
-    unstable = _A_from_window(ranks, values, n, k) > b
+    with np.errstate(over="ignore"):  # an overflowing difference is > b
+        unstable = _A_from_window(ranks, values, n, k) > b
     if unstable.any():
         return int(np.argmax(unstable))
     return int(cap)  # only reachable with a cap: A(x, n) = U - L > b
@@ -222,8 +224,8 @@ def median_distance_to_instability(x, b, bounds, *, cap=None):
 
 def _log_differences(upper_values, lower_values):
     """``log(u - l)`` without overflow of ``u - l``; ``-inf`` where equal."""
-    diff = upper_values - lower_values
     with np.errstate(divide="ignore", over="ignore"):
+        diff = upper_values - lower_values
         logs = np.log(diff)
         overflow = np.isinf(diff)
         if overflow.any():
@@ -270,8 +272,9 @@ def median_smooth_sensitivity(x, beta, bounds, *, cap=None, log=False):
     upper bound and a constant is again one (§2.4, §5), and ``S_K = S*_β`` when
     ``K > n``. Terms are compared in log space, ``ln A(x, k) - βk``, with
     differences taken as ``u/2 - l/2`` where ``u - l`` would overflow, so
-    bounds up to ±1e308 are fine. The result is exact up to the rounding of
-    one subtraction, one ``log`` and one ``exp``.
+    bounds up to ±1e308 are fine; the maximising term is then evaluated as
+    ``A(x, k) · e^{-βk}`` (exact for ``k = 0``; one rounding each for the
+    subtraction, ``exp`` and the product otherwise).
 
     Examples
     --------
@@ -285,17 +288,24 @@ def median_smooth_sensitivity(x, beta, bounds, *, cap=None, log=False):
     lower, upper = bounds
     n = np.asarray(x).size
     k_max = n if cap is None else min(int(cap) - 1, n)
-    log_terms = []
+    candidates = []  # (log of the term, the term computed in linear scale)
     if k_max >= 0:
         ranks, values = _median_window(x, bounds, n, k_max)
         k = np.arange(k_max + 1)
         lo, hi = _window_indices(n, k)
-        log_A = _log_differences(
-            _values_at(ranks, values, n, hi), _values_at(ranks, values, n, lo)
-        )
-        log_terms.append(float(np.max(log_A - beta * k)))
+        tops = _values_at(ranks, values, n, hi)
+        bottoms = _values_at(ranks, values, n, lo)
+        log_terms = _log_differences(tops, bottoms) - beta * k
+        best = int(np.argmax(log_terms))
+        linear = float(tops[best]) - float(bottoms[best])  # inf on overflow
+        linear *= math.exp(-beta * best)
+        candidates.append((float(log_terms[best]), linear))
     if cap is not None:
         log_range = _log_differences(np.array([float(upper)]), np.array([float(lower)]))
-        log_terms.append(float(log_range[0]) - beta * int(cap))
-    log_s = max(log_terms)
-    return log_s if log else math.exp(log_s)
+        linear = (upper - lower) * math.exp(-beta * int(cap))
+        candidates.append((float(log_range[0]) - beta * int(cap), linear))
+    log_s, linear_s = max(candidates)
+    if log:
+        return log_s
+    # The linear product is exact for k = 0; it is inf only on overflow of u - l.
+    return linear_s if math.isfinite(linear_s) else math.exp(log_s)

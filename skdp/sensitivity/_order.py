@@ -149,5 +149,7 @@ def _values_at(ranks, values, n, wanted):
     ``(ranks, values)`` is a pair returned by :func:`select_order_statistics`;
     every clipped wanted rank must be among ``ranks``.
     """
-    wanted = np.clip(np.asarray(wanted, dtype=np.int64), 0, n + 1)
+    wanted = np.minimum(np.maximum(np.asarray(wanted, dtype=np.int64), 0), n + 1)
+    if ranks.size == ranks[-1] - ranks[0] + 1:  # one contiguous window
+        return values[wanted - ranks[0]]
     return values[np.searchsorted(ranks, wanted)]
