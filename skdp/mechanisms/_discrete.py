@@ -412,6 +412,12 @@ def discrete_gaussian(sigma2_num, sigma2_den=1, size=None, *, random_state=None)
             f"to stay within int64; got sigma2 = {a}/{b}."
         )
     shape, n = _size_to_n(size)
+    return _discrete_gaussian(a, b, n, source).reshape(shape)
+
+
+def _discrete_gaussian(a, b, n, source):
+    """CKS Algorithm 3 for sigma2 = a / b (limits checked by the caller)."""
+    t = math.isqrt(a // b) + 1
     # |Y| <= ymax keeps E = ||Y| b t - a| below 2**61 (P(|Y| > ymax) < e**-256).
     ymax = ((1 << 61) - a) // (b * t)
     out = np.empty(n, dtype=np.int64)
@@ -431,4 +437,4 @@ def discrete_gaussian(sigma2_num, sigma2_den=1, size=None, *, random_state=None)
         )
         out[pending[accept]] = y[accept]
         pending = pending[~accept]
-    return out.reshape(shape)
+    return out

@@ -19,9 +19,11 @@ from numbers import Real
 import numpy as np
 
 #: Grid exponents are kept in this range so that every grid point used is a
-#: normal float and no product ``Z * 2**k`` with ``|Z| <= 2**53`` overflows.
+#: normal float and no product ``Z * 2**k`` with ``|Z| <= 2**53`` overflows
+#: (the Gaussian, whose noise stays below ``2**36`` steps, may go to 986).
 MIN_GRID_EXP = -1000
 MAX_GRID_EXP = 970
+MAX_GAUSSIAN_GRID_EXP = 986
 #: Noise magnitudes are at most this many grid steps, so they are exact floats.
 MAX_NOISE_STEPS = 1 << 53
 #: Relative precision target: the rounding slack is at most this fraction of
@@ -76,7 +78,8 @@ def release_on_grid(x, noise, k):
     noise : ndarray of int64
         Integer noise, ``|noise| <= 2**53`` (so ``float(noise)`` is exact).
     k : int
-        Grid exponent in ``[MIN_GRID_EXP, MAX_GRID_EXP]``.
+        Grid exponent in ``[MIN_GRID_EXP, MAX_GAUSSIAN_GRID_EXP]``, with
+        ``|noise| * 2**k`` below the float range.
 
     Notes
     -----
@@ -90,10 +93,11 @@ def release_on_grid(x, noise, k):
     becoming infinite (still post-processing).
     """
     x = np.asarray(x, dtype=np.float64)
-    small = np.abs(x) < math.ldexp(1.0, 52 + k)
+    limit = math.ldexp(1.0, 52 + k) if 52 + k < 1024 else math.inf
+    small = np.abs(x) < limit
     rounded = x.copy()
-    rounded[small] = np.ldexp(np.rint(np.ldexp(x[small], -k)), k)
     with np.errstate(over="ignore"):
+        rounded[small] = np.ldexp(np.rint(np.ldexp(x[small], -k)), k)
         out = rounded + np.ldexp(noise.astype(np.float64), k)
     big = np.finfo(np.float64).max
     np.clip(out, -big, big, out=out)
