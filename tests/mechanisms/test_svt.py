@@ -1,0 +1,194 @@
+"""Tests for AboveThreshold and Sparse."""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from skdp.accounting import PrivacyCost
+from skdp.mechanisms._svt import _svt_many, above_threshold, sparse, svt_cost
+
+P_MIN = 1e-6
+
+
+def fire_probability(gap, query_scale, threshold_scale, power=1):
+    """P(ν_i ≥ gap + ρ for `power` queries sharing one ρ), by quadrature."""
+
+    def integrand(r):
+        return stats.laplace.pdf(r, scale=threshold_scale) * (
+            stats.laplace.sf(gap + r, scale=query_scale) ** power
+        )
+
+    value, _ = integrate.quad(integrand, -np.inf, np.inf, limit=200)
+    return value
+
+
+# (cutoff, monotonic) -> (query scale, threshold scale) for epsilon = 1, Δ = 1:
+# Lyu–Su–Li Alg. 1 with eps1 = eps2 = 1/2.
+SCALES = {
+    (1, False): (4.0, 2.0),  # Dwork–Roth Alg. 1
+    (1, True): (2.0, 2.0),
+    (3, False): (12.0, 2.0),
+    (3, True): (6.0, 2.0),
+}
+
+
+@pytest.mark.parametrize("cutoff, monotonic", list(SCALES))
+@pytest.mark.parametrize("gap", [0.0, 3.0])
+def test_single_query_fire_probability(cutoff, monotonic, gap):
+    q_scale, t_scale = SCALES[(cutoff, monotonic)]
+    p = fire_probability(gap, q_scale, t_scale)
+    n = 200_000
+    fired = _svt_many(
+        [0.0],
+        gap,
+        1.0,
+        cutoff=cutoff,
+        monotonic=monotonic,
+        random_state=7,
+        n_runs=n,
+    )
+    assert stats.binomtest(int(fired.sum()), n, p).pvalue > P_MIN
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_public_above_threshold_fire_probability(lazy):
+    p = fire_probability(1.0, 4.0, 2.0)
+    n = 10_000
+    hits = 0
+    for seed in range(n):
+        queries = iter([0.0]) if lazy else [0.0]
+        hits += above_threshold(queries, 1.0, 1.0, random_state=seed) == 0
+    assert stats.binomtest(hits, n, p).pvalue > P_MIN
+
+
+def test_threshold_noise_drawn_once_per_run():
+    # two identical queries share the threshold noise: P(both) = E[S(ρ)^2],
+    # far from the p^2 of independent thresholds.
+    p_both = fire_probability(0.0, 12.0, 2.0, power=2)
+    p_one = fire_probability(0.0, 12.0, 2.0)
+    n = 200_000
+    fired = _svt_many([0.0, 0.0], 0.0, 1.0, cutoff=3, random_state=8, n_runs=n)
+    both = int(fired.all(axis=1).sum())
+    assert stats.binomtest(both, n, p_both).pvalue > P_MIN
+    assert stats.binomtest(both, n, p_one**2).pvalue < P_MIN
+
+
+def test_sparse_keeps_only_first_cutoff_hits():
+    fired = _svt_many([1e4] * 10, 0.0, 1.0, cutoff=3, random_state=0, n_runs=1000)
+    assert (fired.sum(axis=1) == 3).all()
+    assert fired[:, :3].all()
+
+
+def test_none_when_nothing_fires_never_minus_one():
+    out = above_threshold([0.0, 1.0, 2.0], 1e6, 1.0, random_state=0)
+    assert out is None
+    out = above_threshold(iter([0.0, 1.0]), 1e6, 1.0, random_state=0)
+    assert out is None
+    assert sparse([0.0, 1.0], 1e6, 1.0, cutoff=2, random_state=0) == []
+    assert above_threshold([], 0.0, 1.0, random_state=0) is None
+    assert sparse(iter([]), 0.0, 1.0, cutoff=1, random_state=0) == []
+
+
+def test_returns_first_hit_index_as_int():
+    out = above_threshold([-1e6, -1e6, 1e6, 1e6], 0.0, 1.0, random_state=0)
+    assert out == 2 and type(out) is int
+    # a stream of answers (not numpy) gives the same
+    assert above_threshold(iter([-1e6, -1e6, 1e6]), 0.0, 1.0, random_state=0) == 2
+
+
+def test_sparse_indices_increasing_and_bounded():
+    answers = np.array([1e6, -1e6, 1e6, 1e6, -1e6, 1e6])
+    out = sparse(answers, 0.0, 1.0, cutoff=3, random_state=0)
+    assert out == [0, 2, 3]
+    assert all(type(i) is int for i in out)
+    assert sparse(answers, 0.0, 1.0, cutoff=10, random_state=0) == [0, 2, 3, 5]
+
+
+def test_lazy_stream_consumed_only_until_halt():
+    consumed = []
+
+    def answers():
+        for i in itertools.count():
+            consumed.append(i)
+            yield 1e9 if i in (4, 7, 9) else -1e9
+
+    assert above_threshold(answers(), 0.0, 1.0, random_state=0) == 4
+    assert consumed == [0, 1, 2, 3, 4]
+    consumed.clear()
+    assert sparse(answers(), 0.0, 1.0, cutoff=2, random_state=0) == [4, 7]
+    assert consumed == list(range(8))
+
+
+def test_callables_evaluated_lazily():
+    calls = []
+
+    def query(i):
+        def f():
+            calls.append(i)
+            return 1e9 if i == 2 else -1e9
+
+        return f
+
+    queries = [query(i) for i in range(6)]
+    assert above_threshold(queries, 0.0, 1.0, random_state=0) == 2
+    assert calls == [0, 1, 2]
+
+
+def test_reproducible_with_seed():
+    answers = np.linspace(-5, 5, 50)
+    a = sparse(answers, 0.0, 1.0, cutoff=4, random_state=11)
+    b = sparse(answers, 0.0, 1.0, cutoff=4, random_state=11)
+    assert a == b
+
+
+def test_secure_default_runs():
+    assert above_threshold([1e9], 0.0, 1.0) == 0
+
+
+@pytest.mark.parametrize("epsilon", [0, -1.0, float("nan"), float("inf")])
+def test_bad_epsilon(epsilon):
+    with pytest.raises(ValueError, match="epsilon"):
+        above_threshold([1.0], 0.0, epsilon)
+    with pytest.raises(ValueError, match="epsilon"):
+        sparse([1.0], 0.0, epsilon, cutoff=1)
+
+
+@pytest.mark.parametrize("sensitivity", [0, -1.0, float("nan"), float("inf")])
+def test_bad_sensitivity(sensitivity):
+    with pytest.raises(ValueError, match="sensitivity"):
+        above_threshold([1.0], 0.0, 1.0, sensitivity=sensitivity)
+
+
+@pytest.mark.parametrize("threshold", [float("nan"), float("inf")])
+def test_bad_threshold(threshold):
+    with pytest.raises(ValueError, match="threshold"):
+        above_threshold([1.0], threshold, 1.0)
+
+
+@pytest.mark.parametrize("cutoff", [0, -1, 1.5, True, None])
+def test_bad_cutoff(cutoff):
+    with pytest.raises(ValueError, match="cutoff"):
+        sparse([1.0], 0.0, 1.0, cutoff=cutoff)
+
+
+@pytest.mark.parametrize(
+    "queries", [[1.0, float("nan")], np.array([float("inf")]), [[1.0, 2.0]]]
+)
+def test_bad_answers(queries):
+    with pytest.raises(ValueError):
+        above_threshold(queries, 0.0, 1.0)
+
+
+def test_bad_lazy_answer():
+    with pytest.raises(ValueError, match="query 1"):
+        above_threshold(iter([-1e9, "x"]), 0.0, 1.0, random_state=0)
+    with pytest.raises(TypeError):
+        above_threshold(5, 0.0, 1.0)
+
+
+def test_svt_cost():
+    assert svt_cost(0.5) == PrivacyCost(0.5, 0.0, 0.125)
+    with pytest.raises(ValueError):
+        svt_cost(-1.0)
