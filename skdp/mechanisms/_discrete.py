@@ -152,11 +152,11 @@ def _bernoulli_inverse(k, n, source):
     return _bernoulli_lazy(np.ones(n, dtype=np.int64), k, source)
 
 
-_FACT12 = math.factorial(12)
+_FACT7 = math.factorial(7)
 # P(K >= k) = 1/(k-1)! for the stopping K of one Bernoulli(exp(-1)) trial;
-# with W uniform on [0, 12!), "K >= k" is "W < 12!/(k-1)!" for k = 1..13.
+# with W uniform on [0, 7!), "K >= k" is "W < 7!/(k-1)!" for k = 1..8.
 _TRIAL_THRESHOLDS = np.array(
-    [_FACT12 // math.factorial(k - 1) for k in range(13, 0, -1)], dtype=np.int64
+    [_FACT7 // math.factorial(k - 1) for k in range(8, 0, -1)], dtype=np.int64
 )
 
 
@@ -165,17 +165,17 @@ def _bernoulli_exp_minus_one(n, source):
 
     The trial draws Bernoulli(1/K) for K = 1, 2, ... and returns 1 iff the K
     at which it stops is odd. The stopping K has ``P(K >= k) = 1/(k-1)!``, so a
-    single uniform integer ``W`` below ``12!`` decides it for K <= 12
-    (``K = #{k <= 13 : W < 12!/(k-1)!}``); when ``W = 0`` (``K >= 13``,
-    probability ``1/12!``) the trial continues with Bernoulli(1/13), ...
+    single uniform integer ``W`` below ``7!`` (from two bytes) decides it for
+    K <= 7 (``K = #{k <= 8 : W < 7!/(k-1)!}``); when ``W = 0`` (``K >= 8``,
+    probability ``1/7!``) the trial continues with Bernoulli(1/8), ...
     """
-    w = source.integers(_FACT12, size=n)
-    # Fast path: K = 2 (fail) for W >= 12!/2, K = 3 (success) for 12!/6 <= W < 12!/2.
-    out = (w < _FACT12 // 2) & (w >= _FACT12 // 6)
-    rest = np.flatnonzero(w < _FACT12 // 6)
-    k = 13 - np.searchsorted(_TRIAL_THRESHOLDS, w[rest], side="right")
-    cand = np.flatnonzero(k == 13)
-    kk = 13
+    w = source.integers(_FACT7, size=n)
+    # Fast path: K = 2 (fail) for W >= 7!/2, K = 3 (success) for 7!/6 <= W < 7!/2.
+    out = (w < _FACT7 // 2) & (w >= _FACT7 // 6)
+    rest = np.flatnonzero(w < _FACT7 // 6)
+    k = 8 - np.searchsorted(_TRIAL_THRESHOLDS, w[rest], side="right")
+    cand = np.flatnonzero(k == 8)
+    kk = 8
     while cand.size:
         cont = _bernoulli_inverse(kk, cand.size, source)
         k[cand[~cont]] = kk

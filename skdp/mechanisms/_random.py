@@ -151,31 +151,44 @@ class RandomSource:
     def _below(self, high, n):
         """Uniform int64 in [0, high) for a Python int ``high`` (modulo, rejection).
 
-        Words ``w >= limit`` (the largest multiple of ``high`` not above the
-        word range) are redrawn, so ``w % high`` is exactly uniform; the
-        rejection probability is below ``high / 2**32`` (32-bit words, used
-        when ``high <= 2**32``) or ``high / 2**64``.
+        Each draw is a word of ``width`` random bytes, the fewest whole bytes
+        with at least 4 bits to spare (at most 8). Words ``w >= limit`` (the
+        largest multiple of ``high`` that fits the word range) are redrawn, so
+        ``w % high`` is exactly uniform; a redraw happens with probability
+        below 1/16 (below ``high / 2**64`` for ``high > 2**59``).
         """
         if high & (high - 1) == 0:  # a power of two: mask, never reject
             if high <= _TWO_32:
                 words = self.uint32(n)
                 return (words & np.uint32(high - 1)).astype(np.int64)
             return (self.uint64(n) & np.uint64(high - 1)).astype(np.int64)
-        if high <= _TWO_32:
-            draw, bits, dtype = self.uint32, 32, np.uint32
-        else:
-            draw, bits, dtype = self.uint64, 64, np.uint64
-        limit = dtype((1 << bits) - (1 << bits) % high)
+        width = min((high.bit_length() + 4 + 7) // 8, 8)
+        dtype = np.uint16 if width <= 2 else np.uint32 if width <= 4 else np.uint64
+        word_bits = 8 * width
+        limit = dtype((1 << word_bits) - (1 << word_bits) % high)
         h = dtype(high)
-        words = draw(n)
+        words = self._words(n, width, dtype)
         bad = np.flatnonzero(words >= limit)
         if bad.size:
             words = words.copy()
             while bad.size:
-                redraw = draw(bad.size)
+                redraw = self._words(bad.size, width, dtype)
                 words[bad] = redraw
                 bad = bad[redraw >= limit]
         return (words % h).astype(np.int64)
+
+    def _words(self, n, width, dtype):
+        """``n`` uniform integers below ``2**(8 * width)``, as ``dtype``."""
+        if width == 8:
+            return self.uint64(n)
+        if width == 4:
+            return self.uint32(n)
+        if width == 2:
+            return self.uint8(2 * n).view(np.uint16)
+        size = np.dtype(dtype).itemsize
+        padded = np.zeros((n, size), dtype=np.uint8)
+        padded[:, :width] = self.uint8(n * width).reshape(n, width)
+        return padded.view(dtype).ravel()
 
     def _integers32(self, high):
         # Lemire (2019), "Fast random integer generation in an interval".
