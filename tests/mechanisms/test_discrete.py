@@ -38,7 +38,19 @@ def _chisquare_pvalue(samples, edges, probs):
     )
     expected = np.asarray(probs) * samples.size
     assert np.isclose(expected.sum(), samples.size, rtol=1e-9)
-    return stats.chisquare(counts, expected).pvalue
+    # Merge neighbouring bins until each expects at least 5 draws (the chi-square
+    # approximation is poor for tiny expected counts, e.g. far tails).
+    merged_counts, merged_expected = [], []
+    acc_c = acc_e = 0.0
+    for c, e in zip(counts, expected, strict=True):
+        acc_c, acc_e = acc_c + c, acc_e + e
+        if acc_e >= 5:
+            merged_counts.append(acc_c)
+            merged_expected.append(acc_e)
+            acc_c = acc_e = 0.0
+    merged_counts[-1] += acc_c
+    merged_expected[-1] += acc_e
+    return stats.chisquare(merged_counts, merged_expected).pvalue
 
 
 def _laplace_bins(q, cut):
