@@ -122,7 +122,7 @@ def test_public_selection_functions_pass_audit():
     def mech(scores, random_state):
         return permute_and_flip(scores, EPS, 1.0, random_state=random_state)
 
-    assert_dp(mech, SEL_D0, SEL_D1, EPS, n_samples=10_000, n_pilot=4_000)
+    assert_dp(mech, SEL_D0, SEL_D1, EPS, n_samples=5_000, n_pilot=2_000)
 
 
 # ---------------------------------------------------------------- SVT
@@ -184,7 +184,7 @@ def test_above_threshold_and_per_query_threshold_twin():
     # first 24" is far likelier under d0.
     k, threshold = 25, 3.5
     d0, d1 = np.zeros(k), np.ones(k)
-    assert_dp(above_threshold_correct(threshold), d0, d1, EPS, n_samples=200_000)
+    assert_dp(above_threshold_correct(threshold), d0, d1, EPS, n_samples=50_000)
     bad = audit_mechanism(
         above_threshold_mutant(threshold, per_query_threshold=True),
         d0,

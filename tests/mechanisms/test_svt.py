@@ -54,8 +54,9 @@ def test_single_query_fire_probability(cutoff, monotonic, gap):
 
 @pytest.mark.parametrize("lazy", [False, True])
 def test_public_above_threshold_fire_probability(lazy):
+    # the public functions, one call per draw (slow: a few ms per call)
     p = fire_probability(1.0, 4.0, 2.0)
-    n = 10_000
+    n = 1_000
     hits = 0
     for seed in range(n):
         queries = iter([0.0]) if lazy else [0.0]
