@@ -116,6 +116,8 @@ def select_order_statistics(x, bounds, windows):
     merged = _merge_windows(windows, n)
     if not merged:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=float)
+    if merged == [[0, n + 1]]:
+        return np.arange(n + 2), padded_order_statistics(x, bounds)
 
     # 0-based positions of the data ranks max(start, 1) .. min(stop, n).
     slices = [(max(start, 1) - 1, min(stop, n)) for start, stop in merged]
