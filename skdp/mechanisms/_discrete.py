@@ -98,12 +98,12 @@ def _bernoulli_exp_product(a1, b1, a2, b2, source):
         a = np.ones(idx.size, dtype=bool)
         sub = np.flatnonzero(kk > 1)
         if sub.size:
-            a[sub] = source.integers(kk[sub]) == 0
+            a[sub] = _bernoulli_any(np.ones(sub.size, dtype=np.int64), kk[sub], source)
         for num, den in ((a1, d1), (a2, d2)):
             sub = np.flatnonzero(a & (num[idx] < den[idx]))
             if sub.size:
                 pos = idx[sub]
-                a[sub] = source.integers(den[pos]) < num[pos]
+                a[sub] = _bernoulli_any(num[pos], den[pos], source)
         # A == 1: continue this piece with K + 1.
         k[idx[a]] += 1
         # A == 0: the piece ends; it succeeded iff K is odd.
@@ -123,16 +123,19 @@ def _bernoulli_exp_product(a1, b1, a2, b2, source):
     return out
 
 
+_LAZY_MAX_DEN = 1 << 54
+
+
 def _bernoulli_lazy(num, den, source):
     """Exact Bernoulli(num / den) from (usually) one random byte per draw.
 
     ``num`` is an int64 array and ``den`` an int (or int64 array) with
-    ``0 <= num <= den <= 2**52``. With a uniform real ``R = (r + R') / 256``
+    ``0 <= num <= den <= 2**54``. With a uniform real ``R = (r + R') / 256``
     (``r`` a random byte, ``R'`` uniform on [0, 1)), the draw is ``R < num/den``:
     it is 1 when ``(r + 1) den <= 256 num``, 0 when ``r den >= 256 num`` and
     otherwise (probability below 1/256) ``R' < c / den`` for the integer
     ``c = 256 num - r den`` in ``(0, den)``, drawn exactly as
-    ``uniform{0..den-1} < c``. All products stay below ``2**61``.
+    ``uniform{0..den-1} < c``. All products stay below ``2**63``.
     """
     lhs = num << 8
     lo = source.uint8(num.size).astype(np.int64) * den
@@ -142,6 +145,19 @@ def _bernoulli_lazy(num, den, source):
         c = lhs[undecided] - lo[undecided]
         high = den if np.ndim(den) == 0 else den[undecided]
         out[undecided] = source.integers(high, size=undecided.size) < c
+    return out
+
+
+def _bernoulli_any(num, den, source):
+    """Exact Bernoulli(num / den) for int64 arrays ``0 <= num <= den < 2**63``."""
+    small = den <= _LAZY_MAX_DEN
+    if small.all():
+        return _bernoulli_lazy(num, den, source)
+    out = np.empty(num.size, dtype=bool)
+    pos = np.flatnonzero(small)
+    out[pos] = _bernoulli_lazy(num[pos], den[pos], source)
+    pos = np.flatnonzero(~small)
+    out[pos] = source.integers(den[pos]) < num[pos]
     return out
 
 
