@@ -190,26 +190,20 @@ def _ceil_div(a, b):
 
 def _cost_up(i, j, n):
     """Add/remove steps to reach ``q1' <= x_(i)`` and ``q3' >= x_(j)`` (§3.1)."""
-    return np.maximum.reduce(
-        [
-            np.zeros_like(i),
-            2 * (j - i) - n - 1,
-            _ceil_div(n - 4 * i, 3),
-            _ceil_div(4 * j - 3 * n - 3, 3),
-        ]
+    width_term = np.maximum(2 * (j - i) - n - 1, 0)
+    quartile_terms = np.maximum(
+        _ceil_div(n - 4 * i, 3), _ceil_div(4 * j - 3 * n - 3, 3)
     )
+    return np.maximum(width_term, quartile_terms)
 
 
 def _cost_down(i, j, n):
     """Add/remove steps to reach ``q1' >= x_(i)`` and ``q3' <= x_(j)`` (§3.1)."""
-    return np.maximum.reduce(
-        [
-            np.zeros_like(i),
-            n - 2 * (j - i) - 1,
-            _ceil_div(4 * i - n - 3, 3),
-            _ceil_div(3 * n - 4 * j, 3),
-        ]
+    width_term = np.maximum(n - 2 * (j - i) - 1, 0)
+    quartile_terms = np.maximum(
+        _ceil_div(4 * i - n - 3, 3), _ceil_div(3 * n - 4 * j, 3)
     )
+    return np.maximum(width_term, quartile_terms)
 
 
 def _first_difference_at_least(values, start, threshold):
