@@ -251,7 +251,10 @@ def median_smooth_sensitivity(x, beta, bounds, *, cap=None, log=False):
         order statistics (selection, ``O(n + K log K)``).
     log : bool, default=False
         Return ``ln S`` instead of ``S``. Use it when ``β n`` is large:
-        ``e^{-βk}`` underflows to 0 there, while ``ln S`` stays exact.
+        ``S*`` can underflow to 0.0 there (e.g. ``n`` tied values, where
+        ``S* = e^{-β(n-1)} A(x, n-1)``), while ``ln S`` stays accurate. A cap
+        keeps ``S_K >= e^{-βK}(U - L)``, which does not underflow for
+        moderate ``βK``.
 
     Returns
     -------
