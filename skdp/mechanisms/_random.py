@@ -185,10 +185,13 @@ class RandomSource:
             return self.uint32(n)
         if width == 2:
             return self.uint8(2 * n).view(np.uint16)
-        size = np.dtype(dtype).itemsize
-        padded = np.zeros((n, size), dtype=np.uint8)
-        padded[:, :width] = self.uint8(n * width).reshape(n, width)
-        return padded.view(dtype).ravel()
+        # Overlapping little-endian words read every ``width`` bytes, masked to
+        # their low ``width`` bytes: each output uses its own ``width`` bytes.
+        dtype = np.dtype(dtype).newbyteorder("<")
+        raw = np.ascontiguousarray(self.uint8(n * width + dtype.itemsize - width))
+        words = np.ndarray((n,), dtype=dtype, buffer=raw, strides=(width,))
+        masked = words & dtype.type((1 << (8 * width)) - 1)
+        return masked.astype(dtype.newbyteorder("="), copy=False)
 
     def _integers32(self, high):
         # Lemire (2019), "Fast random integer generation in an interval".
