@@ -10,6 +10,7 @@ from skdp.accounting._cost import PrivacyCost
 from skdp.mechanisms._discrete import _discrete_gaussian
 from skdp.mechanisms._grid import (
     MAX_GAUSSIAN_GRID_EXP,
+    MAX_NOISE_STEPS,
     MIN_GRID_EXP,
     PRECISION_BITS,
     ceil_log2_int,
@@ -223,6 +224,10 @@ def gaussian_mechanism(value, l2_sensitivity, epsilon, delta, *, random_state=No
     ratio = _sigma_ratio(epsilon, delta)
     k, sigma2 = _gaussian_grid(sensitivity, ratio, x.size)
     noise = _discrete_gaussian(sigma2, 1, x.size, source)
+    if np.abs(noise).max() > MAX_NOISE_STEPS:  # probability below exp(-2**50)
+        raise OverflowError(
+            "discrete Gaussian noise exceeds 2**53 grid steps; nothing was released."
+        )
     out = release_on_grid(x.ravel(), noise, k).reshape(x.shape)
     return out[()] if out.ndim == 0 else out
 
