@@ -45,6 +45,9 @@ class RandomSource:
     Do not instantiate directly: use :func:`check_random_source`. Subclasses
     provide :meth:`uint64` and :meth:`uint32`; everything else is derived from
     them here, so the seeded and the secure source share the same samplers.
+    The raw-word arrays of the secure source (:meth:`uint64`, :meth:`uint32`,
+    :meth:`uint8`) are read-only views of the operating system's bytes; copy
+    them before writing in place. All derived samplers return new arrays.
 
     Attributes
     ----------
