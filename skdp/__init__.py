@@ -11,7 +11,7 @@ from skdp.accounting import (
     set_default_accountant,
 )
 from skdp.exceptions import AccountantCopyError, BudgetExceededError
-from skdp.preprocessing import DPClipper
+from skdp.preprocessing import DPClipper, PrivateMean
 
 __version__ = "0.1.0.dev0"
 
@@ -21,6 +21,7 @@ __all__ = [
     "BudgetExceededError",
     "DPClipper",
     "PrivacyCost",
+    "PrivateMean",
     "default_accountant",
     "set_default_accountant",
 ]

@@ -12,6 +12,10 @@ import skdp
 # accountant: a small budget would make most checks fail by design.
 ESTIMATORS = [
     skdp.DPClipper(bounds=(-1e3, 1e3)),
+    skdp.PrivateMean(bounds=(-1e3, 1e3), random_state=0),
+    skdp.PrivateMean(
+        bounds=(-1e3, 1e3), mechanism="gaussian", delta=1e-6, random_state=0
+    ),
 ]
 
 # Checks each estimator is expected to fail, with the reason.

@@ -22,6 +22,7 @@ from skdp.sensitivity._iqr import (
     log_grid_edges,
     quartile_ranks,
 )
+from skdp.sensitivity._mean import centre_and_radius, normalised_centred_sums
 from skdp.sensitivity._median import (
     median_A,
     median_distance_to_instability,
@@ -32,6 +33,7 @@ from skdp.sensitivity._median import (
 from skdp.sensitivity._order import padded_order_statistics, select_order_statistics
 
 __all__ = [
+    "centre_and_radius",
     "interquartile_range",
     "iqr_instability_distance",
     "log_grid_bin",
@@ -42,6 +44,7 @@ __all__ = [
     "median_local_sensitivity",
     "median_rank",
     "median_smooth_sensitivity",
+    "normalised_centred_sums",
     "padded_order_statistics",
     "quartile_ranks",
     "select_order_statistics",

@@ -1,0 +1,179 @@
+"""PrivateMean with public bounds: sensitivity, budget, noise rule, audit."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.pipeline import make_pipeline
+
+from skdp import BudgetAccountant, DPClipper
+from skdp.audit import assert_dp, audit_mechanism
+from skdp.preprocessing import PrivateMean
+from skdp.preprocessing import _mean as mean_module
+from skdp.preprocessing._mean import mean_budget_split
+from skdp.sensitivity import centre_and_radius, normalised_centred_sums
+
+DOMAIN = [-3.0, 0.0, 0.5, 7.0]  # below, at and inside, above the bounds
+
+
+def test_sum_sensitivity_by_brute_force_over_add_remove_neighbours():
+    # every multiset of <= 3 rows over a 2-feature domain, and every row that
+    # can be added: the L1 / L2 change of the normalised sums is <= d / sqrt(d)
+    lower, upper = np.array([-1.0, 0.0]), np.array([2.0, 0.5])
+    rows = list(itertools.product(DOMAIN, repeat=2))
+    worst_l1 = worst_l2 = worst_coord = 0.0
+    for n in range(4):
+        for data in itertools.combinations_with_replacement(rows, n):
+            X = np.array(data, dtype=float).reshape(n, 2)
+            base = normalised_centred_sums(X, lower, upper)
+            for row in rows:  # add a row (removal is the same pair reversed)
+                grown = normalised_centred_sums(np.vstack([X, row]), lower, upper)
+                diff = np.abs(grown - base)
+                worst_l1 = max(worst_l1, diff.sum())
+                worst_l2 = max(worst_l2, np.sqrt((diff**2).sum()))
+                worst_coord = max(worst_coord, diff.max())
+    assert worst_coord == pytest.approx(1.0)  # attained: a row at a bound
+    assert worst_l1 <= 2.0 + 1e-12
+    assert worst_l2 <= np.sqrt(2.0) + 1e-12
+
+
+def test_uncentred_sensitivity_would_be_larger():
+    # a mutation of the sensitivity: bounds far from zero, uncentred sums move
+    # by max(|L|, |U|) = 12, the centred ones by (U - L)/2 = 1 (in data units)
+    lower, upper = np.array([10.0]), np.array([12.0])
+    X = np.array([[11.0]])
+    change = normalised_centred_sums(np.vstack([X, [[12.0]]]), lower, upper)
+    change -= normalised_centred_sums(X, lower, upper)
+    assert abs(change[0]) * (upper - lower)[0] / 2 == pytest.approx(1.0)
+
+
+def test_budget_split_is_public_and_sums_to_epsilon():
+    for d in (1, 2, 10):
+        for mech in ("laplace", "gaussian"):
+            (en, dn), (es, ds) = mean_budget_split(1.0, 1e-6, d, mech)
+            assert en + es == pytest.approx(1.0)
+            assert dn + ds == pytest.approx(1e-6)
+    (en, _), (es, _) = mean_budget_split(1.0, 0.0, 1, "laplace")
+    assert en == es == 0.5
+
+
+@pytest.mark.parametrize("mechanism, delta", [("laplace", 0.0), ("gaussian", 1e-6)])
+def test_charges_exactly_epsilon_and_delta_before_reading(mechanism, delta):
+    acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
+    X = np.random.default_rng(0).uniform(0, 1, size=(500, 3))
+    pm = PrivateMean(
+        0.7, bounds=(0, 1), mechanism=mechanism, delta=delta, accountant=acc
+    ).fit(X)
+    assert [e.label for e in acc.entries] == [
+        "PrivateMean: row count",
+        "PrivateMean: clipped sums",
+    ]
+    assert acc.total() == pytest.approx((0.7, delta))
+    assert pm.epsilon_spent_ == pytest.approx(0.7)
+    assert pm.delta_spent_ == pytest.approx(delta)
+    assert np.all((pm.mean_ >= 0) & (pm.mean_ <= 1))
+
+
+def test_accuracy_on_many_rows():
+    X = np.random.default_rng(1).normal(5, 1, size=(100_000, 2))
+    pm = PrivateMean(1.0, bounds=(0, 10), random_state=0).fit(X)
+    np.testing.assert_allclose(pm.mean_, X.mean(axis=0), atol=0.01)
+
+
+def test_transform_centres_and_inverse_restores():
+    X = np.random.default_rng(2).uniform(0, 4, size=(200, 2))
+    pm = PrivateMean(bounds=(0, 4), random_state=0).fit(X)
+    np.testing.assert_allclose(pm.transform(X), X - pm.mean_)
+    np.testing.assert_allclose(pm.inverse_transform(pm.transform(X)), X)
+
+
+def test_tiny_data_never_gives_nan_or_inf():
+    # one row: the noisy count is often <= 0; the rule max(count, 1) and the
+    # clip keep every release finite and inside the bounds
+    for seed in range(200):
+        pm = PrivateMean(0.01, bounds=(-1e308, 1e308), random_state=seed)
+        mean = pm.fit(np.array([[1e308]])).mean_
+        assert np.all(np.isfinite(mean))
+
+
+def test_huge_values_do_not_overflow():
+    X = np.full((1000, 1), 1e308)
+    pm = PrivateMean(1.0, bounds=(-1.7e308, 1.7e308), random_state=0).fit(X)
+    assert np.isfinite(pm.mean_).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs, X, match",
+    [
+        ({"bounds": (0, 1)}, np.array([[np.nan]]), "NaN or inf"),
+        ({"bounds": (0, 1)}, np.empty((0, 1)), "0 sample"),
+        ({"bounds": (1, 0)}, np.ones((3, 1)), "lower bound must be < upper"),
+        ({}, np.ones((3, 1)), "needs public bounds"),
+        ({"bounds": (0, 1), "epsilon": 0}, np.ones((3, 1)), "epsilon"),
+        ({"bounds": (0, 1), "mechanism": "gaussian"}, np.ones((3, 1)), "delta > 0"),
+        ({"bounds": (0, 1), "delta": 1e-6}, np.ones((3, 1)), "pure epsilon-DP"),
+        ({"bounds": (0, 1), "epsilon": 5.0}, np.ones((3, 1)), "exceed"),
+    ],
+)
+def test_bad_input_charges_nothing(kwargs, X, match):
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    with pytest.raises(Exception, match=match):
+        PrivateMean(accountant=acc, **kwargs).fit(X)
+    assert acc.entries == ()
+
+
+def test_pandas_out_and_pipeline():
+    X = pd.DataFrame({"age": [20.0, 40.0, 60.0], "hours": [30.0, 40.0, 50.0]})
+    pipe = make_pipeline(
+        DPClipper(bounds=(0, 100)), PrivateMean(bounds=(0, 100), random_state=0)
+    ).set_output(transform="pandas")
+    out = pipe.fit_transform(X)
+    assert list(out.columns) == ["age", "hours"]
+
+
+# -- empirical audit with a mutation twin ------------------------------------
+
+EPS = 1.0
+BOUNDS = (0.0, 1.0)
+# worst case for the sum: neighbours differ by one row at a bound
+D0 = np.zeros((4, 1))
+D1 = np.vstack([D0, [[1.0]]])
+
+
+# Only the mean is released, and it mixes the count's and the sum's noise, so
+# on these neighbours the audit sees roughly half of epsilon; the mutants are
+# chosen to leak clearly more than the claim through the mean alone.
+AUDIT = {"n_samples": 4_000, "n_pilot": 1_000, "random_state": 0}
+
+
+def unclipped_sums(X, lower, upper):
+    """Mutant of normalised_centred_sums that forgets to clip."""
+    centre, radius = centre_and_radius(lower, upper)
+    return ((X - centre) / radius).sum(axis=0)
+
+
+def fit_mean(data, seed, noise_for=EPS):
+    pm = PrivateMean(noise_for, bounds=BOUNDS, random_state=seed)
+    return float(pm.fit(data).mean_[0])
+
+
+def test_audit_private_mean_passes():
+    far = np.vstack([D0, [[50.0]]])  # a row far outside the bounds is clipped
+    assert_dp(fit_mean, D0, D1, EPS, **AUDIT)
+    assert_dp(fit_mean, D0, far, EPS, **AUDIT)
+
+
+def test_audit_catches_a_missing_clip(monkeypatch):
+    monkeypatch.setattr(mean_module, "normalised_centred_sums", unclipped_sums)
+    far = np.vstack([D0, [[50.0]]])
+    mutant = audit_mechanism(fit_mean, D0, far, **AUDIT)
+    assert mutant.epsilon_lower_bound > 2 * EPS
+
+
+def test_audit_catches_a_third_of_the_noise():
+    # the mutant calibrates its noise to 3 epsilon but claims epsilon
+    mutant = audit_mechanism(
+        lambda d, s: fit_mean(d, s, noise_for=3 * EPS), D0, D1, **AUDIT
+    )
+    assert mutant.epsilon_lower_bound > EPS
