@@ -32,8 +32,9 @@ DEMO_BOUNDS = {"age": (18.0, 90.0), "bmi": (15.0, 50.0), "bp": (60.0, 140.0)}
 
 def demo(epsilon=1.0):
     """Fit a private pipeline on scikit-learn's diabetes data; print the ledger."""
-    X, _ = load_diabetes(return_X_y=True, as_frame=True, scaled=False)
-    X = X[list(DEMO_BOUNDS)]
+    data = load_diabetes(scaled=False)
+    columns = [list(data.feature_names).index(name) for name in DEMO_BOUNDS]
+    X = data.data[:, columns]
     lower, upper = (list(side) for side in zip(*DEMO_BOUNDS.values(), strict=True))
     bounds = (lower, upper)
     accountant = BudgetAccountant(epsilon=epsilon)
@@ -45,8 +46,10 @@ def demo(epsilon=1.0):
         pipe.fit(X)
     print(f"skdp {__version__}: private means of the diabetes data (442 rows)")
     print(f"  {'column':<7} {'bounds':<13} {'private':>8} {'exact':>8}")
-    for name, value, true in zip(X.columns, pipe[-1].mean_, X.mean(), strict=True):
-        low, high = DEMO_BOUNDS[name]
+    exact = X.mean(axis=0)
+    for (name, (low, high)), value, true in zip(
+        DEMO_BOUNDS.items(), pipe[-1].mean_, exact, strict=True
+    ):
         print(f"  {name:<7} [{low:g}, {high:g}]{'':<4} {value:8.2f} {true:8.2f}")
 
     search = GridSearchCV(
