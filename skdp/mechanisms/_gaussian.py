@@ -38,25 +38,59 @@ def _gaussian_delta(ratio, epsilon):
     is evaluated as ``exp(ε + log Φ(.))`` so that it neither overflows nor
     underflows early.
     """
+    return _gaussian_delta_terms(ratio, epsilon)[0]
+
+
+def _gaussian_delta_terms(ratio, epsilon):
+    """Return ``(delta, error)``: the float value of :func:`_gaussian_delta`
+    and a bound on its absolute floating-point error.
+
+    For small ε the two terms are nearly equal and their difference (δ) can be
+    many orders of magnitude smaller than either, so the rounding errors of
+    the terms matter: an argument ``x`` computed with relative error ``u``
+    changes ``Φ(x)`` by a relative ``|x| (|a| + |b|) u`` in the tail, and
+    ``exp(ε + log Φ(x))`` carries the absolute error of the exponent
+    (about ``x² u``). The bound below is several times larger than those
+    estimates (checked against 60-digit arithmetic).
+    """
     a = 0.5 / ratio
     b = epsilon * ratio
-    return float(ndtr(a - b) - np.exp(epsilon + log_ndtr(-a - b)))
+    x1, x2 = a - b, -a - b
+    t1 = float(ndtr(x1))
+    t2 = float(np.exp(epsilon + log_ndtr(x2)))
+    scale = abs(a) + abs(b)
+
+    def rel(x, extra=0.0):
+        return 1e-14 * (1.0 + x * x + extra) + 1e-15 * scale * (1.0 + abs(x))
+
+    return t1 - t2, rel(x1) * t1 + rel(x2, epsilon) * t2
 
 
 def _sigma_ratio(epsilon, delta):
-    """Smallest r = σ/Δ (up to 1e-13 relative, plus a margin) with δ(r) <= delta."""
+    """Smallest r = σ/Δ (up to 1e-13 relative, plus a margin) with δ(r) <= delta.
+
+    ``δ(r)`` is tested with its floating-point error bound added, so the
+    returned ratio satisfies the Balle–Wang condition in exact arithmetic,
+    not only as evaluated in floating point (for small ε the evaluated δ
+    can be below the true one by a relative 1e-6).
+    """
+
+    def too_small(r):
+        value, error = _gaussian_delta_terms(r, epsilon)
+        return value + error > delta
+
     hi = 1.0
-    while _gaussian_delta(hi, epsilon) > delta:
+    while too_small(hi):
         hi *= 2.0
     lo = hi / 2.0
-    while _gaussian_delta(lo, epsilon) <= delta:
+    while not too_small(lo):
         hi = lo
         lo /= 2.0
     # delta(r) is decreasing in r: bisect on the invariant
-    # delta(lo) > target >= delta(hi).
+    # too_small(lo) and not too_small(hi).
     while hi - lo > 1e-13 * hi:
         mid = 0.5 * (lo + hi)
-        if _gaussian_delta(mid, epsilon) > delta:
+        if too_small(mid):
             lo = mid
         else:
             hi = mid

@@ -1,5 +1,6 @@
 """Tests of laplace_mechanism, gaussian_mechanism and the analytic Gaussian."""
 
+import decimal
 import math
 from fractions import Fraction
 
@@ -273,3 +274,58 @@ def test_all_equal_array(mechanism):
     assert np.all(np.isfinite(out))
     assert len(np.unique(out)) > 1900  # independent noise per coordinate
     assert abs(out.mean() - 7.25) < 1.0
+
+
+# -- analytic Gaussian in exact arithmetic -----------------------------------------
+_PI = decimal.Decimal(
+    "3.14159265358979323846264338327950288419716939937510582097494459230781640628"
+)
+
+
+def _phi_lower(x):
+    """Φ(x) for x <= 0 to ~60 significant digits (Decimal arithmetic)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 80
+        z = -decimal.Decimal(x)
+        if z < 6:  # 1/2 - erf(z / sqrt 2) / 2 by its Taylor series
+            y = z / decimal.Decimal(2).sqrt()
+            term, total, n = y, y, 0
+            while abs(term) > decimal.Decimal(10) ** -75:
+                n += 1
+                term *= -y * y / n
+                total += term / (2 * n + 1)
+            return decimal.Decimal(1) / 2 - total / _PI.sqrt()
+        # Laplace's continued fraction for the Mills ratio, evaluated backwards
+        frac = z
+        for k in range(400, 0, -1):
+            frac = z + k / frac
+        density = (-z * z / 2).exp() / (2 * _PI).sqrt()
+        return density / frac
+
+
+def _exact_delta(ratio, epsilon):
+    with decimal.localcontext() as ctx:
+        ctx.prec = 80
+        r, eps = decimal.Decimal(ratio), decimal.Decimal(epsilon)
+        a, b = 1 / (2 * r), eps * r
+        return _phi_lower(a - b) - eps.exp() * _phi_lower(-a - b)
+
+
+def test_exact_phi_reference():
+    assert float(_phi_lower(-1.0)) == pytest.approx(0.15865525393145705, rel=1e-15)
+    assert float(_phi_lower(-8.0)) == pytest.approx(6.220960574271785e-16, rel=1e-13)
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "delta"),
+    [(1e-6, 1e-12), (1e-4, 1e-30), (1e-4, 1e-100), (1e-4, 1e-300), (1.0, 1e-5)],
+)
+def test_analytic_sigma_holds_in_exact_arithmetic(epsilon, delta):
+    # For small epsilon the two terms of the Balle-Wang condition nearly
+    # cancel; evaluated in floating point, delta came out up to 2e-6 too small
+    # (relative), so sigma was below the threshold. It must err on the large
+    # side in exact arithmetic.
+    ratio = analytic_gaussian_sigma(1.0, epsilon, delta)
+    assert _exact_delta(ratio, epsilon) <= decimal.Decimal(delta)
+    # and it is still the threshold up to a relative 1e-6
+    assert _exact_delta(ratio / (1 + 1e-6), epsilon) > decimal.Decimal(delta)
