@@ -8,6 +8,7 @@ CSPRNG, and Laplace/Gaussian releases add exact integer noise on a
 power-of-two grid (Canonne, Kamath and Steinke, 2020).
 """
 
+from skdp.mechanisms._cauchy import cauchy_noise
 from skdp.mechanisms._discrete import bernoulli_exp, discrete_gaussian, discrete_laplace
 from skdp.mechanisms._gaussian import (
     analytic_gaussian_sigma,
@@ -29,6 +30,7 @@ __all__ = [
     "above_threshold",
     "analytic_gaussian_sigma",
     "bernoulli_exp",
+    "cauchy_noise",
     "check_random_source",
     "discrete_gaussian",
     "discrete_laplace",

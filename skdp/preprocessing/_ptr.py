@@ -1,0 +1,473 @@
+"""Propose-test-release median under add/remove-one-row neighbours."""
+
+import math
+import warnings
+from numbers import Real
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from skdp.base import PrivateEstimatorMixin
+from skdp.mechanisms import check_random_source, laplace_mechanism
+from skdp.sensitivity import (
+    median_distance_to_instability,
+    median_rank,
+    select_order_statistics,
+)
+from skdp.utils._validation import check_bounds, validate_private_data
+
+__all__ = [
+    "PTRMedian",
+    "PTRRefusedError",
+    "PTRRefusedWarning",
+    "lower_medians",
+    "median_distances",
+    "ptr_parameters",
+    "ptr_release",
+]
+
+#: Probability ``β`` that a dataset at distance ``>= K`` from instability is
+#: refused anyway; it fixes the public cap ``K`` (see :func:`ptr_parameters`).
+CAP_FAILURE_PROBABILITY = 1e-9
+
+
+class PTRRefusedWarning(UserWarning):
+    """Propose-test-release refused (⊥) for at least one feature.
+
+    The proposed sensitivity did not pass the private stability test; the
+    budget of the fit is spent and the refused statistics are NaN.
+    """
+
+
+class PTRRefusedError(RuntimeError):
+    """Propose-test-release refused (⊥) and ``on_refuse='raise'`` was set.
+
+    Raised after the budget was charged: a refusal is a private output and
+    costs the same as a release.
+    """
+
+
+def ptr_parameters(epsilon, delta, n_features):
+    """Public per-feature constants of :class:`PTRMedian`.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total ε of the fit.
+    delta : float
+        Total δ of the fit, ``0 < delta < 1``.
+    n_features : int
+        Number of features ``d``.
+
+    Returns
+    -------
+    eps_feature : float
+        ``ε_t = ε_r = ε / (2d)``: the test and the release of each feature.
+    threshold : float
+        ``T = ln(d/δ) / ε_t``: a feature passes when ``D + Lap(1/ε_t) > T``.
+    cap : int
+        ``K = ceil(T + ln(1/β) / ε_t)`` with ``β = 1e-9``: ``D`` is computed
+        as ``min(D, K)``.
+    """
+    eps_feature = epsilon / (2.0 * n_features)
+    threshold = math.log(n_features / delta) / eps_feature
+    cap = math.ceil(threshold + math.log(1.0 / CAP_FAILURE_PROBABILITY) / eps_feature)
+    return eps_feature, threshold, max(cap, 1)
+
+
+def median_distances(X, proposals, lower, upper, cap):
+    """``min(D(x_j, b_j), K)`` for every column ``j`` of ``X`` (by selection)."""
+    return np.array(
+        [
+            median_distance_to_instability(
+                X[:, j], proposals[j], (lower[j], upper[j]), cap=cap
+            )
+            for j in range(X.shape[1])
+        ],
+        dtype=float,
+    )
+
+
+def lower_medians(X, lower, upper):
+    """Order statistic of rank ``ceil(n/2)`` of every clipped column."""
+    m = int(median_rank(X.shape[0]))
+    medians = np.empty(X.shape[1])
+    for j in range(X.shape[1]):
+        _, values = select_order_statistics(X[:, j], (lower[j], upper[j]), [(m, m)])
+        medians[j] = values[0]
+    return medians
+
+
+def ptr_release(
+    distances, medians, proposals, eps_test, eps_release, threshold, *, random_state
+):
+    """Test each coordinate and release the ones that pass.
+
+    Every coordinate ``i`` is one propose-test-release: it passes when
+    ``distances[i] + Lap(1/eps_test) > threshold`` and then releases
+    ``medians[i] + Lap(proposals[i]/eps_release)``. All test noise is one
+    vector Laplace query (L1 sensitivity ``m`` for ``m`` 1-sensitive
+    distances, ε ``m·eps_test``: scale ``1/eps_test`` per coordinate); the
+    releases are one vector query on ``medians / proposals`` (per-coordinate
+    change at most 1 when the test is meaningful), rescaled afterwards
+    (post-processing of an exact grid release).
+
+    Returns
+    -------
+    released : ndarray
+        The noisy medians, NaN where refused.
+    refused : ndarray of bool
+    """
+    distances = np.asarray(distances, dtype=float)
+    size = distances.size
+    noisy = laplace_mechanism(
+        distances, float(size), size * eps_test, random_state=random_state
+    )
+    passed = np.atleast_1d(noisy) > threshold
+    released = np.full(size, np.nan)
+    n_pass = int(passed.sum())
+    if n_pass:
+        scale = np.asarray(proposals, dtype=float)[passed]
+        unit = laplace_mechanism(
+            np.asarray(medians, dtype=float)[passed] / scale,
+            float(n_pass),
+            n_pass * eps_release,
+            random_state=random_state,
+        )
+        released[passed] = np.atleast_1d(unit) * scale
+    return released, ~passed
+
+
+def check_proposals(proposed_sensitivity, n_features):
+    """Positive finite proposals ``b``, one per feature."""
+    if proposed_sensitivity is None:
+        raise ValueError(
+            "PTRMedian needs a public proposed_sensitivity=b (> 0), the bound on "
+            "the median's local sensitivity to test; it must not be derived from "
+            "the data. Use SmoothSensitivityMedian when there is no proposal."
+        )
+    try:
+        b = np.asarray(proposed_sensitivity, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"proposed_sensitivity must be numeric; got {proposed_sensitivity!r}."
+        ) from None
+    if b.ndim == 0:
+        b = np.full(n_features, float(b))
+    if b.shape != (n_features,):
+        raise ValueError(
+            f"proposed_sensitivity has shape {b.shape}; expected a scalar or shape "
+            f"({n_features},)."
+        )
+    if not np.all(np.isfinite(b) & (b > 0)):
+        raise ValueError(f"proposed_sensitivity must be positive and finite; got {b}.")
+    return b
+
+
+def check_release_range(lower, upper, scales, name):
+    """Refuse public settings where ``value / scale`` could overflow a float."""
+    with np.errstate(over="ignore"):
+        worst = np.maximum(np.abs(lower), np.abs(upper)) / scales
+    if not np.all(np.isfinite(worst)):
+        raise ValueError(
+            f"{name}: the bounds are too large for the noise scale (bound / scale "
+            f"overflows); got bounds ({lower}, {upper}) and scale {scales}."
+        )
+
+
+def check_span(lower, upper, name):
+    """Refuse bounds whose width overflows (``U - L`` must be finite)."""
+    with np.errstate(over="ignore"):
+        span = upper - lower
+    if not np.all(np.isfinite(span)):
+        raise ValueError(
+            f"{name} needs bounds whose width upper - lower is a finite float; got "
+            f"lower={lower}, upper={upper}. Narrow the bounds (e.g. below 8e307 in "
+            "magnitude)."
+        )
+
+
+def handle_refusals(refused, on_refuse, what, feature_names=None):
+    """Warn about or raise on refused features (after the budget was spent)."""
+    if not np.any(refused):
+        return
+    idx = np.flatnonzero(refused)
+    names = (
+        [str(feature_names[i]) for i in idx]
+        if feature_names is not None
+        else [int(i) for i in idx]
+    )
+    message = (
+        f"Propose-test-release refused (⊥) the {what} of feature(s) "
+        f"{names}: the data were not stable enough for the proposal. The "
+        "budget is spent; the refused values are NaN."
+    )
+    if on_refuse == "raise":
+        raise PTRRefusedError(message)
+    warnings.warn(message, PTRRefusedWarning, stacklevel=3)
+
+
+class PTRMedian(
+    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+):
+    """Per-feature median by propose-test-release (PTR).
+
+    For each feature a public proposal ``b`` for the median's local
+    sensitivity is tested privately: the number of rows that would have to be
+    added or removed before the median's local sensitivity exceeds ``b`` is
+    released with Laplace noise; if it is not clearly large, the feature is
+    refused (⊥, NaN), otherwise its lower median is released with Laplace noise
+    of scale ``b/ε_r``. ``transform`` subtracts the medians.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Total ε of one ``fit``, over all features, tests and releases.
+    delta : float, default=1e-6
+        Total δ of one ``fit``, ``0 < delta < 1``.
+    bounds : tuple of (float or array-like, float or array-like)
+        Public ``(lower, upper)`` bounds, scalars or per-feature arrays; the
+        data are clipped to them. ``upper - lower`` must be a finite float.
+    proposed_sensitivity : float or array-like of shape (n_features,)
+        Public proposal ``b > 0`` per feature (or one for all). It must not be
+        derived from the sensitive data (a private scale estimate, e.g.
+        :class:`IQRScale`, times a public factor is fine).
+    on_refuse : {"nan", "raise"}, default="nan"
+        On a refusal: set the median to NaN and warn
+        (:class:`PTRRefusedWarning`), or raise :class:`PTRRefusedError`. The
+        budget is spent either way.
+    accountant : BudgetAccountant or None, default=None
+        Charged by ``fit``; ``None`` uses the default accountant at fit time.
+    random_state : int, RandomState instance or None, default=None
+        ``None`` draws noise from the operating system's CSPRNG. An int gives
+        reproducible (and therefore not secret) noise for tests and examples.
+
+    Attributes
+    ----------
+    median_ : ndarray of shape (n_features_in_,)
+        The private medians, clipped to the bounds; NaN where refused.
+    refused_ : ndarray of bool of shape (n_features_in_,)
+        Whether the test refused the feature.
+    lower_, upper_ : ndarray of shape (n_features_in_,)
+        The public bounds per feature.
+    epsilon_spent_, delta_spent_ : float
+        Cost charged by ``fit`` (equal to ``epsilon`` and ``delta``).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``, when ``X`` has string column
+        names.
+
+    See Also
+    --------
+    SmoothSensitivityMedian : Private median without a proposal.
+    IQRScale : Private interquartile range by propose-test-release.
+
+    Notes
+    -----
+    **Privacy.** (ε, δ)-DP under add/remove-one-row neighbours; in fact
+    (ε, δ/2). Per feature, with the lower median ``f(x) = x_(m)``,
+    ``m = ceil(n/2)``, of the data clipped to ``[L, U]``:
+
+    1. ``D = min(D(x, b), K)``, where ``D(x, b) = min{k >= 0 : A(x, k) > b}``
+       is the add/remove distance to a dataset whose median has local
+       sensitivity above ``b`` (:func:`skdp.sensitivity.median_distance_to_instability`;
+       ALGORITHMS_ADDREMOVE.md §2.3, brute-force checked). It has global
+       sensitivity 1, and ``D >= 1`` iff ``LS(x) <= b``. The ``k = 0`` term
+       is included.
+    2. Refuse (⊥) if ``D + Lap(1/ε_t) <= T``, ``T = ln(d/δ)/ε_t``.
+    3. Otherwise release ``f(x) + Lap(b/ε_r)``.
+
+    If ``D(x) >= 1`` or ``D(x') >= 1`` for neighbours ``x, x'``, their medians
+    are within ``b`` and steps 2 and 3 are ``ε_t``- and ``ε_r``-DP. If both
+    are 0, the only uncovered event is passing, with probability
+    ``½ exp(-ε_t T) = δ/(2d)``. Each feature is thus
+    ``(ε_t + ε_r, δ/(2d))``-DP (Dwork and Roth, 2014, §7.2; the add/remove
+    version is ALGORITHMS_ADDREMOVE.md §4.1), and the ``d`` features compose
+    to ``(ε, δ/2)``. The threshold is the standard ``ln(1/δ_f)/ε_t`` with
+    ``δ_f = δ/d``, which leaves a factor-2 slack in δ (the exact threshold
+    would be ``ln(d/(2δ))/ε_t``); the whole δ is charged. Not the
+    Programming-DP threshold ``log(2/δ)/(2ε)``, which fails far more often
+    than δ (ALGORITHMS.md §1.3), and not a noisy local sensitivity, which is
+    not DP.
+
+    **Budget split (public).** ``ε_t = ε_r = ε/(2d)`` for every feature;
+    ledger entries "stability tests" (ε/2, δ) and "median releases" (ε/2, 0).
+
+    **Cap.** ``D`` is only computed up to the public ``K = ceil(T +
+    ln(1/β)/ε_t)``, ``β = 1e-9``, from about ``K + 1`` order statistics around
+    the median, found by selection in ``O(n + K log K)``: ``min(D, K)`` is
+    still 1-sensitive and ``>= 1`` iff ``D >= 1``, and a dataset with
+    ``D >= K`` passes with probability at least ``1 - β/2``.
+
+    **Noise.** Exact discrete Laplace on a power-of-two grid
+    (:func:`skdp.mechanisms.laplace_mechanism`); the release is computed on
+    ``f(x)/b`` and rescaled (post-processing), then clipped to the bounds.
+    The one floating-point caveat: ``|f(x) - f(x')| <= b`` holds for the
+    computed differences of order statistics, up to one rounding.
+
+    **Public facts.** The data are non-empty (validation rejects an empty
+    ``X`` before charging), and the number of features is public; the number
+    of rows is only used inside the mechanism.
+
+    **transform** subtracts ``median_``. A refused feature has median NaN, so
+    its transformed column is NaN: downstream estimators then reject it
+    loudly instead of silently receiving an uncentred column. Use
+    ``on_refuse="raise"`` to stop at ``fit`` instead.
+
+    References
+    ----------
+    .. [1] C. Dwork and J. Lei, "Differential privacy and robust statistics",
+       STOC 2009.
+    .. [2] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential
+       Privacy", 2014, §7.2.
+    .. [3] J. Near and C. Abuah, "Programming Differential Privacy", ch. 7
+       (whose threshold is not used, see Notes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import BudgetAccountant
+    >>> from skdp.preprocessing._ptr import PTRMedian
+    >>> X = np.random.default_rng(0).normal(50, 10, size=(10_000, 1))
+    >>> acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    >>> ptr = PTRMedian(1.0, 1e-6, bounds=(0, 100), proposed_sensitivity=0.5,
+    ...                 accountant=acc, random_state=0).fit(X)
+    >>> ptr.refused_
+    array([False])
+    >>> bool(abs(ptr.median_[0] - 50) < 2)
+    True
+    >>> acc.total()
+    (1.0, 1e-06)
+    """
+
+    _parameter_constraints = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "bounds": ["array-like", tuple, None],
+        "proposed_sensitivity": [
+            "array-like",
+            Interval(Real, 0, None, closed="neither"),
+            None,
+        ],
+        "on_refuse": [StrOptions({"nan", "raise"})],
+        "accountant": [HasMethods(["spend_many"]), None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=1e-6,
+        *,
+        bounds=None,
+        proposed_sensitivity=None,
+        on_refuse="nan",
+        accountant=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.proposed_sensitivity = proposed_sensitivity
+        self.on_refuse = on_refuse
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Test each feature's stability and release its median.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (non-empty, finite).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : PTRMedian
+
+        Raises
+        ------
+        PTRRefusedError
+            If ``on_refuse="raise"`` and a feature was refused (after
+            charging the budget).
+        """
+        X = validate_private_data(self, X)
+        n_features = X.shape[1]
+        lower, upper = _required_bounds(self.bounds, n_features, "PTRMedian")
+        proposals = check_proposals(self.proposed_sensitivity, n_features)
+        check_release_range(lower, upper, proposals, "PTRMedian")
+        eps_f, threshold, cap = ptr_parameters(self.epsilon, self.delta, n_features)
+        source = check_random_source(self.random_state)
+        half = self.epsilon / 2.0
+        self._charge(
+            [("stability tests", half, self.delta), ("median releases", half, 0.0)]
+        )
+
+        distances = median_distances(X, proposals, lower, upper, cap)
+        medians = lower_medians(X, lower, upper)
+        released, refused = ptr_release(
+            distances,
+            medians,
+            proposals,
+            eps_f,
+            eps_f,
+            threshold,
+            random_state=source,
+        )
+        self.median_ = np.clip(released, lower, upper)
+        self.refused_ = refused
+        self.lower_, self.upper_ = lower, upper
+        handle_refusals(
+            refused, self.on_refuse, "median", getattr(self, "feature_names_in_", None)
+        )
+        return self
+
+    def transform(self, X):
+        """Subtract the private medians (NaN columns where refused).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_centred : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        return validate_private_data(self, X, reset=False) - self.median_
+
+    def inverse_transform(self, X):
+        """Add the private medians back.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        return validate_private_data(self, X, reset=False) + self.median_
+
+
+def _required_bounds(bounds, n_features, name):
+    if bounds is None:
+        raise ValueError(
+            f"{name} needs public bounds=(lower, upper); they must not be derived "
+            "from the data."
+        )
+    lower, upper = check_bounds(bounds, n_features)
+    check_span(lower, upper, name)
+    return lower, upper
