@@ -8,12 +8,19 @@ halts. Only the indices of the queries that fired are released.
 
 import math
 from collections.abc import Iterable
+from fractions import Fraction
 from numbers import Integral, Real
 
 import numpy as np
 
 from skdp.accounting._cost import PrivacyCost
-from skdp.mechanisms._laplace import laplace_mechanism
+from skdp.mechanisms._discrete import _discrete_laplace
+from skdp.mechanisms._grid import (
+    MAX_GRID_EXP,
+    MIN_GRID_EXP,
+    PRECISION_BITS,
+    floor_log2,
+)
 from skdp.mechanisms._random import check_random_source
 from skdp.mechanisms._selection import _check_sensitivity
 from skdp.utils._validation import check_epsilon
@@ -22,6 +29,15 @@ __all__ = ["above_threshold", "sparse", "svt_cost"]
 
 _FIRST_CHUNK = 16
 _MAX_CHUNK = 4096
+#: Largest integer noise scale in grid steps (as for the Laplace mechanism).
+_MAX_SVT_STEPS = 1 << 44
+#: Query answers are compared as integers clipped to this magnitude (in grid
+#: steps, relative to the threshold); noise is at most this large too (else
+#: OverflowError, probability below exp(-511)), so sums fit in int64.
+_SVT_CLIP = 1 << 53
+#: The threshold may be at most this many grid steps from 0, so that T / 2**k
+#: is a finite float (a public-parameter check).
+_MAX_THRESHOLD_STEPS = 1 << 1023
 
 
 def _check_threshold(threshold):
@@ -63,19 +79,81 @@ def _as_answer_array(queries):
     return arr
 
 
-def _laplace_noise(source, scale, size):
-    """Laplace(scale) noise of the given shape for the SVT comparisons.
+class _Grid:
+    """The integer form in which SVT compares noisy answers with the threshold.
 
-    Uses a Laplace sampler of the random source when it has one; otherwise
-    the exact discrete Laplace noise of :func:`laplace_mechanism` (released on
-    zeros with sensitivity ``scale`` and ε = 1), whose grid step is below
-    ``scale * 2**-20`` and whose scale exceeds ``scale`` by a relative
-    ``2**-20`` at most: more noise, never less.
+    With the grid step ``g = 2**k``, query ``i`` fires iff
+    ``d_i + N_i >= P``, where ``d_i = clip(floor(f_i / g) - ceil(T / g),
+    ±2**53)`` is an integer, ``P ~ DLap(t1)`` the threshold noise (drawn once)
+    and ``N_i ~ DLap(t2)`` fresh query noise: discrete Laplace with integer
+    scales, sampled exactly, and compared in exact int64 arithmetic. This is
+    ``f_i + g N_i >= T + g P`` up to the rounding of ``f_i`` and ``T`` to the
+    grid.
+
+    Privacy: ``floor`` and ``clip`` are monotone and ``|floor(a) - floor(b)|
+    <= ceil(|a - b|)``, so the integer queries ``d_i`` have sensitivity
+    ``D = ceil(Δ / g)`` and stay monotone when the ``f_i`` are. Lyu–Su–Li
+    Alg. 1 for integer queries and integer noise shifts the threshold noise by
+    ``D`` and the noise of each positive query by ``2D`` (``D`` if
+    monotone), so ``t1 >= D / ε1`` and ``t2 >= 2cD / ε2`` (``cD / ε2``) give
+    ``(ε1 + ε2)``-DP exactly. (Floating-point noise, or discrete noise on
+    different grids compared in floating point, is not covered by the
+    continuous proof: shifts must be whole grid steps and the comparison
+    exact.)
     """
-    sampler = getattr(source, "laplace", None)
-    if sampler is not None:
-        return sampler(scale, size)
-    return laplace_mechanism(np.zeros(size), scale, 1.0, random_state=source)
+
+    def __init__(self, epsilon, sensitivity, monotonic, cutoff, threshold):
+        threshold_scale, _ = _scales(epsilon, sensitivity, monotonic, cutoff)
+        eps_half = Fraction(epsilon) / 2  # eps1 = eps2 = eps / 2
+        k = floor_log2(min(sensitivity, threshold_scale)) - PRECISION_BITS
+        k = min(max(k, MIN_GRID_EXP), MAX_GRID_EXP)
+        sens = Fraction(sensitivity)
+        factor = (1 if monotonic else 2) * cutoff
+        while True:
+            if k > MAX_GRID_EXP:
+                raise ValueError(
+                    f"Cannot represent the sparse vector noise for "
+                    f"sensitivity={sensitivity!r}, epsilon={epsilon!r} and "
+                    f"cutoff={cutoff}: the noise scale is too large."
+                )
+            steps = math.ceil(sens / Fraction(2) ** k)  # D
+            t1 = math.ceil(steps / eps_half)
+            t2 = math.ceil(factor * steps / eps_half)
+            if t2 <= _MAX_SVT_STEPS:
+                break
+            k += 1
+        threshold_steps = math.ceil(Fraction(threshold) / Fraction(2) ** k)
+        if abs(threshold_steps) >= _MAX_THRESHOLD_STEPS:
+            raise ValueError(
+                f"threshold={threshold!r} is too large relative to the "
+                f"sensitivity={sensitivity!r} (2**1023 grid steps or more)."
+            )
+        self.k, self.t1, self.t2 = k, t1, t2
+        # ceil of the float T * 2**-k: an integer that is itself a float
+        self.threshold_steps = threshold_steps
+
+    def steps(self, answers):
+        """``clip(floor(f / g) - ceil(T / g), ±2**53)`` as int64, exactly.
+
+        ``ldexp`` is exact unless it overflows (then ``±inf``, clipped as the
+        exact value would be) or underflows (a value in ``(-1, 1)``, whose
+        floor is fixed below). The float subtraction is monotone and exact for
+        results within ``±2**53``, so clipping after it gives the exact
+        clipped integer.
+        """
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = np.floor(np.ldexp(answers, -self.k))
+            f[(answers < 0) & (f == 0)] = -1.0  # underflow: floor(-tiny) = -1
+            d = f - float(self.threshold_steps)
+        return np.clip(d, -_SVT_CLIP, _SVT_CLIP).astype(np.int64)
+
+    def threshold_noise(self, source, size):
+        return _discrete_laplace(self.t1, 1, size, source, max_abs=_SVT_CLIP)
+
+    def query_noise(self, source, size):
+        n = math.prod(size) if isinstance(size, tuple) else int(size)
+        noise = _discrete_laplace(self.t2, 1, n, source, max_abs=_SVT_CLIP)
+        return noise.reshape(size)
 
 
 def _answer(item, i):
@@ -88,19 +166,20 @@ def _answer(item, i):
     return value
 
 
-def _stream(queries, source, scale):
-    """Yield (index, answer + noise) lazily; noise is drawn in growing chunks."""
+def _stream(queries, source, grid):
+    """Yield (index, d_i + N_i) lazily; noise is drawn in growing chunks."""
     if not isinstance(queries, Iterable):
         raise TypeError(
             "queries must be an array of answers or an iterable of answers or "
             f"zero-argument callables; got {type(queries).__name__}."
         )
-    chunk, buf, pos = _FIRST_CHUNK, np.empty(0), 0
+    chunk, buf, pos = _FIRST_CHUNK, np.empty(0, dtype=np.int64), 0
     for i, item in enumerate(queries):
         if pos == buf.size:
-            buf, pos = _laplace_noise(source, scale, chunk), 0
+            buf, pos = grid.query_noise(source, chunk), 0
             chunk = min(2 * chunk, _MAX_CHUNK)
-        noisy = _answer(item, i) + buf[pos]
+        steps = grid.steps(np.array([_answer(item, i)]))[0]
+        noisy = int(steps) + int(buf[pos])
         pos += 1
         yield i, noisy
 
@@ -166,9 +245,12 @@ default=None
     ``ν ~ Lap(cΔ/ε₂)``, ``ε₁ = ε₂ = ε/2``); ``monotonic=True`` asserts that
     every neighbouring pair moves all queries in the same direction.
 
-    The noise is exact discrete Laplace noise on a fine power-of-two grid
-    (from :func:`~skdp.mechanisms.laplace_mechanism`), and only the index is
-    released. The cost is due in full whether or not a query fires (see
+    The noise is exact discrete Laplace noise on one power-of-two grid
+    ``g <= min(Δ, 2Δ/ε) 2**-20`` shared by the threshold and the queries;
+    answers and threshold are rounded to the grid and compared as integers,
+    with the scales computed for the rounded sensitivity ``ceil(Δ/g)`` (see
+    ``_Grid``), so the guarantee holds exactly. Only the index is released.
+    The cost is due in full whether or not a query fires (see
     :func:`svt_cost`).
 
     References
@@ -270,20 +352,18 @@ def _svt(queries, threshold, epsilon, cutoff, sensitivity, monotonic, random_sta
     threshold = _check_threshold(threshold)
     epsilon = check_epsilon(epsilon)
     sensitivity = _check_sensitivity(sensitivity)
-    threshold_scale, query_scale = _scales(epsilon, sensitivity, monotonic, cutoff)
+    grid = _Grid(epsilon, sensitivity, monotonic, cutoff, threshold)
     answers = _as_answer_array(queries)
     source = check_random_source(random_state)
     if answers is not None:
-        fired = _fired_mask(
-            answers, threshold, cutoff, threshold_scale, query_scale, source, 1
-        )[0]
+        fired = _fired_mask(answers, grid, cutoff, source, 1)[0]
         # flatnonzero of an all-False mask is empty; np.argmax would return 0,
         # a false positive (ALGORITHMS.md §9 item 3).
         return [int(i) for i in np.flatnonzero(fired)]
 
-    noisy_threshold = threshold + float(_laplace_noise(source, threshold_scale, 1)[0])
+    noisy_threshold = int(grid.threshold_noise(source, 1)[0])
     fired = []
-    for i, noisy in _stream(queries, source, query_scale):
+    for i, noisy in _stream(queries, source, grid):
         if noisy >= noisy_threshold:
             fired.append(i)
             if len(fired) == cutoff:
@@ -291,9 +371,7 @@ def _svt(queries, threshold, epsilon, cutoff, sensitivity, monotonic, random_sta
     return fired
 
 
-def _fired_mask(
-    answers, threshold, cutoff, threshold_scale, query_scale, source, n_runs
-):
+def _fired_mask(answers, grid, cutoff, source, n_runs):
     """``n_runs`` independent runs on precomputed answers, vectorised.
 
     Returns a boolean array of shape (n_runs, n_queries) marking the queries
@@ -301,11 +379,11 @@ def _fired_mask(
     threshold noise per run, drawn once; fresh noise for every query.
     """
     n_runs = int(n_runs)
-    rho = _laplace_noise(source, threshold_scale, n_runs)
+    rho = grid.threshold_noise(source, n_runs)
     if answers.size == 0:
         return np.zeros((n_runs, 0), dtype=bool)
-    nu = _laplace_noise(source, query_scale, (n_runs, answers.size))
-    hits = answers + nu >= (threshold + rho)[:, None]
+    nu = grid.query_noise(source, (n_runs, answers.size))
+    hits = grid.steps(answers) + nu >= rho[:, None]
     if cutoff < answers.size:
         hits &= np.cumsum(hits, axis=1) <= cutoff
     return hits
@@ -327,10 +405,10 @@ def _svt_many(
     epsilon = check_epsilon(epsilon)
     sensitivity = _check_sensitivity(sensitivity)
     cutoff = _check_cutoff(cutoff)
-    scales = _scales(epsilon, sensitivity, monotonic, cutoff)
+    grid = _Grid(epsilon, sensitivity, monotonic, cutoff, threshold)
     answers = _as_answer_array(np.asarray(answers, dtype=np.float64))
     source = check_random_source(random_state)
-    return _fired_mask(answers, threshold, cutoff, *scales, source, n_runs)
+    return _fired_mask(answers, grid, cutoff, source, n_runs)
 
 
 def svt_cost(epsilon):

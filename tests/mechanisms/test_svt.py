@@ -1,13 +1,21 @@
 """Tests for AboveThreshold and Sparse."""
 
 import itertools
+import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy import integrate, stats
 
 from skdp.accounting import PrivacyCost
-from skdp.mechanisms._svt import _svt_many, above_threshold, sparse, svt_cost
+from skdp.mechanisms._svt import (
+    _Grid,
+    _svt_many,
+    above_threshold,
+    sparse,
+    svt_cost,
+)
 
 P_MIN = 1e-6
 
@@ -193,3 +201,69 @@ def test_svt_cost():
     assert svt_cost(0.5) == PrivacyCost(0.5, 0.0, 0.125)
     with pytest.raises(ValueError):
         svt_cost(-1.0)
+
+
+# -- exact integer comparisons (the rounding is part of the privacy proof) ------------
+@pytest.mark.parametrize("monotonic", [False, True])
+@pytest.mark.parametrize(
+    "epsilon, sensitivity, cutoff",
+    [
+        (1.0, 1.0, 1),
+        (1e-6, 1.0, 1),  # grid slack ~ 2**-20 would be a 100% excess at this ε
+        (0.3, 1e-290, 3),
+        (7.0, 3e200, 2),
+        (0.01, 1.0, 10**6),  # coarsened grid
+    ],
+)
+def test_svt_integer_scales_cover_the_rounded_sensitivity(
+    epsilon, sensitivity, cutoff, monotonic
+):
+    # Both noises live on one grid 2**k, the answers are compared as
+    # floor(f / 2**k): the integer queries have sensitivity D = ceil(Δ / 2**k)
+    # and Lyu–Su–Li Alg. 1 needs D / t1 <= ε/2 and (2 or 1) c D / t2 <= ε/2.
+    grid = _Grid(epsilon, sensitivity, monotonic, cutoff, 0.0)
+    d = math.ceil(Fraction(sensitivity) / Fraction(2) ** grid.k)
+    factor = (1 if monotonic else 2) * cutoff
+    eps_half = Fraction(epsilon) / 2
+    assert Fraction(d, grid.t1) <= eps_half
+    assert Fraction(factor * d, grid.t2) <= eps_half
+    # and the noise is essentially the nominal Lap(Δ/ε1), Lap(cΔ·(2|1)/ε2)
+    g = Fraction(2) ** grid.k
+    nominal1 = Fraction(sensitivity) / eps_half
+    assert nominal1 <= grid.t1 * g <= nominal1 * (1 + Fraction(1, 2**18))
+    nominal2 = factor * Fraction(sensitivity) / eps_half
+    assert nominal2 <= grid.t2 * g <= nominal2 * (1 + Fraction(1, 2**18))
+
+
+def test_svt_steps_are_exact_for_all_magnitudes():
+    rng = np.random.default_rng(0)
+    mags = 10.0 ** rng.uniform(-320, 308, 4000)
+    answers = np.concatenate(
+        [
+            mags * rng.choice([-1.0, 1.0], mags.size),
+            [0.0, -0.0, 5e-324, -5e-324, 1.7976931348623157e308, -1.7e308],
+        ]
+    )
+    for sensitivity, threshold in [(1.0, 0.0), (1e7, -3.5), (1e-300, 1e-290)]:
+        grid = _Grid(1.0, sensitivity, False, 1, threshold)
+        g = Fraction(2) ** grid.k
+        t_steps = math.ceil(Fraction(threshold) / g)
+        got = grid.steps(answers)
+        for f, s in zip(answers, got, strict=True):
+            exact = math.floor(Fraction(float(f)) / g) - t_steps
+            assert s == max(-(2**53), min(2**53, exact)), (f, sensitivity)
+
+
+def test_svt_huge_threshold_is_a_parameter_error():
+    # T / 2**k must be a finite float: checked on public parameters only
+    with pytest.raises(ValueError, match="threshold"):
+        above_threshold([0.0], 1e300, 1.0, sensitivity=1e-200, random_state=0)
+    assert above_threshold([1.7e308], 1e300, 1.0, random_state=0) == 0
+
+
+def test_svt_answers_near_the_float_limit_do_not_raise():
+    out = _svt_many(
+        [1.7e308, -1.7e308, 5e-324], 0.0, 1.0, cutoff=3, random_state=0, n_runs=100
+    )
+    assert out[:, 0].all() and not out[:, 1].any()
+    assert sparse(iter([-1.7e308, 1.7e308]), 1e300, 1.0, cutoff=1) == [1]
