@@ -116,6 +116,7 @@ def iqr_release(iqrs, distances, eps_grid, threshold, base, width, *, random_sta
     refused : ndarray of bool of shape (m,)
     """
     iqrs = np.asarray(iqrs, dtype=float)
+    random_state = check_random_source(random_state)  # one stream for all draws
     distances = np.asarray(distances, dtype=float)
     size = distances.size
     noisy = laplace_mechanism(

@@ -119,12 +119,16 @@ def ptr_release(
     change at most 1 when the test is meaningful), rescaled afterwards
     (post-processing of an exact grid release).
 
+    ``random_state`` is turned into one :class:`~skdp.mechanisms.RandomSource`
+    for both draws (an int seed must not restart the stream for the release).
+
     Returns
     -------
     released : ndarray
         The noisy medians, NaN where refused.
     refused : ndarray of bool
     """
+    random_state = check_random_source(random_state)  # one stream for all draws
     distances = np.asarray(distances, dtype=float)
     size = distances.size
     noisy = laplace_mechanism(
