@@ -311,11 +311,22 @@ class SmoothSensitivityMedian(
 
 
 def _check_scale_range(lower, upper, beta, multiplier, cap):
-    """The smallest possible noise scale must keep ``bound / scale`` finite."""
-    floor = multiplier * (upper - lower) * math.exp(-beta * cap)
+    """Noise scales lie in ``[m e^{-βK}(U - L), m (U - L)]``: both must be usable.
+
+    The largest must be a finite float and the smallest must keep
+    ``bound / scale`` finite (public checks, before any charge).
+    """
     with np.errstate(over="ignore"):
-        worst = np.maximum(np.abs(lower), np.abs(upper)) / floor
-    if not np.all(np.isfinite(worst)):
+        largest = multiplier * (upper - lower)
+        smallest = largest * math.exp(-beta * cap)
+        worst = np.maximum(np.abs(lower), np.abs(upper)) / smallest
+    if not np.all(np.isfinite(largest)):
+        raise ValueError(
+            "SmoothSensitivityMedian: the bounds are too wide for this epsilon "
+            f"(the largest noise scale {multiplier:g} * (upper - lower) overflows); "
+            f"got ({lower}, {upper})."
+        )
+    if not np.all(np.isfinite(worst) & (smallest > 0)):
         raise ValueError(
             "SmoothSensitivityMedian: the bounds are too far from 0 for their "
             f"width (bound / smallest noise scale overflows); got ({lower}, {upper})."
