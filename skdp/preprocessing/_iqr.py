@@ -82,8 +82,9 @@ def iqr_statistics(X, bounds, base, width, cap):
     distances = np.zeros((2, n_features))
     for f in range(n_features):
         column_bounds = (lower[f], upper[f])
-        with np.errstate(over="ignore"):
-            iqrs[f] = interquartile_range(X[:, f], column_bounds)
+        with np.errstate(over="ignore", invalid="ignore"):
+            iqr = interquartile_range(X[:, f], column_bounds)
+        iqrs[f] = 0.0 if math.isnan(iqr) else iqr  # only n = 0 unbounded: -inf + inf
         if not _usable(iqrs[f]):
             continue
         for grid in (0, 1):

@@ -1,0 +1,286 @@
+"""IQRScale: brute force (bounded and unbounded), constants, audits, behaviour."""
+
+import math
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skdp import BudgetAccountant
+from skdp.audit import assert_dp, audit_mechanism
+from skdp.preprocessing import _iqr as iqr_module
+from skdp.preprocessing._iqr import (
+    IQRScale,
+    iqr_parameters,
+    iqr_release,
+    iqr_statistics,
+)
+from skdp.preprocessing._ptr import PTRRefusedError, PTRRefusedWarning
+from skdp.sensitivity import log_grid_bin
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from sensitivity import bruteforce as bf
+
+GRIDS = [(2.0, 1.0), (2.0, 0.5), (2.0, 0.125)]
+
+
+def _bfs_instability(g, width, grid, nodes, cap):
+    """min(BFS distance to {IQR outside x's bin (or 0)}, cap) for each node."""
+    iqr = g.iqr()
+    out = {}
+    bins = {}
+    for node in nodes:
+        if iqr[node] > 0:
+            _, lo, hi = log_grid_bin(iqr[node], width=width, offset=grid * width / 2)
+            bins.setdefault((lo, hi), []).append(node)
+        else:
+            out[node] = 0.0
+    for (lo, hi), members in bins.items():
+        target = ~((iqr >= lo) & (iqr < hi) & (iqr > 0))
+        dist = g.distance_to(target, cap)
+        for node in members:
+            out[node] = min(dist[node], cap)
+    return out
+
+
+@pytest.mark.parametrize("base, width", GRIDS)
+@pytest.mark.parametrize("unbounded", [False, True])
+def test_instability_matches_bfs_and_stable_means_same_bin(base, width, unbounded):
+    # the estimator's capped A_j for both grids against the BFS distance on the
+    # add/remove graph (exact for |x| <= 4 with multisets of <= 8 values).
+    # Unbounded: the domain has far points -100 and 100 that can be added, the
+    # datasets use only the inner values, and IQRScale runs with bounds=None.
+    inner = bf.GAPPY_DOMAIN
+    domain = (-100.0, *inner, 100.0) if unbounded else inner
+    g = bf.graph(domain, 8)
+    far = g.counts[:, 0] + g.counts[:, -1] if unbounded else 0 * g.sizes
+    nodes = np.flatnonzero((g.sizes <= 4) & (far == 0))
+    bounds = (
+        (np.array([-np.inf]), np.array([np.inf]))
+        if unbounded
+        else (np.array([g.lower]), np.array([g.upper]))
+    )
+    iqr = g.iqr()
+    mismatches = 0
+    for cap in (2, 6):
+        expected = [_bfs_instability(g, width, grid, nodes, cap) for grid in (0, 1)]
+        for node in nodes:
+            column = g.sorted_values(node)[:, None]
+            iqrs, dist = iqr_statistics(column, bounds, base, width, cap)
+            assert iqrs[0] == iqr[node]  # IQR(∅) = 0 too (never fitted)
+            for grid in (0, 1):
+                mismatches += dist[grid, 0] != expected[grid][node]
+    assert mismatches == 0
+
+
+@pytest.mark.parametrize("domain", [bf.GAPPY_DOMAIN, bf.TENTHS_DOMAIN])
+def test_stable_bin_keeps_every_neighbour_in_the_bin(domain):
+    # A_j >= 2 => every add/remove neighbour's IQR is in the same bin; A_j
+    # moves by at most 1 along each edge (capped at the estimator's K = 6 here)
+    g = bf.graph(domain, 8)
+    iqr = g.iqr()
+    nodes = np.flatnonzero(g.sizes <= 7)
+    bounds = (np.array([g.lower]), np.array([g.upper]))
+    dist = np.zeros((2, len(g)))
+    for node in nodes:
+        column = g.sorted_values(node)[:, None]
+        dist[:, node] = iqr_statistics(column, bounds, 2.0, 0.125, 6)[1][:, 0]
+    checked = 0
+    for node in nodes:
+        u = g.neighbours[node]
+        u = u[(u >= 0) & (g.sizes[np.maximum(u, 0)] <= 7)]
+        assert np.all(np.abs(dist[:, u] - dist[:, [node]]) <= 1)
+        for grid in (0, 1):
+            if dist[grid, node] >= 2:
+                checked += 1
+                _, lo, hi = log_grid_bin(iqr[node], width=0.125, offset=grid / 16)
+                assert np.all((iqr[u] >= lo) & (iqr[u] < hi))
+    assert checked > 50
+
+
+# -- public constants ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("epsilon, delta, d", [(1.0, 1e-6, 1), (0.3, 1e-9, 4)])
+def test_constants_give_the_claimed_failure_probabilities(epsilon, delta, d):
+    eps_grid, threshold, cap = iqr_parameters(epsilon, delta, d)
+    assert 4 * d * eps_grid == pytest.approx(epsilon)
+    # at A_j = 1 a grid passes w.p. <= delta/(4d): 2 grids x d features <= delta/2
+    assert 0.5 * math.exp(-eps_grid * (threshold - 1)) <= delta / (4 * d) * (1 + 1e-12)
+    assert 0.5 * math.exp(-eps_grid * (cap - threshold)) <= 0.5e-9 * (1 + 1e-12)
+    assert cap >= 2  # min(A, K) >= 2 iff A >= 2
+
+
+# -- audits --------------------------------------------------------------------
+
+BOUNDS = (np.array([0.0]), np.array([10.0]))
+# IQR 6 against IQR 0.2: neighbours in far-apart bins, both A_j <= 1
+FAR = (np.array([[4.0], [4.2], [10.0]]), np.array([[4.0], [4.2], [4.2], [10.0]]))
+AUDIT = {"n_samples": 40_000, "n_pilot": 8_000, "random_state": 0}
+
+
+def iqr_runs(data, seed, epsilon, delta, n_runs, threshold=None, bounds=BOUNDS):
+    """Vectorised twin of IQRScale.fit (default grid, one feature)."""
+    base, width = iqr_module.grid_parameters(None, None)
+    eps_grid, default_threshold, cap = iqr_module.iqr_parameters(epsilon, delta, 1)
+    if threshold is not None:
+        default_threshold = threshold(eps_grid, delta / 2)
+    iqrs, dist = iqr_module.iqr_statistics(data, bounds, base, width, cap)
+    scales, refused = iqr_release(
+        np.repeat(iqrs, n_runs),
+        np.repeat(dist, n_runs, axis=1),
+        eps_grid,
+        default_threshold,
+        base,
+        width,
+        random_state=seed,
+    )
+    scales = np.minimum(scales, bounds[1][0] - bounds[0][0])
+    return [None if r else float(v) for v, r in zip(scales, refused, strict=True)]
+
+
+def test_wrapper_is_the_estimator():
+    X = np.random.default_rng(0).normal(5, 1, size=(3000, 1))
+    for data in (*FAR, X):
+        for seed in range(8):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PTRRefusedWarning)
+                est = IQRScale(1.0, 1e-6, bounds=(0, 10), random_state=seed).fit(data)
+            twin = iqr_runs(data, seed, 1.0, 1e-6, 1)[0]
+            assert (twin is None) == bool(est.refused_[0])
+            if twin is not None:
+                assert twin == est.scale_[0]
+
+
+@pytest.mark.parametrize("epsilon, delta", [(2.0, 0.01), (1.0, 0.2), (6.0, 0.1)])
+def test_audit_iqr_scale_passes(epsilon, delta):
+    def mech(data, seed, n_runs):
+        return iqr_runs(data, seed, epsilon, delta, n_runs)
+
+    assert_dp(mech, *FAR, epsilon, delta, **AUDIT)
+
+
+def test_audit_sees_the_release_noise_on_stable_data():
+    # both datasets pass surely; the IQRs 1 and 1.02 share a bin, so the only
+    # leak is the release Lap(w/eps') in log2 units: at most eps' = eps/4
+    base = np.repeat([[0.0], [1.0], [2.0]], [200, 400, 200], axis=0)
+    pair = (base, np.vstack([base, [[2.0]] * 4]))
+
+    def mech(data, seed, n_runs):
+        return iqr_runs(data, seed, 4.0, 0.2, n_runs)
+
+    result = audit_mechanism(mech, *pair, **AUDIT)
+    assert result.epsilon_lower_bound <= 1.0
+
+
+def test_audit_catches_the_threshold_without_division_by_epsilon():
+    # 1 + ln(1/delta') passes at A = 1 w.p. delta'^eps'/2 >> delta' for eps' < 1
+    def mech(data, seed, n_runs):
+        return iqr_runs(
+            data, seed, 2.0, 0.01, n_runs, threshold=lambda e, d: 1 + math.log(1 / d)
+        )
+
+    result = audit_mechanism(mech, *FAR, delta=0.01, **AUDIT)
+    assert result.epsilon_lower_bound > 3.0
+
+
+def test_audit_catches_the_threshold_without_the_one():
+    # ln(1/delta')/eps' passes at A = 1 w.p. e^{eps'} delta'/2 per grid
+    def mech(data, seed, n_runs):
+        return iqr_runs(
+            data, seed, 6.0, 0.1, n_runs, threshold=lambda e, d: math.log(1 / d) / e
+        )
+
+    # the two releases are disjoint, so the true epsilon at delta = 0.1 is
+    # infinite; 200k runs resolve probabilities down to about 1e-4
+    audit = {**AUDIT, "n_samples": 200_000}
+    result = audit_mechanism(mech, *FAR, delta=0.1, **audit)
+    assert result.epsilon_lower_bound > 6.5
+
+
+# -- behaviour ---------------------------------------------------------------
+
+
+def test_accuracy_budget_and_transform():
+    acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
+    X = np.random.default_rng(4).normal(0, 10, size=(50_000, 2))
+    est = IQRScale(1.0, 1e-6, accountant=acc, random_state=0).fit(X)  # unbounded
+    assert not est.refused_.any()
+    r1, r3 = (50_000 + 3) // 4, (3 * 50_000 + 3) // 4
+    ordered = np.sort(X, axis=0)
+    truth = ordered[r3 - 1] - ordered[r1 - 1]
+    # release factor 2^(w Lap(1/eps')) = 2^Lap(1) for eps' = 1/8, w = 1/8:
+    # |Lap(1)| > ln(1e7) has probability 1e-7
+    assert np.all(np.abs(np.log2(est.scale_ / truth)) < math.log(1e7))
+    assert [e.label for e in acc.entries] == [
+        "IQRScale: stability tests",
+        "IQRScale: scale releases",
+    ]
+    assert acc.total() == pytest.approx((1.0, 1e-6))
+    assert (est.epsilon_spent_, est.delta_spent_) == pytest.approx(acc.total())
+    np.testing.assert_allclose(est.transform(X), X / est.scale_)
+    np.testing.assert_allclose(est.inverse_transform(est.transform(X)), X)
+
+
+@pytest.mark.parametrize(
+    "X",
+    [np.array([[3.0]]), np.full((1000, 1), 2.0), np.full((1000, 1), 1, dtype=int)],
+)
+def test_zero_iqr_is_refused_and_spent(X):
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    with pytest.warns(PTRRefusedWarning, match="IQR"):
+        est = IQRScale(bounds=(0, 10), accountant=acc, random_state=0).fit(X)
+    assert est.refused_[0] and np.isnan(est.scale_[0])
+    assert np.isnan(est.transform(X)).all()
+    assert acc.total() == pytest.approx((1.0, 1e-6))
+
+
+def test_refusal_raises_after_spending():
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    with pytest.raises(PTRRefusedError, match="'w'"):
+        IQRScale(on_refuse="raise", accountant=acc, random_state=0).fit(
+            pd.DataFrame({"w": [1.0, 2.0, 3.0]})
+        )
+    assert acc.total() == pytest.approx((1.0, 1e-6))
+
+
+def test_bool_and_huge_unbounded_inputs():
+    X = np.random.default_rng(5).integers(0, 2, size=(20_000, 1)).astype(bool)
+    est = IQRScale(bounds=(0, 1), random_state=0).fit(X)  # IQR 1 (quartiles 0, 1)
+    assert est.refused_[0] or 0 < est.scale_[0] <= 1
+    huge = np.repeat([[-1e308], [0.0], [1e308]], 500, axis=0)
+    with pytest.warns(PTRRefusedWarning):  # the IQR overflows: no bin, refused
+        est = IQRScale(random_state=0).fit(huge)
+    assert est.refused_[0]
+
+
+@pytest.mark.parametrize(
+    "kwargs, X, match",
+    [
+        ({}, np.array([[np.nan]]), "NaN or inf"),
+        ({}, np.empty((0, 1)), "0 sample"),
+        ({}, np.array([["a"]], dtype=object), "could not convert|numeric"),
+        ({"bounds": (-1e308, 1e308)}, np.ones((3, 1)), "finite float"),
+        ({"bounds": (1, 0)}, np.ones((3, 1)), "lower bound must be < upper"),
+        ({"base": 1.0}, np.ones((3, 1)), "base"),
+        ({"width": 0.0}, np.ones((3, 1)), "width"),
+        ({"delta": 0.0}, np.ones((3, 1)), "delta"),
+        ({"epsilon": 5.0}, np.ones((3, 1)), "exceed"),
+    ],
+)
+def test_bad_input_charges_nothing(kwargs, X, match):
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    with pytest.raises(Exception, match=match):
+        IQRScale(accountant=acc, **kwargs).fit(X)
+    assert acc.entries == ()
+
+
+def test_pandas_output():
+    X = pd.DataFrame(
+        np.random.default_rng(6).normal(size=(20_000, 2)), columns=["a", "b"]
+    )
+    out = IQRScale(random_state=0).set_output(transform="pandas").fit_transform(X)
+    assert list(out.columns) == ["a", "b"]
