@@ -93,6 +93,7 @@ def test_constants_give_the_claimed_failure_probabilities(epsilon, delta, d):
     assert 0.5 * math.exp(-eps_f * (cap - threshold)) <= 0.5e-9 * (1 + 1e-12)
 
 
+@pytest.mark.filterwarnings("ignore::skdp.preprocessing._ptr.PTRRefusedWarning")
 def test_cap_is_public_and_windows_are_small(monkeypatch):
     seen = []
     original = ptr_module.median_distance_to_instability
