@@ -51,7 +51,8 @@ def candidate_grid(candidates, lower, upper):
     """
     if candidates is None or isinstance(candidates, Integral):
         m = DEFAULT_N_CANDIDATES if candidates is None else int(candidates)
-        return np.linspace(lower, upper, m)
+        # on halved bounds, then doubled (exact): no overflow near ±1.8e308
+        return 2.0 * np.linspace(lower * 0.5, upper * 0.5, m)
     grid = np.asarray(candidates, dtype=np.float64)
     if grid.ndim != 1 or grid.size == 0:
         raise ValueError(
