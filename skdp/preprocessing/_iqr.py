@@ -20,11 +20,11 @@ from skdp.preprocessing._ptr import (
     check_span,
     handle_refusals,
 )
-from skdp.sensitivity import (
-    interquartile_range,
-    iqr_instability_distance,
-    log_grid_bin,
-)
+from skdp.sensitivity import log_grid_bin, quartile_ranks, select_order_statistics
+
+# One selection serves the IQR and both grids (the public functions would each
+# partition the data again): the window helpers of the sensitivity module.
+from skdp.sensitivity._iqr import _instability_from, _iqr_from
 from skdp.utils._validation import check_bounds, validate_private_data
 
 __all__ = [
@@ -68,6 +68,11 @@ def _usable(iqr):
 def iqr_statistics(X, bounds, base, width, cap):
     """IQR and ``min(A_j, K)`` on the two grids, for every column.
 
+    One selection per column: the order statistics of ranks ``r1 ± W`` and
+    ``r3 ± W``, ``W = ceil(3K/4) + 2`` (the windows of
+    :func:`skdp.sensitivity.iqr_instability_distance` with ``cap=K``), serve
+    the IQR and both grids' distances.
+
     Returns
     -------
     iqrs : ndarray of shape (d,)
@@ -77,14 +82,17 @@ def iqr_statistics(X, bounds, base, width, cap):
         the IQR is 0 (or overflows to inf, which lies in no bin).
     """
     lower, upper = bounds
-    n_features = X.shape[1]
+    n_samples, n_features = X.shape
+    r1, r3 = quartile_ranks(n_samples)
+    half = -(-3 * int(cap) // 4) + 2
+    windows = [(r1 - half, r1 + half), (r3 - half, r3 + half)]
     iqrs = np.empty(n_features)
     distances = np.zeros((2, n_features))
     for f in range(n_features):
-        column_bounds = (lower[f], upper[f])
+        ranks, values = select_order_statistics(X[:, f], (lower[f], upper[f]), windows)
         with np.errstate(over="ignore", invalid="ignore"):
-            iqr = interquartile_range(X[:, f], column_bounds)
-        iqrs[f] = 0.0 if math.isnan(iqr) else iqr  # only n = 0 unbounded: -inf + inf
+            iqr = float(_iqr_from(ranks, values, n_samples))
+        iqrs[f] = 0.0 if math.isnan(iqr) else iqr  # n = 0 unbounded: -inf + inf
         if not _usable(iqrs[f]):
             continue
         for grid in (0, 1):
@@ -92,9 +100,8 @@ def iqr_statistics(X, bounds, base, width, cap):
                 iqrs[f], base=base, width=width, offset=grid * width / 2
             )
             with np.errstate(invalid="ignore", over="ignore"):
-                distances[grid, f] = iqr_instability_distance(
-                    X[:, f], column_bounds, lo, hi, cap=cap
-                )
+                a = _instability_from(ranks, values, n_samples, lo, hi)
+            distances[grid, f] = min(a, int(cap))
     return iqrs, distances
 
 

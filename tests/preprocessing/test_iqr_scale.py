@@ -284,3 +284,29 @@ def test_pandas_output():
     )
     out = IQRScale(random_state=0).set_output(transform="pandas").fit_transform(X)
     assert list(out.columns) == ["a", "b"]
+
+
+def test_one_selection_agrees_with_the_public_functions():
+    # iqr_statistics reads the IQR and both grids from one window selection;
+    # it must equal interquartile_range and iqr_instability_distance(cap=K)
+    from skdp.sensitivity import interquartile_range, iqr_instability_distance
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(1, 300))
+        x = np.round(rng.standard_t(2, size=n) * rng.choice([0.3, 1, 3]), 1)
+        cap, width = int(rng.choice([2, 5, 20, 80])), float(rng.choice([1, 0.125]))
+        for lo_b, hi_b in ((-np.inf, np.inf), (-5.0, 5.0)):
+            bounds = (np.array([lo_b]), np.array([hi_b]))
+            iqrs, dist = iqr_statistics(x[:, None], bounds, 2.0, width, cap)
+            with np.errstate(invalid="ignore"):
+                expected = interquartile_range(x, (lo_b, hi_b))
+            assert iqrs[0] == expected
+            if expected > 0:
+                for grid in (0, 1):
+                    _, lo, hi = log_grid_bin(
+                        expected, width=width, offset=grid * width / 2
+                    )
+                    with np.errstate(invalid="ignore"):  # inf - inf at the pads
+                        a = iqr_instability_distance(x, (lo_b, hi_b), lo, hi, cap=cap)
+                    assert dist[grid, 0] == a
