@@ -425,3 +425,75 @@ def test_pandas_input_keeps_feature_names():
     assert est.quantiles_.shape == (2, 2)
     assert np.all(est.quantiles_ <= [[100, 80]])
     np.testing.assert_array_equal(est.upper_, [100, 80])
+
+
+# -- empirical audits with mutation twins -------------------------------------
+
+EPS = 1.0
+AUDIT = {"n_samples": 300_000, "n_pilot": 50_000, "random_state": 0}
+AUDIT_GRID = np.linspace(0.0, 1.0, 21)
+# Worst cases found by computing the exact output laws of Smith's mechanism
+# over all small neighbours on a 7-value domain (q = 1/2, bounds [0, 1]): a
+# row added above the median moves the scores below and above it in opposite
+# directions, the case where the general 2Δ/ε scale is needed.
+SMITH_PAIRS = [([0.0], [0.0, 0.95]), ([0.0, 0.0, 0.8], [0.0, 0.0, 0.8, 0.95])]
+PF_PAIRS = [([0.0, 0.9], [0.0, 0.9, 0.95]), ([0.2, 0.8], [0.0, 0.2, 0.8])]
+
+
+def smith_runs(data, seed, n_runs=1):
+    """The median by fit's exponential path, ``n_runs`` independent draws."""
+    column = sorted_clipped_column(np.asarray(data, dtype=float), 0.0, 1.0)
+    source = check_random_source(seed)
+    return exponential_release(column, 0.0, 1.0, np.array([0.5]), EPS, source, n_runs)
+
+
+def pf_runs(data, seed, n_runs=1):
+    """The median by fit's permute-and-flip path, ``n_runs`` draws."""
+    column = sorted_clipped_column(np.asarray(data, dtype=float), 0.0, 1.0)
+    source = check_random_source(seed)
+    levels = np.array([0.5])
+    return permute_and_flip_release(column, AUDIT_GRID, levels, EPS, source, n_runs)
+
+
+def half_sensitivity(q):
+    """Mutant: the monotone scale Δ/ε on non-monotone scores."""
+    return max(q, 1 - q) / 2
+
+
+def log_weights_without_lengths(sorted_clipped, lower, upper, q, scale):
+    """Mutant: interval weights exp(score) without the interval length."""
+    intervals, left, right, log_w = interval_selection_log_weights(
+        sorted_clipped, lower, upper, q, scale
+    )
+    return intervals, left, right, log_w - np.log(right - left)
+
+
+@pytest.mark.parametrize("d0, d1", SMITH_PAIRS)
+def test_audit_exponential_passes(d0, d1):
+    assert_dp(smith_runs, d0, d1, EPS, **AUDIT)
+
+
+@pytest.mark.parametrize("d0, d1", PF_PAIRS)
+def test_audit_permute_and_flip_passes(d0, d1):
+    assert_dp(pf_runs, d0, d1, EPS, **AUDIT)
+
+
+@pytest.mark.parametrize("runs", [smith_runs, pf_runs])
+def test_audit_catches_the_monotone_scale(monkeypatch, runs):
+    # exact loss of the mutant here: about 1.9 (permute-and-flip), 1.75 (EM)
+    monkeypatch.setattr(quantile_module, "quantile_score_sensitivity", half_sensitivity)
+    d0, d1 = (SMITH_PAIRS if runs is smith_runs else PF_PAIRS)[0]
+    mutant = audit_mechanism(runs, d0, d1, **AUDIT)
+    assert mutant.epsilon_lower_bound > 1.25 * EPS
+
+
+def test_audit_catches_weights_without_interval_lengths(monkeypatch):
+    # a new row 0.001 creates the interval [0, 0.001]; weighted by its score
+    # alone it takes about 27% of the mass instead of 0.04%
+    monkeypatch.setattr(
+        quantile_module, "interval_selection_log_weights", log_weights_without_lengths
+    )
+    mutant = audit_mechanism(smith_runs, [1.0], [0.001, 1.0], **AUDIT)
+    assert mutant.epsilon_lower_bound > 3 * EPS
+    monkeypatch.undo()
+    assert_dp(smith_runs, [1.0], [0.001, 1.0], EPS, **AUDIT)
