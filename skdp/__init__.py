@@ -11,7 +11,7 @@ from skdp.accounting import (
     set_default_accountant,
 )
 from skdp.exceptions import AccountantCopyError, BudgetExceededError
-from skdp.preprocessing import DPClipper, PrivateMean
+from skdp.preprocessing import DPClipper, PrivateMean, SVTClipSelector
 
 __version__ = "0.1.0.dev0"
 
@@ -22,6 +22,7 @@ __all__ = [
     "DPClipper",
     "PrivacyCost",
     "PrivateMean",
+    "SVTClipSelector",
     "default_accountant",
     "set_default_accountant",
 ]

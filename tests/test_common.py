@@ -12,10 +12,14 @@ import skdp
 # accountant: a small budget would make most checks fail by design.
 ESTIMATORS = [
     skdp.DPClipper(bounds=(-1e3, 1e3)),
+    skdp.DPClipper(random_state=0),
+    skdp.DPClipper(method=None, norm="l2", max_norm=10.0),
+    skdp.SVTClipSelector(random_state=0),
     skdp.PrivateMean(bounds=(-1e3, 1e3), random_state=0),
     skdp.PrivateMean(
         bounds=(-1e3, 1e3), mechanism="gaussian", delta=1e-6, random_state=0
     ),
+    skdp.PrivateMean(random_state=0),
 ]
 
 # Checks each estimator is expected to fail, with the reason.

@@ -14,10 +14,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source, gaussian_mechanism, laplace_mechanism
+from skdp.preprocessing._svt_clip import plan_svt_bounds, run_svt_bounds
 from skdp.sensitivity import centre_and_radius, normalised_centred_sums
 from skdp.utils._validation import check_bounds, validate_private_data
 
 __all__ = ["PrivateMean"]
+
+_PUBLIC = object()  # marker: the bounds are public
 
 
 def mean_budget_split(epsilon, delta, n_features, mechanism):
@@ -49,9 +52,21 @@ class PrivateMean(
     ----------
     epsilon : float, default=1.0
         Total ε of one ``fit``, over all features.
-    bounds : tuple of (float or array-like, float or array-like)
+    bounds : tuple of (float or array-like, float or array-like) or None, \
+default=None
         Public ``(lower, upper)`` bounds, scalars or per-feature arrays. They
-        must not be derived from the sensitive data.
+        must not be derived from the sensitive data. ``None`` chooses both
+        privately with the sparse vector technique (:class:`SVTClipSelector`
+        around 0, grid up to ``upper_limit``), spending ``bounds_share`` of
+        ``epsilon``; ``(lower, None)`` takes the lower bound as public (e.g.
+        0 for non-negative data) and chooses only the upper one, which
+        wastes no budget on a known side.
+    bounds_share : float, default=0.3
+        Share of ``epsilon`` spent on choosing the bounds when ``bounds`` is
+        None (public; see Notes).
+    upper_limit : float, default=1e9
+        The largest plausible magnitude of a value (public), for
+        ``bounds=None``.
     mechanism : {"laplace", "gaussian"}, default="laplace"
         Noise for the count and the sums: Laplace gives ε-DP; the Gaussian
         (analytic calibration) gives (ε, δ)-DP and needs ``delta > 0``.
@@ -68,7 +83,7 @@ class PrivateMean(
     mean_ : ndarray of shape (n_features_in_,)
         The private means, within the bounds.
     lower_, upper_ : ndarray of shape (n_features_in_,)
-        The public bounds per feature.
+        The bounds per feature: given, or chosen privately.
     epsilon_spent_, delta_spent_ : float
         Cost charged by ``fit`` (equal to ``epsilon`` and ``delta``).
     n_features_in_ : int
@@ -92,6 +107,13 @@ class PrivateMean(
     checked by brute force in the tests). Centring at the public midpoint
     gives the data-unit sensitivity ``(U - L)/2``, never more than the
     uncentred ``max(|L|, |U|)``.
+
+    **Private bounds.** With ``bounds=None``, ``bounds_share * epsilon`` is
+    spent first on :class:`SVTClipSelector` (both tails, around 0), and the
+    mean is computed from the rest with the chosen bounds; by composition the
+    whole fit is ε-DP. The default share 0.3 was chosen on the benchmarks in
+    ``benchmarks/`` (lognormal and Adult data): a smaller share makes the
+    bounds noisy and clips more, a larger one leaves less for the mean.
 
     **Budget split (public).** ε_count = ε / (1 + d^p) for the count, the rest
     for the sums, with p = 2/3 (Laplace) or 1/3 (Gaussian): the split that
@@ -134,6 +156,8 @@ class PrivateMean(
     _parameter_constraints = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "bounds": ["array-like", tuple, None],
+        "bounds_share": [Interval(Real, 0, 1, closed="neither")],
+        "upper_limit": [Interval(Real, 0, None, closed="neither")],
         "mechanism": [StrOptions({"laplace", "gaussian"})],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "accountant": [HasMethods(["spend_many"]), None],
@@ -145,6 +169,8 @@ class PrivateMean(
         epsilon=1.0,
         *,
         bounds=None,
+        bounds_share=0.3,
+        upper_limit=1e9,
         mechanism="laplace",
         delta=0.0,
         accountant=None,
@@ -152,6 +178,8 @@ class PrivateMean(
     ):
         self.epsilon = epsilon
         self.bounds = bounds
+        self.bounds_share = bounds_share
+        self.upper_limit = upper_limit
         self.mechanism = mechanism
         self.delta = delta
         self.accountant = accountant
@@ -174,12 +202,21 @@ class PrivateMean(
         """
         X = validate_private_data(self, X)
         n_features = X.shape[1]
-        if self.bounds is None:
-            raise ValueError(
-                "PrivateMean needs public bounds=(lower, upper); private bound "
-                "selection is not available in this version."
+        private_lower = self._private_bounds_lower()
+        if private_lower is not _PUBLIC:
+            eps_bounds = self.epsilon * self.bounds_share
+            plan = plan_svt_bounds(
+                n_features,
+                eps_bounds,
+                lower=private_lower,
+                upper_limit=self.upper_limit,
+                grid="geometric",
+                n_above=None,
             )
-        lower, upper = check_bounds(self.bounds, n_features)
+            bound_items = plan.cost_items(eps_bounds)
+        else:
+            eps_bounds, bound_items = 0.0, []
+            lower, upper = check_bounds(self.bounds, n_features)
         if self.mechanism == "gaussian" and self.delta == 0:
             raise ValueError(
                 "mechanism='gaussian' needs delta > 0; use mechanism='laplace' "
@@ -191,10 +228,18 @@ class PrivateMean(
                 f"delta={self.delta}. Set delta=0 or use mechanism='gaussian'."
             )
         (eps_n, delta_n), (eps_s, delta_s) = mean_budget_split(
-            self.epsilon, self.delta, n_features, self.mechanism
+            self.epsilon - eps_bounds, self.delta, n_features, self.mechanism
         )
         source = check_random_source(self.random_state)
-        self._charge([("row count", eps_n, delta_n), ("clipped sums", eps_s, delta_s)])
+        self._charge(
+            [
+                *bound_items,
+                ("row count", eps_n, delta_n),
+                ("clipped sums", eps_s, delta_s),
+            ]
+        )
+        if private_lower is not _PUBLIC:
+            lower, upper = run_svt_bounds(X, plan, source)
 
         sums = normalised_centred_sums(X, lower, upper)
         count = float(X.shape[0])
@@ -215,6 +260,16 @@ class PrivateMean(
         self.mean_ = np.clip(centre + radius * np.clip(ratio, -1, 1), lower, upper)
         self.lower_, self.upper_ = lower, upper
         return self
+
+    def _private_bounds_lower(self):
+        """``_PUBLIC`` for public bounds, else the public lower bound or None."""
+        if self.bounds is None:
+            return None
+        if isinstance(self.bounds, tuple | list) and len(self.bounds) == 2:
+            lower, upper = self.bounds
+            if upper is None and lower is not None:
+                return lower
+        return _PUBLIC
 
     def transform(self, X):
         """Subtract the private means.

@@ -28,6 +28,10 @@ __all__ = [
 _SAFE_EXPONENT = 1020
 
 
+# Above this magnitude, differences of two values may overflow.
+_HALF_MAX = np.finfo(np.float64).max / 4
+
+
 def _scaling_exponent(largest_magnitude, count):
     """Exponent ``e`` so that ``count`` values ``<= largest / 2**e`` sum finitely."""
     if not (largest_magnitude > 0):
@@ -175,13 +179,14 @@ def soft_counts_above(x, upper_grid):
     difference ``S(b_{j+1}) - S(b_j)`` has sensitivity ``b_{j+1} - b_j``
     instead. SVT selectors usually test ``-q_j`` against ``-n_above``.
 
-    The queries are not computed as differences of the (possibly huge and
-    cancelling) sums: after one sort, each row's ramp value
-    ``(x_i - b_j)/(b_{j+1} - b_j)`` in its own grid interval (a number in
-    ``[0, 1]`` even in floating point, as rounding is monotone; differences
-    are halved first where they would overflow) is accumulated by prefix sums,
-    and rows above ``b_{j+1}`` are counted by ``searchsorted``. So each row
-    contributes exactly a value in ``[0, 1]`` and nothing overflows.
+    One sort, then everything else is O(n + k log n): ``searchsorted`` of
+    the grid in the sorted rows gives each interval's rows (a contiguous
+    block), rows above ``b_{j+1}`` are counted by position, and the ramp
+    values ``(x_i - b_j)/(b_{j+1} - b_j)`` of the rows inside interval j are
+    summed by prefix sums. Each row contributes a value in ``[0, 1]``
+    whatever the rounding (the ramp is clipped), and nothing overflows (the
+    prefix sums are of values in ``[0, 1]``; a grid near the float limit is
+    halved first).
 
     Examples
     --------
@@ -190,38 +195,38 @@ def soft_counts_above(x, upper_grid):
     array([3.5, 2.5, 1.5])
     """
     x = np.sort(np.asarray(x, dtype=float).ravel())
-    grid = _as_grid(upper_grid)
-    if grid.size < 2:
+    return soft_counts_above_sorted(x, _as_grid(upper_grid))
+
+
+def soft_counts_above_sorted(x, grid):
+    """:func:`soft_counts_above` for rows already sorted in increasing order.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n,)
+        Finite data values, sorted.
+    grid : ndarray of shape (k,)
+        Public strictly increasing candidate bounds.
+
+    Returns
+    -------
+    counts : ndarray of shape (k - 1,)
+    """
+    k = grid.size
+    if k < 2:
         return np.empty(0, dtype=float)
-    left, right = grid[:-1], grid[1:]
-    # Rows strictly inside (b_j, b_{j+1}) for interval j: positions start..stop.
-    start = np.searchsorted(x, left, side="right")
-    stop = np.searchsorted(x, right, side="left")
-    above = x.size - stop  # rows >= b_{j+1} count fully
-
-    # Ramp value of each row in the interval that contains it.
-    interval = np.searchsorted(right, x, side="left")  # first b_{j+1} >= x
-    inside = (interval < left.size) & (x > left[np.minimum(interval, left.size - 1)])
-    ramp = np.zeros_like(x)
-    j = interval[inside]
-    ramp[inside] = _ramp(x[inside], left[j], right[j])
-    ramp_prefix = np.concatenate(([0.0], np.cumsum(ramp)))
-    partial = ramp_prefix[np.maximum(stop, start)] - ramp_prefix[start]
-    return above + partial
-
-
-def _ramp(values, left, right):
-    """``(values - left) / (right - left)`` with both differences overflow-safe."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        numerator = values - left
-        denominator = right - left
-        ramp = numerator / denominator
-    overflow = ~np.isfinite(denominator) | ~np.isfinite(numerator)
-    if overflow.any():
-        half_num = values[overflow] / 2 - left[overflow] / 2
-        half_den = right[overflow] / 2 - left[overflow] / 2
-        ramp[overflow] = half_num / half_den
-    return ramp
+    if max(abs(grid[0]), abs(grid[-1])) > _HALF_MAX:
+        x, grid = x / 2, grid / 2  # same ramps; differences stay finite
+    edges = np.searchsorted(x, grid, side="right")  # rows <= b_j come first
+    rows_above = x.size - edges[1:]  # rows > b_{j+1}, for j = 0..k-2
+    first, last = edges[0], edges[-1]
+    per_interval = np.diff(edges)
+    ramp = x[first:last] - np.repeat(grid[:-1], per_interval)
+    ramp /= np.repeat(np.diff(grid), per_interval)
+    np.clip(ramp, 0.0, 1.0, out=ramp)
+    prefix = np.concatenate(([0.0], np.cumsum(ramp)))
+    inside = prefix[edges[1:] - first] - prefix[edges[:-1] - first]
+    return rows_above + inside
 
 
 def soft_counts_below(x, lower_grid):

@@ -50,9 +50,29 @@ def test_bad_input_raises_and_charges_nothing(X, match):
     assert acc.entries == ()
 
 
-def test_missing_bounds_is_a_clear_error():
-    with pytest.raises(ValueError, match="needs public bounds"):
-        DPClipper().fit(np.ones((3, 1)))
+def test_without_bounds_they_are_chosen_privately_and_charged():
+    acc = BudgetAccountant(epsilon=1.0)
+    X = np.random.default_rng(0).normal(10, 2, size=(5_000, 2))
+    clipper = DPClipper(epsilon=0.5, upper_limit=1e4, accountant=acc, random_state=0)
+    clipper.fit(X)
+    assert acc.total()[0] == pytest.approx(0.5)
+    assert clipper.epsilon_spent_ == pytest.approx(0.5)
+    assert np.all(clipper.upper_ > np.quantile(X, 0.99, axis=0))
+    assert np.all(clipper.upper_ < 2 * X.max(axis=0))
+
+
+def test_method_none_clips_only_rows():
+    clipper = DPClipper(method=None, norm="l2", max_norm=5.0)
+    X = np.array([[3.0, 4.0], [30.0, 40.0], [0.0, 0.0], [1e308, 1e308]])
+    out = clipper.fit_transform(X)
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), [5, 5, 0, 5])
+    np.testing.assert_allclose(out[1], [3, 4])
+    assert clipper.epsilon_spent_ == 0.0
+
+
+def test_norm_needs_max_norm():
+    with pytest.raises(ValueError, match="given together"):
+        DPClipper(bounds=(0, 1), norm="l2").fit(np.ones((2, 2)))
 
 
 def test_pandas_output_and_feature_names():

@@ -109,7 +109,8 @@ def test_huge_values_do_not_overflow():
         ({"bounds": (0, 1)}, np.array([[np.nan]]), "NaN or inf"),
         ({"bounds": (0, 1)}, np.empty((0, 1)), "0 sample"),
         ({"bounds": (1, 0)}, np.ones((3, 1)), "lower bound must be < upper"),
-        ({}, np.ones((3, 1)), "needs public bounds"),
+        ({"bounds": (0, None), "bounds_share": 1.0}, np.ones((3, 1)), "bounds_share"),
+        ({"bounds": (None, 1)}, np.ones((3, 1)), "must be numeric|finite"),
         ({"bounds": (0, 1), "epsilon": 0}, np.ones((3, 1)), "epsilon"),
         ({"bounds": (0, 1), "mechanism": "gaussian"}, np.ones((3, 1)), "delta > 0"),
         ({"bounds": (0, 1), "delta": 1e-6}, np.ones((3, 1)), "pure epsilon-DP"),
@@ -120,6 +121,37 @@ def test_bad_input_charges_nothing(kwargs, X, match):
     acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
     with pytest.raises(Exception, match=match):
         PrivateMean(accountant=acc, **kwargs).fit(X)
+    assert acc.entries == ()
+
+
+@pytest.mark.parametrize(
+    "bounds, labels",
+    [
+        (None, ["lower bounds (SVT)", "upper bounds (SVT)"]),
+        ((0.0, None), ["upper bounds (SVT)"]),
+    ],
+)
+def test_private_bounds_are_charged_with_the_mean(bounds, labels):
+    acc = BudgetAccountant(epsilon=1.0)
+    X = np.random.default_rng(3).lognormal(3, 1, size=(20_000, 2))
+    pm = PrivateMean(
+        1.0, bounds=bounds, bounds_share=0.25, accountant=acc, random_state=0
+    ).fit(X)
+    expected = [f"PrivateMean: {label}" for label in labels]
+    expected += ["PrivateMean: row count", "PrivateMean: clipped sums"]
+    assert [e.label for e in acc.entries] == expected
+    assert sum(e.epsilon for e in acc.entries[: len(labels)]) == pytest.approx(0.25)
+    assert acc.total()[0] == pytest.approx(1.0)
+    assert pm.epsilon_spent_ == pytest.approx(1.0)
+    assert np.all(pm.lower_ < pm.upper_)
+    # a privately chosen upper bound clips only a little of the tail
+    np.testing.assert_allclose(pm.mean_, X.mean(axis=0), rtol=0.05)
+
+
+def test_a_spent_budget_stops_private_bounds_before_any_data_is_read():
+    acc = BudgetAccountant(epsilon=0.5)
+    with pytest.raises(Exception, match="exceed"):
+        PrivateMean(1.0, accountant=acc).fit(np.ones((5, 1)))
     assert acc.entries == ()
 
 

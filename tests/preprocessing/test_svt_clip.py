@@ -1,0 +1,152 @@
+"""SVTClipSelector: private bounds by AboveThreshold over a public grid."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skdp import BudgetAccountant, SVTClipSelector
+from skdp.audit import assert_dp, audit_mechanism
+from skdp.mechanisms._svt import _svt_many
+from skdp.preprocessing import _svt_clip as svt_module
+from skdp.preprocessing._svt_clip import svt_bound_widths
+
+
+def test_charges_epsilon_split_over_sides_and_features():
+    acc = BudgetAccountant(epsilon=1.0)
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    sel = SVTClipSelector(0.8, accountant=acc, random_state=0).fit(X)
+    assert [(e.label, e.epsilon) for e in acc.entries] == [
+        ("SVTClipSelector: lower bounds (SVT)", 0.4),
+        ("SVTClipSelector: upper bounds (SVT)", 0.4),
+    ]
+    assert sel.epsilon_spent_ == pytest.approx(0.8)
+    assert sel.n_above_ == pytest.approx(6 / (0.8 / 6))
+    one_sided = SVTClipSelector(0.2, lower=-5.0, accountant=acc).fit(X)
+    assert acc.entries[-1].label == "SVTClipSelector: upper bounds (SVT)"
+    assert one_sided.epsilon_spent_ == pytest.approx(0.2)
+    np.testing.assert_array_equal(one_sided.lower_, [-5.0] * 3)
+
+
+def test_bounds_are_tight_on_heavy_tails():
+    x = np.random.default_rng(1).lognormal(3, 1, size=(20_000, 1))
+    for seed in range(20):
+        sel = SVTClipSelector(1.0, lower=0.0, upper_limit=1e6, random_state=seed)
+        upper = sel.fit(x).upper_[0]
+        clipped = int((x > upper).sum())
+        # about n_above = 6 rows above the bound, never a bound far off
+        assert clipped <= 40
+        assert upper < 2 * x.max()
+
+
+def test_two_sided_bounds_contain_the_bulk():
+    X = np.random.default_rng(2).normal(-50, 5, size=(5_000, 1))
+    sel = SVTClipSelector(1.0, upper_limit=1e4, random_state=0).fit(X)
+    assert sel.lower_[0] < np.quantile(X, 0.01)
+    # the upper search around 0 finds nothing above 0 and stops at once
+    assert 0 < sel.upper_[0] < 1
+    assert (sel.transform(X) == np.clip(X, sel.lower_, sel.upper_)).all()
+
+
+def test_no_hit_falls_back_to_the_grid_top_not_the_first_candidate():
+    # every value lies beyond the public grid: no query can fire except by
+    # noise; the fallback is the top of the grid (data-independent), never a
+    # wrapped-around index such as -1 or 0
+    X = np.full((50, 1), 1e9)
+    tops = {
+        SVTClipSelector(1.0, lower=0.0, upper_limit=10.0, n_above=0, random_state=s)
+        .fit(X)
+        .upper_[0]
+        for s in range(10)
+    }
+    assert tops == {10.0}
+
+
+def test_grid_widths():
+    widths = svt_bound_widths("geometric", 1e6)
+    assert widths[-1] == 1e6 and widths[0] == pytest.approx(1e6 * 2**-40)
+    assert np.allclose(widths[1:] / widths[:-1], 2**0.25)
+    for bad in ([1.0], [2.0, 1.0], [0.0, 1.0], [1.0, np.inf]):
+        with pytest.raises(ValueError, match="strictly increasing"):
+            svt_bound_widths(bad, 1.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, X, match",
+    [
+        ({"grid": [3.0, 1.0]}, np.ones((5, 1)), "strictly increasing"),
+        ({"lower": [0.0, 1.0]}, np.ones((5, 1)), r"shape \(1,\)"),
+        ({"lower": np.nan}, np.ones((5, 1)), "finite"),
+        ({}, np.array([[np.inf]]), "NaN or inf"),
+        ({}, np.empty((0, 2)), "0 sample"),
+        ({"epsilon": -1.0}, np.ones((5, 1)), "epsilon"),
+        ({"epsilon": 2.0}, np.ones((5, 1)), "exceed"),
+    ],
+)
+def test_bad_input_charges_nothing(kwargs, X, match):
+    acc = BudgetAccountant(epsilon=1.0)
+    with pytest.raises(Exception, match=match):
+        SVTClipSelector(accountant=acc, **kwargs).fit(X)
+    assert acc.entries == ()
+
+
+def test_odd_inputs():
+    for X in (np.zeros((1, 1)), np.full((10, 2), 1e308), np.array([[True], [False]])):
+        sel = SVTClipSelector(1.0, random_state=0).fit(X)
+        assert np.all(sel.lower_ < sel.upper_)
+    out = SVTClipSelector(random_state=0).set_output(transform="pandas")
+    df = pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0]})
+    assert list(out.fit_transform(df).columns) == ["a", "b"]
+
+
+# -- audit on worst-case neighbours, with a mutation twin --------------------
+# One added row far above the rest moves every soft count by 1 (sensitivity
+# 1, all in the same direction): the worst case for the normalised queries.
+# The release is audited vectorised (the selector's own query function and
+# the same AboveThreshold, many runs at once), and end to end through fit.
+
+GRID = 2.0 ** np.arange(-2, 12)  # 0.25 ... 2048
+D0 = np.full((6, 1), 0.1)
+D1 = np.vstack([D0, [[5000.0]]])
+EPS = 1.0
+N_ABOVE = 0.5
+
+
+def select_upper(data, seed):
+    sel = SVTClipSelector(EPS, lower=0.0, grid=GRID, n_above=N_ABOVE, random_state=seed)
+    return float(sel.fit(data).upper_[0])
+
+
+def select_upper_many(data, seed, n_runs):
+    """The selector's release for n_runs independent runs at once."""
+    queries = -svt_module.soft_counts_above_sorted(np.sort(data[:, 0]), GRID)
+    fired = _svt_many(
+        queries, -N_ABOVE, EPS, monotonic=True, random_state=seed, n_runs=n_runs
+    )
+    index = np.where(fired.any(axis=1), fired.argmax(axis=1) + 1, GRID.size - 1)
+    return GRID[index]
+
+
+def unnormalised_counts(x_sorted, candidates):
+    """Mutant: S(b_{j+1}) - S(b_j) without dividing by the spacing."""
+    upper = np.clip(x_sorted[:, None], None, candidates[None, 1:])
+    lower = np.clip(x_sorted[:, None], None, candidates[None, :-1])
+    return (upper - lower).sum(axis=0)
+
+
+def test_vectorised_release_matches_fit():
+    fitted = {select_upper(D1, seed) for seed in range(200)}
+    batch = set(select_upper_many(D1, 0, 2000).tolist())
+    assert fitted <= batch
+
+
+def test_audit_svt_clip_selector():
+    assert_dp(select_upper_many, D0, D1, EPS, n_samples=200_000, random_state=0)
+    assert_dp(select_upper, D0, D1, EPS, n_samples=1_000, n_pilot=300, random_state=1)
+
+
+def test_audit_catches_unnormalised_queries(monkeypatch):
+    monkeypatch.setattr(svt_module, "soft_counts_above_sorted", unnormalised_counts)
+    result = audit_mechanism(
+        select_upper_many, D0, D1, n_samples=50_000, random_state=0
+    )
+    assert result.epsilon_lower_bound > 2 * EPS
