@@ -17,6 +17,7 @@ All methods are vectorised and return numpy arrays.
 import math
 import os
 import threading
+import weakref
 from numbers import Integral
 
 import numpy as np
@@ -285,6 +286,12 @@ class SystemRandomSource(RandomSource):
     def __init__(self):
         self._lock = threading.Lock()
         self._reset()
+        _SYSTEM_SOURCES.add(self)
+
+    def _forget_after_fork(self):
+        # The parent's lock may have been held by another thread at fork time.
+        self._lock = threading.Lock()
+        self._reset()
 
     def _reset(self):
         self._buf = b""
@@ -328,6 +335,21 @@ class SystemRandomSource(RandomSource):
         return np.frombuffer(self._bytes(math.prod(shape)), dtype=np.uint8).reshape(
             shape
         )
+
+
+# Every live secure source drops its buffered bytes in a forked child, so a
+# parent and its children never use the same random bytes (the pid check in
+# ``_bytes`` alone could be fooled by pid reuse).
+_SYSTEM_SOURCES = weakref.WeakSet()
+
+
+def _forget_buffers_after_fork():
+    for source in list(_SYSTEM_SOURCES):
+        source._forget_after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_buffers_after_fork)
 
 
 class SeededRandomSource(RandomSource):

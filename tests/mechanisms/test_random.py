@@ -168,3 +168,18 @@ def test_large_secure_request_bypasses_buffer():
     words = source.uint64(1 << 16)  # 512 KiB, above the buffer size
     assert words.shape == (1 << 16,)
     assert len(np.unique(words)) == words.size
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (POSIX)")
+def test_forked_child_never_reuses_buffered_bytes():
+    source = check_random_source(None)
+    source.uint8(16)  # fill the buffer in the parent
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: report the next bytes, then exit at once
+        os.write(write, source.uint8(64).tobytes())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64)
+    parent = source.uint8(64).tobytes()
+    assert child != parent
