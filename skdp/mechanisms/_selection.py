@@ -155,6 +155,12 @@ default=None
     is therefore not exposed to Mironov's (2012) attack on released noise.
     Equal scores give a uniform choice.
 
+    **Floating-point caveat.** The Gumbel draws come from 53-bit uniforms, so
+    their range is capped: a candidate whose scaled gap to the best score is
+    below about -41 is never chosen, though its exact probability is positive
+    (below ``e^-41``). The guarantee is therefore ε-DP up to an additive δ of
+    about ``2^-53``.
+
     References
     ----------
     .. [1] McSherry, Talwar. "Mechanism Design via Differential Privacy."
@@ -280,6 +286,10 @@ default=None
     exponential noise ``argmax(u_r + Expo(2Δ/ε))``, which Ding et al. (2021)
     prove has exactly the permute-and-flip distribution (OpenDP
     ``make_noisy_max`` uses the same form). Only the index is released.
+    The exponential draws come from 53-bit uniforms, which caps them: a
+    candidate whose scaled gap to the best is below about -37 is never chosen
+    (its exact probability is below ``e^-37``), so the guarantee holds up to
+    an additive δ of about ``2^-53``.
 
     References
     ----------
