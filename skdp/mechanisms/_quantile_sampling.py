@@ -77,7 +77,8 @@ default=None
     """
     lw, top = _check_log_weights(log_weights)
     source = check_random_source(random_state)
-    weights = np.subtract(lw, top)
+    with np.errstate(over="ignore"):  # overflow to -inf is weight 0: right
+        weights = np.subtract(lw, top)
     np.exp(weights, out=weights)
     cumulative = np.cumsum(weights, out=weights)
     total = cumulative[-1]

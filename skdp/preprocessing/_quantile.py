@@ -211,9 +211,17 @@ default=None
     and the output is uniform inside it. Adding a row splits an interval and
     renumbers those above it, but the privacy argument is per output ``y``,
     where the change is bounded as above; zero-length intervals (ties) carry
-    no mass and are never chosen. One sort, then an O(n) vectorised pass in
-    log space with the maximum subtracted (:func:`skdp.mechanisms.
-    _quantile_sampling.sample_log_weights`).
+    no mass and are never chosen. After one sort, weights are computed in log
+    space only for a window of ranks around ``q n``, grown until every
+    interval outside it provably gets weight exactly 0 in floating point
+    (:func:`skdp.sensitivity._quantile.interval_selection_log_weights`), and
+    one inverse-CDF lookup with the maximum subtracted selects the interval
+    (:func:`skdp.mechanisms._quantile_sampling.sample_log_weights`).
+    A continuous output cannot put mass on a single value: on data all tied
+    at ``v`` every interval of positive length has the same poor score, and
+    the release is spread over ``[L, U]`` by length (uniform for the median).
+    Permute-and-flip returns ``v`` there whenever ``v`` is a candidate (the
+    default grid contains ``L`` and ``U``).
 
     *Permute-and-flip (McKenna–Sheldon 2020).* Scores of the public
     candidates from one sort and two binary searches per candidate,

@@ -10,6 +10,10 @@ from scipy import integrate, stats
 from skdp import BudgetAccountant
 from skdp.audit import assert_dp, audit_mechanism
 from skdp.mechanisms import check_random_source
+from skdp.mechanisms._quantile_sampling import (
+    sample_log_weights,
+    uniform_in_intervals,
+)
 from skdp.preprocessing import _quantile as quantile_module
 from skdp.preprocessing._quantile import (
     PrivateQuantile,
@@ -497,3 +501,34 @@ def test_audit_catches_weights_without_interval_lengths(monkeypatch):
     assert mutant.epsilon_lower_bound > 3 * EPS
     monkeypatch.undo()
     assert_dp(smith_runs, [1.0], [0.001, 1.0], EPS, **AUDIT)
+
+
+# -- the sampling primitives ---------------------------------------------------
+
+
+def test_sample_log_weights_law_and_zero_weights():
+    log_w = np.array([0.0, -np.inf, np.log(3.0), -np.inf, 1e6 - 1e6])
+    draws = sample_log_weights(log_w, random_state=0, n_runs=200_000)
+    counts = np.bincount(draws, minlength=5)
+    assert counts[1] == counts[3] == 0
+    probabilities = np.array([1.0, 0.0, 3.0, 0.0, 1.0]) / 5.0
+    assert chi_square_pvalue(counts, probabilities) > ALPHA
+    # huge log-weights are shifted by their maximum, never overflow
+    assert sample_log_weights([1e308, -1e308, -np.inf], random_state=0) == 0
+
+
+@pytest.mark.parametrize(
+    "log_w, match",
+    [([np.nan, 0.0], "NaN"), ([np.inf, 0.0], r"\+inf"), ([-np.inf] * 3, "zero")],
+)
+def test_sample_log_weights_refuses_bad_weights(log_w, match):
+    with pytest.raises(ValueError, match=match):
+        sample_log_weights(log_w, random_state=0)
+
+
+def test_uniform_in_intervals_stays_inside_without_overflow():
+    left = np.array([-1.7e308, 2.0, 5.0])
+    right = np.array([1.7e308, 2.0, 5.0 + 1e-15])
+    for seed in range(20):
+        point = uniform_in_intervals(left, right, random_state=seed)
+        assert np.all((point >= left) & (point <= right))
