@@ -10,8 +10,22 @@ from skdp.accounting import (
     default_accountant,
     set_default_accountant,
 )
-from skdp.exceptions import AccountantCopyError, BudgetExceededError
-from skdp.preprocessing import DPClipper, PrivateMean, SVTClipSelector
+from skdp.exceptions import (
+    AccountantCopyError,
+    BudgetExceededError,
+    PTRRefusedError,
+    PTRRefusedWarning,
+)
+from skdp.preprocessing import (
+    DPClipper,
+    IQRScale,
+    PrivateMean,
+    PrivateQuantile,
+    PrivateRobustScaler,
+    PTRMedian,
+    SmoothSensitivityMedian,
+    SVTClipSelector,
+)
 
 __version__ = "0.1.0.dev0"
 
@@ -20,9 +34,16 @@ __all__ = [
     "BudgetAccountant",
     "BudgetExceededError",
     "DPClipper",
+    "IQRScale",
+    "PTRMedian",
+    "PTRRefusedError",
+    "PTRRefusedWarning",
     "PrivacyCost",
     "PrivateMean",
+    "PrivateQuantile",
+    "PrivateRobustScaler",
     "SVTClipSelector",
+    "SmoothSensitivityMedian",
     "default_accountant",
     "set_default_accountant",
 ]

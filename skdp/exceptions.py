@@ -3,6 +3,8 @@
 __all__ = [
     "AccountantCopyError",
     "BudgetExceededError",
+    "PTRRefusedError",
+    "PTRRefusedWarning",
 ]
 
 
@@ -24,4 +26,20 @@ class AccountantCopyError(RuntimeError):
     refuses to spend rather than lose the record. Share a ledger between
     processes with ``BudgetAccountant(..., ledger="budget.sqlite")`` or run the
     parallel work with ``joblib.parallel_config(backend="threading")``.
+    """
+
+
+class PTRRefusedWarning(UserWarning):
+    """Propose-test-release refused (⊥) for at least one feature.
+
+    The proposed sensitivity did not pass the private stability test; the
+    budget of the fit is spent and the refused statistics are NaN.
+    """
+
+
+class PTRRefusedError(RuntimeError):
+    """Propose-test-release refused (⊥) and ``on_refuse='raise'`` was set.
+
+    Raised after the budget was charged: a refusal is a private output and
+    costs the same as a release.
     """

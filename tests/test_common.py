@@ -20,6 +20,17 @@ ESTIMATORS = [
         bounds=(-1e3, 1e3), mechanism="gaussian", delta=1e-6, random_state=0
     ),
     skdp.PrivateMean(random_state=0),
+    skdp.PrivateQuantile(bounds=(-1e3, 1e3), random_state=0),
+    skdp.PrivateQuantile(
+        (0.1, 0.5, 0.9), bounds=(-1e3, 1e3), method="permute_and_flip", random_state=0
+    ),
+    skdp.PTRMedian(bounds=(-1e3, 1e3), proposed_sensitivity=2e3, random_state=0),
+    skdp.SmoothSensitivityMedian(bounds=(-1e3, 1e3), random_state=0),
+    skdp.SmoothSensitivityMedian(bounds=(-1e3, 1e3), noise="cauchy", random_state=0),
+    skdp.IQRScale(random_state=0),
+    skdp.PrivateRobustScaler(
+        bounds=(-1e3, 1e3), proposed_sensitivity=2e3, random_state=0
+    ),
 ]
 
 # Checks each estimator is expected to fail, with the reason.
@@ -30,6 +41,10 @@ def expected_failed_checks(estimator):
     return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
 
 
+# The checks' datasets are tiny, so IQRScale's stability test refuses (a
+# documented, charged outcome that yields NaN scales and a warning). A PTR
+# proposal of U - L (2e3 here) is always stable, so its release path runs.
+@pytest.mark.filterwarnings("ignore::skdp.PTRRefusedWarning")
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)

@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
+from skdp.exceptions import PTRRefusedError, PTRRefusedWarning
 from skdp.mechanisms import check_random_source, laplace_mechanism
 from skdp.sensitivity import (
     median_distance_to_instability,
@@ -36,22 +37,6 @@ __all__ = [
 #: Probability ``β`` that a dataset at distance ``>= K`` from instability is
 #: refused anyway; it fixes the public cap ``K`` (see :func:`ptr_parameters`).
 CAP_FAILURE_PROBABILITY = 1e-9
-
-
-class PTRRefusedWarning(UserWarning):
-    """Propose-test-release refused (⊥) for at least one feature.
-
-    The proposed sensitivity did not pass the private stability test; the
-    budget of the fit is spent and the refused statistics are NaN.
-    """
-
-
-class PTRRefusedError(RuntimeError):
-    """Propose-test-release refused (⊥) and ``on_refuse='raise'`` was set.
-
-    Raised after the budget was charged: a refusal is a private output and
-    costs the same as a release.
-    """
 
 
 def ptr_parameters(epsilon, delta, n_features):

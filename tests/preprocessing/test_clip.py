@@ -90,3 +90,18 @@ def test_in_pipeline_and_column_transformer():
     np.testing.assert_array_equal(ct.fit_transform(X).ravel(), [-1, 0, 1])
     pipe = make_pipeline(DPClipper(bounds=(-1, 1)), StandardScaler())
     assert pipe.fit_transform(X).shape == (3, 2)
+
+
+def test_quantile_method_chooses_bounds_at_public_levels():
+    acc = BudgetAccountant(epsilon=1.0)
+    X = np.random.default_rng(4).normal(50, 10, size=(20_000, 1))
+    clipper = DPClipper(
+        method="quantile", epsilon=1.0, upper_limit=1e3, accountant=acc, random_state=0
+    ).fit(X)
+    assert acc.total()[0] == pytest.approx(1.0)
+    assert clipper.epsilon_spent_ == pytest.approx(1.0)
+    low, high = np.quantile(X, [0.01, 0.99])
+    assert abs(clipper.lower_[0] - low) < 2 and abs(clipper.upper_[0] - high) < 2
+    with pytest.raises(ValueError, match="two increasing levels"):
+        DPClipper(method="quantile", quantiles=(0.9, 0.1), accountant=acc).fit(X)
+    assert len(acc.entries) == 1
