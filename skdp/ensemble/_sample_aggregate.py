@@ -94,8 +94,10 @@ class _Ball:
         values = np.asarray(values, dtype=np.float64)
         values = np.where(np.isfinite(values), values, 0.0)
         norms = np.linalg.norm(values, axis=-1, keepdims=True)
-        shrink = np.minimum(1.0, self.radius / np.maximum(norms, np.finfo(float).tiny))
-        return values * shrink
+        outside = norms > self.radius
+        return np.where(
+            outside, values * (self.radius / np.where(outside, norms, 1.0)), values
+        )
 
     def diameter(self, norm):
         # two antipodal points on the diagonal maximise the L1 distance
@@ -382,8 +384,10 @@ class SampleAggregateEstimator(
         one pair per output). Ignored by ``'vote'``. Required otherwise.
     n_jobs : int, default=None
         Parallel block fits, through :class:`sklearn.utils.parallel.Parallel`
-        (so ``joblib.parallel_config(backend="dask")`` works). ``None`` means
-        1 unless in a joblib context.
+        with a preference for threads (no copy of the blocks to workers;
+        numpy-heavy fits release the GIL). A backend set with
+        ``joblib.parallel_config`` (``"loky"``, ``"dask"``) takes precedence.
+        ``None`` means 1 unless in a joblib context.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit`` (``'parameters'``) or by each ``predict``
         (``'vote'``, ``'mean'``); ``None`` uses the default accountant in
@@ -580,6 +584,8 @@ class SampleAggregateEstimator(
         inner = get_tags(self.estimator)
         tags.estimator_type = inner.estimator_type
         tags.classifier_tags = deepcopy(inner.classifier_tags)
+        if tags.classifier_tags is not None:
+            tags.classifier_tags.multi_label = False  # one label column only
         tags.regressor_tags = deepcopy(inner.regressor_tags)
         tags.target_tags.required = True
         tags.target_tags.multi_output = (
@@ -681,7 +687,9 @@ class SampleAggregateEstimator(
 
         seeds = source.integers(_MAX_SEED, size=k)
         blocks = _block_indices(_block_labels(X.shape[0], k, source), k)
-        results = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
+        # threads by default: blocks need no pickling and numpy-heavy fits
+        # release the GIL; a joblib backend set by the user takes precedence
+        results = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads")(
             delayed(_fit_block)(
                 self.estimator, X[idx], y[idx], int(seed), b, classes, layout
             )
