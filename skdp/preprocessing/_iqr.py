@@ -11,10 +11,10 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source, laplace_mechanism
+from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.preprocessing._ptr import (
     CAP_FAILURE_PROBABILITY,
     check_span,
@@ -146,7 +146,11 @@ def iqr_release(iqrs, distances, eps_grid, threshold, base, width, *, random_sta
 
 
 class IQRScale(
-    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+    AffineTransformMixin,
+    PrivateEstimatorMixin,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Per-feature interquartile range by Dwork–Lei propose-test-release.
 
@@ -286,6 +290,9 @@ class IQRScale(
     (1.0, 1e-06)
     """
 
+    _location_attribute = None
+    _scale_attribute = "scale_"
+
     _parameter_constraints = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
@@ -363,34 +370,6 @@ class IQRScale(
             getattr(self, "feature_names_in_", None),
         )
         return self
-
-    def transform(self, X):
-        """Divide by the private scales (NaN columns where refused).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_scaled : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self)
-        return validate_private_data(self, X, reset=False) / self.scale_
-
-    def inverse_transform(self, X):
-        """Multiply by the private scales.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_original : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self)
-        return validate_private_data(self, X, reset=False) * self.scale_
 
 
 def iqr_bounds(bounds, n_features):

@@ -10,10 +10,10 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source, gaussian_mechanism, laplace_mechanism
+from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.preprocessing._svt_clip import plan_svt_bounds, run_svt_bounds
 from skdp.sensitivity import centre_and_radius, normalised_centred_sums
 from skdp.utils._validation import check_bounds, validate_private_data
@@ -39,7 +39,11 @@ def mean_budget_split(epsilon, delta, n_features, mechanism):
 
 
 class PrivateMean(
-    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+    AffineTransformMixin,
+    PrivateEstimatorMixin,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Per-feature mean under differential privacy, from public bounds.
 
@@ -152,6 +156,9 @@ default=None
     >>> acc.total()
     (1.0, 0.0)
     """
+
+    _location_attribute = "mean_"
+    _scale_attribute = None
 
     _parameter_constraints = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
@@ -270,31 +277,3 @@ default=None
             if upper is None and lower is not None:
                 return lower
         return _PUBLIC
-
-    def transform(self, X):
-        """Subtract the private means.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_centred : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self)
-        return validate_private_data(self, X, reset=False) - self.mean_
-
-    def inverse_transform(self, X):
-        """Add the private means back.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_original : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self)
-        return validate_private_data(self, X, reset=False) + self.mean_

@@ -12,11 +12,11 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import PTRRefusedError, PTRRefusedWarning
 from skdp.mechanisms import check_random_source, laplace_mechanism
+from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.sensitivity import (
     median_distance_to_instability,
     median_rank,
@@ -204,7 +204,11 @@ def handle_refusals(refused, on_refuse, what, feature_names=None):
 
 
 class PTRMedian(
-    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+    AffineTransformMixin,
+    PrivateEstimatorMixin,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Per-feature median by propose-test-release (PTR).
 
@@ -337,6 +341,9 @@ class PTRMedian(
     (1.0, 1e-06)
     """
 
+    _location_attribute = "median_"
+    _scale_attribute = None
+
     _parameter_constraints = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
@@ -421,34 +428,6 @@ class PTRMedian(
             refused, self.on_refuse, "median", getattr(self, "feature_names_in_", None)
         )
         return self
-
-    def transform(self, X):
-        """Subtract the private medians (NaN columns where refused).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_centred : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self)
-        return validate_private_data(self, X, reset=False) - self.median_
-
-    def inverse_transform(self, X):
-        """Add the private medians back.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_original : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self)
-        return validate_private_data(self, X, reset=False) + self.median_
 
 
 def _required_bounds(bounds, n_features, name):

@@ -10,10 +10,10 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
+from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.preprocessing._iqr import (
     grid_parameters,
     iqr_parameters,
@@ -42,7 +42,11 @@ __all__ = ["PrivateRobustScaler"]
 
 
 class PrivateRobustScaler(
-    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+    AffineTransformMixin,
+    PrivateEstimatorMixin,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Private counterpart of :class:`~sklearn.preprocessing.RobustScaler`.
 
@@ -143,6 +147,9 @@ class PrivateRobustScaler(
     >>> acc.total()
     (1.0, 1e-06)
     """
+
+    _location_attribute = "median_"
+    _scale_attribute = "scale_"
 
     _parameter_constraints = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
@@ -265,32 +272,3 @@ class PrivateRobustScaler(
             getattr(self, "feature_names_in_", None),
         )
         return self
-
-    def transform(self, X):
-        """Centre and scale: ``(X - median_) / scale_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_scaled : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self)
-        X = validate_private_data(self, X, reset=False)
-        return (X - self.median_) / self.scale_
-
-    def inverse_transform(self, X):
-        """Undo :meth:`transform`: ``X * scale_ + median_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_original : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self)
-        return validate_private_data(self, X, reset=False) * self.scale_ + self.median_

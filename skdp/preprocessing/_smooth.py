@@ -11,10 +11,10 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import cauchy_noise, check_random_source, laplace_mechanism
+from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.preprocessing._ptr import _required_bounds, lower_medians
 from skdp.sensitivity import median_smooth_sensitivity
 from skdp.utils._validation import validate_private_data
@@ -93,7 +93,11 @@ def smooth_release(medians, scales, noise, *, random_state):
 
 
 class SmoothSensitivityMedian(
-    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+    AffineTransformMixin,
+    PrivateEstimatorMixin,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Per-feature median with noise scaled to its smooth sensitivity.
 
@@ -215,6 +219,9 @@ class SmoothSensitivityMedian(
     (1.0, 1e-06)
     """
 
+    _location_attribute = "median_"
+    _scale_attribute = None
+
     _parameter_constraints = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="left")],
@@ -280,34 +287,6 @@ class SmoothSensitivityMedian(
         self.median_ = np.clip(released, lower, upper)
         self.lower_, self.upper_ = lower, upper
         return self
-
-    def transform(self, X):
-        """Subtract the private medians.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_centred : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self)
-        return validate_private_data(self, X, reset=False) - self.median_
-
-    def inverse_transform(self, X):
-        """Add the private medians back.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_original : ndarray of shape (n_samples, n_features)
-        """
-        check_is_fitted(self)
-        return validate_private_data(self, X, reset=False) + self.median_
 
 
 def _check_scale_range(lower, upper, beta, multiplier, cap):

@@ -1,0 +1,62 @@
+"""The affine transform shared by the private centring and scaling estimators."""
+
+from sklearn.utils.validation import check_is_fitted
+
+from skdp.utils._validation import validate_private_data
+
+__all__ = ["AffineTransformMixin"]
+
+
+class AffineTransformMixin:
+    """``transform`` is ``(X - location) / scale`` with released statistics.
+
+    Subclasses name their fitted attributes in ``_location_attribute`` and
+    ``_scale_attribute`` (``None`` for none: location 0, scale 1). Both maps
+    are post-processing of what ``fit`` released, so they cost nothing; a
+    refused (NaN) statistic gives NaN in its column.
+    """
+
+    _location_attribute = None
+    _scale_attribute = None
+
+    def _affine_parameters(self):
+        check_is_fitted(self)
+        location = (
+            0.0
+            if self._location_attribute is None
+            else getattr(self, self._location_attribute)
+        )
+        scale = (
+            1.0
+            if self._scale_attribute is None
+            else getattr(self, self._scale_attribute)
+        )
+        return location, scale
+
+    def transform(self, X):
+        """Apply the released affine map: ``(X - location) / scale``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_transformed : ndarray of shape (n_samples, n_features)
+        """
+        location, scale = self._affine_parameters()
+        return (validate_private_data(self, X, reset=False) - location) / scale
+
+    def inverse_transform(self, X):
+        """Undo :meth:`transform`: ``X * scale + location``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+        """
+        location, scale = self._affine_parameters()
+        return validate_private_data(self, X, reset=False) * scale + location
