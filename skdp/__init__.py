@@ -10,6 +10,7 @@ from skdp.accounting import (
     default_accountant,
     set_default_accountant,
 )
+from skdp.ensemble import SampleAggregateEstimator
 from skdp.exceptions import (
     AccountantCopyError,
     BudgetExceededError,
@@ -43,6 +44,7 @@ __all__ = [
     "PrivateQuantile",
     "PrivateRobustScaler",
     "SVTClipSelector",
+    "SampleAggregateEstimator",
     "SmoothSensitivityMedian",
     "default_accountant",
     "set_default_accountant",
