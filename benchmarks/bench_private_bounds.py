@@ -148,12 +148,12 @@ def run_medians(case_id, data, eps, repeat):
 
 def rmse(err):
     err = err[np.isfinite(err)]
-    return float(np.sqrt(np.mean(np.square(err))))
+    return float(np.sqrt(np.mean(np.square(err)))) if err.size else float("nan")
 
 
 def mae(err):
     err = err[np.isfinite(err)]
-    return float(np.median(np.abs(err)))
+    return float(np.median(np.abs(err))) if err.size else float("nan")
 
 
 def run_dpl(python, spec, eps, seeds, adult, tmpdir):
