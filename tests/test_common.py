@@ -3,7 +3,7 @@
 import inspect
 
 import pytest
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -98,3 +98,18 @@ def test_public_estimators_take_an_accountant(name):
     params = inspect.signature(getattr(skdp, name)).parameters
     assert "accountant" in params
     assert params["accountant"].default is None
+
+
+@pytest.mark.filterwarnings("ignore::skdp.PTRRefusedWarning")
+@pytest.mark.parametrize(
+    "estimator",
+    [est for est in ESTIMATORS if hasattr(est, "transform")],
+    ids=lambda est: type(est).__name__,
+)
+def test_transform_honours_set_output(estimator):
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0] * 50, "b": [5.0, 6.0, 7.0, 8.0] * 50})
+    fitted = clone(estimator).set_output(transform="pandas").fit(X)
+    out = fitted.transform(X)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == list(fitted.get_feature_names_out())

@@ -1,5 +1,6 @@
 """The affine transform shared by the private centring and scaling estimators."""
 
+from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.utils._validation import validate_private_data
@@ -7,8 +8,12 @@ from skdp.utils._validation import validate_private_data
 __all__ = ["AffineTransformMixin"]
 
 
-class AffineTransformMixin:
+class AffineTransformMixin(TransformerMixin):
     """``transform`` is ``(X - location) / scale`` with released statistics.
+
+    It derives from :class:`~sklearn.base.TransformerMixin` so that
+    ``set_output`` wraps the ``transform`` defined here (scikit-learn wraps
+    only methods a class defines itself).
 
     Subclasses name their fitted attributes in ``_location_attribute`` and
     ``_scale_attribute`` (``None`` for none: location 0, scale 1). Both maps
