@@ -383,6 +383,12 @@ class SampleAggregateEstimator(
         intercept_.ravel()]``, or ``('l2', radius)`` for an L2 ball centred
         at 0. ``'mean'``: ``(lower, upper)`` for the predictions (scalars or
         one pair per output). Ignored by ``'vote'``. Required otherwise.
+    classes : array-like of shape (n_classes,) or None, default=None
+        Public class labels (classifiers only). ``None`` takes the labels
+        present in ``y`` as public: ``classes_`` then reveals every label that
+        occurs, even one held by a single row. Pass the labels to keep that
+        private; labels in ``y`` outside ``classes`` are an input error (raised
+        before anything is charged, like NaN values).
     n_jobs : int, default=None
         Parallel block fits, through :class:`sklearn.utils.parallel.Parallel`
         with a preference for threads (no copy of the blocks to workers;
@@ -520,6 +526,7 @@ class SampleAggregateEstimator(
         "delta": [Interval(Real, 0, 1, closed="left")],
         "aggregate": [StrOptions({"auto", "parameters", "vote", "mean"})],
         "output_bounds": "no_validation",
+        "classes": ["array-like", None],
         "n_jobs": [Integral, None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
@@ -535,6 +542,7 @@ class SampleAggregateEstimator(
         delta=0.0,
         aggregate="auto",
         output_bounds=None,
+        classes=None,
         n_jobs=None,
         accountant=None,
         random_state=None,
@@ -546,6 +554,7 @@ class SampleAggregateEstimator(
         self.delta = delta
         self.aggregate = aggregate
         self.output_bounds = output_bounds
+        self.classes = classes
         self.n_jobs = n_jobs
         self.accountant = accountant
         self.random_state = random_state
@@ -649,6 +658,19 @@ class SampleAggregateEstimator(
             )
         return mode, template, layout, space
 
+    def _public_classes(self, y):
+        """The public label set: ``classes``, or the labels in ``y`` (declared)."""
+        if self.classes is None:
+            return np.unique(y)
+        classes = np.unique(np.asarray(self.classes))
+        unknown = np.setdiff1d(np.unique(y), classes)
+        if unknown.size:
+            raise ValueError(
+                f"y contains labels that are not in the public classes={classes!r}; "
+                "add them to classes or drop those rows with a public rule."
+            )
+        return classes
+
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Fit the blocks and, for ``'parameters'``, release the private model.
@@ -672,7 +694,7 @@ class SampleAggregateEstimator(
         classes = None
         if not regressor:
             check_classification_targets(y)
-            classes = np.unique(y)
+            classes = self._public_classes(y)
             if classes.size < 2:
                 raise ValueError(
                     "SampleAggregateEstimator needs at least 2 classes in y "

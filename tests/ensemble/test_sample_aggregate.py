@@ -586,3 +586,31 @@ def test_dask_backend_charges_in_the_parent(clf_data):
     np.testing.assert_array_equal(via_dask, local)
     assert acc.total()[0] == pytest.approx(1.0)
     assert len(acc.entries) == 2
+
+
+def test_public_classes_do_not_depend_on_the_labels_present():
+    from sklearn.tree import DecisionTreeClassifier
+
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(int)  # labels 0 and 1 only; 2 is public but absent
+    est = SampleAggregateEstimator(
+        DecisionTreeClassifier(max_depth=2),
+        n_blocks=3,
+        classes=[0, 1, 2],
+        random_state=0,
+    ).fit(X, y)
+    np.testing.assert_array_equal(est.classes_, [0, 1, 2])
+    assert set(est.predict(X[:5])) <= {0, 1, 2}
+
+
+def test_labels_outside_public_classes_raise_before_charging():
+    from sklearn.tree import DecisionTreeClassifier
+
+    acc = BudgetAccountant(epsilon=1.0)
+    X = np.zeros((10, 1))
+    y = np.array([0, 1] * 4 + [7, 7])
+    with pytest.raises(ValueError, match="not in the public classes"):
+        SampleAggregateEstimator(
+            DecisionTreeClassifier(), n_blocks=2, classes=[0, 1], accountant=acc
+        ).fit(X, y)
+    assert acc.entries == ()
