@@ -17,7 +17,6 @@ from skdp.mechanisms import check_random_source, laplace_mechanism
 from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.preprocessing._ptr import (
     CAP_FAILURE_PROBABILITY,
-    check_span,
     handle_refusals,
 )
 from skdp.sensitivity import log_grid_bin, quartile_ranks, select_order_statistics
@@ -25,7 +24,11 @@ from skdp.sensitivity import log_grid_bin, quartile_ranks, select_order_statisti
 # One selection serves the IQR and both grids (the public functions would each
 # partition the data again): the window helpers of the sensitivity module.
 from skdp.sensitivity._iqr import _instability_from, _iqr_from
-from skdp.utils._validation import check_bounds, validate_private_data
+from skdp.utils._validation import (
+    check_bounds,
+    check_finite_width,
+    validate_private_data,
+)
 
 __all__ = [
     "DEFAULT_BASE",
@@ -377,7 +380,7 @@ def iqr_bounds(bounds, n_features):
     if bounds is None:
         return np.full(n_features, -np.inf), np.full(n_features, np.inf)
     lower, upper = check_bounds(bounds, n_features)
-    check_span(lower, upper, "IQRScale")
+    check_finite_width(lower, upper, "IQRScale")
     return lower, upper
 
 

@@ -22,7 +22,11 @@ from skdp.sensitivity import (
     median_rank,
     select_order_statistics,
 )
-from skdp.utils._validation import check_bounds, validate_private_data
+from skdp.utils._validation import (
+    check_per_feature,
+    check_required_bounds,
+    validate_private_data,
+)
 
 __all__ = [
     "PTRMedian",
@@ -142,20 +146,8 @@ def check_proposals(proposed_sensitivity, n_features):
             "the median's local sensitivity to test; it must not be derived from "
             "the data. Use SmoothSensitivityMedian when there is no proposal."
         )
-    try:
-        b = np.asarray(proposed_sensitivity, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"proposed_sensitivity must be numeric; got {proposed_sensitivity!r}."
-        ) from None
-    if b.ndim == 0:
-        b = np.full(n_features, float(b))
-    if b.shape != (n_features,):
-        raise ValueError(
-            f"proposed_sensitivity has shape {b.shape}; expected a scalar or shape "
-            f"({n_features},)."
-        )
-    if not np.all(np.isfinite(b) & (b > 0)):
+    b = check_per_feature(proposed_sensitivity, n_features, "proposed_sensitivity")
+    if not np.all(b > 0):
         raise ValueError(f"proposed_sensitivity must be positive and finite; got {b}.")
     return b
 
@@ -168,18 +160,6 @@ def check_release_range(lower, upper, scales, name):
         raise ValueError(
             f"{name}: the bounds are too large for the noise scale (bound / scale "
             f"overflows); got bounds ({lower}, {upper}) and scale {scales}."
-        )
-
-
-def check_span(lower, upper, name):
-    """Refuse bounds whose width overflows (``U - L`` must be finite)."""
-    with np.errstate(over="ignore"):
-        span = upper - lower
-    if not np.all(np.isfinite(span)):
-        raise ValueError(
-            f"{name} needs bounds whose width upper - lower is a finite float; got "
-            f"lower={lower}, upper={upper}. Narrow the bounds (e.g. below 8e307 in "
-            "magnitude)."
         )
 
 
@@ -400,7 +380,7 @@ class PTRMedian(
         """
         X = validate_private_data(self, X)
         n_features = X.shape[1]
-        lower, upper = _required_bounds(self.bounds, n_features, "PTRMedian")
+        lower, upper = check_required_bounds(self.bounds, n_features, "PTRMedian")
         proposals = check_proposals(self.proposed_sensitivity, n_features)
         check_release_range(lower, upper, proposals, "PTRMedian")
         eps_f, threshold, cap = ptr_parameters(self.epsilon, self.delta, n_features)
@@ -428,14 +408,3 @@ class PTRMedian(
             refused, self.on_refuse, "median", getattr(self, "feature_names_in_", None)
         )
         return self
-
-
-def _required_bounds(bounds, n_features, name):
-    if bounds is None:
-        raise ValueError(
-            f"{name} needs public bounds=(lower, upper); they must not be derived "
-            "from the data."
-        )
-    lower, upper = check_bounds(bounds, n_features)
-    check_span(lower, upper, name)
-    return lower, upper

@@ -21,7 +21,6 @@ from skdp.preprocessing._iqr import (
     iqr_statistics,
 )
 from skdp.preprocessing._ptr import (
-    _required_bounds,
     check_proposals,
     check_release_range,
     handle_refusals,
@@ -36,7 +35,7 @@ from skdp.preprocessing._smooth import (
     smooth_release,
     smooth_sensitivities,
 )
-from skdp.utils._validation import validate_private_data
+from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = ["PrivateRobustScaler"]
 
@@ -210,7 +209,7 @@ class PrivateRobustScaler(
         """
         X = validate_private_data(self, X)
         d = X.shape[1]
-        lower, upper = _required_bounds(self.bounds, d, type(self).__name__)
+        lower, upper = check_required_bounds(self.bounds, d, type(self).__name__)
         base, width = grid_parameters(self.base, self.width)
         eps_median = self.epsilon * self.median_share
         eps_scale = self.epsilon - eps_median

@@ -15,9 +15,9 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import cauchy_noise, check_random_source, laplace_mechanism
 from skdp.preprocessing._affine import AffineTransformMixin
-from skdp.preprocessing._ptr import _required_bounds, lower_medians
+from skdp.preprocessing._ptr import lower_medians
 from skdp.sensitivity import median_smooth_sensitivity
-from skdp.utils._validation import validate_private_data
+from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = [
     "SmoothSensitivityMedian",
@@ -265,7 +265,9 @@ class SmoothSensitivityMedian(
         """
         X = validate_private_data(self, X)
         n_features = X.shape[1]
-        lower, upper = _required_bounds(self.bounds, n_features, type(self).__name__)
+        lower, upper = check_required_bounds(
+            self.bounds, n_features, type(self).__name__
+        )
         if self.noise == "laplace" and self.delta == 0:
             raise ValueError(
                 "noise='laplace' needs delta > 0; use noise='cauchy' for pure "

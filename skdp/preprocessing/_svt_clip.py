@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import above_threshold, check_random_source
 from skdp.sensitivity._clipped_sums import soft_counts_above_sorted
-from skdp.utils._validation import validate_private_data
+from skdp.utils._validation import check_per_feature, validate_private_data
 
 __all__ = ["SVTClipSelector", "plan_svt_bounds", "run_svt_bounds", "svt_bound_widths"]
 
@@ -103,14 +103,7 @@ def plan_svt_bounds(n_features, epsilon, *, lower, upper_limit, grid, n_above):
     if lower is None:
         origin = np.zeros(n_features)
     else:
-        origin = np.asarray(lower, dtype=float)
-        if origin.ndim == 0:
-            origin = np.full(n_features, float(origin))
-        if origin.shape != (n_features,) or not np.all(np.isfinite(origin)):
-            raise ValueError(
-                f"lower must be a finite scalar or an array of shape ({n_features},) "
-                f"to match the features; got {lower!r}."
-            )
+        origin = check_per_feature(lower, n_features, "lower")
     two_sided = lower is None
     epsilon_run = epsilon / (n_features * (2 if two_sided else 1))
     n_above = _NOISE_SCALES / epsilon_run if n_above is None else float(n_above)

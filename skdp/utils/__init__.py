@@ -5,6 +5,9 @@ from skdp.utils._validation import (
     check_delta,
     check_epsilon,
     check_finite_columns,
+    check_finite_width,
+    check_per_feature,
+    check_required_bounds,
     validate_private_data,
 )
 
@@ -13,5 +16,8 @@ __all__ = [
     "check_delta",
     "check_epsilon",
     "check_finite_columns",
+    "check_finite_width",
+    "check_per_feature",
+    "check_required_bounds",
     "validate_private_data",
 ]

@@ -15,6 +15,9 @@ __all__ = [
     "check_delta",
     "check_epsilon",
     "check_finite_columns",
+    "check_finite_width",
+    "check_per_feature",
+    "check_required_bounds",
     "validate_private_data",
 ]
 
@@ -132,25 +135,8 @@ def check_bounds(bounds, n_features, *, name="bounds"):
             f"{name} must be a (lower, upper) pair of scalars or per-feature "
             f"arrays; got {bounds!r}."
         ) from None
-    pair = []
-    for side, value in (("lower", lower), ("upper", upper)):
-        try:
-            arr = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"{name}: {side} bound must be numeric; got {value!r}."
-            ) from None
-        if arr.ndim == 0:
-            arr = np.full(n_features, float(arr))
-        if arr.shape != (n_features,):
-            raise ValueError(
-                f"{name}: {side} bound has shape {arr.shape}; expected a scalar or "
-                f"shape ({n_features},) to match the {n_features} features."
-            )
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name}: {side} bound must be finite; got {arr}.")
-        pair.append(arr)
-    lower, upper = pair
+    lower = check_per_feature(lower, n_features, f"{name}: lower bound")
+    upper = check_per_feature(upper, n_features, f"{name}: upper bound")
     bad = np.flatnonzero(~(lower < upper))
     if bad.size:
         j = int(bad[0])
@@ -159,6 +145,82 @@ def check_bounds(bounds, n_features, *, name="bounds"):
             f"{j} has lower={lower[j]} and upper={upper[j]}."
         )
     return lower, upper
+
+
+def check_per_feature(value, n_features, name):
+    """A finite scalar or per-feature array, broadcast to shape (n_features,).
+
+    Parameters
+    ----------
+    value : float or array-like of shape (n_features,)
+        The public parameter.
+    n_features : int
+        Number of features it must cover.
+    name : str
+        The name used in error messages.
+
+    Returns
+    -------
+    values : ndarray of shape (n_features,)
+
+    Examples
+    --------
+    >>> from skdp.utils import check_per_feature
+    >>> check_per_feature(2, 3, "scale")
+    array([2., 2., 2.])
+    """
+    try:
+        values = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numeric; got {value!r}.") from None
+    if values.ndim == 0:
+        values = np.full(n_features, float(values))
+    if values.shape != (n_features,):
+        raise ValueError(
+            f"{name} has shape {values.shape}; expected a scalar or shape "
+            f"({n_features},) to match the {n_features} features."
+        )
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} must be finite; got {values}.")
+    return values
+
+
+def check_required_bounds(bounds, n_features, name):
+    """Public bounds that must be given and whose width ``U - L`` is a finite float.
+
+    Parameters
+    ----------
+    bounds : tuple of (float or array-like, float or array-like)
+        ``(lower, upper)``, as for :func:`check_bounds`.
+    n_features : int
+        Number of features the bounds must cover.
+    name : str
+        The estimator's name, used in error messages.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,)
+    """
+    if bounds is None:
+        raise ValueError(
+            f"{name} needs public bounds=(lower, upper); they must not be derived "
+            "from the data."
+        )
+    lower, upper = check_bounds(bounds, n_features)
+    check_finite_width(lower, upper, name)
+    return lower, upper
+
+
+def check_finite_width(lower, upper, name):
+    """Refuse bounds whose width overflows (``U - L`` must be finite)."""
+    with np.errstate(over="ignore"):
+        width = upper - lower
+    if not np.all(np.isfinite(width)):
+        raise ValueError(
+            f"{name} needs bounds whose width upper - lower is a finite float; got "
+            f"lower={lower}, upper={upper}. Narrow the bounds (e.g. below 8e307 in "
+            "magnitude)."
+        )
 
 
 def check_finite_columns(X, feature_names=None):
