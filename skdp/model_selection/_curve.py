@@ -1,0 +1,650 @@
+"""Privacy–utility curves: the test score of a private estimator against epsilon."""
+
+import math
+import warnings
+from dataclasses import dataclass
+from fractions import Fraction
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import clone, is_classifier
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import train_test_split
+from sklearn.utils import check_random_state
+from sklearn.utils._optional_dependencies import check_pandas_support
+from sklearn.utils.parallel import Parallel, delayed
+
+from skdp.accounting._accountant import (
+    BudgetAccountant,
+    _float_up,
+    default_accountant,
+)
+from skdp.accounting._composition import exact
+from skdp.exceptions import BudgetExceededError
+from skdp.utils._validation import check_delta, check_epsilon
+
+__all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
+
+_MAX_SEED = 2**31 - 1
+
+
+@dataclass(frozen=True, eq=False)
+class PrivacyUtilityCurve:
+    """Scores of a private estimator at several privacy levels.
+
+    The result of :func:`privacy_utility_curve`; plot it with
+    :meth:`PrivacyUtilityDisplay.from_curve
+    <skdp.model_selection._plot.PrivacyUtilityDisplay.from_curve>`. The arrays
+    are read-only.
+
+    Parameters
+    ----------
+    epsilons : ndarray of shape (n_epsilons,)
+        The privacy levels, in increasing order.
+    scores : ndarray of shape (n_epsilons, n_repeats)
+        ``scores[i, r]`` is the test score of repeat ``r`` at ``epsilons[i]``.
+    reference_score : float or None, default=None
+        Test score of the non-private reference estimator, if one was given.
+    scoring : str, default="score"
+        Name of the score: the ``scoring`` string, the name of a callable
+        scorer, or ``"score"`` for the estimator's own ``score`` method.
+    estimator_name : str or None, default=None
+        Class name of the private estimator whose ε was varied.
+    param_name : str, default="epsilon"
+        The parameter that was set to each ε.
+    epsilon_spent, delta_spent : float, default=0.0
+        What the accountant recorded during the sweep (every private fit).
+
+    Attributes
+    ----------
+    mean_scores : ndarray of shape (n_epsilons,)
+        Mean score over the repeats at each ε.
+    std_scores : ndarray of shape (n_epsilons,)
+        Standard deviation (``ddof=0``) of the scores over the repeats.
+
+    See Also
+    --------
+    privacy_utility_curve : Compute the curve.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.model_selection._curve import PrivacyUtilityCurve
+    >>> curve = PrivacyUtilityCurve(
+    ...     epsilons=np.array([0.1, 1.0]),
+    ...     scores=np.array([[0.6, 0.7], [0.8, 0.8]]),
+    ...     scoring="accuracy",
+    ... )
+    >>> curve.mean_scores
+    array([0.65, 0.8 ])
+    >>> curve.to_frame()  # doctest: +SKIP
+       epsilon  repeat  score
+    0      0.1       0    0.6
+    1      0.1       1    0.7
+    2      1.0       0    0.8
+    3      1.0       1    0.8
+    """
+
+    epsilons: np.ndarray
+    scores: np.ndarray
+    reference_score: float | None = None
+    scoring: str = "score"
+    estimator_name: str | None = None
+    param_name: str = "epsilon"
+    epsilon_spent: float = 0.0
+    delta_spent: float = 0.0
+
+    def __post_init__(self):
+        epsilons = np.array(self.epsilons, dtype=np.float64)
+        scores = np.array(self.scores, dtype=np.float64)
+        if epsilons.ndim != 1 or scores.ndim != 2:
+            raise ValueError(
+                "epsilons must be 1-D and scores 2-D (n_epsilons, n_repeats); got "
+                f"shapes {epsilons.shape} and {scores.shape}."
+            )
+        if scores.shape[0] != epsilons.shape[0]:
+            raise ValueError(
+                f"scores has {scores.shape[0]} rows for {epsilons.shape[0]} epsilons."
+            )
+        epsilons.setflags(write=False)
+        scores.setflags(write=False)
+        # frozen: assign the validated copies through object.__setattr__
+        object.__setattr__(self, "epsilons", epsilons)
+        object.__setattr__(self, "scores", scores)
+
+    @property
+    def mean_scores(self):
+        """Mean score over the repeats, one per ε."""
+        return self.scores.mean(axis=1)
+
+    @property
+    def std_scores(self):
+        """Standard deviation of the scores over the repeats, one per ε."""
+        return self.scores.std(axis=1)
+
+    def to_frame(self):
+        """The scores as a long-format :class:`pandas.DataFrame`.
+
+        Requires pandas.
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+            One row per fit, ordered by ε then repeat, with columns
+            ``epsilon`` (float), ``repeat`` (int) and ``score`` (float).
+        """
+        pd = check_pandas_support(f"{type(self).__name__}.to_frame")
+        n_epsilons, n_repeats = self.scores.shape
+        return pd.DataFrame(
+            {
+                "epsilon": np.repeat(self.epsilons, n_repeats),
+                "repeat": np.tile(np.arange(n_repeats), n_epsilons),
+                "score": self.scores.ravel(),
+            }
+        )
+
+
+def privacy_utility_curve(
+    estimator,
+    X,
+    y=None,
+    *,
+    epsilons,
+    n_repeats=10,
+    scoring=None,
+    param_name="epsilon",
+    test_size=0.25,
+    reference_estimator=None,
+    accountant=None,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+):
+    """Test score of a private estimator at several privacy levels ε.
+
+    ``X, y`` is split once into a train and a test part (stratified for a
+    classifier). For every ε and every repeat, a clone of ``estimator`` with
+    ``param_name`` set to ε is fitted on the train part and scored on the
+    test part. An optional non-private ``reference_estimator`` is fitted and
+    scored once on the same split.
+
+    **Every private fit is charged to the accountant.** The sweep spends
+    ``n_repeats * sum(epsilons)`` (plus the cost of any other private step),
+    so run it on data whose privacy is not at stake (public or synthetic data
+    resembling the real data) or on data whose budget accounts for it. The
+    whole cost is checked against the budget before anything is fitted.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        A private estimator (or a pipeline or meta-estimator containing one)
+        whose cost per fit is bounded by its ε parameter, see Notes.
+    X : array-like of shape (n_samples, n_features)
+        The data, split into train and test parts.
+    y : array-like of shape (n_samples,) or (n_samples, n_outputs), default=None
+        Targets (``None`` for unsupervised estimators).
+    epsilons : array-like of shape (n_epsilons,)
+        The privacy levels: finite, positive and distinct. They are sorted.
+    n_repeats : int, default=10
+        Fits per ε, each with its own random state when ``random_state`` is
+        given.
+    scoring : str, callable or None, default=None
+        A single scorer, as in :func:`sklearn.metrics.check_scoring`; ``None``
+        uses the estimator's ``score`` method.
+    param_name : str, default="epsilon"
+        The ε parameter to vary, as accepted by ``set_params`` (for a pipeline
+        e.g. ``"sampleaggregateestimator__epsilon"``). It must belong to a
+        private estimator: one with an ``accountant`` parameter.
+    test_size : float or int, default=0.25
+        Size of the test part, as in
+        :func:`~sklearn.model_selection.train_test_split`.
+    reference_estimator : estimator object or None, default=None
+        A non-private estimator (e.g. ``LogisticRegression()``) fitted once on
+        the train part; its test score is the curve's ``reference_score``.
+    accountant : BudgetAccountant or None, default=None
+        Charged by every private fit. It replaces every ``accountant``
+        parameter of ``estimator``. ``None`` uses the accountant the
+        estimator's private steps name, or, if they name none,
+        :func:`~skdp.default_accountant` as it is when the function is called.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the train/test split and, through
+        :class:`numpy.random.SeedSequence`, one seed per repeat that is set on
+        every ``random_state`` parameter of the estimator. Repeat ``r`` uses
+        the same seed at every ε (common random numbers: differences between
+        ε are not blurred by different partitions or noise draws). ``None``
+        draws a random split and leaves the estimator's own
+        ``random_state`` parameters as they are. Seeded noise is reproducible,
+        not secret: fine for an experiment, not for a release.
+    n_jobs : int or None, default=None
+        Fits run in parallel with :class:`sklearn.utils.parallel.Parallel`,
+        preferring threads, which share the in-memory accountant. A process
+        backend set with ``joblib.parallel_config`` needs an accountant with a
+        SQLite ledger (``BudgetAccountant(..., ledger="budget.sqlite")``): a
+        copy of an in-memory accountant in a worker process refuses to spend.
+        ``None`` means 1 unless in a joblib context.
+    verbose : int, default=0
+        ``> 0`` prints one progress line per ε to standard output; ``> 1``
+        also passes ``verbose`` to joblib.
+
+    Returns
+    -------
+    curve : PrivacyUtilityCurve
+        ``epsilons`` (sorted), ``scores`` of shape ``(n_epsilons,
+        n_repeats)``, ``reference_score``, ``scoring`` and what was spent.
+
+    Raises
+    ------
+    ValueError
+        For invalid arguments, an unknown ``param_name``, or a private step
+        whose cost cannot be bounded. Nothing is charged.
+    BudgetExceededError
+        When the whole sweep does not fit in the remaining budget; raised
+        before anything is fitted, and nothing is charged.
+    RuntimeError
+        When a fit reports spending more than its ε and δ parameters (the
+        sweep stops), or when the accountant recorded a different total than
+        the fits reported.
+
+    See Also
+    --------
+    PrivacyUtilityDisplay : Plot the curve.
+    sklearn.model_selection.validation_curve : Scores against any parameter,
+        with cross-validation.
+
+    Notes
+    -----
+    **Cost.** The cost of a fit is not known in general, so the function
+    requires that it is bounded by the estimator's parameters: the private
+    estimator that owns ``param_name`` costs at most (ε, ``delta``) and any
+    other private step (another estimator with an ``accountant`` parameter)
+    at most its own (``epsilon``, ``delta``). The sweep's total, summed over
+    all fits, is passed to :meth:`BudgetAccountant.check
+    <skdp.BudgetAccountant.check>` before the first fit. That check sees a
+    single spend of the total, so under advanced composition (``slack > 0``)
+    it may refuse a sweep whose many small spends would have fitted. Another
+    thread spending from the same accountant during the sweep can still make
+    a later fit fail: the accountant never overspends.
+
+    After each fit, the ``epsilon_spent_`` and ``delta_spent_`` of its
+    private steps are compared with those bounds, and after the sweep their
+    sum with the ledger's new entries. A step that does not expose
+    ``epsilon_spent_`` (for example inside a meta-estimator that fits
+    clones) cannot be checked and is skipped. An estimator whose cost is not
+    paid in ``fit`` is refused by the first check, for example
+    :class:`~skdp.ensemble.SampleAggregateEstimator` with ``aggregate='vote'``
+    or ``'mean'``, which charges ε per predicted row when scored.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skdp import BudgetAccountant, SampleAggregateEstimator
+    >>> from skdp.model_selection._curve import privacy_utility_curve
+    >>> X, y = make_classification(n_samples=2000, n_features=4,
+    ...                            n_redundant=0, random_state=0)
+    >>> clf = SampleAggregateEstimator(LogisticRegression(), n_blocks=20,
+    ...                                output_bounds=("l2", 5.0))
+    >>> acc = BudgetAccountant(epsilon=10.0)
+    >>> curve = privacy_utility_curve(
+    ...     clf, X, y, epsilons=[1.0, 0.1, 0.5], n_repeats=3,
+    ...     reference_estimator=LogisticRegression(), accountant=acc,
+    ...     random_state=0)
+    >>> curve.epsilons, curve.scores.shape
+    (array([0.1, 0.5, 1. ]), (3, 3))
+    >>> acc.total()  # 3 repeats * (0.1 + 0.5 + 1.0)
+    (4.8, 0.0)
+    >>> bool(curve.mean_scores[-1] <= curve.reference_score + 0.05)
+    True
+    """
+    epsilons = _check_epsilons(epsilons)
+    if isinstance(n_repeats, bool) or not isinstance(n_repeats, Integral):
+        raise TypeError(f"n_repeats must be an int; got {n_repeats!r}.")
+    if n_repeats < 1:
+        raise ValueError(f"n_repeats must be >= 1; got {n_repeats}.")
+    if isinstance(verbose, bool) or not isinstance(verbose, Integral):
+        raise TypeError(f"verbose must be an int; got {verbose!r}.")
+    if isinstance(scoring, list | tuple | set | dict):
+        raise ValueError(
+            "scoring must be a single scorer (a string, a callable or None); "
+            f"got {type(scoring).__name__}."
+        )
+
+    plan = _PrivatePlan(estimator, param_name)
+    acc = plan.resolve_accountant(accountant)
+    if reference_estimator is not None:
+        _check_non_private(reference_estimator)
+
+    check_random_state(random_state)  # rejects invalid seeds up front
+    if random_state is None:
+        split_state, seeds = None, None
+        plan.warn_if_fixed_random_state(n_repeats)
+    else:
+        if isinstance(random_state, Integral):
+            split_state = int(random_state)
+        else:
+            split_state = int(check_random_state(random_state).randint(_MAX_SEED))
+        children = np.random.SeedSequence(split_state).spawn(n_repeats)
+        seeds = [int(c.generate_state(1)[0] % _MAX_SEED) for c in children]
+
+    base = clone(estimator).set_params(**dict.fromkeys(plan.accountant_params, acc))
+    scorer = check_scoring(base, scoring=scoring)
+    reference_scorer = (
+        None
+        if reference_estimator is None
+        else check_scoring(reference_estimator, scoring=scoring)
+    )
+
+    stratify = y if (y is not None and is_classifier(estimator)) else None
+    parts = train_test_split(
+        *((X,) if y is None else (X, y)),
+        test_size=test_size,
+        random_state=split_state,
+        stratify=stratify,
+    )
+    if y is None:
+        (X_train, X_test), y_train, y_test = parts, None, None
+    else:
+        X_train, X_test, y_train, y_test = parts
+
+    n_fits = epsilons.size * n_repeats
+    per_fit = [plan.bound(eps) for eps in epsilons]
+    total_eps = _float_up(sum(exact(e) for e, _ in per_fit) * n_repeats)
+    total_delta = _float_up(sum(exact(d) for _, d in per_fit) * n_repeats)
+    _check_budget(acc, total_eps, total_delta, n_fits)
+
+    reference_score = None
+    if reference_estimator is not None:
+        reference_score = _fit_and_score(
+            clone(reference_estimator),
+            X_train,
+            y_train,
+            X_test,
+            y_test,
+            reference_scorer,
+        )
+
+    n_entries_before = len(acc.entries)
+    parallel = Parallel(
+        n_jobs=n_jobs,
+        prefer="threads",
+        return_as="generator",
+        verbose=verbose if verbose > 1 else 0,
+    )
+    results = parallel(
+        delayed(_private_fit_and_score)(
+            base,
+            plan,
+            {param_name: eps, **plan.seed_params(None if seeds is None else seeds[r])},
+            per_fit[i],
+            X_train,
+            y_train,
+            X_test,
+            y_test,
+            scorer,
+        )
+        for i, eps in enumerate(epsilons)
+        for r in range(n_repeats)
+    )
+
+    scores = np.empty((epsilons.size, n_repeats))
+    reported = []
+    for k, (score, spent) in enumerate(results):
+        i, r = divmod(k, n_repeats)
+        scores[i, r] = score
+        reported.append(spent)
+        if verbose > 0 and r == n_repeats - 1:
+            print(
+                f"[privacy_utility_curve] epsilon={epsilons[i]:g}: "
+                f"{n_repeats}/{n_repeats} fits, mean score {scores[i].mean():.4g}",
+                flush=True,
+            )
+
+    new_entries = acc.entries[n_entries_before:]
+    ledger_eps = sum((exact(e.epsilon) for e in new_entries), Fraction(0))
+    ledger_delta = sum((exact(e.delta) for e in new_entries), Fraction(0))
+    if all(spent is not None for spent in reported):
+        _check_ledger(reported, ledger_eps, ledger_delta)
+
+    return PrivacyUtilityCurve(
+        epsilons=epsilons,
+        scores=scores,
+        reference_score=reference_score,
+        scoring=_scoring_name(scoring),
+        estimator_name=plan.owner_name,
+        param_name=param_name,
+        epsilon_spent=_float_up(ledger_eps),
+        delta_spent=_float_up(ledger_delta),
+    )
+
+
+def _check_epsilons(epsilons):
+    try:
+        values = np.asarray(epsilons, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"epsilons must be an array of numbers; got {epsilons!r}."
+        ) from exc
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(
+            f"epsilons must be a non-empty 1-D array; got shape {values.shape}."
+        )
+    if not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise ValueError(f"epsilons must be finite and > 0; got {values}.")
+    values = np.sort(values)
+    if np.any(values[1:] == values[:-1]):
+        raise ValueError(
+            f"epsilons must be distinct (a repeated value only spends budget "
+            f"twice); got {values}."
+        )
+    return values
+
+
+class _PrivatePlan:
+    """The private steps of an estimator: accountants, cost bounds and seeds.
+
+    A private step is the estimator itself or a nested one that has an
+    ``accountant`` parameter; ``prefix`` is ``""`` or e.g. ``"step__"``.
+    """
+
+    def __init__(self, estimator, param_name):
+        if not hasattr(estimator, "get_params"):
+            raise TypeError(
+                f"estimator must be a scikit-learn estimator; got {estimator!r}."
+            )
+        params = estimator.get_params(deep=True)
+        self.param_name = param_name
+        self.accountant_params = [k for k in params if _is_param(k, "accountant")]
+        self.prefixes = [k[: -len("accountant")] for k in self.accountant_params]
+        self.random_state_params = [k for k in params if _is_param(k, "random_state")]
+        self._params = params
+        if not isinstance(param_name, str) or param_name not in params:
+            candidates = sorted(k for k in params if k.endswith("epsilon"))
+            raise ValueError(
+                f"param_name={param_name!r} is not a parameter of "
+                f"{type(estimator).__name__}. Parameters named like epsilon: "
+                f"{candidates or 'none'}."
+            )
+        owner_prefix = param_name.rpartition("__")[0]
+        owner_prefix = owner_prefix + "__" if owner_prefix else ""
+        if owner_prefix not in self.prefixes:
+            raise ValueError(
+                f"param_name={param_name!r} does not belong to a private estimator "
+                "(one with an accountant parameter), so its cost is unknown."
+            )
+        self.owner_prefix = owner_prefix
+        self.owner_name = type(self._step(estimator, owner_prefix)).__name__
+
+        # fixed bounds of the other private steps, and every step's delta
+        self._fixed_eps = Fraction(0)
+        self._fixed_delta = Fraction(0)
+        for prefix in self.prefixes:
+            if prefix != owner_prefix:
+                name = prefix + "epsilon"
+                if name not in params:
+                    raise ValueError(
+                        f"The private step {prefix[:-2]!r} has no epsilon "
+                        "parameter, so the cost of a fit cannot be bounded."
+                    )
+                self._fixed_eps += exact(check_epsilon(params[name], name=name))
+            name = prefix + "delta"
+            if name in params:
+                self._fixed_delta += exact(check_delta(params[name], name=name))
+
+    @staticmethod
+    def _step(estimator, prefix):
+        return estimator if not prefix else estimator.get_params()[prefix[:-2]]
+
+    def bound(self, eps):
+        """Upper bound ``(epsilon, delta)`` of one fit at ``eps``."""
+        return (
+            _float_up(self._fixed_eps + exact(eps)),
+            _float_up(self._fixed_delta),
+        )
+
+    def resolve_accountant(self, accountant):
+        if accountant is not None:
+            if not isinstance(accountant, BudgetAccountant):
+                raise TypeError(
+                    "accountant must be a skdp.BudgetAccountant or None; got "
+                    f"{type(accountant).__name__}."
+                )
+            return accountant
+        named = {id(self._params[k]): self._params[k] for k in self.accountant_params}
+        named.pop(id(None), None)
+        if len(named) > 1:
+            raise ValueError(
+                "The private steps of the estimator name different accountants; "
+                "pass accountant= to charge the whole sweep to one."
+            )
+        if named:
+            return next(iter(named.values()))
+        return default_accountant()
+
+    def seed_params(self, seed):
+        if seed is None:
+            return {}
+        return dict.fromkeys(self.random_state_params, seed)
+
+    def warn_if_fixed_random_state(self, n_repeats):
+        fixed = [
+            k
+            for k in self.random_state_params
+            if self._params[k] is not None
+            and any(k.startswith(p) for p in self.prefixes)
+        ]
+        if fixed and n_repeats > 1:
+            warnings.warn(
+                f"random_state=None leaves the estimator's own {fixed}, so every "
+                "repeat draws the same noise and the spread over repeats is zero. "
+                "Pass random_state= to vary it.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def reported_spend(self, fitted):
+        """Sum of ``epsilon_spent_``/``delta_spent_`` over the fitted private steps.
+
+        ``None`` when a private step does not expose them.
+        """
+        eps, delta, seen = Fraction(0), Fraction(0), set()
+        for prefix in self.prefixes:
+            step = self._step(fitted, prefix)
+            if id(step) in seen:
+                continue
+            seen.add(id(step))
+            if not (hasattr(step, "epsilon_spent_") and hasattr(step, "delta_spent_")):
+                return None
+            eps += exact(step.epsilon_spent_)
+            delta += exact(step.delta_spent_)
+        return eps, delta
+
+
+def _is_param(name, base):
+    return name == base or name.endswith("__" + base)
+
+
+def _check_non_private(estimator):
+    if not hasattr(estimator, "get_params"):
+        raise TypeError(f"reference_estimator must be an estimator; got {estimator!r}.")
+    if any(_is_param(k, "accountant") for k in estimator.get_params(deep=True)):
+        raise ValueError(
+            "reference_estimator must be non-private: it has an accountant "
+            "parameter, and its fit would not be part of the sweep's budget check."
+        )
+
+
+def _check_budget(acc, total_eps, total_delta, n_fits):
+    if total_delta >= 1.0 and acc.delta < 1.0:
+        raise BudgetExceededError(
+            f"The sweep's {n_fits} fits need delta={total_delta} in total, more "
+            f"than the budget delta={acc.delta}. Nothing was fitted or charged."
+        )
+    try:
+        acc.check(total_eps, min(total_delta, math.nextafter(1.0, 0.0)))
+    except BudgetExceededError as exc:
+        raise BudgetExceededError(
+            f"The sweep's {n_fits} fits cost up to epsilon={total_eps}, "
+            f"delta={total_delta} in total, which does not fit in the remaining "
+            f"budget: {exc} Nothing was fitted."
+        ) from exc
+
+
+def _check_ledger(reported, ledger_eps, ledger_delta):
+    fits_eps = sum((eps for eps, _ in reported), Fraction(0))
+    fits_delta = sum((delta for _, delta in reported), Fraction(0))
+    if not (
+        math.isclose(fits_eps, ledger_eps, rel_tol=1e-9, abs_tol=1e-12)
+        and math.isclose(fits_delta, ledger_delta, rel_tol=1e-9, abs_tol=1e-15)
+    ):
+        raise RuntimeError(
+            f"The fits reported spending epsilon={float(fits_eps)}, "
+            f"delta={float(fits_delta)} but the accountant recorded "
+            f"epsilon={float(ledger_eps)}, delta={float(ledger_delta)} during the "
+            "sweep: a step charged another accountant, or something else spent "
+            "from this one at the same time."
+        )
+
+
+def _fit_and_score(estimator, X_train, y_train, X_test, y_test, scorer):
+    if y_train is None:
+        estimator.fit(X_train)
+    else:
+        estimator.fit(X_train, y_train)
+    return float(scorer(estimator, X_test, y_test))
+
+
+def _private_fit_and_score(
+    base, plan, params, bound, X_train, y_train, X_test, y_test, scorer
+):
+    """One fit of the sweep: returns the score and the spend the fit reported."""
+    estimator = clone(base).set_params(**params)
+    score = _fit_and_score(estimator, X_train, y_train, X_test, y_test, scorer)
+    spent = plan.reported_spend(estimator)
+    if spent is not None and not _within(spent, bound):
+        raise RuntimeError(
+            f"A fit with {plan.param_name}={params[plan.param_name]} spent "
+            f"epsilon={float(spent[0])}, delta={float(spent[1])} (fit and "
+            f"scoring), more than the epsilon={bound[0]}, delta={bound[1]} its "
+            "parameters allow, so the budget check before the sweep did not "
+            "cover it; the sweep was stopped. privacy_utility_curve needs "
+            "estimators whose cost is their epsilon (e.g. SampleAggregateEstimator "
+            "with aggregate='parameters', not a per-query 'vote' or 'mean')."
+        )
+    return score, spent
+
+
+def _within(spent, bound):
+    """Whether an exact ``(epsilon, delta)`` spend is at most the float bound."""
+    slack = 1 + Fraction(1, 10**9)  # epsilon_spent_ is a float sum of entries
+    return all(s <= exact(b) * slack for s, b in zip(spent, bound, strict=True))
+
+
+def _scoring_name(scoring):
+    if scoring is None:
+        return "score"
+    if isinstance(scoring, str):
+        return scoring
+    name = getattr(scoring, "__name__", None)
+    if name is None:
+        name = getattr(getattr(scoring, "_score_func", None), "__name__", None)
+    return name or type(scoring).__name__
