@@ -193,8 +193,9 @@ def privacy_utility_curve(
         uses the estimator's ``score`` method.
     param_name : str, default="epsilon"
         The ε parameter to vary, as accepted by ``set_params`` (for a pipeline
-        e.g. ``"sampleaggregateestimator__epsilon"``). It must belong to a
-        private estimator: one with an ``accountant`` parameter.
+        e.g. ``"sampleaggregateestimator__epsilon"``). It must be the
+        ``epsilon`` parameter of a private estimator: one with an
+        ``accountant`` parameter.
     test_size : float or int, default=0.25
         Size of the test part, as in
         :func:`~sklearn.model_selection.train_test_split`.
@@ -466,10 +467,11 @@ class _PrivatePlan:
             )
         owner_prefix = param_name.rpartition("__")[0]
         owner_prefix = owner_prefix + "__" if owner_prefix else ""
-        if owner_prefix not in self.prefixes:
+        if owner_prefix not in self.prefixes or not _is_param(param_name, "epsilon"):
             raise ValueError(
-                f"param_name={param_name!r} does not belong to a private estimator "
-                "(one with an accountant parameter), so its cost is unknown."
+                f"param_name={param_name!r} is not the epsilon parameter of a "
+                "private estimator (one with an accountant parameter), so the cost "
+                "of a fit is unknown."
             )
         self.owner_prefix = owner_prefix
         self.owner_name = type(self._step(estimator, owner_prefix)).__name__
