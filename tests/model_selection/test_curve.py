@@ -84,9 +84,14 @@ def test_shapes_sorting_and_charge(data):
     X, y = data
     acc = BudgetAccountant(epsilon=10.0)
     curve = privacy_utility_curve(
-        private_lr(), X, y, epsilons=EPSILONS, n_repeats=2, accountant=acc,
+        private_lr(),
+        X,
+        y,
+        epsilons=EPSILONS,
+        n_repeats=2,
+        accountant=acc,
         random_state=0,
-    )  # fmt: skip
+    )
     assert isinstance(curve, PrivacyUtilityCurve)
     np.testing.assert_array_equal(curve.epsilons, [0.1, 0.5, 1.0])
     assert curve.scores.shape == (3, 2)
@@ -105,17 +110,26 @@ def test_delta_parameter_is_charged_and_checked(data):
     X, y = data
     acc = BudgetAccountant(epsilon=10.0, delta=1e-4)
     curve = privacy_utility_curve(
-        private_lr(delta=1e-6), X, y, epsilons=[0.5, 1.0], n_repeats=2,
-        accountant=acc, random_state=0,
-    )  # fmt: skip
+        private_lr(delta=1e-6),
+        X,
+        y,
+        epsilons=[0.5, 1.0],
+        n_repeats=2,
+        accountant=acc,
+        random_state=0,
+    )
     assert acc.total() == (3.0, 4e-6)
     assert curve.delta_spent == 4e-6
     small = BudgetAccountant(epsilon=10.0, delta=3e-6)
     with pytest.raises(BudgetExceededError):
         privacy_utility_curve(
-            private_lr(delta=1e-6), X, y, epsilons=[0.5, 1.0], n_repeats=2,
+            private_lr(delta=1e-6),
+            X,
+            y,
+            epsilons=[0.5, 1.0],
+            n_repeats=2,
             accountant=small,
-        )  # fmt: skip
+        )
     assert small.entries == ()
 
 
@@ -124,16 +138,25 @@ def test_budget_too_small_raises_before_any_fit(data):
     acc = BudgetAccountant(epsilon=3.0)
     with pytest.raises(BudgetExceededError, match="Nothing was fitted"):
         privacy_utility_curve(
-            ProbeClassifier(), X, y, epsilons=EPSILONS, n_repeats=2,
-            reference_estimator=LogisticRegression(), accountant=acc,
-        )  # fmt: skip
+            ProbeClassifier(),
+            X,
+            y,
+            epsilons=EPSILONS,
+            n_repeats=2,
+            reference_estimator=LogisticRegression(),
+            accountant=acc,
+        )
     assert FIT_CALLS == []
     assert acc.entries == ()
     # exactly enough budget (decimal arithmetic): the sweep runs
     privacy_utility_curve(
-        ProbeClassifier(), X, y, epsilons=EPSILONS, n_repeats=2,
+        ProbeClassifier(),
+        X,
+        y,
+        epsilons=EPSILONS,
+        n_repeats=2,
         accountant=BudgetAccountant(epsilon=3.2),
-    )  # fmt: skip
+    )
     assert len(FIT_CALLS) == 6
 
 
@@ -165,9 +188,14 @@ def test_bad_param_name_raises_nothing_charged(data, make_estimator, param_name,
     acc = BudgetAccountant(epsilon=10.0)
     with pytest.raises(ValueError, match=match):
         privacy_utility_curve(
-            make_estimator(), X, y, epsilons=[1.0], n_repeats=1, accountant=acc,
+            make_estimator(),
+            X,
+            y,
+            epsilons=[1.0],
+            n_repeats=1,
+            accountant=acc,
             param_name=param_name,
-        )  # fmt: skip
+        )
     assert acc.entries == ()
     assert FIT_CALLS == []
 
@@ -206,10 +234,15 @@ def test_nested_pipeline_param(data):
     acc = BudgetAccountant(epsilon=10.0)
     pipe = make_pipeline(StandardScaler(), private_lr())
     curve = privacy_utility_curve(
-        pipe, X, y, epsilons=[0.5, 2.0], n_repeats=2,
-        param_name="sampleaggregateestimator__epsilon", accountant=acc,
+        pipe,
+        X,
+        y,
+        epsilons=[0.5, 2.0],
+        n_repeats=2,
+        param_name="sampleaggregateestimator__epsilon",
+        accountant=acc,
         random_state=0,
-    )  # fmt: skip
+    )
     assert curve.scores.shape == (2, 2)
     assert curve.param_name == "sampleaggregateestimator__epsilon"
     assert acc.total() == (expected_total([0.5, 2.0], 2), 0.0)
@@ -236,19 +269,29 @@ def test_fit_spending_more_than_epsilon_stops_the_sweep(data):
     acc = BudgetAccountant(epsilon=100.0)
     with pytest.raises(RuntimeError, match="more than"):
         privacy_utility_curve(
-            ProbeClassifier(factor=2.0), X, y, epsilons=EPSILONS, n_repeats=2,
+            ProbeClassifier(factor=2.0),
+            X,
+            y,
+            epsilons=EPSILONS,
+            n_repeats=2,
             accountant=acc,
-        )  # fmt: skip
+        )
     assert len(FIT_CALLS) == 1  # sequential: stopped at the first fit
 
 
 def test_reference_score_matches_direct_fit(data):
     X, y = data
     curve = privacy_utility_curve(
-        private_lr(), X, y, epsilons=[1.0], n_repeats=1,
-        reference_estimator=LogisticRegression(), accountant=BudgetAccountant(),
-        random_state=3, test_size=0.3,
-    )  # fmt: skip
+        private_lr(),
+        X,
+        y,
+        epsilons=[1.0],
+        n_repeats=1,
+        reference_estimator=LogisticRegression(),
+        accountant=BudgetAccountant(),
+        random_state=3,
+        test_size=0.3,
+    )
     X_tr, X_te, y_tr, y_te = train_test_split(
         X, y, test_size=0.3, random_state=3, stratify=y
     )
@@ -259,9 +302,15 @@ def test_reference_score_matches_direct_fit(data):
 def test_scoring_string_and_name(data):
     X, y = data
     curve = privacy_utility_curve(
-        private_lr(), X, y, epsilons=[1.0], n_repeats=1, scoring="balanced_accuracy",
-        accountant=BudgetAccountant(), random_state=0,
-    )  # fmt: skip
+        private_lr(),
+        X,
+        y,
+        epsilons=[1.0],
+        n_repeats=1,
+        scoring="balanced_accuracy",
+        accountant=BudgetAccountant(),
+        random_state=0,
+    )
     assert curve.scoring == "balanced_accuracy"
 
 
@@ -289,9 +338,15 @@ def test_n_jobs_threads_same_charge_and_scores(data):
     for n_jobs in (None, 2):
         acc = BudgetAccountant(epsilon=10.0)
         results[n_jobs] = privacy_utility_curve(
-            private_lr(), X, y, epsilons=EPSILONS, n_repeats=2, accountant=acc,
-            random_state=0, n_jobs=n_jobs,
-        )  # fmt: skip
+            private_lr(),
+            X,
+            y,
+            epsilons=EPSILONS,
+            n_repeats=2,
+            accountant=acc,
+            random_state=0,
+            n_jobs=n_jobs,
+        )
         assert acc.total() == (expected_total(EPSILONS, 2), 0.0)
         assert len(acc.entries) == 6
     np.testing.assert_array_equal(results[None].scores, results[2].scores)
@@ -313,9 +368,14 @@ def test_default_accountant_is_used_and_estimator_accountant_kept(data):
 def test_verbose_prints_one_line_per_epsilon(data, capsys):
     X, y = data
     privacy_utility_curve(
-        ProbeClassifier(), X, y, epsilons=[0.5, 1.0], n_repeats=3, verbose=1,
+        ProbeClassifier(),
+        X,
+        y,
+        epsilons=[0.5, 1.0],
+        n_repeats=3,
+        verbose=1,
         accountant=BudgetAccountant(),
-    )  # fmt: skip
+    )
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2
     assert lines[0].startswith("[privacy_utility_curve] epsilon=0.5: 3/3 fits")
@@ -337,6 +397,8 @@ def test_to_frame_long_format():
     np.testing.assert_array_equal(frame["score"], curve.scores.ravel())
     means = frame.groupby("epsilon")["score"].mean().to_numpy()
     np.testing.assert_allclose(means, curve.mean_scores)
+    with pytest.raises(ValueError, match="rows"):
+        PrivacyUtilityCurve(epsilons=np.array([0.1]), scores=curve.scores)
 
 
 # -- display --------------------------------------------------------------------
@@ -357,9 +419,12 @@ SCORES = np.array([[0.5, 0.7], [0.75, 0.8], [0.85, 0.86]])
 
 def test_display_plot_fill_between(pyplot):
     display = PrivacyUtilityDisplay(
-        epsilons=[0.1, 0.5, 1.0], scores=SCORES, reference_score=0.9,
-        estimator_name="SA", scoring="accuracy",
-    ).plot()  # fmt: skip
+        epsilons=[0.1, 0.5, 1.0],
+        scores=SCORES,
+        reference_score=0.9,
+        estimator_name="SA",
+        scoring="accuracy",
+    ).plot()
     np.testing.assert_allclose(display.line_.get_ydata(), SCORES.mean(axis=1))
     np.testing.assert_allclose(display.line_.get_xdata(), [0.1, 0.5, 1.0])
     assert display.fill_between_ is not None and display.errorbar_ is None
@@ -398,9 +463,15 @@ def test_display_from_estimator_and_from_curve(pyplot, data):
     X, y = data
     acc = BudgetAccountant(epsilon=5.0)
     display = PrivacyUtilityDisplay.from_estimator(
-        private_lr(), X, y, epsilons=[0.5, 1.0], n_repeats=2,
-        reference_estimator=LogisticRegression(), accountant=acc, random_state=0,
-    )  # fmt: skip
+        private_lr(),
+        X,
+        y,
+        epsilons=[0.5, 1.0],
+        n_repeats=2,
+        reference_estimator=LogisticRegression(),
+        accountant=acc,
+        random_state=0,
+    )
     assert isinstance(display, PrivacyUtilityDisplay)
     assert display.ax_ is not None and display.reference_line_ is not None
     assert display.estimator_name == "SampleAggregateEstimator"
