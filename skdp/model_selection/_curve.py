@@ -335,6 +335,13 @@ def privacy_utility_curve(
         else check_scoring(reference_estimator, scoring=scoring)
     )
 
+    n_fits = epsilons.size * n_repeats
+    per_fit = [plan.bound(eps) for eps in epsilons]
+    total_eps = _float_up(sum(exact(e) for e, _ in per_fit) * n_repeats)
+    total_delta = _float_up(sum(exact(d) for _, d in per_fit) * n_repeats)
+    # before the data is split or any estimator is fitted
+    _check_budget(acc, total_eps, total_delta, n_fits)
+
     stratify = y if (y is not None and is_classifier(estimator)) else None
     parts = train_test_split(
         *((X,) if y is None else (X, y)),
@@ -346,12 +353,6 @@ def privacy_utility_curve(
         (X_train, X_test), y_train, y_test = parts, None, None
     else:
         X_train, X_test, y_train, y_test = parts
-
-    n_fits = epsilons.size * n_repeats
-    per_fit = [plan.bound(eps) for eps in epsilons]
-    total_eps = _float_up(sum(exact(e) for e, _ in per_fit) * n_repeats)
-    total_delta = _float_up(sum(exact(d) for _, d in per_fit) * n_repeats)
-    _check_budget(acc, total_eps, total_delta, n_fits)
 
     reference_score = None
     if reference_estimator is not None:
@@ -375,7 +376,10 @@ def privacy_utility_curve(
         delayed(_private_fit_and_score)(
             base,
             plan,
-            {param_name: eps, **plan.seed_params(None if seeds is None else seeds[r])},
+            {
+                param_name: float(eps),
+                **plan.seed_params(None if seeds is None else seeds[r]),
+            },
             per_fit[i],
             X_train,
             y_train,
