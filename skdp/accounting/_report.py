@@ -1,0 +1,421 @@
+"""Reports on a BudgetAccountant's ledger: a text table, HTML and a plot.
+
+Everything here works on a :class:`Snapshot`, one consistent reading of an
+accountant (its entries, their composed total and the remaining budget), so
+that a report on a ledger shared with other threads or processes never mixes
+two states of it. Sums over entries are exact, as in the accountant: each
+float is read as the decimal number its repr writes.
+"""
+
+import decimal
+import functools
+import html
+import itertools
+import math
+from collections import Counter
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+from skdp.accounting._accountant import _float_up
+
+__all__ = [
+    "Snapshot",
+    "format_html",
+    "format_report",
+    "plot_ledger",
+    "take_snapshot",
+]
+
+GROUPINGS = ("label", "estimator", "entry")
+
+# Rows of grouped spends shown by the HTML representation; the rest are
+# summarised in one line so that a long ledger still renders quickly.
+HTML_MAX_ROWS = 50
+
+# Decimal arithmetic that never rounds: libmpdec stores only the digits a
+# number has, so the maximal precision costs nothing for short decimals.
+_EXACT = decimal.Context(
+    prec=decimal.MAX_PREC,
+    Emax=decimal.MAX_EMAX,
+    Emin=decimal.MIN_EMIN,
+    traps=[decimal.Inexact, decimal.Rounded],
+)
+
+
+class Snapshot(NamedTuple):
+    """One consistent reading of an accountant, as plain values.
+
+    ``basic`` is the exact sum of the entries rounded up; ``spent`` is what
+    :meth:`BudgetAccountant.total` reports for them and ``composition``
+    (``"basic"`` or ``"advanced"``) the rule that gave it.
+    """
+
+    entries: tuple
+    budget: tuple
+    slack: float
+    basic: tuple
+    spent: tuple
+    composition: str
+    remaining: tuple
+    ledger: str | None
+
+
+def take_snapshot(accountant, *, attempts=3):
+    """Read an accountant's entries, totals and remaining budget together.
+
+    The ledger only grows, so the first ``totals.count`` entries are exactly
+    those its totals cover. ``remaining`` is read in between; if a concurrent
+    spend lands meanwhile the reading is retried, and after ``attempts`` the
+    remaining budget may already include that newer spend.
+    """
+    ledger = accountant._ledger
+    for _ in range(attempts):
+        totals = ledger.totals()
+        remaining = accountant.remaining()
+        entries = ledger.read()
+        if len(entries) == totals.count:
+            break
+    entries = entries[: totals.count]
+    statements = accountant._compose(totals)
+    chosen = min(statements)
+    # min() keeps the first of equal statements, so ties count as basic.
+    composition = "basic" if statements.index(chosen) == 0 else "advanced"
+    basic_eps, basic_delta = statements[0]
+    return Snapshot(
+        entries=entries,
+        budget=(accountant.epsilon, accountant.delta),
+        slack=accountant.slack,
+        basic=(_float_up(basic_eps), _float_up(basic_delta)),
+        spent=accountant._total_of(totals),
+        composition=composition,
+        remaining=remaining,
+        ledger=accountant.ledger,
+    )
+
+
+# -- exact sums -------------------------------------------------------------
+
+
+def decimal_reading(value):
+    """``exact(value)`` as a Decimal: the number the float's repr writes."""
+    return decimal.Decimal(repr(float(value)))
+
+
+class _Memo(dict):
+    """``memo[x]`` is ``function(x)``, computed once per distinct ``x``."""
+
+    def __init__(self, function):
+        self.function = function
+
+    def __missing__(self, value):
+        result = self[value] = self.function(value)
+        return result
+
+
+def exact_sum(values):
+    """``sum(exact(v) for v in values)``, exactly, as a Decimal.
+
+    Decimals add exactly in :data:`_EXACT`, several times faster than
+    Fractions (the decimal module is implemented in C), and a ledger repeats a
+    few values many times, so each distinct value is read once.
+    """
+    counts = Counter(values)
+    terms = map(_EXACT.multiply, map(decimal_reading, counts), counts.values())
+    return functools.reduce(_EXACT.add, terms, decimal.Decimal(0))
+
+
+def cumulative_sums(values):
+    """The running exact sums of ``values``, each rounded to the nearest float."""
+    readings = map(_Memo(decimal_reading).__getitem__, values)
+    return list(map(float, itertools.accumulate(readings, _EXACT.add)))
+
+
+# -- grouping ---------------------------------------------------------------
+
+
+def check_by(by):
+    if by not in GROUPINGS:
+        raise ValueError(
+            f"by must be one of {', '.join(map(repr, GROUPINGS))}; got {by!r}."
+        )
+    return by
+
+
+def estimator_of(label):
+    """The part of a label before its first ``": "`` (the estimator's class)."""
+    return label.split(": ", 1)[0]
+
+
+def group_entries(entries, by):
+    """Entries grouped by label or estimator, in one pass.
+
+    Returns a dict mapping each group's name to its list of entries, in order
+    of first appearance.
+    """
+    key = estimator_of if by == "estimator" else None
+    groups = {}
+    for entry in entries:
+        name = entry.label if key is None else key(entry.label)
+        group = groups.get(name)
+        if group is None:
+            groups[name] = [entry]
+        else:
+            group.append(entry)
+    return groups
+
+
+def group_totals(group):
+    """``(spends, epsilon, delta)`` of a group, the exact sums rounded to floats."""
+    if len(group) == 1:  # the exact reading of a float rounds back to it
+        _, eps, delta, _ = group[0]
+        return 1, eps, delta
+    eps = exact_sum(entry.epsilon for entry in group)
+    delta = exact_sum(entry.delta for entry in group)
+    return len(group), float(eps), float(delta)
+
+
+# -- text -------------------------------------------------------------------
+
+
+def format_number(value):
+    """A compact decimal (six significant digits); infinity as ``inf``."""
+    return format(float(value), ".6g")
+
+
+def printable(label):
+    """A label on one line: control characters shown as escapes."""
+    return label if label.isprintable() else repr(label)[1:-1]
+
+
+def format_time(timestamp):
+    """An entry's wall-clock time, in UTC, ISO 8601 to the second."""
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
+
+
+def format_table(rows, header=None, right=()):
+    """Rows of strings as aligned lines; columns in ``right`` right-aligned.
+
+    With a header, a rule of dashes under each column separates it from the
+    rows.
+    """
+    all_rows = rows if header is None else [header, *rows]
+    if not all_rows:
+        return []
+    widths = [max(map(len, column)) for column in zip(*all_rows, strict=True)]
+    # One format string for every line: much faster than padding cell by cell.
+    template = "  ".join(
+        f"{{:{'>' if i in right else '<'}{width}}}" for i, width in enumerate(widths)
+    )
+    lines = [template.format(*row).rstrip() for row in all_rows]
+    if header is not None:
+        lines.insert(1, "  ".join("-" * width for width in widths))
+    return lines
+
+
+def grouped_lines(snapshot, by):
+    cells = []
+    for name, group in group_entries(snapshot.entries, by).items():
+        count, eps, delta = group_totals(group)
+        cells.append([printable(name), str(count), *map(format_number, (eps, delta))])
+    return format_table(cells, [by, "spends", "epsilon", "delta"], right={1, 2, 3})
+
+
+def entry_lines(snapshot):
+    entries = snapshot.entries
+    cum_eps = map(format_number, cumulative_sums(e.epsilon for e in entries))
+    cum_delta = map(format_number, cumulative_sums(e.delta for e in entries))
+    # Costs and times repeat (a batch of spends shares one time): format once.
+    number = _Memo(format_number)
+    when = _Memo(format_time)
+    cells = [
+        [
+            str(i),
+            when[time],
+            printable(label),
+            number[eps],
+            number[delta],
+            next(cum_eps),
+            next(cum_delta),
+        ]
+        for i, (label, eps, delta, time) in enumerate(entries, start=1)
+    ]
+    header = [
+        "#",
+        "time (UTC)",
+        "label",
+        "epsilon",
+        "delta",
+        "cum. epsilon",
+        "cum. delta",
+    ]
+    return format_table(cells, header, right={0, 3, 4, 5, 6})
+
+
+def budget_lines(snapshot):
+    """The budget, what was spent under which composition, and what remains."""
+    budget_eps, budget_delta = snapshot.budget
+    slack = snapshot.slack
+
+    def pair(eps, delta):
+        return [f"epsilon={format_number(eps)}", f"delta={format_number(delta)}"]
+
+    budget_note = "no limit on delta" if budget_delta == 1.0 else ""
+    if slack > 0:
+        budget_note = (
+            f"slack={format_number(slack)} of delta for advanced composition"
+            + (f"; {budget_note}" if budget_note else "")
+        )
+    rows = [["budget", *pair(budget_eps, budget_delta), budget_note]]
+    if slack > 0:
+        rows.append(["basic sum", *pair(*snapshot.basic), "sum of the entries"])
+        note = (
+            "advanced composition, smaller than the basic sum"
+            if snapshot.composition == "advanced"
+            else "basic composition, no larger than advanced"
+        )
+    else:
+        note = "basic composition: the sum of the entries"
+    rows.append(["spent", *pair(*snapshot.spent), note])
+    rows.append(["remaining", *pair(*snapshot.remaining), ""])
+    return format_table(rows)
+
+
+def format_report(snapshot, by="label"):
+    """The text report of :meth:`BudgetAccountant.report`."""
+    check_by(by)
+    n = len(snapshot.entries)
+    where = "in memory" if snapshot.ledger is None else f"in {snapshot.ledger}"
+    title = f"BudgetAccountant ledger ({where}): {n} spend{'s' * (n != 1)}"
+    if by == "entry":
+        table = entry_lines(snapshot)
+        if n:
+            table.append("cumulative sums are basic composition")
+    else:
+        table = grouped_lines(snapshot, by)
+    if not n:
+        table.append("(no spends)")
+    return "\n".join([title, "", *table, "", *budget_lines(snapshot)])
+
+
+# -- HTML -------------------------------------------------------------------
+
+_CELL = 'style="text-align: {}; padding: 0 0.6em"'
+_LEFT = _CELL.format("left")
+_RIGHT = _CELL.format("right")
+
+
+def _html_row(cells, tag="td", aligns=None):
+    aligns = aligns or [_LEFT] * len(cells)
+    inner = "".join(
+        f"<{tag} {align}>{html.escape(cell)}</{tag}>"
+        for cell, align in zip(cells, aligns, strict=True)
+    )
+    return f"<tr>{inner}</tr>"
+
+
+def format_html(snapshot, max_rows=HTML_MAX_ROWS):
+    """A small self-contained HTML summary: budget, spent, remaining, labels."""
+    numbers = [_LEFT, _RIGHT, _RIGHT]
+    spent = "spent" if snapshot.slack == 0 else f"spent ({snapshot.composition})"
+    summary = [
+        _html_row(["", "epsilon", "delta"], "th", numbers),
+        _html_row(["budget", *map(format_number, snapshot.budget)], aligns=numbers),
+    ]
+    if snapshot.slack > 0:
+        basic = map(format_number, snapshot.basic)
+        summary.append(_html_row(["basic sum", *basic], aligns=numbers))
+    summary += [
+        _html_row([spent, *map(format_number, snapshot.spent)], aligns=numbers),
+        _html_row(
+            ["remaining", *map(format_number, snapshot.remaining)], aligns=numbers
+        ),
+    ]
+
+    groups = group_entries(snapshot.entries, "label")
+    columns = [_LEFT, _RIGHT, _RIGHT, _RIGHT]
+    rows = [_html_row(["label", "spends", "epsilon", "delta"], "th", columns)]
+    for name, group in itertools.islice(groups.items(), max_rows):
+        count, eps, delta = group_totals(group)
+        cells = [name, str(count), format_number(eps), format_number(delta)]
+        rows.append(_html_row(cells, aligns=columns))
+    hidden = len(groups) - max_rows
+    if hidden > 0:
+        rows.append(
+            f'<tr><td colspan="4" {_LEFT}>… {hidden} more '
+            f"label{'s' * (hidden != 1)}</td></tr>"
+        )
+    if not groups:
+        rows.append(f'<tr><td colspan="4" {_LEFT}>(no spends)</td></tr>')
+
+    n = len(snapshot.entries)
+    where = "" if snapshot.ledger is None else f", ledger {snapshot.ledger}"
+    caption = html.escape(f"BudgetAccountant: {n} spend{'s' * (n != 1)}{where}")
+    return (
+        '<div class="skdp-budget-accountant">'
+        f"<table><caption>{caption}</caption>{''.join(summary)}</table>"
+        f"<table>{''.join(rows)}</table>"
+        "</div>"
+    )
+
+
+# -- plot -------------------------------------------------------------------
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError(
+            "BudgetAccountant.plot requires matplotlib: pip install matplotlib"
+        ) from exc
+    return plt
+
+
+def plot_ledger(snapshot, ax=None, *, delta=True):
+    """Cumulative (basic) epsilon per entry, with the budget and the delta spent.
+
+    Returns the Axes holding the epsilon curve; cumulative delta, when drawn,
+    is on a twin Axes sharing its x axis.
+    """
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots()
+    entries = snapshot.entries
+    index = range(len(entries) + 1)
+    # Start from (0, 0): the value at x = k is the total after k spends.
+    cum_eps = [0.0, *cumulative_sums(e.epsilon for e in entries)]
+    ax.plot(index, cum_eps, drawstyle="steps-post", color="C0", label="epsilon spent")
+    budget_eps, budget_delta = snapshot.budget
+    if math.isfinite(budget_eps):
+        ax.axhline(budget_eps, color="C0", linestyle="--", label="epsilon budget")
+    if snapshot.composition == "advanced":
+        ax.plot(
+            [len(entries)],
+            [snapshot.spent[0]],
+            marker="o",
+            linestyle="none",
+            color="C2",
+            label="epsilon spent, advanced composition",
+        )
+    ax.set_xlabel("entry")
+    ax.set_ylabel("cumulative epsilon (basic composition)")
+    handles, labels = ax.get_legend_handles_labels()
+
+    if delta and any(e.delta > 0 for e in entries):
+        twin = ax.twinx()
+        cum_delta = [0.0, *cumulative_sums(e.delta for e in entries)]
+        twin.plot(
+            index,
+            cum_delta,
+            drawstyle="steps-post",
+            color="C1",
+            label="delta spent",
+        )
+        if budget_delta < 1.0:
+            twin.axhline(budget_delta, color="C1", linestyle=":", label="delta budget")
+        twin.set_ylabel("cumulative delta")
+        twin_handles, twin_labels = twin.get_legend_handles_labels()
+        handles += twin_handles
+        labels += twin_labels
+    ax.legend(handles, labels, loc="upper left")
+    return ax
