@@ -8,6 +8,7 @@ from skdp.accounting._accountant import (
     _explicit_default,
     default_accountant,
 )
+from skdp.accounting._cost import PrivacyCost
 
 __all__ = ["PrivateEstimatorMixin"]
 
@@ -52,6 +53,18 @@ class PrivateEstimatorMixin:
         if carried is not None and carried[1] != os.getpid():
             return carried[0]
         return default_accountant()
+
+    def _fit_cost(self, n_features=None):
+        """An upper bound on what ``fit`` charges, from public parameters only.
+
+        Meta-estimators (e.g. :class:`~skdp.model_selection.NoisyMaxSearchCV`)
+        charge this in the parent process before dispatching fits. The default
+        is the ``epsilon`` and ``delta`` parameters, which is the whole cost of
+        most estimators; subclasses whose cost differs override it. With
+        ``n_features=None`` (unknown, e.g. after a one-hot step) the bound
+        must hold for every number of features.
+        """
+        return PrivacyCost(self.epsilon, getattr(self, "delta", 0.0))
 
     def _charge(self, items):
         """Charge ``(label, epsilon, delta)`` items atomically; set the spent totals.

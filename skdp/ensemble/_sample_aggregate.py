@@ -15,6 +15,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
+from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import (
     check_random_source,
@@ -588,6 +589,14 @@ class SampleAggregateEstimator(
         except Exception:
             return fallback
         return "parameters" if _Layout.of(template, classes) else fallback
+
+    def _fit_cost(self, n_features=None):
+        if self._mode_before_fit() == "parameters":
+            return PrivacyCost(self.epsilon, self.delta)
+        return PrivacyCost(0.0)  # releases nothing at fit; predict charges
+
+    def _charges_at_predict(self):
+        return self._mode_before_fit() in ("vote", "mean")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

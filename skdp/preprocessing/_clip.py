@@ -12,6 +12,7 @@ from sklearn.base import (
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.preprocessing._svt_clip import SVTClipSelector
 from skdp.utils._validation import check_bounds, validate_private_data
@@ -169,6 +170,11 @@ default=None
         else:
             self._fit_quantile(X)
         return self
+
+    def _fit_cost(self, n_features=None):
+        if self.bounds is not None or self.method is None:
+            return PrivacyCost(0.0)
+        return PrivacyCost(self.epsilon)
 
     def _fit_svt(self, X):
         selector = SVTClipSelector(

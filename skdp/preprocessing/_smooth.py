@@ -12,6 +12,7 @@ from sklearn.base import (
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import cauchy_noise, check_random_source, laplace_mechanism
 from skdp.preprocessing._affine import AffineTransformMixin
@@ -247,6 +248,10 @@ class SmoothSensitivityMedian(
         self.noise = noise
         self.accountant = accountant
         self.random_state = random_state
+
+    def _fit_cost(self, n_features=None):
+        delta = self.delta if self.noise == "laplace" else 0.0
+        return PrivacyCost(self.epsilon, delta)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
