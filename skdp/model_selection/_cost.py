@@ -1,0 +1,195 @@
+"""What fitting an estimator costs, known before any data is read."""
+
+from fractions import Fraction
+
+from sklearn.base import BaseEstimator, clone
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder
+
+from skdp.accounting import BudgetAccountant, PrivacyCost
+from skdp.base import PrivateEstimatorMixin
+
+__all__ = ["fit_cost"]
+
+# Fits run under a prepaid accountant whose budget is the cost charged in the
+# parent. The cost is an upper bound computed from the parameters; an
+# estimator splits its epsilon internally (eps/2 + eps/2, shares), and the
+# accountant sums the decimal representations of those floats exactly, which
+# can exceed the nominal epsilon in the 17th digit. The tolerance absorbs that
+# representation error and nothing else: a fit that spends more than its
+# declared cost by any real amount is still refused.
+_REPRESENTATION_TOLERANCE = 1e-12
+
+
+def _nested_estimators(estimator):
+    """The estimators held directly in ``estimator``'s parameters."""
+    if not hasattr(estimator, "get_params"):
+        return []
+    found = []
+    for value in estimator.get_params(deep=False).values():
+        if isinstance(value, BaseEstimator):
+            found.append(value)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                parts = item if isinstance(item, tuple) else (item,)
+                found.extend(p for p in parts if isinstance(p, BaseEstimator))
+    return found
+
+
+def fit_cost(estimator, n_features=None):
+    """An upper bound on the privacy cost of one ``fit`` of ``estimator``.
+
+    The cost follows from public parameters only, so it can be charged
+    before the data is read. Private skdp estimators report their own cost;
+    a composite (``Pipeline``, ``ColumnTransformer``, a meta-estimator) costs
+    the sum of the private estimators it holds (basic composition). Non-private
+    estimators cost nothing here, which does **not** make them private.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        An unfitted estimator, possibly a composite.
+    n_features : int or None, default=None
+        Number of input features, if known. Costs of nested estimators are
+        computed without it (an upper bound for every number of features).
+
+    Returns
+    -------
+    cost : PrivacyCost
+        ``(epsilon, delta)`` of one fit under basic composition.
+
+    Notes
+    -----
+    The bound assumes each nested private estimator is fitted once per
+    ``fit``. A meta-estimator that fits a private estimator several times
+    (e.g. a one-vs-rest wrapper, or ``CalibratedClassifierCV``) spends more;
+    :class:`~skdp.model_selection.NoisyMaxSearchCV` runs every fit under an
+    accountant holding exactly this budget, so such a fit fails loudly
+    instead of spending unrecorded budget.
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from skdp import PrivateMean, SampleAggregateEstimator
+    >>> from skdp.model_selection import fit_cost
+    >>> pipe = make_pipeline(
+    ...     PrivateMean(epsilon=0.5, bounds=(0, 10)),
+    ...     SampleAggregateEstimator(LinearRegression(), epsilon=1.0,
+    ...                              output_bounds=(-5, 5)),
+    ... )
+    >>> fit_cost(pipe)
+    PrivacyCost(epsilon=1.5, delta=0.0, rho=None)
+    """
+    if isinstance(estimator, PrivateEstimatorMixin):
+        return estimator._fit_cost(n_features)
+    epsilon, delta = Fraction(0), Fraction(0)
+    for nested in _nested_estimators(estimator):
+        cost = fit_cost(nested)
+        epsilon += Fraction(repr(cost.epsilon))
+        delta += Fraction(repr(cost.delta))
+    return PrivacyCost(float(epsilon), float(delta))
+
+
+def prepaid_accountant(cost):
+    """A fresh accountant holding exactly ``cost`` (see the module note)."""
+    slack = 1.0 + _REPRESENTATION_TOLERANCE
+    delta = min(1.0, cost.delta * slack) if cost.delta > 0 else 0.0
+    return BudgetAccountant(cost.epsilon * slack, delta)
+
+
+def route_accountant(estimator, accountant):
+    """Set every ``accountant`` parameter of ``estimator``, nested ones too."""
+    keys = [
+        key
+        for key in estimator.get_params(deep=True)
+        if key == "accountant" or key.endswith("__accountant")
+    ]
+    # Deepest first: setting an outer estimator's params can replace inner ones.
+    keys.sort(key=lambda key: key.count("__"), reverse=True)
+    for key in keys:
+        estimator.set_params(**{key: accountant})
+    return estimator
+
+
+class _ChargeReached(Exception):
+    """Raised by the probe accountant when a fit reaches its charge."""
+
+
+class _ProbeAccountant(BudgetAccountant):
+    """Stops a fit at its first charge: everything before it is validation."""
+
+    def spend(self, epsilon, delta=0.0, *, label):
+        raise _ChargeReached
+
+    def spend_many(self, items):
+        raise _ChargeReached
+
+
+def check_fit_inputs(estimator, X, y):
+    """Run ``estimator.fit`` up to its first charge, so its input errors raise now.
+
+    skdp estimators validate their parameters and input (public
+    preconditions) before they charge, and read nothing else before. Probing
+    every fit a meta-estimator will make before the meta-estimator charges
+    its own cost means that bad parameters or input fail with nothing
+    charged. A composite is probed up to its first private step's charge;
+    steps before it (stateless or zero-cost) run in full, and nothing they
+    compute is kept.
+    """
+    model = route_accountant(clone(estimator), _ProbeAccountant())
+    try:
+        model.fit(X, y)
+    except _ChargeReached:
+        pass
+
+
+def _is_public_encoder(step):
+    """An encoder whose fitted state is fixed by its public parameters."""
+    if not isinstance(step, OneHotEncoder | OrdinalEncoder):
+        return False
+    learned = step.categories == "auto" or getattr(step, "drop", None) not in (
+        None,
+        "first",
+    )
+    rare = getattr(step, "min_frequency", None) or getattr(step, "max_categories", None)
+    return not learned and not rare
+
+
+def check_private_model(estimator):
+    """Raise unless every part of ``estimator`` fitted on data is private.
+
+    Private skdp estimators whose predictions are free (post-processing of the
+    fit) qualify; so do steps with no data-dependent state (``'passthrough'``,
+    ``'drop'``, ``FunctionTransformer``, encoders with public categories) and
+    the composites ``Pipeline``, ``ColumnTransformer`` and ``FeatureUnion``
+    built from them. Anything else would be trained on private rows without
+    noise.
+    """
+    if estimator in (None, "passthrough", "drop"):
+        return
+    if isinstance(estimator, PrivateEstimatorMixin):
+        if getattr(estimator, "_charges_at_predict", lambda: False)():
+            raise ValueError(
+                f"{type(estimator).__name__} charges the budget for every "
+                "predicted row (aggregate='vote' or 'mean'); its predictions on "
+                "selection rows cannot be costed in advance. Use a private "
+                "estimator whose fitted model is released at fit time (e.g. "
+                "aggregate='parameters')."
+            )
+        return
+    if isinstance(estimator, FunctionTransformer) or _is_public_encoder(estimator):
+        return
+    if isinstance(estimator, Pipeline | FeatureUnion | ColumnTransformer):
+        for nested in _nested_estimators(estimator):
+            check_private_model(nested)
+        if isinstance(estimator, ColumnTransformer):
+            check_private_model(estimator.remainder)
+        return
+    raise ValueError(
+        f"{type(estimator).__name__} is not a private estimator: fitting it on "
+        "the private rows would release them without noise. Use skdp's private "
+        "estimators (or a Pipeline/ColumnTransformer of them, with stateless "
+        "steps or encoders given public categories)."
+    )

@@ -1,0 +1,586 @@
+"""Private model selection by report-noisy-max: ``NoisyMaxSearchCV``."""
+
+import math
+import warnings
+from fractions import Fraction
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import ParameterGrid, cross_val_score
+from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
+
+from skdp.accounting import BudgetAccountant, PrivacyCost
+from skdp.base import PrivateEstimatorMixin
+from skdp.ensemble._sample_aggregate import _block_indices, _block_labels
+from skdp.mechanisms import check_random_source, permute_and_flip
+from skdp.model_selection._cost import (
+    check_fit_inputs,
+    check_private_model,
+    fit_cost,
+    prepaid_accountant,
+    route_accountant,
+)
+from skdp.utils._validation import check_epsilon
+
+__all__ = ["NoisyMaxSearchCV"]
+
+_MAX_SEED = 2**31 - 1
+_ABSTAIN = -1
+# Holdout scores with sensitivity 1 (correct predictions) or ``loss_bound``
+# (clipped per-row losses); anything else has no a-priori sensitivity.
+_HOLDOUT_SCORINGS = ("accuracy", "neg_absolute_error", "neg_squared_error")
+
+
+# -- subsample mode: one vote per block ---------------------------------------
+def _block_vote(candidates, X, y, cv, scoring):
+    """Index of the candidate with the best internal CV score, or abstain.
+
+    Runs under a throw-away accountant: nothing a block computes is released
+    except this index, which enters the noisy vote.
+    """
+    scratch = BudgetAccountant()
+    means = np.full(len(candidates), -np.inf)
+    for i, candidate in enumerate(candidates):
+        model = route_accountant(clone(candidate), scratch)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                scores = cross_val_score(
+                    model, X, y, cv=cv, scoring=scoring, error_score=np.nan
+                )
+            except Exception:
+                continue  # e.g. fewer rows than folds: no score
+        if np.all(np.isfinite(scores)):
+            means[i] = scores.mean()
+    return _ABSTAIN if np.all(means == -np.inf) else int(np.argmax(means))
+
+
+def vote_histogram(choices, n_candidates):
+    """Votes per candidate; abstaining blocks add nothing.
+
+    Adding or removing one row changes one block's choice, so at most one
+    vote moves from one candidate to another (or to or from abstention): each
+    count changes by at most 1, in opposite directions (not monotone).
+    """
+    choices = np.asarray(choices, dtype=np.intp)
+    return np.bincount(choices[choices != _ABSTAIN], minlength=n_candidates)
+
+
+def select_by_votes(votes, epsilon, random_state):
+    """Permute-and-flip over the votes at the non-monotone scale ``2/ε``."""
+    return permute_and_flip(
+        votes, epsilon, sensitivity=1.0, monotonic=False, random_state=random_state
+    )
+
+
+# -- holdout mode: private candidates, counted on held-out rows ---------------
+def _fit_prepaid(candidate, cost, X, y):
+    """Fit a private candidate under an accountant holding exactly its cost."""
+    model = route_accountant(clone(candidate), prepaid_accountant(cost))
+    return model.fit(X, y)
+
+
+def holdout_row_scores(model, X, y, scoring, loss_bound):
+    """Per-row scores in ``[0, 1]`` (correct) or ``[-loss_bound, 0]``."""
+    pred = model.predict(X)
+    if scoring == "accuracy":
+        return (np.asarray(pred) == np.asarray(y)).astype(np.float64)
+    error = np.abs(np.asarray(pred, dtype=np.float64) - np.asarray(y, np.float64))
+    if scoring == "neg_squared_error":
+        error = error**2
+    if error.ndim > 1:
+        error = error.mean(axis=1)
+    return -np.minimum(error, loss_bound)
+
+
+def select_by_holdout_scores(totals, epsilon, sensitivity, random_state):
+    """Permute-and-flip over summed holdout scores (monotone, ``Δ/ε``)."""
+    return permute_and_flip(
+        totals, epsilon, sensitivity, monotonic=True, random_state=random_state
+    )
+
+
+def _holdout_split(n_samples, holdout_size, source):
+    """Independent Bernoulli(holdout_size) row labels: data-independent."""
+    held = source.random(n_samples) < holdout_size
+    return np.flatnonzero(~held), np.flatnonzero(held)
+
+
+def _add(costs):
+    epsilon = sum(Fraction(repr(c.epsilon)) for c in costs)
+    delta = sum(Fraction(repr(c.delta)) for c in costs)
+    return PrivacyCost(float(epsilon), float(delta))
+
+
+def _largest(costs):
+    return PrivacyCost(max(c.epsilon for c in costs), max(c.delta for c in costs))
+
+
+def _best_has(attr):
+    def check(self):
+        if hasattr(self, "best_estimator_"):
+            return hasattr(self.best_estimator_, attr)
+        if hasattr(self, "best_index_"):
+            return False  # fitted without a model: refit=False, 'subsample'
+        return hasattr(self.estimator, attr)
+
+    return check
+
+
+class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
+    """Choose hyper-parameters privately, by report-noisy-max.
+
+    Plain cross-validation on private data releases which configuration scored
+    best, which depends on every row. ``NoisyMaxSearchCV`` releases the choice
+    with differential privacy, then (``refit=True``) fits the chosen
+    configuration as a private estimator. The whole cost (selection, candidate
+    training, refit) is computed from public parameters and charged to the
+    accountant in this process before any data is read or any work is
+    dispatched; ``cost_`` reports it.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The model whose parameters are searched. With ``method='subsample'``
+        it is fitted on small blocks, non-privately (only the vote is
+        released): give the plain model, e.g. ``LogisticRegression()``, and a
+        private ``refit``. With ``method='holdout'`` it must be private (see
+        Notes).
+    param_grid : dict or list of dicts
+        Candidate settings, as for :class:`~sklearn.model_selection.GridSearchCV`.
+    epsilon : float, default=1.0
+        Privacy budget of the selection step.
+    method : {"subsample", "holdout"}, default="subsample"
+        ``"subsample"``: split the rows into ``n_blocks`` disjoint blocks;
+        each block votes for the candidate with the best internal CV score;
+        the winner is drawn by permute-and-flip over the votes.
+        ``"holdout"``: train every (private) candidate on one part of the
+        rows and score it on the disjoint rest with a bounded per-row score;
+        the winner is drawn by permute-and-flip over the summed scores.
+    n_blocks : int, default=50
+        Number of blocks for ``"subsample"``. More blocks give more votes (the
+        noise is a few votes) but fewer rows per block, so noisier
+        per-block choices.
+    cv : int or cross-validation generator, default=3
+        Internal cross-validation inside each block (``"subsample"``).
+    scoring : str, callable or None, default=None
+        ``"subsample"``: any scikit-learn scoring (it is computed inside the
+        blocks). ``"holdout"``: ``None`` or ``"accuracy"`` (classifiers: the
+        number of correct predictions, sensitivity 1), or
+        ``"neg_absolute_error"`` / ``"neg_squared_error"`` with a
+        ``loss_bound`` (regressors: per-row losses clipped to
+        ``[0, loss_bound]``, sensitivity ``loss_bound``).
+    loss_bound : float or None, default=None
+        Public clip of per-row losses for the regression scorings of
+        ``"holdout"``.
+    holdout_size : float, default=0.3
+        Each row is held out independently with this probability
+        (``"holdout"``).
+    refit : bool or callable, default=True
+        ``True``: fit ``estimator`` with the chosen parameters on all the
+        rows; it must then be private. A callable ``refit(params)`` returns
+        the unfitted private estimator to fit instead (e.g. a
+        :class:`~skdp.SampleAggregateEstimator` around the chosen plain
+        model). ``False``: release ``best_params_`` only (with ``"holdout"``
+        the winning candidate, trained on the training part and already paid
+        for, becomes ``best_estimator_``).
+    n_jobs : int or None, default=None
+        Parallel jobs for the block or candidate fits (any joblib backend,
+        processes included: workers never charge the accountant).
+    accountant : BudgetAccountant or None, default=None
+        Charged for the whole cost; ``None`` uses the default accountant.
+        Candidates' own ``accountant`` parameters are overridden.
+    random_state : None, int or numpy.random.RandomState, default=None
+        Source of the partition, the selection noise and the candidates'
+        seeds. ``None`` draws from the operating system's secure generator.
+    verbose : int, default=0
+        Passed to joblib.
+
+    Attributes
+    ----------
+    best_index_ : int
+        Index of the chosen candidate in ``ParameterGrid(param_grid)``.
+    best_params_ : dict
+        The chosen parameter setting.
+    best_estimator_ : estimator
+        The private model refitted (or, for ``"holdout"`` with
+        ``refit=False``, trained) with ``best_params_``.
+    cost_ : PrivacyCost
+        What was charged: selection + candidate training + refit.
+    n_candidates_ : int
+        Number of candidate settings.
+    epsilon_spent_, delta_spent_ : float
+        Same as ``cost_``.
+    classes_ : ndarray
+        Class labels of ``best_estimator_`` (classifiers).
+
+    See Also
+    --------
+    fit_cost : The cost of one fit of an estimator, before any data.
+    skdp.SampleAggregateEstimator : A private model from any estimator.
+
+    Notes
+    -----
+    **Privacy (add/remove one row).**
+
+    ``"subsample"`` (Dwork–Roth Example 7.1; Programming-DP ch. 9): blocks
+    come from independent uniform row labels, so adding or removing a row
+    changes one block, hence one block's vote: every vote count changes by at
+    most 1, but one goes up while another goes down. The votes are therefore
+    1-sensitive and **not** monotone, and permute-and-flip uses
+    ``exp(ε (v_r − v*) / 2)``: ε-DP. Blocks whose internal CV fails abstain,
+    which moves a vote to or from abstention, covered by the same bound.
+    Only the winner's index is released, never the votes. Cost: ``epsilon``
+    plus the refit.
+
+    ``"holdout"``: each row is held out independently (a data-independent
+    rule). A row in the training part changes the candidates, which are
+    private with their own costs ``c_r``; the selection is post-processing
+    of them. A row in the held-out part changes every summed score in the
+    same direction by at most ``Δ`` (1 for correct predictions; the loss
+    bound for clipped losses): monotone, so permute-and-flip at ``Δ/ε`` is
+    ε-DP. The parts are disjoint, so the two compose in parallel:
+    ``max(Σ c_r, ε)`` (δ: ``Σ δ_r``), plus the refit on all rows.
+
+    The refit is charged at the largest cost among the candidates (the
+    winner is unknown when the charge is made). Candidate and refit fits run
+    under a fresh accountant holding exactly their share of the charge, so a
+    fit that would spend more than its declared cost fails instead of
+    spending unrecorded budget.
+
+    **What is public.** The number of rows and features (to check
+    ``n_blocks``), the grid, and everything the estimators treat as public.
+    No per-candidate scores are exposed (there is no ``cv_results_``).
+
+    References
+    ----------
+    .. [1] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential
+       Privacy", §3.3 and Example 7.1, 2014.
+    .. [2] R. McKenna and D. Sheldon, "Permute-and-Flip: A new mechanism for
+       differentially private selection", NeurIPS 2020.
+    .. [3] J. Liu and K. Talwar, "Private selection from private candidates",
+       STOC 2019.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skdp import BudgetAccountant, SampleAggregateEstimator
+    >>> from skdp.model_selection import NoisyMaxSearchCV
+    >>> X, y = make_classification(n_samples=6000, n_features=5, random_state=0)
+    >>> acc = BudgetAccountant(epsilon=3.0)
+    >>> search = NoisyMaxSearchCV(
+    ...     LogisticRegression(),
+    ...     {"C": [1e-4, 1e-2, 1.0]},
+    ...     epsilon=1.0,
+    ...     n_blocks=20,
+    ...     refit=lambda params: SampleAggregateEstimator(
+    ...         LogisticRegression(**params), n_blocks=100, epsilon=1.0,
+    ...         output_bounds=('l2', 5.0)),
+    ...     accountant=acc,
+    ...     random_state=0,
+    ... ).fit(X, y)
+    >>> search.best_params_
+    {'C': 1.0}
+    >>> acc.total()
+    (2.0, 0.0)
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit"])],
+        "param_grid": [dict, list],
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "method": [StrOptions({"subsample", "holdout"})],
+        "n_blocks": [Interval(Integral, 2, None, closed="left")],
+        "cv": ["cv_object"],
+        "scoring": [str, callable, None],
+        "loss_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "holdout_size": [Interval(Real, 0, 1, closed="neither")],
+        "refit": ["boolean", callable],
+        "n_jobs": [Integral, None],
+        "accountant": [HasMethods(["spend_many"]), None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        param_grid,
+        *,
+        epsilon=1.0,
+        method="subsample",
+        n_blocks=50,
+        cv=3,
+        scoring=None,
+        loss_bound=None,
+        holdout_size=0.3,
+        refit=True,
+        n_jobs=None,
+        accountant=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.epsilon = epsilon
+        self.method = method
+        self.n_blocks = n_blocks
+        self.cv = cv
+        self.scoring = scoring
+        self.loss_bound = loss_bound
+        self.holdout_size = holdout_size
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.accountant = accountant
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @property
+    def _estimator_type(self):
+        return get_tags(self.estimator).estimator_type
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self.estimator)
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
+        tags.regressor_tags = inner.regressor_tags
+        tags.target_tags.required = True
+        tags.non_deterministic = True
+        return tags
+
+    # -- public plan: everything decided before the data is read -----------
+    def _candidate_params(self):
+        grid = list(ParameterGrid(self.param_grid))
+        if not grid or grid == [{}]:
+            raise ValueError("param_grid is empty: there is nothing to select.")
+        return grid
+
+    def _candidates(self, grid):
+        """Unfitted candidates; bad parameter names raise here, before a charge."""
+        return [clone(self.estimator).set_params(**params) for params in grid]
+
+    def _refit_models(self, grid):
+        if self.refit is False:
+            return None
+        if self.refit is True:
+            models = self._candidates(grid)
+        else:
+            models = [self.refit(dict(params)) for params in grid]
+        for model in models:
+            try:
+                check_private_model(model)
+            except ValueError as exc:
+                raise ValueError(
+                    "refit fits the chosen configuration on all the rows, so it "
+                    f"must be private: {exc} Pass refit=False to release "
+                    "best_params_ only, or refit=callable(params) returning a "
+                    "private estimator."
+                ) from exc
+        return models
+
+    def _holdout_scoring(self):
+        kind = get_tags(self.estimator).estimator_type
+        scoring = self.scoring
+        if scoring is None:
+            scoring = "accuracy" if kind == "classifier" else None
+        if scoring not in _HOLDOUT_SCORINGS:
+            raise ValueError(
+                f"method='holdout' needs a score with bounded sensitivity; "
+                f"scoring={self.scoring!r} has none. Use 'accuracy' (classifiers) "
+                "or 'neg_absolute_error' / 'neg_squared_error' with loss_bound."
+            )
+        if scoring == "accuracy" and kind != "classifier":
+            raise ValueError("scoring='accuracy' needs a classifier.")
+        if scoring != "accuracy" and self.loss_bound is None:
+            raise ValueError(
+                f"scoring={scoring!r} needs a public loss_bound: per-row losses "
+                "are clipped to [0, loss_bound], the score's sensitivity."
+            )
+        return scoring, 1.0 if scoring == "accuracy" else float(self.loss_bound)
+
+    def _plan(self, n_samples, n_features):
+        """Validate everything public and compute the ledger items."""
+        grid = self._candidate_params()
+        candidates = self._candidates(grid)
+        refits = self._refit_models(grid)
+        eps = check_epsilon(self.epsilon)
+        plan = {"grid": grid, "candidates": candidates, "refits": refits}
+        if self.method == "subsample":
+            if self.n_blocks > n_samples:
+                raise ValueError(
+                    f"n_blocks={self.n_blocks} is larger than the number of rows "
+                    f"({n_samples}); every block needs rows to vote."
+                )
+            check_scoring(self.estimator, self.scoring)
+            items = [("vote selection (permute-and-flip)", eps, 0.0)]
+        else:
+            for candidate in candidates:
+                check_private_model(candidate)
+            plan["scoring"], plan["sensitivity"] = self._holdout_scoring()
+            plan["costs"] = [fit_cost(c, n_features) for c in candidates]
+            training = _add(plan["costs"])
+            items = [
+                (
+                    "candidate training || holdout selection (disjoint rows)",
+                    max(training.epsilon, eps),
+                    training.delta,
+                )
+            ]
+        if refits is not None:
+            plan["refit_cost"] = _largest([fit_cost(m, n_features) for m in refits])
+            items.append(
+                (
+                    "refit of the chosen candidate (largest candidate cost)",
+                    plan["refit_cost"].epsilon,
+                    plan["refit_cost"].delta,
+                )
+            )
+        return plan, items
+
+    # -- fit -----------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Select a configuration privately and, if asked, refit it privately.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (any input the estimator accepts, e.g. a DataFrame).
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets.
+
+        Returns
+        -------
+        self : NoisyMaxSearchCV
+        """
+        X, y = indexable(X, y)
+        n_samples = _num_samples(X)
+        n_features = X.shape[1] if hasattr(X, "shape") and X.ndim == 2 else None
+        plan, items = self._plan(n_samples, n_features)
+        total = _add([PrivacyCost(e, d) for _, e, d in items])
+        self._resolve_accountant().check(total.epsilon, total.delta)
+        for model in plan["refits"] or ():
+            check_fit_inputs(model, X, y)
+        if self.method == "holdout":
+            for model in plan["candidates"]:
+                check_fit_inputs(model, X, y)
+        source = check_random_source(self.random_state)
+        accountant = self._charge(items)
+
+        if self.method == "subsample":
+            self.best_index_, trained = self._select_subsample(X, y, plan, source), None
+        else:
+            self.best_index_, trained = self._select_holdout(X, y, plan, source)
+        self.best_params_ = dict(plan["grid"][self.best_index_])
+        self.n_candidates_ = len(plan["grid"])
+        self.cost_ = PrivacyCost(self.epsilon_spent_, self.delta_spent_)
+
+        best = None
+        if plan["refits"] is not None:
+            model = plan["refits"][self.best_index_]
+            best = _fit_prepaid(model, plan["refit_cost"], X, y)
+        elif trained is not None:
+            best = trained
+        if best is not None:
+            # later charges (e.g. per-row predict) go to the real accountant
+            self.best_estimator_ = route_accountant(best, accountant)
+            if hasattr(best, "classes_"):
+                self.classes_ = best.classes_
+        return self
+
+    def _parallel(self):
+        return Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads")
+
+    def _select_subsample(self, X, y, plan, source):
+        k = int(self.n_blocks)
+        blocks = _block_indices(_block_labels(_num_samples(X), k, source), k)
+        candidates = [route_accountant(c, None) for c in plan["candidates"]]
+        choices = self._parallel()(
+            delayed(_block_vote)(
+                candidates,
+                _safe_indexing(X, idx),
+                _safe_indexing(y, idx),
+                self.cv,
+                self.scoring,
+            )
+            for idx in blocks
+        )
+        votes = vote_histogram(choices, len(candidates))
+        return select_by_votes(votes, self.epsilon, source)
+
+    def _select_holdout(self, X, y, plan, source):
+        train, held = _holdout_split(_num_samples(X), self.holdout_size, source)
+        X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
+        X_held, y_held = _safe_indexing(X, held), _safe_indexing(y, held)
+        seeded = []
+        for candidate in plan["candidates"]:
+            candidate = route_accountant(candidate, None)
+            if "random_state" in candidate.get_params():
+                seed = int(source.integers(_MAX_SEED))
+                candidate.set_params(random_state=seed)
+            seeded.append(candidate)
+        trained = self._parallel()(
+            delayed(_fit_prepaid)(candidate, cost, X_train, y_train)
+            for candidate, cost in zip(seeded, plan["costs"], strict=True)
+        )
+        if _num_samples(X_held) == 0:
+            totals = np.zeros(len(trained))
+        else:
+            totals = np.array(
+                [
+                    holdout_row_scores(
+                        m, X_held, y_held, plan["scoring"], plan["sensitivity"]
+                    ).sum()
+                    for m in trained
+                ]
+            )
+        best = select_by_holdout_scores(
+            totals, self.epsilon, plan["sensitivity"], source
+        )
+        return best, trained[best]
+
+    # -- delegation ----------------------------------------------------------
+    @available_if(_best_has("predict"))
+    def predict(self, X):
+        """Predict with ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)
+
+    @available_if(_best_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities from ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_best_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.decision_function(X)
+
+    @available_if(_best_has("transform"))
+    def transform(self, X):
+        """Transform with ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.transform(X)
+
+    @available_if(_best_has("score"))
+    def score(self, X, y, sample_weight=None):
+        """Score of ``best_estimator_`` on ``X, y`` (given, not private, data)."""
+        check_is_fitted(self, "best_estimator_")
+        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return self.best_estimator_.score(X, y, **kwargs)
+
+    def _fit_cost(self, n_features=None):
+        if not math.isfinite(self.epsilon):
+            raise ValueError("epsilon must be finite.")
+        _, items = self._plan(np.inf, n_features)
+        return _add([PrivacyCost(e, d) for _, e, d in items])
