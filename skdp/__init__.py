@@ -17,6 +17,11 @@ from skdp.exceptions import (
     PTRRefusedError,
     PTRRefusedWarning,
 )
+from skdp.model_selection import (
+    NoisyMaxSearchCV,
+    PrivacyUtilityDisplay,
+    privacy_utility_curve,
+)
 from skdp.preprocessing import (
     DPClipper,
     IQRScale,
@@ -36,10 +41,12 @@ __all__ = [
     "BudgetExceededError",
     "DPClipper",
     "IQRScale",
+    "NoisyMaxSearchCV",
     "PTRMedian",
     "PTRRefusedError",
     "PTRRefusedWarning",
     "PrivacyCost",
+    "PrivacyUtilityDisplay",
     "PrivateMean",
     "PrivateQuantile",
     "PrivateRobustScaler",
@@ -47,5 +54,6 @@ __all__ = [
     "SampleAggregateEstimator",
     "SmoothSensitivityMedian",
     "default_accountant",
+    "privacy_utility_curve",
     "set_default_accountant",
 ]

@@ -69,7 +69,7 @@ class PrivacyUtilityCurve:
     Examples
     --------
     >>> import numpy as np
-    >>> from skdp.model_selection._curve import PrivacyUtilityCurve
+    >>> from skdp.model_selection import PrivacyUtilityCurve
     >>> curve = PrivacyUtilityCurve(
     ...     epsilons=np.array([0.1, 1.0]),
     ...     scores=np.array([[0.6, 0.7], [0.8, 0.8]]),
@@ -280,7 +280,7 @@ def privacy_utility_curve(
     >>> from sklearn.datasets import make_classification
     >>> from sklearn.linear_model import LogisticRegression
     >>> from skdp import BudgetAccountant, SampleAggregateEstimator
-    >>> from skdp.model_selection._curve import privacy_utility_curve
+    >>> from skdp.model_selection import privacy_utility_curve
     >>> X, y = make_classification(n_samples=2000, n_features=4,
     ...                            n_redundant=0, random_state=0)
     >>> clf = SampleAggregateEstimator(LogisticRegression(), n_blocks=20,

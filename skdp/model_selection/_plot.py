@@ -55,7 +55,7 @@ class PrivacyUtilityDisplay:
     Examples
     --------
     >>> import numpy as np
-    >>> from skdp.model_selection._plot import PrivacyUtilityDisplay
+    >>> from skdp.model_selection import PrivacyUtilityDisplay
     >>> display = PrivacyUtilityDisplay(
     ...     epsilons=np.array([0.1, 0.5, 1.0]),
     ...     scores=np.array([[0.55, 0.65], [0.75, 0.79], [0.82, 0.84]]),
@@ -186,8 +186,8 @@ class PrivacyUtilityDisplay:
         Examples
         --------
         >>> import numpy as np
-        >>> from skdp.model_selection._curve import PrivacyUtilityCurve
-        >>> from skdp.model_selection._plot import PrivacyUtilityDisplay
+        >>> from skdp.model_selection import PrivacyUtilityCurve
+        >>> from skdp.model_selection import PrivacyUtilityDisplay
         >>> curve = PrivacyUtilityCurve(
         ...     epsilons=np.array([0.1, 1.0]),
         ...     scores=np.array([[0.6, 0.7], [0.8, 0.8]]),
@@ -260,7 +260,7 @@ class PrivacyUtilityDisplay:
         >>> from sklearn.datasets import make_classification
         >>> from sklearn.linear_model import LogisticRegression
         >>> from skdp import BudgetAccountant, SampleAggregateEstimator
-        >>> from skdp.model_selection._plot import PrivacyUtilityDisplay
+        >>> from skdp.model_selection import PrivacyUtilityDisplay
         >>> X, y = make_classification(n_samples=2000, n_features=4,
         ...                            n_redundant=0, random_state=0)
         >>> acc = BudgetAccountant(epsilon=5.0)

@@ -13,8 +13,11 @@ from sklearn.preprocessing import StandardScaler
 
 from skdp import BudgetAccountant, BudgetExceededError, SampleAggregateEstimator
 from skdp.base import PrivateEstimatorMixin
-from skdp.model_selection._curve import PrivacyUtilityCurve, privacy_utility_curve
-from skdp.model_selection._plot import PrivacyUtilityDisplay
+from skdp.model_selection import (
+    PrivacyUtilityCurve,
+    PrivacyUtilityDisplay,
+    privacy_utility_curve,
+)
 
 EPSILONS = [1.0, 0.1, 0.5]
 FIT_CALLS = []

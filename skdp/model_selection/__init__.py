@@ -1,0 +1,14 @@
+"""Private model selection and honest experiments."""
+
+from skdp.model_selection._cost import fit_cost
+from skdp.model_selection._curve import PrivacyUtilityCurve, privacy_utility_curve
+from skdp.model_selection._plot import PrivacyUtilityDisplay
+from skdp.model_selection._search import NoisyMaxSearchCV
+
+__all__ = [
+    "NoisyMaxSearchCV",
+    "PrivacyUtilityCurve",
+    "PrivacyUtilityDisplay",
+    "fit_cost",
+    "privacy_utility_curve",
+]
