@@ -400,6 +400,7 @@ def plot_ledger(snapshot, ax=None, *, delta=True):
     ax.set_xlabel("entry")
     ax.set_ylabel("cumulative epsilon (basic composition)")
     handles, labels = ax.get_legend_handles_labels()
+    top = ax  # the legend goes on the Axes drawn last, so no curve hides it
 
     if delta and any(e.delta > 0 for e in entries):
         twin = ax.twinx()
@@ -417,5 +418,8 @@ def plot_ledger(snapshot, ax=None, *, delta=True):
         twin_handles, twin_labels = twin.get_legend_handles_labels()
         handles += twin_handles
         labels += twin_labels
-    ax.legend(handles, labels, loc="upper left")
+        top = twin
+    # Cumulative curves rise to the right, so the upper left is usually free
+    # ("best" would be slow on a long ledger).
+    top.legend(handles, labels, loc="upper left")
     return ax
