@@ -1,7 +1,9 @@
 """scikit-learn's estimator checks on every public skdp estimator."""
 
 import inspect
+from fractions import Fraction
 
+import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LogisticRegression, Ridge
@@ -9,6 +11,18 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skdp
+
+
+def refit_private_lr(params):
+    """Module-level (picklable) refit for the NoisyMaxSearchCV instance."""
+    return skdp.SampleAggregateEstimator(
+        LogisticRegression(**params),
+        n_blocks=2,
+        epsilon=1e3,
+        output_bounds=(-20, 20),
+        random_state=0,
+    )
+
 
 # One instance of every public estimator, with the default (unlimited)
 # accountant: a small budget would make most checks fail by design.
@@ -50,6 +64,14 @@ ESTIMATORS = [
         DecisionTreeRegressor(max_depth=3),
         n_blocks=3,
         output_bounds=(-1e3, 1e3),
+        random_state=0,
+    ),
+    skdp.NoisyMaxSearchCV(
+        LogisticRegression(),
+        {"C": [0.1, 1.0]},
+        n_blocks=2,
+        cv=2,
+        refit=refit_private_lr,
         random_state=0,
     ),
 ]
@@ -113,3 +135,32 @@ def test_transform_honours_set_output(estimator):
     out = fitted.transform(X)
     assert isinstance(out, pd.DataFrame)
     assert list(out.columns) == list(fitted.get_feature_names_out())
+
+
+def _fit_data(estimator):
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 3))
+    kind = getattr(estimator, "_estimator_type", None)
+    if kind == "classifier":
+        return X, (X[:, 0] > 0).astype(int)
+    if kind == "regressor":
+        return X, X @ [1.0, -1.0, 0.5]
+    return X, None
+
+
+@pytest.mark.filterwarnings("ignore::skdp.PTRRefusedWarning")
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda est: type(est).__name__)
+def test_fit_cost_matches_what_fit_charges(estimator):
+    # Meta-estimators charge fit_cost up front and run fits under an
+    # accountant holding exactly that: it must cover what fit spends, and
+    # should not overstate it. Compared as the accountant sums, exactly.
+    X, y = _fit_data(estimator)
+    acc = skdp.BudgetAccountant(delta=1.0)
+    clone(estimator).set_params(accountant=acc).fit(X, y)
+    spent_eps = sum(Fraction(repr(e.epsilon)) for e in acc.entries)
+    spent_delta = sum(Fraction(repr(e.delta)) for e in acc.entries)
+    cost = skdp.model_selection.fit_cost(estimator, X.shape[1])
+    tolerance = Fraction(1, 10**12)
+    for spent, declared in ((spent_eps, cost.epsilon), (spent_delta, cost.delta)):
+        declared = Fraction(repr(declared))
+        assert abs(spent - declared) <= tolerance * max(declared, 1)

@@ -175,3 +175,63 @@ def test_default_accountant_is_resolved_at_fit_time(data):
         probe.fit(data[0])
     assert len(first.entries) == len(second.entries) == 1
     assert probe.accountant is None
+
+
+# -- experiments: every fit recorded, whatever the backend --------------------
+def test_learning_curve_over_all_cores_with_a_file_ledger(data, tmp_path):
+    from sklearn.model_selection import learning_curve
+
+    acc = file_accountant(tmp_path)
+    pipe = make_pipeline(ChargeProbe(0.125, accountant=acc), Ridge())
+    sizes = [0.5, 0.75, 1.0]
+    with parallel_config(backend="loky"):
+        learning_curve(pipe, *data, train_sizes=sizes, cv=N_FOLDS, n_jobs=-1)
+    assert len(acc.entries) == len(sizes) * N_FOLDS
+    assert acc.total()[0] == 0.125 * len(sizes) * N_FOLDS
+
+
+@pytest.mark.parametrize("processes", [False, True])
+def test_grid_search_on_a_dask_cluster_with_a_file_ledger(data, tmp_path, processes):
+    distributed = pytest.importorskip("distributed")
+    acc = file_accountant(tmp_path)
+    search = make_search(acc, n_jobs=2)
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=processes,
+            dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster),
+        parallel_config(backend="dask"),
+    ):
+        search.fit(*data)
+    assert_charged_every_fit(acc, search)
+
+
+def test_fit_cost_of_a_grid_search_checks_the_budget_before_any_fit(data):
+    from skdp.model_selection import fit_cost
+
+    search = make_search()
+    cost = fit_cost(search)
+    # 2 ChargeProbe settings x 2 ridge alphas x 3 folds + the largest refit
+    assert cost.epsilon == pytest.approx(N_FOLDS * 2 * (0.1 + 0.2) + 0.2)
+    acc = BudgetAccountant(epsilon=cost.epsilon - 0.05)
+    with pytest.raises(Exception, match="exceed the privacy budget"):
+        acc.check(cost.epsilon, cost.delta)
+    assert acc.entries == ()
+    enough = BudgetAccountant(epsilon=cost.epsilon)
+    enough.check(cost.epsilon, cost.delta)
+    make_search(enough).fit(*data)
+    assert enough.total()[0] <= cost.epsilon
+
+
+def test_fit_cost_refuses_composites_that_may_fit_many_times():
+    from sklearn.multiclass import OneVsRestClassifier
+
+    from skdp import SampleAggregateEstimator
+    from skdp.model_selection import fit_cost
+
+    ovr = OneVsRestClassifier(SampleAggregateEstimator(Ridge(), output_bounds=(-1, 1)))
+    with pytest.raises(ValueError, match="how many times"):
+        fit_cost(ovr)

@@ -3,7 +3,14 @@
 from fractions import Fraction
 
 from sklearn.base import BaseEstimator, clone
-from sklearn.compose import ColumnTransformer
+from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
+from sklearn.model_selection import (
+    GridSearchCV,
+    ParameterGrid,
+    ParameterSampler,
+    check_cv,
+)
+from sklearn.model_selection._search import BaseSearchCV
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder
 
@@ -11,6 +18,9 @@ from skdp.accounting import BudgetAccountant, PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 
 __all__ = ["fit_cost"]
+
+# Composites known to fit each estimator they hold exactly once per fit.
+_FIT_ONCE = (Pipeline, ColumnTransformer, FeatureUnion, TransformedTargetRegressor)
 
 # Fits run under a prepaid accountant whose budget is the cost charged in the
 # parent. The cost is an upper bound computed from the parameters; an
@@ -59,14 +69,25 @@ def fit_cost(estimator, n_features=None):
     cost : PrivacyCost
         ``(epsilon, delta)`` of one fit under basic composition.
 
+    Raises
+    ------
+    ValueError
+        For a composite that holds private estimators but may fit them a
+        number of times this function cannot know.
+
     Notes
     -----
-    The bound assumes each nested private estimator is fitted once per
-    ``fit``. A meta-estimator that fits a private estimator several times
-    (e.g. a one-vs-rest wrapper, or ``CalibratedClassifierCV``) spends more;
-    :class:`~skdp.model_selection.NoisyMaxSearchCV` runs every fit under an
-    accountant holding exactly this budget, so such a fit fails loudly
-    instead of spending unrecorded budget.
+    ``Pipeline``, ``ColumnTransformer``, ``FeatureUnion`` and
+    ``TransformedTargetRegressor`` fit each estimator they hold once.
+    ``GridSearchCV``/``RandomizedSearchCV`` fit every candidate on every split
+    (the number of splits must be known without data) and refit one candidate,
+    charged at the largest candidate cost: use this to check a budget before an
+    experiment starts, e.g. ``cost = fit_cost(search)`` then
+    ``accountant.check(cost.epsilon, cost.delta)``. Other meta-estimators that
+    hold private estimators (one-vs-rest wrappers, bagging, calibration) may
+    fit them any number of times and raise. Meta-estimators of skdp run every
+    fit under an accountant holding exactly this budget, so a fit that spends
+    more fails loudly instead of spending unrecorded budget.
 
     Examples
     --------
@@ -84,12 +105,61 @@ def fit_cost(estimator, n_features=None):
     """
     if isinstance(estimator, PrivateEstimatorMixin):
         return estimator._fit_cost(n_features)
-    epsilon, delta = Fraction(0), Fraction(0)
-    for nested in _nested_estimators(estimator):
-        cost = fit_cost(nested)
-        epsilon += Fraction(repr(cost.epsilon))
-        delta += Fraction(repr(cost.delta))
+    if isinstance(estimator, BaseSearchCV):
+        return _search_cost(estimator, n_features)
+    nested = _nested_estimators(estimator)
+    costs = [fit_cost(est) for est in nested]
+    if not isinstance(estimator, _FIT_ONCE) and any(
+        c.epsilon > 0 or c.delta > 0 for c in costs
+    ):
+        raise ValueError(
+            f"Cannot tell how many times {type(estimator).__name__} fits the "
+            "private estimators it holds (it may fit clones per class, fold or "
+            "bag), so its cost is unknown. Compose private estimators with "
+            "Pipeline, ColumnTransformer or FeatureUnion, or compute the cost "
+            "by hand."
+        )
+    return sum_costs(costs)
+
+
+def sum_costs(costs):
+    """Basic composition, summed exactly as the accountant sums."""
+    epsilon = sum(Fraction(repr(c.epsilon)) for c in costs)
+    delta = sum(Fraction(repr(c.delta)) for c in costs)
     return PrivacyCost(float(epsilon), float(delta))
+
+
+def largest_cost(costs):
+    """The cost that covers any one of ``costs`` (unknown which in advance)."""
+    return PrivacyCost(max(c.epsilon for c in costs), max(c.delta for c in costs))
+
+
+def _search_cost(search, n_features):
+    """Every candidate on every split, plus the refit of one of them."""
+    if isinstance(search, GridSearchCV):
+        grid = list(ParameterGrid(search.param_grid))
+    else:
+        grid = list(
+            ParameterSampler(search.param_distributions, search.n_iter, random_state=0)
+        )
+    if not grid:
+        return PrivacyCost(0.0)
+    cv = check_cv(search.cv)
+    try:
+        n_splits = cv.get_n_splits()
+    except TypeError as exc:
+        raise ValueError(
+            f"The number of splits of cv={search.cv!r} depends on the data; "
+            "pass an int or a splitter whose get_n_splits() needs no data."
+        ) from exc
+    costs = [
+        fit_cost(clone(search.estimator).set_params(**params), n_features)
+        for params in grid
+    ]
+    total = [c for c in costs for _ in range(n_splits)]
+    if search.refit is not False:
+        total.append(largest_cost(costs))
+    return sum_costs(total)
 
 
 def prepaid_accountant(cost):

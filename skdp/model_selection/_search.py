@@ -2,7 +2,6 @@
 
 import math
 import warnings
-from fractions import Fraction
 from numbers import Integral, Real
 
 import numpy as np
@@ -23,8 +22,10 @@ from skdp.model_selection._cost import (
     check_fit_inputs,
     check_private_model,
     fit_cost,
+    largest_cost,
     prepaid_accountant,
     route_accountant,
+    sum_costs,
 )
 from skdp.utils._validation import check_epsilon
 
@@ -110,16 +111,6 @@ def _holdout_split(n_samples, holdout_size, source):
     """Independent Bernoulli(holdout_size) row labels: data-independent."""
     held = source.random(n_samples) < holdout_size
     return np.flatnonzero(~held), np.flatnonzero(held)
-
-
-def _add(costs):
-    epsilon = sum(Fraction(repr(c.epsilon)) for c in costs)
-    delta = sum(Fraction(repr(c.delta)) for c in costs)
-    return PrivacyCost(float(epsilon), float(delta))
-
-
-def _largest(costs):
-    return PrivacyCost(max(c.epsilon for c in costs), max(c.delta for c in costs))
 
 
 def _best_has(attr):
@@ -417,7 +408,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             if self.n_blocks > n_samples:
                 raise ValueError(
                     f"n_blocks={self.n_blocks} is larger than the number of rows "
-                    f"({n_samples}); every block needs rows to vote."
+                    f"(n_samples={n_samples}); every block needs rows to vote."
                 )
             check_scoring(self.estimator, self.scoring)
             items = [("vote selection (permute-and-flip)", eps, 0.0)]
@@ -426,7 +417,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
                 check_private_model(candidate)
             plan["scoring"], plan["sensitivity"] = self._holdout_scoring()
             plan["costs"] = [fit_cost(c, n_features) for c in candidates]
-            training = _add(plan["costs"])
+            training = sum_costs(plan["costs"])
             items = [
                 (
                     "candidate training || holdout selection (disjoint rows)",
@@ -435,7 +426,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
                 )
             ]
         if refits is not None:
-            plan["refit_cost"] = _largest([fit_cost(m, n_features) for m in refits])
+            plan["refit_cost"] = largest_cost([fit_cost(m, n_features) for m in refits])
             items.append(
                 (
                     "refit of the chosen candidate (largest candidate cost)",
@@ -465,7 +456,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         n_samples = _num_samples(X)
         n_features = X.shape[1] if hasattr(X, "shape") and X.ndim == 2 else None
         plan, items = self._plan(n_samples, n_features)
-        total = _add([PrivacyCost(e, d) for _, e, d in items])
+        total = sum_costs([PrivacyCost(e, d) for _, e, d in items])
         self._resolve_accountant().check(total.epsilon, total.delta)
         for model in plan["refits"] or ():
             check_fit_inputs(model, X, y)
@@ -481,6 +472,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             self.best_index_, trained = self._select_holdout(X, y, plan, source)
         self.best_params_ = dict(plan["grid"][self.best_index_])
         self.n_candidates_ = len(plan["grid"])
+        self._n_features = n_features
         self.cost_ = PrivacyCost(self.epsilon_spent_, self.delta_spent_)
 
         best = None
@@ -548,6 +540,20 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         return best, trained[best]
 
     # -- delegation ----------------------------------------------------------
+    @property
+    def n_features_in_(self):
+        """Number of features seen during ``fit``."""
+        if hasattr(self, "best_estimator_"):
+            return self.best_estimator_.n_features_in_
+        if getattr(self, "_n_features", None) is None:
+            raise AttributeError("n_features_in_ is not known before fit.")
+        return self._n_features
+
+    @property
+    def feature_names_in_(self):
+        """Names of the features seen during ``fit`` (when all are strings)."""
+        return self.best_estimator_.feature_names_in_
+
     @available_if(_best_has("predict"))
     def predict(self, X):
         """Predict with ``best_estimator_``."""
@@ -583,4 +589,4 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         if not math.isfinite(self.epsilon):
             raise ValueError("epsilon must be finite.")
         _, items = self._plan(np.inf, n_features)
-        return _add([PrivacyCost(e, d) for _, e, d in items])
+        return sum_costs([PrivacyCost(e, d) for _, e, d in items])
