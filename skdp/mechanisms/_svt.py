@@ -49,6 +49,15 @@ def _check_threshold(threshold):
     return value
 
 
+def _check_threshold_share(share):
+    if isinstance(share, bool) or not isinstance(share, Real | np.number):
+        raise TypeError(f"threshold_share must be a real number; got {share!r}.")
+    value = float(share)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"threshold_share must lie in (0, 1); got {value}.")
+    return value
+
+
 def _check_cutoff(cutoff):
     if isinstance(cutoff, bool) or not isinstance(cutoff, Integral) or cutoff < 1:
         raise ValueError(f"cutoff must be a positive integer; got {cutoff!r}.")
@@ -96,15 +105,21 @@ class _Grid:
     Alg. 1 for integer queries and integer noise shifts the threshold noise by
     ``D`` and the noise of each positive query by ``2D`` (``D`` if
     monotone), so ``t1 >= D / ε1`` and ``t2 >= 2cD / ε2`` (``cD / ε2``) give
-    ``(ε1 + ε2)``-DP exactly. (Floating-point noise, or discrete noise on
+    ``(ε1 + ε2)``-DP exactly, with ``ε1 = threshold_share * ε`` and
+    ``ε2 = ε - ε1`` (both exact fractions). (Floating-point noise, or discrete noise on
     different grids compared in floating point, is not covered by the
     continuous proof: shifts must be whole grid steps and the comparison
     exact.)
     """
 
-    def __init__(self, epsilon, sensitivity, monotonic, cutoff, threshold):
-        threshold_scale, _ = _scales(epsilon, sensitivity, monotonic, cutoff)
-        eps_half = Fraction(epsilon) / 2  # eps1 = eps2 = eps / 2
+    def __init__(
+        self, epsilon, sensitivity, monotonic, cutoff, threshold, threshold_share=0.5
+    ):
+        threshold_scale, _ = _scales(
+            epsilon, sensitivity, monotonic, cutoff, threshold_share
+        )
+        eps1 = Fraction(epsilon) * Fraction(threshold_share)
+        eps2 = Fraction(epsilon) - eps1
         k = floor_log2(min(sensitivity, threshold_scale)) - PRECISION_BITS
         k = min(max(k, MIN_GRID_EXP), MAX_GRID_EXP)
         sens = Fraction(sensitivity)
@@ -117,8 +132,8 @@ class _Grid:
                     f"cutoff={cutoff}: the noise scale is too large."
                 )
             steps = math.ceil(sens / Fraction(2) ** k)  # D
-            t1 = math.ceil(steps / eps_half)
-            t2 = math.ceil(factor * steps / eps_half)
+            t1 = math.ceil(steps / eps1)
+            t2 = math.ceil(factor * steps / eps2)
             if t2 <= _MAX_SVT_STEPS:
                 break
             k += 1
@@ -184,10 +199,11 @@ def _stream(queries, source, grid):
         yield i, noisy
 
 
-def _scales(epsilon, sensitivity, monotonic, cutoff):
-    # Lyu–Su–Li 2017, Alg. 1: eps1 = eps2 = eps/2, rho ~ Lap(Δ/eps1),
+def _scales(epsilon, sensitivity, monotonic, cutoff, threshold_share=0.5):
+    # Lyu–Su–Li 2017, Alg. 1: eps1 + eps2 = eps, rho ~ Lap(Δ/eps1),
     # nu ~ Lap(2cΔ/eps2) (Lap(cΔ/eps2) for monotone queries).
-    eps1 = eps2 = epsilon / 2.0
+    eps1 = epsilon * threshold_share
+    eps2 = epsilon - eps1
     threshold_scale = sensitivity / eps1
     query_scale = (1.0 if monotonic else 2.0) * cutoff * sensitivity / eps2
     return threshold_scale, query_scale
@@ -200,6 +216,7 @@ def above_threshold(
     *,
     sensitivity=1.0,
     monotonic=False,
+    threshold_share=0.5,
     random_state=None,
 ):
     """AboveThreshold: the index of the first query whose noisy answer crosses.
@@ -222,6 +239,10 @@ def above_threshold(
         True only if, for every pair of neighbouring datasets, all queries
         move in the same direction (e.g. counts under add/remove). Halves the
         query noise.
+    threshold_share : float, default=0.5
+        ``ε₁/ε``, the share of ε spent on the threshold noise (public, in
+        (0, 1)); the queries get ``ε₂ = ε - ε₁``. A larger share makes the
+        threshold noise smaller and the query noise larger (see Notes).
     random_state : None, int, numpy.random.RandomState or RandomSource, \
 default=None
         Source of randomness; None uses the operating system's secure
@@ -244,6 +265,18 @@ default=None
     ``ν_i ~ Lap(2Δ/ε)`` suffices (Lyu–Su–Li 2017, Alg. 1 with ``c = 1``:
     ``ν ~ Lap(cΔ/ε₂)``, ``ε₁ = ε₂ = ε/2``); ``monotonic=True`` asserts that
     every neighbouring pair moves all queries in the same direction.
+
+    **Unequal split.** Lyu–Su–Li's Alg. 1 holds for any ``ε₁ + ε₂ = ε``:
+    ``ρ ~ Lap(Δ/ε₁)``, ``ν_i ~ Lap(2Δ/ε₂)`` (``Lap(Δ/ε₂)`` if monotone). The
+    proof shifts ρ by Δ (factor ``e^{ε₁}``) and only the noise of the query
+    that fires by up to 2Δ (Δ if monotone; factor ``e^{ε₂}``), so the split
+    is free; ``threshold_share`` sets ``ε₁ = threshold_share · ε``. Why it
+    matters: once all remaining answers are below the threshold by a margin
+    (e.g. counts of rows above bounds beyond the data's maximum), a run whose
+    threshold noise came out at ``t`` scales above its mean keeps going for
+    about ``e^{t ε₂/ε₁}`` queries, so the probability of passing ``K`` such
+    queries decays like ``K^{-ε₁/ε₂}``: ``K^{-1}`` for the equal split, and
+    ``K^{-4}`` for ``threshold_share=0.8``.
 
     The noise is exact discrete Laplace noise on one power-of-two grid
     ``g <= min(Δ, 2Δ/ε) 2**-20`` shared by the threshold and the queries;
@@ -270,7 +303,16 @@ default=None
     ...                       random_state=0))
     None
     """
-    fired = _svt(queries, threshold, epsilon, 1, sensitivity, monotonic, random_state)
+    fired = _svt(
+        queries,
+        threshold,
+        epsilon,
+        1,
+        sensitivity,
+        monotonic,
+        random_state,
+        threshold_share,
+    )
     return fired[0] if fired else None
 
 
@@ -348,11 +390,21 @@ default=None
     )
 
 
-def _svt(queries, threshold, epsilon, cutoff, sensitivity, monotonic, random_state):
+def _svt(
+    queries,
+    threshold,
+    epsilon,
+    cutoff,
+    sensitivity,
+    monotonic,
+    random_state,
+    threshold_share=0.5,
+):
     threshold = _check_threshold(threshold)
     epsilon = check_epsilon(epsilon)
     sensitivity = _check_sensitivity(sensitivity)
-    grid = _Grid(epsilon, sensitivity, monotonic, cutoff, threshold)
+    share = _check_threshold_share(threshold_share)
+    grid = _Grid(epsilon, sensitivity, monotonic, cutoff, threshold, share)
     answers = _as_answer_array(queries)
     source = check_random_source(random_state)
     if answers is not None:
@@ -397,6 +449,7 @@ def _svt_many(
     cutoff=1,
     sensitivity=1.0,
     monotonic=False,
+    threshold_share=0.5,
     random_state=None,
     n_runs,
 ):
@@ -405,7 +458,8 @@ def _svt_many(
     epsilon = check_epsilon(epsilon)
     sensitivity = _check_sensitivity(sensitivity)
     cutoff = _check_cutoff(cutoff)
-    grid = _Grid(epsilon, sensitivity, monotonic, cutoff, threshold)
+    share = _check_threshold_share(threshold_share)
+    grid = _Grid(epsilon, sensitivity, monotonic, cutoff, threshold, share)
     answers = _as_answer_array(np.asarray(answers, dtype=np.float64))
     source = check_random_source(random_state)
     return _fired_mask(answers, grid, cutoff, source, n_runs)

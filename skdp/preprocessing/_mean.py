@@ -113,14 +113,20 @@ default=None
     uncentred ``max(|L|, |U|)``.
 
     **Private bounds.** With ``bounds=None``, ``bounds_share * epsilon`` is
-    spent first on :class:`SVTClipSelector` (both tails, around 0), and the
-    mean is computed from the rest with the chosen bounds; by composition the
-    whole fit is ε-DP. The default share 0.3 is a compromise measured in
-    ``benchmarks/bench_private_bounds.py`` (0.5 helps lognormal data and hurts
-    Adult's columns). Declare what is public: ``bounds=(0, None)`` for
-    non-negative data spends nothing on the lower side and is clearly more
-    accurate; a realistic ``upper_limit`` caps the rare runs (about 0.5%) in
-    which the sparse vector search stops far above the data.
+    spent first on :class:`SVTClipSelector` around 0 with its defaults: a
+    Laplace sign test (15% of the bound budget) decides per feature whether
+    values lie on both sides of 0; a side without any is bounded at 0 and
+    the rest of the bound budget searches the other side(s) with
+    AboveThreshold, whose threshold noise gets 80% of each run's ε (the
+    unequal Lyu–Su–Li split, which makes the chance of a bound far above the
+    data decay like ``K^{-4}`` in the number K of grid steps instead of
+    ``K^{-1}``). The mean is computed from the rest with the chosen bounds;
+    by sequential composition the whole fit is ε-DP. The default share 0.3
+    is a compromise measured in ``benchmarks/bench_private_bounds.py``.
+    Declare what is public: ``bounds=(0, None)`` for non-negative data skips
+    the sign test; a realistic ``upper_limit`` caps the rare runs that stop
+    far above the data. For data far from 0 the interval still starts at 0
+    (e.g. [0, 100] for ages 17–90); declare a public lower bound there.
 
     **Budget split (public).** ε_count = ε / (1 + d^p) for the count, the rest
     for the sums, with p = 2/3 (Laplace) or 1/3 (Gaussian): the split that

@@ -9,6 +9,7 @@ import pytest
 from scipy import integrate, stats
 
 from skdp.accounting import PrivacyCost
+from skdp.audit import assert_dp, audit_mechanism
 from skdp.mechanisms._svt import (
     _Grid,
     _svt_many,
@@ -267,3 +268,76 @@ def test_svt_answers_near_the_float_limit_do_not_raise():
     )
     assert out[:, 0].all() and not out[:, 1].any()
     assert sparse(iter([-1.7e308, 1.7e308]), 1e300, 1.0, cutoff=1) == [1]
+
+
+# -- unequal split of epsilon (threshold_share) ------------------------------
+
+
+def test_threshold_share_sets_the_two_noise_scales():
+    grid = _Grid(1.0, 1.0, True, 1, 0.0, 0.8)
+    steps = 2**-grid.k  # the rounded sensitivity D in grid steps
+    assert grid.t1 == math.ceil(steps / Fraction(4, 5))  # Lap(Δ/ε1), ε1 = 0.8
+    assert grid.t2 == math.ceil(steps / (1 - Fraction(0.8)))  # Lap(Δ/ε2)
+    equal = _Grid(1.0, 1.0, True, 1, 0.0)
+    assert equal.t1 == equal.t2 == 2 * steps
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0, -0.5, 2.0, np.nan])
+def test_bad_threshold_share(share):
+    with pytest.raises(ValueError, match="threshold_share"):
+        above_threshold([0.0], 0.0, 1.0, threshold_share=share)
+
+
+def test_threshold_share_shortens_the_walk_past_the_data():
+    # all-zero answers below a threshold 3 threshold-noise scales down: a
+    # run whose threshold noise came out high walks far with the equal split
+    # (tail ~ 1/K) and hardly at all with share 0.8 (tail ~ K**-4)
+    answers = np.zeros(120)
+    walked = {}
+    for share in (0.5, 0.8):
+        threshold = -3 / (share * 0.15)
+        hits = _svt_many(
+            answers,
+            threshold,
+            0.15,
+            monotonic=True,
+            threshold_share=share,
+            random_state=0,
+            n_runs=40_000,
+        )
+        first = np.where(hits.any(axis=1), hits.argmax(axis=1), answers.size)
+        walked[share] = np.mean(first >= 13)
+    assert walked[0.8] < walked[0.5] / 5
+
+
+def _first_index_many(epsilon, threshold):
+    def mech(answers, random_state, n_runs):
+        hits = _svt_many(
+            answers,
+            threshold,
+            epsilon,
+            monotonic=True,
+            threshold_share=0.8,
+            random_state=random_state,
+            n_runs=n_runs,
+        )
+        out = np.argmax(hits, axis=1).astype(object)
+        out[~hits.any(axis=1)] = None
+        return out
+
+    return mech
+
+
+def test_audit_unequal_split_and_third_of_the_noise_twin():
+    # monotone neighbours: the first 29 answers move up by 1 and the last,
+    # far above the threshold, stays: "no hit before the last query" needs a
+    # high threshold noise, whose density the shift changes by e^{ε1}
+    d0 = np.zeros(30)
+    d0[-1] = 12.0
+    d1 = np.ones(30)
+    d1[-1] = 12.0
+    assert_dp(_first_index_many(1.0, 3.0), d0, d1, 1.0, n_samples=200_000)
+    mutant = audit_mechanism(
+        _first_index_many(3.0, 3.0), d0, d1, n_samples=200_000, random_state=0
+    )
+    assert mutant.epsilon_lower_bound > 1.25

@@ -127,7 +127,7 @@ def test_bad_input_charges_nothing(kwargs, X, match):
 @pytest.mark.parametrize(
     "bounds, labels",
     [
-        (None, ["lower bounds (SVT)", "upper bounds (SVT)"]),
+        (None, ["bounds sign test (Laplace counts)", "bounds (SVT)"]),
         ((0.0, None), ["upper bounds (SVT)"]),
     ],
 )

@@ -1,11 +1,14 @@
 """SVTClipSelector: private bounds by AboveThreshold over a public grid."""
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from skdp import BudgetAccountant, SVTClipSelector
 from skdp.audit import assert_dp, audit_mechanism
+from skdp.mechanisms._laplace import laplace_mechanism
 from skdp.mechanisms._svt import _svt_many
 from skdp.preprocessing import _svt_clip as svt_module
 from skdp.preprocessing._svt_clip import svt_bound_widths
@@ -13,14 +16,18 @@ from skdp.preprocessing._svt_clip import svt_bound_widths
 
 def test_charges_epsilon_split_over_sides_and_features():
     acc = BudgetAccountant(epsilon=1.0)
-    X = np.random.default_rng(0).normal(size=(200, 3))
+    X = np.random.default_rng(0).normal(size=(2_000, 3))
     sel = SVTClipSelector(0.8, accountant=acc, random_state=0).fit(X)
+    # lower=None: a sign test (15%), then the searches (85%) of the sides
+    # that the test finds occupied (both, for normal data)
     assert [(e.label, e.epsilon) for e in acc.entries] == [
-        ("SVTClipSelector: lower bounds (SVT)", 0.4),
-        ("SVTClipSelector: upper bounds (SVT)", 0.4),
+        ("SVTClipSelector: bounds sign test (Laplace counts)", pytest.approx(0.12)),
+        ("SVTClipSelector: bounds (SVT)", pytest.approx(0.68)),
     ]
     assert sel.epsilon_spent_ == pytest.approx(0.8)
-    assert sel.n_above_ == pytest.approx(6 / (0.8 / 6))
+    # three scales of the threshold noise Lap(1 / (0.8 * epsilon_run))
+    assert sel.n_above_ == pytest.approx(3 / (0.8 * 0.68 / 3))
+    assert np.all(sel.lower_ < 0) and np.all(sel.upper_ > 0)
     one_sided = SVTClipSelector(0.2, lower=-5.0, accountant=acc).fit(X)
     assert acc.entries[-1].label == "SVTClipSelector: upper bounds (SVT)"
     assert one_sided.epsilon_spent_ == pytest.approx(0.2)
@@ -42,8 +49,9 @@ def test_two_sided_bounds_contain_the_bulk():
     X = np.random.default_rng(2).normal(-50, 5, size=(5_000, 1))
     sel = SVTClipSelector(1.0, upper_limit=1e4, random_state=0).fit(X)
     assert sel.lower_[0] < np.quantile(X, 0.01)
-    # the upper search around 0 finds nothing above 0 and stops at once
-    assert 0 < sel.upper_[0] < 1
+    # the sign test finds no positive values: the upper bound is 0 and the
+    # whole search budget goes to the lower side
+    assert sel.upper_[0] == 0.0
     assert (sel.transform(X) == np.clip(X, sel.lower_, sel.upper_)).all()
 
 
@@ -120,7 +128,13 @@ def select_upper_many(data, seed, n_runs):
     """The selector's release for n_runs independent runs at once."""
     queries = -svt_module.soft_counts_above_sorted(np.sort(data[:, 0]), GRID)
     fired = _svt_many(
-        queries, -N_ABOVE, EPS, monotonic=True, random_state=seed, n_runs=n_runs
+        queries,
+        -N_ABOVE,
+        EPS,
+        monotonic=True,
+        threshold_share=svt_module._THRESHOLD_SHARE,
+        random_state=seed,
+        n_runs=n_runs,
     )
     index = np.where(fired.any(axis=1), fired.argmax(axis=1) + 1, GRID.size - 1)
     return GRID[index]
@@ -150,3 +164,71 @@ def test_audit_catches_unnormalised_queries(monkeypatch):
         select_upper_many, D0, D1, n_samples=50_000, random_state=0
     )
     assert result.epsilon_lower_bound > 2 * EPS
+
+
+# -- sign test (lower=None): sensitivity by brute force, audit with a twin ----
+
+
+def test_sign_counts_l1_sensitivity_by_brute_force():
+    # every dataset of at most 3 rows over a small domain, d = 1 and d = 2,
+    # and every add/remove neighbour: the L1 change of the 2d sign counts is
+    # at most d, and d is attained
+    domain = [-2.0, 0.0, 3.0]
+    for d in (1, 2):
+        rows = list(itertools.product(domain, repeat=d))
+        worst = 0.0
+        for size in range(4):
+            for data in itertools.combinations_with_replacement(rows, size):
+                X = np.array(data, dtype=float).reshape(size, d)
+                counts = svt_module._sign_counts(X)
+                for row in rows:  # add a row (removal is the reverse pair)
+                    bigger = np.vstack([X, np.array(row)[None, :]])
+                    change = np.abs(svt_module._sign_counts(bigger) - counts).sum()
+                    worst = max(worst, change)
+        assert worst == d
+
+
+SIGN_EPS = 1.0
+SIGN_D0 = np.array([[-1.0]] * 3 + [[1.0]] * 3)  # 3 negatives: at the cutoff 3
+SIGN_D1 = np.vstack([SIGN_D0, [[-1.0]]])
+
+
+def sign_test_many(noise_factor):
+    def mech(data, seed, n_runs):
+        counts = np.tile(svt_module._sign_counts(data), n_runs)
+        noisy = laplace_mechanism(
+            counts, noise_factor * data.shape[1], SIGN_EPS, random_state=seed
+        )
+        lower, upper = svt_module._searched_sides(
+            noisy.reshape(n_runs, -1), data.shape[1], SIGN_EPS
+        )
+        return 2 * lower[:, 0].astype(int) + upper[:, 0].astype(int)
+
+    return mech
+
+
+def test_audit_sign_test_and_halved_noise_twin():
+    assert_dp(sign_test_many(1.0), SIGN_D0, SIGN_D1, SIGN_EPS, n_samples=200_000)
+    mutant = audit_mechanism(
+        sign_test_many(0.5), SIGN_D0, SIGN_D1, n_samples=200_000, random_state=0
+    )
+    assert mutant.epsilon_lower_bound > 1.25 * SIGN_EPS
+
+
+def test_audit_two_sided_fit_end_to_end():
+    # lower=None through fit: sign test then searches, on neighbours that
+    # differ by a negative row far out
+    def select(data, seed):
+        sel = SVTClipSelector(EPS, grid=GRID, n_above=N_ABOVE, random_state=seed)
+        sel.fit(data)
+        return (float(sel.lower_[0]), float(sel.upper_[0]))
+
+    d0 = np.vstack([D0, [[-0.1]] * 2])
+    d1 = np.vstack([d0, [[-5000.0]]])
+    assert_dp(select, d0, d1, EPS, n_samples=400, n_pilot=200, random_state=2)
+
+
+def test_sign_test_bounds_non_negative_data_at_zero():
+    x = np.random.default_rng(4).lognormal(3, 1, size=(5_000, 1))
+    sel = SVTClipSelector(1.0, upper_limit=1e6, random_state=0).fit(x)
+    assert sel.lower_[0] == 0.0 and x.max() / 2 < sel.upper_[0] < 2 * x.max()
