@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
+from threadpoolctl import threadpool_limits
 
 from skdp.accounting import BudgetAccountant, PrivacyCost
 from skdp.base import PrivateEstimatorMixin
@@ -488,14 +489,19 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
                 self.classes_ = best.classes_
         return self
 
-    def _parallel(self):
-        return Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads")
+    def _parallel(self, calls):
+        # Threads by default (nothing to pickle); one BLAS thread per fit, as
+        # the fits are small and nested BLAS threads oversubscribe the cores.
+        with threadpool_limits(limits=1, user_api="blas"):
+            return Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads")(
+                calls
+            )
 
     def _select_subsample(self, X, y, plan, source):
         k = int(self.n_blocks)
         blocks = _block_indices(_block_labels(_num_samples(X), k, source), k)
         candidates = [route_accountant(c, None) for c in plan["candidates"]]
-        choices = self._parallel()(
+        choices = self._parallel(
             delayed(_block_vote)(
                 candidates,
                 _safe_indexing(X, idx),
@@ -519,7 +525,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
                 seed = int(source.integers(_MAX_SEED))
                 candidate.set_params(random_state=seed)
             seeded.append(candidate)
-        trained = self._parallel()(
+        trained = self._parallel(
             delayed(_fit_prepaid)(candidate, cost, X_train, y_train)
             for candidate, cost in zip(seeded, plan["costs"], strict=True)
         )
