@@ -21,7 +21,7 @@ from skdp.accounting._accountant import (
 )
 from skdp.accounting._composition import exact
 from skdp.exceptions import BudgetExceededError
-from skdp.utils._validation import check_delta, check_epsilon
+from skdp.model_selection._cost import fit_cost
 
 __all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
 
@@ -336,7 +336,7 @@ def privacy_utility_curve(
     )
 
     n_fits = epsilons.size * n_repeats
-    per_fit = [plan.bound(eps) for eps in epsilons]
+    per_fit = [plan.bound(estimator, eps) for eps in epsilons]
     total_eps = _float_up(sum(exact(e) for e, _ in per_fit) * n_repeats)
     total_delta = _float_up(sum(exact(d) for _, d in per_fit) * n_repeats)
     # before the data is split or any estimator is fitted
@@ -480,32 +480,14 @@ class _PrivatePlan:
         self.owner_prefix = owner_prefix
         self.owner_name = type(self._step(estimator, owner_prefix)).__name__
 
-        # fixed bounds of the other private steps, and every step's delta
-        self._fixed_eps = Fraction(0)
-        self._fixed_delta = Fraction(0)
-        for prefix in self.prefixes:
-            if prefix != owner_prefix:
-                name = prefix + "epsilon"
-                if name not in params:
-                    raise ValueError(
-                        f"The private step {prefix[:-2]!r} has no epsilon "
-                        "parameter, so the cost of a fit cannot be bounded."
-                    )
-                self._fixed_eps += exact(check_epsilon(params[name], name=name))
-            name = prefix + "delta"
-            if name in params:
-                self._fixed_delta += exact(check_delta(params[name], name=name))
-
     @staticmethod
     def _step(estimator, prefix):
         return estimator if not prefix else estimator.get_params()[prefix[:-2]]
 
-    def bound(self, eps):
-        """Upper bound ``(epsilon, delta)`` of one fit at ``eps``."""
-        return (
-            _float_up(self._fixed_eps + exact(eps)),
-            _float_up(self._fixed_delta),
-        )
+    def bound(self, estimator, eps):
+        """Upper bound ``(epsilon, delta)`` of one fit at ``eps`` (fit_cost)."""
+        cost = fit_cost(clone(estimator).set_params(**{self.param_name: float(eps)}))
+        return cost.epsilon, cost.delta
 
     def resolve_accountant(self, accountant):
         if accountant is not None:
