@@ -4,8 +4,8 @@ import math
 import os
 
 from skdp.accounting._accountant import (
-    BudgetAccountant,
     _explicit_default,
+    check_accountant,
     default_accountant,
 )
 from skdp.accounting._cost import PrivacyCost
@@ -40,12 +40,7 @@ class PrivateEstimatorMixin:
     def _resolve_accountant(self):
         accountant = self.accountant
         if accountant is not None:
-            if not isinstance(accountant, BudgetAccountant):
-                raise TypeError(
-                    "accountant must be a skdp.BudgetAccountant or None; got "
-                    f"{type(accountant).__name__}."
-                )
-            return accountant
+            return check_accountant(accountant)
         explicit = _explicit_default()
         if explicit is not None:
             return explicit

@@ -553,6 +553,16 @@ _process_stack = []
 _process_default = []
 
 
+def check_accountant(accountant):
+    """Return ``accountant`` if it is a :class:`BudgetAccountant`, else raise."""
+    if not isinstance(accountant, BudgetAccountant):
+        raise TypeError(
+            "accountant must be a skdp.BudgetAccountant or None; got "
+            f"{type(accountant).__name__}."
+        )
+    return accountant
+
+
 def _explicit_default():
     """The accountant a user put in effect, or ``None``."""
     accountant = _current.get()

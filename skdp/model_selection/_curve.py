@@ -15,8 +15,8 @@ from sklearn.utils._optional_dependencies import check_pandas_support
 from sklearn.utils.parallel import Parallel, delayed
 
 from skdp.accounting._accountant import (
-    BudgetAccountant,
     _float_up,
+    check_accountant,
     default_accountant,
 )
 from skdp.accounting._composition import exact
@@ -491,12 +491,7 @@ class _PrivatePlan:
 
     def resolve_accountant(self, accountant):
         if accountant is not None:
-            if not isinstance(accountant, BudgetAccountant):
-                raise TypeError(
-                    "accountant must be a skdp.BudgetAccountant or None; got "
-                    f"{type(accountant).__name__}."
-                )
-            return accountant
+            return check_accountant(accountant)
         named = {id(self._params[k]): self._params[k] for k in self.accountant_params}
         named.pop(id(None), None)
         if len(named) > 1:
