@@ -12,7 +12,7 @@ import math
 from fractions import Fraction
 from typing import NamedTuple
 
-__all__ = ["SpendTotals", "advanced_composition", "exact"]
+__all__ = ["SpendTotals", "advanced_composition", "exact", "split_budget"]
 
 # Relative outward rounding applied to float evaluations of the advanced bound.
 # Each term is computed with a few ulps of error; 1e-12 covers that with room.
@@ -22,6 +22,43 @@ _ROUND_UP = 1e-12
 def exact(value):
     """The decimal value of a float as an exact fraction (``exact(0.1) == 1/10``)."""
     return Fraction(repr(float(value)))
+
+
+def split_budget(total, weights):
+    """Split ``total`` in proportion to ``weights``, never exceeding it exactly.
+
+    The accountant sums the decimal values of the floats it is given, so
+    ``0.3 * 1/3`` three times may come to more than ``0.3``. The last share
+    takes what the others leave, rounded down, so that the parts sum to at
+    most ``total`` in the accountant's arithmetic (and fall short of it by
+    at most a few units in the last place).
+
+    Parameters
+    ----------
+    total : float
+        The budget to split, ``>= 0``.
+    weights : sequence of float
+        Non-negative weights, at least one positive.
+
+    Returns
+    -------
+    parts : list of float
+
+    Examples
+    --------
+    >>> from skdp.accounting._composition import exact, split_budget
+    >>> parts = split_budget(1.0, [1, 1, 1])
+    >>> sum(exact(p) for p in parts) <= 1
+    True
+    """
+    weights = [float(w) for w in weights]
+    scale = sum(weights)
+    parts = [total * w / scale for w in weights[:-1]]
+    left = exact(total) - sum(exact(p) for p in parts)
+    last = max(float(left), 0.0)
+    while exact(last) > left:
+        last = math.nextafter(last, 0.0)
+    return [*parts, last]
 
 
 def round_up(value):
