@@ -23,22 +23,6 @@ from skdp import (
 )
 from skdp._describe import describe, format_table, read_numeric_csv
 
-
-def format_ledger(accountant):
-    """The accountant's entries as a plain-text table."""
-    lines = [f"{'#':>3}  {'label':<42} {'epsilon':>10} {'delta':>10}"]
-    for i, entry in enumerate(accountant.entries, 1):
-        lines.append(
-            f"{i:>3}  {entry.label:<42} {entry.epsilon:>10.4g} {entry.delta:>10.3g}"
-        )
-    eps, delta = accountant.total()
-    lines.append(f"{'':>3}  {'total':<42} {eps:>10.4g} {delta:>10.3g}")
-    lines.append(
-        f"{'':>3}  {'budget':<42} {accountant.epsilon:>10.4g} {accountant.delta:>10.3g}"
-    )
-    return "\n".join(lines)
-
-
 # Public bounds from domain knowledge, never from the data.
 DEMO_BOUNDS = {"age": (18.0, 90.0), "bmi": (15.0, 50.0), "bp": (60.0, 140.0)}
 
@@ -77,7 +61,7 @@ def demo(epsilon=1.0):
     print(
         "\nBudget ledger: one fit, then a grid search of 2 candidates x 2 folds + refit"
     )
-    print(format_ledger(accountant))
+    print(accountant.report())
 
 
 def _closeness_to_centre(estimator, X, y=None):
