@@ -179,3 +179,9 @@ def test_cli_ledger_refuses_once_the_budget_is_spent(tmp_path, capsys):
     assert main(run) == 3  # 0.4 + 0.4 + 0.4 > 1.0
     assert "refused" in capsys.readouterr().err
     assert BudgetAccountant.open(ledger).total()[0] == pytest.approx(0.8)
+
+
+def test_tour_without_a_command_prints_the_ledger(capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert "PrivateMean: clipped sums" in out and "remaining" in out
