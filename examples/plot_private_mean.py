@@ -13,6 +13,8 @@ import numpy as np
 
 from skdp import PrivateMean
 
+# Fixed seeds make this page reproducible, and therefore not private: real
+# analyses leave random_state=None so the noise comes from the OS's CSPRNG.
 rng = np.random.default_rng(0)
 X = rng.lognormal(3, 1, size=(5_000, 1))
 truth = X.mean()
@@ -41,5 +43,6 @@ ax.loglog(epsilons, private, "o-", label="private bounds (SVT), lower=0 public")
 ax.loglog(epsilons, oracle, "s--", label="oracle bounds [min, max]")
 ax.set_xlabel("epsilon (total)")
 ax.set_ylabel("median absolute error of the mean")
+ax.set_title("PrivateMean on lognormal data (5000 rows, 30 runs per point)")
 ax.legend()
 plt.show()
