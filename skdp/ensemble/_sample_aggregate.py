@@ -106,6 +106,25 @@ class _Ball:
         return 2.0 * self.radius * (math.sqrt(self.size) if norm == 1 else 1.0)
 
 
+class _Sphere(_Ball):
+    """Public sphere of radius ``radius``: only the direction of a block is kept.
+
+    Every non-zero vector is rescaled to norm ``radius``; a zero vector (and
+    the public centre used for degenerate blocks) stays at the origin. The
+    outputs lie in the ball of the same radius, whose diameters bound the
+    sensitivity; both are attained by antipodal points of the sphere.
+    """
+
+    def project(self, values):
+        values = np.asarray(values, dtype=np.float64)
+        values = np.where(np.isfinite(values), values, 0.0)
+        # divide by the largest entry first: the norm of huge vectors overflows
+        peak = np.abs(values).max(axis=-1, keepdims=True, initial=0.0)
+        scaled = values / np.where(peak > 0, peak, 1.0)
+        norms = np.linalg.norm(scaled, axis=-1, keepdims=True)
+        return scaled * (self.radius / np.where(norms > 0, norms, 1.0))
+
+
 def _check_output_space(output_bounds, size, *, mode):
     """Validate ``output_bounds`` (public) for outputs of ``size`` coordinates."""
     what = (
@@ -117,26 +136,32 @@ def _check_output_space(output_bounds, size, *, mode):
         raise ValueError(
             f"aggregate={mode!r} needs public output_bounds for {what}: "
             "(lower, upper) scalars or arrays"
-            + (", or ('l2', radius)" if mode == "parameters" else "")
+            + (", ('l2', radius) or ('sphere', radius)" if mode == "parameters" else "")
             + ". They must not be derived from the sensitive data."
         )
     first = output_bounds[0] if isinstance(output_bounds, tuple | list) else None
     if isinstance(first, str):
-        if mode != "parameters" or first != "l2" or len(output_bounds) != 2:
+        if (
+            mode != "parameters"
+            or first not in ("l2", "sphere")
+            or len(output_bounds) != 2
+        ):
             raise ValueError(
                 f"output_bounds={output_bounds!r} is not valid for aggregate="
-                f"{mode!r}: use ('l2', radius) (parameters only) or (lower, upper)."
+                f"{mode!r}: use ('l2', radius) or ('sphere', radius) (parameters "
+                "only) or (lower, upper)."
             )
         radius = output_bounds[1]
         if isinstance(radius, bool) or not isinstance(radius, Real):
             raise ValueError(
-                f"output_bounds: the l2 radius must be a number; got {radius!r}."
+                f"output_bounds: the {first} radius must be a number; got {radius!r}."
             )
         if not (0 < radius < math.inf):
             raise ValueError(
-                f"output_bounds: the l2 radius must be finite and > 0; got {radius}."
+                f"output_bounds: the {first} radius must be finite and > 0; "
+                f"got {radius}."
             )
-        return _Ball(float(radius), size)
+        return (_Ball if first == "l2" else _Sphere)(float(radius), size)
     lower, upper = check_bounds(output_bounds, size, name="output_bounds")
     return _Box(lower, upper)
 
@@ -381,9 +406,15 @@ class SampleAggregateEstimator(
     output_bounds : tuple, default=None
         Public bounds of the block outputs. ``'parameters'``: ``(lower,
         upper)``, scalars or arrays over the flattened ``[coef_.ravel(),
-        intercept_.ravel()]``, or ``('l2', radius)`` for an L2 ball centred
-        at 0. ``'mean'``: ``(lower, upper)`` for the predictions (scalars or
-        one pair per output). Ignored by ``'vote'``. Required otherwise.
+        intercept_.ravel()]``, ``('l2', radius)`` for an L2 ball centred
+        at 0, or ``('sphere', radius)``: every block's vector is rescaled to
+        norm ``radius`` (only its direction is kept) and so is the released
+        vector. A linear classifier's labels depend only on that direction,
+        so with the sphere its accuracy does not depend on ``radius``, which
+        only sets the scale of ``decision_function`` and ``predict_proba``: no
+        guess of the parameters' size is needed (see Notes). ``'mean'``:
+        ``(lower, upper)`` for the predictions (scalars or one pair per
+        output). Ignored by ``'vote'``. Required otherwise.
     classes : array-like of shape (n_classes,) or None, default=None
         Public class labels (classifiers only). ``None`` takes the labels
         present in ``y`` as public: ``classes_`` then reveals every label that
@@ -477,6 +508,19 @@ class SampleAggregateEstimator(
     a vote, one changed block moves one vote from one class to another: each
     count moves by at most 1, in opposite directions (not monotone), so
     permute-and-flip uses scale ``2/ε`` (McKenna and Sheldon 2020).
+
+    **Sphere.** ``('sphere', r)`` maps each block's vector ``v`` to
+    ``r v/||v||_2`` (``0`` to ``0``), a function of that block alone, so
+    adding or removing a row still changes one ``a_i``. Every ``a_i`` lies on
+    the sphere or at the origin, inside the ball of radius r, so the
+    sensitivities are the ball's: ``2r/k`` (L2) and ``2r√D/k`` (L1), both
+    attained by two antipodal points of the sphere (``±r(1, ..., 1)/√D``
+    for L1). The released noisy average is rescaled to norm r
+    (post-processing). Compared with a ball of radius R, a block whose norm
+    is below R is not down-weighted and a radius guess that is too large
+    does not waste noise (a ball is the same as the sphere when every block
+    has norm above R); the signal-to-noise ratio of the released direction
+    does not depend on r. Degenerate blocks output the origin.
 
     **Budget.** ``'parameters'``: one ledger entry ``(epsilon, delta)``
     charged in ``fit`` after validation and before any block is fitted or

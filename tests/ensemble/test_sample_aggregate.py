@@ -130,6 +130,35 @@ def test_ball_sensitivity_by_brute_force(k):
     assert l2 == pytest.approx(2 * 2.0 / k)
 
 
+@pytest.mark.parametrize("k", [1, 2])
+def test_sphere_sensitivity_by_brute_force(k):
+    # the sphere pushes inner points outwards, yet stays within the ball
+    space = sa._Sphere(2.0, 2)
+    grid = [None, *itertools.product([-3.0, 0.0, 0.25, 5.0], repeat=2)]
+    l1, l2 = brute_force_change(space, k, 2, grid)
+    assert l1 <= space.diameter(1) / k + 1e-12
+    assert l2 <= space.diameter(2) / k + 1e-12
+    assert l1 == pytest.approx(2 * 2.0 * np.sqrt(2) / k)  # antipodal diagonal
+    assert l2 == pytest.approx(2 * 2.0 / k)
+
+
+def test_sphere_keeps_directions_and_bounds_every_output():
+    space = sa._Sphere(3.0, 4)
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(500, 4)) * 10.0 ** rng.integers(-300, 300, (500, 1))
+    values[:3] = [[0.0] * 4, [np.inf, 1, 0, 0], [np.nan, -np.inf, 0, 0]]
+    out = space.project(values)
+    norms = np.linalg.norm(out, axis=1)
+    assert np.all(np.isfinite(out))
+    assert np.all(norms <= 3.0 * (1 + 1e-12))
+    np.testing.assert_allclose(norms[3:], 3.0)  # no overflow nor underflow
+    np.testing.assert_array_equal(out[0], 0.0)  # zero stays at the centre
+    np.testing.assert_allclose(out[1], [0, 3.0, 0, 0])  # inf entries dropped
+    cos = np.sum(out[3:] * values[3:] / np.abs(values[3:]).max(1, keepdims=True), 1)
+    assert np.all(cos > 0)  # same direction
+    np.testing.assert_allclose(space.project(out[3:] * 1e-5), out[3:])
+
+
 def test_vote_histogram_sensitivity_by_brute_force():
     # k blocks, each abstaining (empty) or voting for one of 3 classes; any
     # one block changing moves each count by <= 1 and not all the same way
@@ -183,6 +212,39 @@ def test_audit_catches_fewer_blocks_than_the_noise_assumes(monkeypatch):
     monkeypatch.setattr(sa, "_average_blocks", lambda out, k: out.mean(axis=0))
     mutant = audit_mechanism(release_parameters, P0[:1], P1[:1], **FAST)
     assert mutant.epsilon_lower_bound > 1.5 * EPS  # claims 1, leaks 4
+
+
+# worst case for the sphere: one block's direction flips along the diagonal
+S0 = np.vstack([-np.ones((1, 3)), np.zeros((3, 3))])
+S1 = np.vstack([np.ones((1, 3)), np.zeros((3, 3))])
+
+
+def release_sphere(vectors, seed, n_runs, delta=0.0):
+    space = sa._Sphere(1.0, vectors.shape[1])
+    average = sa._average_blocks(space.project(vectors), 4)
+    tiled = np.tile(average, (n_runs, 1))
+    return sa._release_average(tiled, space, 4, EPS, delta, check_random_source(seed))
+
+
+def test_audit_sphere_release_passes():
+    assert_dp(release_sphere, S0, S1, EPS, **FAST)
+
+
+def test_audit_sphere_gaussian_release_passes():
+    def gaussian(vectors, seed, n_runs):
+        return release_sphere(vectors, seed, n_runs, delta=1e-3)
+
+    assert_dp(gaussian, S0, S1, EPS, 1e-3, **FAST)
+
+
+def test_audit_catches_sphere_sensitivity_from_the_radius(monkeypatch):
+    # "every output has norm r" is not a sensitivity of r: antipodes are 2r
+    # apart (one coordinate, so a threshold event sees the whole leak)
+    monkeypatch.setattr(
+        sa._Sphere, "diameter", lambda self, norm: self.radius * np.sqrt(self.size)
+    )
+    mutant = audit_mechanism(release_sphere, S0[:, :1], S1[:, :1], **FAST)
+    assert mutant.epsilon_lower_bound > 1.5 * EPS  # claims 1, leaks 2
 
 
 V0, V1 = np.array([2, 2]), np.array([1, 3])  # one vote moved: gap changes by 2
@@ -292,6 +354,50 @@ def test_public_parameters_audit():
         n_samples=1_500,
         random_state=0,
     )
+
+
+def public_sphere(data, seed):
+    X, y = data
+    est = SampleAggregateEstimator(
+        TinySum(),
+        n_blocks=1,
+        epsilon=EPS,
+        output_bounds=("sphere", 1.0),
+        random_state=seed,
+        accountant=BudgetAccountant(),
+    ).fit(X, y)
+    return np.array([est.estimator_.coef_[0], est.estimator_.intercept_])
+
+
+def test_public_sphere_audit():
+    # [coef_, intercept_] flips from (-1, -1) to (1, 1)/√2 after projection
+    assert_dp(
+        public_sphere,
+        PARAM_D0,
+        PARAM_D1,
+        EPS,
+        event=lambda out: out.sum() >= 0,
+        n_samples=1_500,
+        random_state=0,
+    )
+
+
+def test_sphere_release_has_the_public_norm_and_the_blocks_direction(clf_data):
+    X, y = clf_data
+    acc = BudgetAccountant(epsilon=10.0)
+    est = SampleAggregateEstimator(
+        LogisticRegression(),
+        n_blocks=20,
+        epsilon=10.0,
+        output_bounds=("sphere", 2.0),
+        accountant=acc,
+        random_state=0,
+    ).fit(X, y)
+    vec = np.r_[est.estimator_.coef_.ravel(), est.estimator_.intercept_]
+    assert np.linalg.norm(vec) == pytest.approx(2.0)
+    assert vec[0] > 1.5  # y depends on the first feature only
+    assert acc.total() == (10.0, 0.0) and len(acc.entries) == 1
+    assert est.score(X, y) > 0.8
 
 
 # -- estimator behaviour -----------------------------------------------------
@@ -430,6 +536,15 @@ def test_accuracy_of_the_private_linear_model():
         (DecisionTreeRegressor(), {}, None, "reg", "needs public output_bounds"),
         (LogisticRegression(), {"output_bounds": (0, [1, 2])}, None, None, "shape"),
         (LogisticRegression(), {"output_bounds": ("l2", -1)}, None, None, "radius"),
+        (LogisticRegression(), {"output_bounds": ("sphere", 0)}, None, None, "radius"),
+        (LogisticRegression(), {"output_bounds": ("sphere", "a")}, None, None, "num"),
+        (
+            DecisionTreeRegressor(),
+            {"output_bounds": ("sphere", 1.0)},
+            None,
+            "reg",
+            "not valid",
+        ),
         (LinearRegression(), {"aggregate": "vote"}, None, "reg", "needs a classifier"),
         (LogisticRegression(), {"aggregate": "mean"}, None, None, "needs a regressor"),
         (DecisionTreeClassifier(), {"delta": 1e-6}, None, None, "spends no"),
