@@ -5,6 +5,7 @@ from copy import deepcopy
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn import config_context
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import get_tags
@@ -37,11 +38,21 @@ def _block_labels(n_samples, n_blocks, source):
     return source.integers(n_blocks, size=n_samples).astype(np.intp)
 
 
-def _block_indices(labels, n_blocks):
-    """Row indices of each of exactly ``n_blocks`` blocks (some may be empty)."""
+def _block_bounds(labels, n_blocks):
+    """Rows grouped by block, and the ``n_blocks + 1`` block boundaries.
+
+    Block b is ``order[bounds[b]:bounds[b + 1]]`` (ascending row indices; it
+    may be empty).
+    """
     order = np.argsort(labels, kind="stable")
     counts = np.bincount(labels, minlength=n_blocks)
-    return np.split(order, np.cumsum(counts)[:-1])
+    return order, np.concatenate([[0], np.cumsum(counts)])
+
+
+def _block_indices(labels, n_blocks):
+    """Row indices of each of exactly ``n_blocks`` blocks (some may be empty)."""
+    order, bounds = _block_bounds(labels, n_blocks)
+    return np.split(order, bounds[1:-1])
 
 
 def _average_blocks(outputs, n_blocks):
@@ -257,21 +268,18 @@ def _fit_template(estimator, n_features, classes, y_tail):
 
 
 # -- block fits (run in workers) ---------------------------------------------
-def _fit_block(estimator, X, y, seed, index, classes, layout):
+def _fit_block(estimator, X, y, seed, index, classes, layout, codes=None):
     """Fit one block, applying the public rules for empty and one-class blocks.
 
-    Returns None (an empty block, or a block whose parameters are replaced by
-    the public default), an int (a one-class block: the constant class index),
-    a parameter vector (``layout`` given) or the fitted model.
+    ``codes`` are the indices of ``y`` in ``classes`` (classifiers). Returns
+    None (an empty block, or a block whose parameters are replaced by the
+    public default), an int (a one-class block: the constant class index), a
+    parameter vector (``layout`` given) or the fitted model.
     """
     if X.shape[0] == 0:
         return None
-    if classes is not None:
-        present = np.unique(y)
-        if present.size < 2:
-            if layout is not None:
-                return None
-            return int(np.searchsorted(classes, present[0]))
+    if classes is not None and codes.min() == codes.max():
+        return None if layout is not None else int(codes[0])
     model = _seeded_clone(estimator, seed)
     try:
         model.fit(X, y)
@@ -762,19 +770,35 @@ class SampleAggregateEstimator(
             self._charge([])  # releases nothing; predict charges per row
 
         seeds = source.integers(_MAX_SEED, size=k)
-        blocks = _block_indices(_block_labels(X.shape[0], k, source), k)
+        order, bounds = _block_bounds(_block_labels(X.shape[0], k, source), k)
+        # One gather of all rows (a copy of X) makes every block a contiguous
+        # view: cheaper than a fancy-indexed copy per block.
+        X, y = np.take(X, order, axis=0), np.take(y, order, axis=0)
+        codes = None if classes is None else np.searchsorted(classes, y)
+        blocks = [slice(bounds[b], bounds[b + 1]) for b in range(k)]
         # Threads by default: blocks need no pickling and numpy-heavy fits
         # release the GIL (a joblib backend set by the user takes precedence).
         # One BLAS thread per fit: blocks are small, and nested BLAS threads
         # oversubscribe the cores (measured 5x slower on a loaded machine).
-        with threadpool_limits(limits=1, user_api="blas"):
+        # X and y were checked finite above: the block fits need not re-check.
+        with (
+            threadpool_limits(limits=1, user_api="blas"),
+            config_context(assume_finite=True),
+        ):
             results = Parallel(
                 n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads"
             )(
                 delayed(_fit_block)(
-                    self.estimator, X[idx], y[idx], int(seed), b, classes, layout
+                    self.estimator,
+                    X[rows],
+                    y[rows],
+                    int(seed),
+                    b,
+                    classes,
+                    layout,
+                    None if codes is None else codes[rows],
                 )
-                for b, (idx, seed) in enumerate(zip(blocks, seeds, strict=True))
+                for b, (rows, seed) in enumerate(zip(blocks, seeds, strict=True))
             )
         if mode == "parameters":
             vectors = [space.centre if r is None else r for r in results]

@@ -79,6 +79,37 @@ def test_adding_a_row_changes_exactly_one_block():
         assert changed == [labels[n]]
 
 
+class RecordRows(RegressorMixin, BaseEstimator):
+    """Records the first column of every block it is fitted on."""
+
+    seen = []
+
+    def fit(self, X, y):
+        RecordRows.seen.append(np.array(X[:, 0]))
+        self.coef_, self.intercept_ = np.zeros(X.shape[1]), 0.0
+        return self
+
+    def predict(self, X):
+        return np.zeros(X.shape[0])
+
+
+def test_fit_gives_each_block_exactly_its_rows_in_order():
+    # fit sorts the rows once and slices; the blocks must be the partition
+    n, k = 500, 7
+    X = np.arange(n, dtype=float)[:, None]
+    RecordRows.seen = []
+    SampleAggregateEstimator(
+        RecordRows(), n_blocks=k, output_bounds=(-1, 1), random_state=3
+    ).fit(X, np.zeros(n))
+    source = check_random_source(3)
+    source.integers(sa._MAX_SEED, size=k)  # the block seeds come first
+    expected = sa._block_indices(sa._block_labels(n, k, source), k)
+    templates, blocks = RecordRows.seen[:-k], RecordRows.seen[-k:]
+    assert all(np.array_equal(t, [0.0, 0.0]) for t in templates)  # public rows
+    for got, rows in zip(blocks, expected, strict=True):  # n_jobs=1: in order
+        np.testing.assert_array_equal(got, rows)
+
+
 def test_block_labels_are_uniform():
     labels = sa._block_labels(200_000, 10, check_random_source(2))
     counts = np.bincount(labels, minlength=10)
