@@ -36,7 +36,7 @@ default_role = "literal"
 
 # -- API reference -----------------------------------------------------------
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_default_options = {"members": True}
 autodoc_typehints = "none"
 # Methods are documented on the class page by the template in _templates;
 # numpydoc's own member tables would need a stub page per method.
