@@ -74,18 +74,36 @@ class RandomSource:
         raise NotImplementedError
 
     def uint32(self, size=None):
-        """Return uniform 32-bit words (same conventions as :meth:`uint64`)."""
+        """Return uniform 32-bit words (same conventions as :meth:`uint64`).
+
+        Parameters
+        ----------
+        size : int or tuple of int, default=None
+            Output shape (``None`` for a 0-d array).
+        """
         raise NotImplementedError
 
     def uint8(self, size=None):
-        """Return uniform bytes (same conventions as :meth:`uint64`)."""
+        """Return uniform bytes (same conventions as :meth:`uint64`).
+
+        Parameters
+        ----------
+        size : int or tuple of int, default=None
+            Output shape (``None`` for a 0-d array).
+        """
         shape = _as_size(size)
         n = math.prod(shape)
         return self.uint32(-(-n // 4)).view(np.uint8)[:n].reshape(shape)
 
     # -- derived samplers ------------------------------------------------------
     def random_bits(self, size=None):
-        """Return independent fair bits as a boolean array."""
+        """Return independent fair bits as a boolean array.
+
+        Parameters
+        ----------
+        size : int or tuple of int, default=None
+            Output shape (``None`` for a 0-d array).
+        """
         shape = _as_size(size)
         n = int(np.prod(shape, dtype=np.int64))
         bits = np.unpackbits(self.uint8(-(-n // 8)))[:n]
@@ -96,6 +114,11 @@ class RandomSource:
 
         The output is ``m * 2**-53`` for a uniform integer ``m`` in
         ``[0, 2**53)``, so every value is exactly representable.
+
+        Parameters
+        ----------
+        size : int or tuple of int, default=None
+            Output shape (``None`` for a 0-d array).
         """
         return (self.uint64(size) >> np.uint64(11)) * (1.0 / (1 << 53))
 
@@ -259,6 +282,13 @@ class RandomSource:
         (2012) attack on the low-order bits of released floating-point noise
         therefore does not apply. Do not use it to release noisy values: use
         :func:`~skdp.mechanisms.laplace_mechanism` instead.
+
+        Parameters
+        ----------
+        scale : float, default=1.0
+            Scale of the distribution.
+        size : int or tuple of int, default=None
+            Output shape (``None`` for a 0-d array).
         """
         return -np.log1p(-self.random(size)) * scale
 
@@ -269,6 +299,13 @@ class RandomSource:
         (0, 1), so the output is always finite. Like :meth:`exponential`, this
         is a floating-point sampler meant only for the argmax of a selection
         mechanism, where no noisy value is released.
+
+        Parameters
+        ----------
+        scale : float, default=1.0
+            Scale of the distribution.
+        size : int or tuple of int, default=None
+            Output shape (``None`` for a 0-d array).
         """
         return -np.log(-np.log(self._open_unit(size))) * scale
 

@@ -562,31 +562,65 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
 
     @available_if(_best_has("predict"))
     def predict(self, X):
-        """Predict with ``best_estimator_``."""
+        """Predict with ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+        """
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict(X)
 
     @available_if(_best_has("predict_proba"))
     def predict_proba(self, X):
-        """Class probabilities from ``best_estimator_``."""
+        """Class probabilities from ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+        """
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict_proba(X)
 
     @available_if(_best_has("decision_function"))
     def decision_function(self, X):
-        """Decision function of ``best_estimator_``."""
+        """Decision function of ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+        """
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.decision_function(X)
 
     @available_if(_best_has("transform"))
     def transform(self, X):
-        """Transform with ``best_estimator_``."""
+        """Transform with ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+        """
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.transform(X)
 
     @available_if(_best_has("score"))
     def score(self, X, y, sample_weight=None):
-        """Score of ``best_estimator_`` on ``X, y`` (given, not private, data)."""
+        """Score of ``best_estimator_`` on ``X, y`` (given, not private, data).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Passed to ``best_estimator_.score``.
+        """
         check_is_fitted(self, "best_estimator_")
         kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
         return self.best_estimator_.score(X, y, **kwargs)

@@ -64,14 +64,14 @@ default=None
 
     Attributes
     ----------
-    lower_, upper_ : ndarray of shape (n_features_in_,)
+    lower_, upper_ : ndarray of shape (`n_features_in_`,)
         Bounds per feature (±inf for ``method=None``).
     epsilon_spent_, delta_spent_ : float
         Cost charged by ``fit``: 0 with public bounds or ``method=None``,
         otherwise ``epsilon`` and 0.
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, when ``X`` has string column
         names.
 

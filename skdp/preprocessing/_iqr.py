@@ -192,15 +192,15 @@ class IQRScale(
 
     Attributes
     ----------
-    scale_ : ndarray of shape (n_features_in_,)
+    scale_ : ndarray of shape (`n_features_in_`,)
         The private IQRs (positive), NaN where refused.
-    refused_ : ndarray of bool of shape (n_features_in_,)
+    refused_ : ndarray of bool of shape (`n_features_in_`,)
         Whether both grids refused the feature.
     epsilon_spent_, delta_spent_ : float
         Cost charged by ``fit`` (equal to ``epsilon`` and ``delta``).
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, when ``X`` has string column
         names.
 

@@ -84,15 +84,15 @@ default=None
 
     Attributes
     ----------
-    mean_ : ndarray of shape (n_features_in_,)
+    mean_ : ndarray of shape (`n_features_in_`,)
         The private means, within the bounds.
-    lower_, upper_ : ndarray of shape (n_features_in_,)
+    lower_, upper_ : ndarray of shape (`n_features_in_`,)
         The bounds per feature: given, or chosen privately.
     epsilon_spent_, delta_spent_ : float
         Cost charged by ``fit`` (equal to ``epsilon`` and ``delta``).
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, when ``X`` has string column
         names.
 

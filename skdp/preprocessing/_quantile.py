@@ -166,17 +166,17 @@ default=None
 
     Attributes
     ----------
-    quantiles_ : ndarray of shape (n_quantiles, n_features_in_)
+    quantiles_ : ndarray of shape (n_quantiles, `n_features_in_`)
         The private quantiles, within the bounds; row ``k`` is level
         ``quantiles[k]``. Each is released independently (levels are not
         forced to be ordered).
-    lower_, upper_ : ndarray of shape (n_features_in_,)
+    lower_, upper_ : ndarray of shape (`n_features_in_`,)
         The public bounds per feature.
     epsilon_spent_, delta_spent_ : float
         Cost charged by ``fit`` (``epsilon`` and 0).
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, when ``X`` has string column
         names.
 
@@ -189,7 +189,7 @@ default=None
     -----
     **Privacy.** (ε, 0)-DP under add/remove-one-row neighbours. Both methods
     are exponential mechanisms with the rank utility (as in OpenDP's
-    ``make_quantile_score_candidates``)
+    ``make_quantile_score_candidates``)::
 
         u(y; x) = -|(1 - q) #{x_i < y} - q #{x_i > y}|
 

@@ -82,17 +82,17 @@ class PrivateRobustScaler(
 
     Attributes
     ----------
-    median_ : ndarray of shape (n_features_in_,)
+    median_ : ndarray of shape (`n_features_in_`,)
         Private medians (NaN where PTR refused).
-    scale_ : ndarray of shape (n_features_in_,)
+    scale_ : ndarray of shape (`n_features_in_`,)
         Private IQRs (NaN where refused).
-    median_refused_, scale_refused_ : ndarray of bool of shape (n_features_in_,)
+    median_refused_, scale_refused_ : ndarray of bool of shape (`n_features_in_`,)
         Which statistics were refused.
     epsilon_spent_, delta_spent_ : float
         Cost charged by ``fit``.
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, when ``X`` has string column
         names.
 

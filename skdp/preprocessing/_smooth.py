@@ -129,15 +129,15 @@ class SmoothSensitivityMedian(
 
     Attributes
     ----------
-    median_ : ndarray of shape (n_features_in_,)
+    median_ : ndarray of shape (`n_features_in_`,)
         The private medians, clipped to the bounds.
-    lower_, upper_ : ndarray of shape (n_features_in_,)
+    lower_, upper_ : ndarray of shape (`n_features_in_`,)
         The public bounds per feature.
     epsilon_spent_, delta_spent_ : float
         Cost charged by ``fit``.
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, when ``X`` has string column
         names.
 

@@ -273,9 +273,9 @@ class SVTClipSelector(
 
     Attributes
     ----------
-    lower_ : ndarray of shape (n_features_in_,)
+    lower_ : ndarray of shape (`n_features_in_`,)
         Lower bound per feature (given, or chosen privately).
-    upper_ : ndarray of shape (n_features_in_,)
+    upper_ : ndarray of shape (`n_features_in_`,)
         Upper bound per feature, chosen privately.
     n_above_ : float
         The threshold of a search that has a feature's whole search budget
@@ -285,7 +285,7 @@ class SVTClipSelector(
         Cost charged by ``fit``: ``epsilon`` and 0.
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, when ``X`` has string column
         names.
 

@@ -38,7 +38,7 @@ def normalised_centred_sums(X, lower, upper):
     Each term lies in [-1, 1], so under add/remove-one-row neighbours every
     feature's sum has sensitivity exactly 1, the vector of d sums has L1
     sensitivity d and L2 sensitivity sqrt(d), and the sums are finite for any
-    finite input (|sum| <= n).
+    finite input (``|sum| <= n``).
 
     Parameters
     ----------
