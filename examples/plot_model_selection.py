@@ -89,7 +89,7 @@ def private_search(epsilon, refit, seed):
     ).fit(X_train, y_train)
 
 
-accountant = BudgetAccountant()  # no limit: it only records the spends
+accountant = BudgetAccountant()  # no ε limit (δ = 0): it records the spends
 search = private_search(1.0, private_refit, seed=0)
 print(f"chosen {search.best_params_}, charged {search.cost_}")
 print(f"test accuracy of the private refit: {search.score(X_test, y_test):.3f}")
