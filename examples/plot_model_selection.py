@@ -150,7 +150,7 @@ plt.show()
 # ``exp(-ε Δ / 2)`` in its vote deficit Δ. At ε = 0.2 a deficit of all five
 # votes costs only a factor 0.6, so every candidate can win, the worst one
 # included. At ε = 5 the blocks' favourite, which is also the best candidate
-# on the full data, wins every time. The vote counts themselves are never
+# on the full data, won every run here. The vote counts themselves are never
 # released (there is no ``cv_results_``).
 #
 # The private refit adds its own noise: its test accuracy (printed above) is
