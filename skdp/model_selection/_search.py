@@ -478,7 +478,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
 
         best = None
         if plan["refits"] is not None:
-            model = plan["refits"][self.best_index_]
+            model = self._seed_if_reproducible(plan["refits"][self.best_index_], source)
             best = _fit_prepaid(model, plan["refit_cost"], X, y)
         elif trained is not None:
             best = trained
@@ -488,6 +488,26 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             if hasattr(best, "classes_"):
                 self.classes_ = best.classes_
         return self
+
+    def _seed_if_reproducible(self, model, source):
+        """Seed ``model``'s unset random states from the search's seeded source.
+
+        Only when the search itself is seeded: with ``random_state=None`` the
+        models keep drawing their noise from the operating system's secure
+        generator. (An integer seed derived from that generator would leave
+        only 2**31 possible noise streams, which an attacker could enumerate.)
+        """
+        if self.random_state is None:
+            return model
+        unset = [
+            key
+            for key, value in model.get_params(deep=True).items()
+            if (key == "random_state" or key.endswith("__random_state"))
+            and value is None
+        ]
+        for key in unset:
+            model.set_params(**{key: int(source.integers(_MAX_SEED))})
+        return model
 
     def _parallel(self, calls):
         # Threads by default (nothing to pickle); one BLAS thread per fit, as
@@ -518,13 +538,10 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         train, held = _holdout_split(_num_samples(X), self.holdout_size, source)
         X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
         X_held, y_held = _safe_indexing(X, held), _safe_indexing(y, held)
-        seeded = []
-        for candidate in plan["candidates"]:
-            candidate = route_accountant(candidate, None)
-            if "random_state" in candidate.get_params():
-                seed = int(source.integers(_MAX_SEED))
-                candidate.set_params(random_state=seed)
-            seeded.append(candidate)
+        seeded = [
+            self._seed_if_reproducible(route_accountant(c, None), source)
+            for c in plan["candidates"]
+        ]
         trained = self._parallel(
             delayed(_fit_prepaid)(candidate, cost, X_train, y_train)
             for candidate, cost in zip(seeded, plan["costs"], strict=True)

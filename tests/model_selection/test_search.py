@@ -309,7 +309,7 @@ def test_subsample_selects_a_clearly_better_candidate(clf_data):
 
 def test_holdout_selects_the_better_private_candidate(clf_data):
     search = NoisyMaxSearchCV(
-        private_lr(),
+        private_lr().set_params(n_blocks=100),  # noise scale 0.2 per coefficient
         {"estimator__C": [1e-6, 1.0]},
         method="holdout",
         refit=False,
@@ -524,3 +524,26 @@ def test_audit_catches_holdout_scale_halved(monkeypatch):
     monkeypatch.setattr(_search, "select_by_holdout_scores", halved)
     mutant = audit_mechanism(release_holdout, H0, H1, **FAST)
     assert mutant.epsilon_lower_bound > 1.3 * EPS
+
+
+def test_seeded_search_reproduces_the_refit_and_unseeded_never_seeds(clf_data):
+    def refit(params):  # no random_state of its own
+        return SampleAggregateEstimator(
+            LogisticRegression(**params), n_blocks=20, output_bounds=("l2", 3.0)
+        )
+
+    def run(random_state):
+        search = NoisyMaxSearchCV(
+            LogisticRegression(),
+            {"C": [0.01, 1.0]},
+            n_blocks=5,
+            refit=refit,
+            random_state=random_state,
+        ).fit(*clf_data)
+        return search.best_estimator_
+
+    first, again = run(0), run(0)
+    np.testing.assert_array_equal(first.estimator_.coef_, again.estimator_.coef_)
+    # unseeded: the refit keeps random_state=None (the secure generator), never
+    # an integer drawn from it
+    assert run(None).random_state is None
