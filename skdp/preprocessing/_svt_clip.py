@@ -348,11 +348,12 @@ class SVTClipSelector(
     0.2–0.6% of the runs chose a bound more than 10 times the maximum, up to
     the grid's top, which ruined the RMSE of private means
     (``benchmarks/README.md``, issue 4). With ``threshold_share=0.8`` (a = 4)
-    it decays like ``K^{-4}``; the price is a four times larger query noise
-    ``Lap(5/ε_run)``, so a query fires a little earlier at random below the
-    maximum (slightly more clipping). Both defaults were chosen by simulating
-    private means of lognormal data and of Adult's columns. Keep
-    ``upper_limit`` realistic: it is the fallback when nothing fires.
+    it decays like ``K^{-4}``; the price is a query noise of ``Lap(5/ε_run)``
+    instead of ``Lap(2/ε_run)`` (2.5 times larger), so a query fires a little
+    earlier at random below the maximum (slightly more clipping). Both defaults
+    were chosen by simulating private means of lognormal data and of Adult's
+    columns. Keep ``upper_limit`` realistic: it is the fallback when nothing
+    fires.
 
     **Computation.** One sort of each column and prefix sums give every
     candidate's query at once; the noise is drawn for all candidates in one
