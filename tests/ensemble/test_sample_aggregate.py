@@ -94,7 +94,7 @@ class RecordRows(RegressorMixin, BaseEstimator):
 
 
 def test_fit_gives_each_block_exactly_its_rows_in_order():
-    # fit sorts the rows once and slices; the blocks must be the partition
+    # the rows each block fit receives must be exactly the partition
     n, k = 500, 7
     X = np.arange(n, dtype=float)[:, None]
     RecordRows.seen = []
