@@ -3,6 +3,7 @@
 Run from the repository root:
 
     python benchmarks/bench_sample_aggregate.py [--timing-only]
+    python benchmarks/bench_sample_aggregate.py --compare OLD_MODULE.py
 
 Accuracy: LogisticRegression on 10^5 x 20 synthetic data and on UCI Adult
 (one-hot categoricals, numerics scaled by public known ranges), private
@@ -14,6 +15,7 @@ n_jobs=1 and n_jobs=2 vs one non-private fit on all rows (best of 3 wall
 times each, in one run).
 """
 
+import importlib.util
 import math
 import sys
 import time
@@ -157,9 +159,48 @@ def timing():
         )
 
 
+def compare(before_path, rounds=15):
+    """Fit time of another version of the module, interleaved with this one.
+
+    ``before_path`` is a copy of ``skdp/ensemble/_sample_aggregate.py``
+    (e.g. from ``git show <commit>:skdp/ensemble/_sample_aggregate.py``).
+    Reports min and median over ``rounds`` alternating fits, n_jobs=1.
+    """
+    spec = importlib.util.spec_from_file_location("sa_before", before_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    X, y = make_classification(n_samples=1_000_000, n_features=20, random_state=0)
+    versions = [("before", module.SampleAggregateEstimator)]
+    versions.append(("after", SampleAggregateEstimator))
+    times = {"non-private, 1 BLAS thread": [], "before": [], "after": []}
+    for r in range(rounds):
+        with threadpool_limits(limits=1, user_api="blas"):
+            times["non-private, 1 BLAS thread"].append(
+                best_of(lambda: LogisticRegression().fit(X, y), 1)
+            )
+        for name, cls in versions if r % 2 else versions[::-1]:
+            est = cls(
+                LogisticRegression(),
+                n_blocks=100,
+                output_bounds=("l2", 5.0),
+                n_jobs=1,
+                random_state=0,
+            )
+            times[name].append(best_of(lambda est=est: est.fit(X, y), 1))
+    base = times["non-private, 1 BLAS thread"]
+    for name, took in times.items():
+        print(
+            f"| {name} | {min(took):.3f} s | {np.median(took):.3f} s | "
+            f"{min(took) / min(base):.2f} | {np.median(took) / np.median(base):.2f} |"
+        )
+
+
 def main():
     if "--timing-only" in sys.argv:
         timing()
+        return
+    if "--compare" in sys.argv:
+        compare(sys.argv[sys.argv.index("--compare") + 1])
         return
     print(
         "| data | n_train | k | output_bounds | block C | delta | non-private "
