@@ -257,6 +257,23 @@ def _fit_template(estimator, n_features, classes, y_tail):
     return _seeded_clone(estimator, 0).fit(X, y)
 
 
+# scikit-learn asks for tags often (every clone, check and meta-estimator),
+# and guessing the mode fits a template; one guess per estimator setting.
+_GUESSED_MODES = {}
+
+
+def _estimator_key(estimator):
+    """A hashable description of an estimator's class and parameters."""
+    params = estimator.get_params(deep=False)
+    return (
+        type(estimator),
+        tuple(
+            (name, _estimator_key(v) if hasattr(v, "get_params") else repr(v))
+            for name, v in sorted(params.items())
+        ),
+    )
+
+
 # -- block fits (run in workers) ---------------------------------------------
 def _fit_block(estimator, X, y, seed, index, classes, layout, codes=None):
     """Fit one block, applying the public rules for empty and one-class blocks.
@@ -632,12 +649,19 @@ class SampleAggregateEstimator(
         fallback = "vote" if kind == "classifier" else "mean"
         if self.aggregate != "auto":
             return self.aggregate
-        classes = np.array([0, 1]) if kind == "classifier" else None
-        try:
-            template = _fit_template(self.estimator, 1, classes, ())
-        except Exception:
-            return fallback
-        return "parameters" if _Layout.of(template, classes) else fallback
+        key = _estimator_key(self.estimator)
+        if key not in _GUESSED_MODES:
+            classes = np.array([0, 1]) if kind == "classifier" else None
+            try:
+                template = _fit_template(self.estimator, 1, classes, ())
+            except Exception:
+                mode = fallback
+            else:
+                mode = "parameters" if _Layout.of(template, classes) else fallback
+            if len(_GUESSED_MODES) > 1024:
+                _GUESSED_MODES.clear()
+            _GUESSED_MODES[key] = mode
+        return _GUESSED_MODES[key]
 
     def _fit_cost(self, n_features=None):
         if self._mode_before_fit() == "parameters":

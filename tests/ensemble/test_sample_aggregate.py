@@ -760,3 +760,25 @@ def test_labels_outside_public_classes_raise_before_charging():
             DecisionTreeClassifier(), n_blocks=2, classes=[0, 1], accountant=acc
         ).fit(X, y)
     assert acc.entries == ()
+
+
+def test_mode_guess_fits_one_template_per_setting(monkeypatch):
+    from sklearn.utils import get_tags
+
+    calls = []
+    original = sa._fit_template
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(sa, "_fit_template", counting)
+    monkeypatch.setattr(sa, "_GUESSED_MODES", {})
+    est = SampleAggregateEstimator(LogisticRegression(), output_bounds=(-1, 1))
+    for _ in range(5):
+        get_tags(est)
+        get_tags(clone(est))
+    assert len(calls) == 1
+    other = SampleAggregateEstimator(LogisticRegression(C=2.0), output_bounds=(-1, 1))
+    assert other._mode_before_fit() == "parameters"
+    assert len(calls) == 2  # another setting: a guess of its own
