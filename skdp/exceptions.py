@@ -14,6 +14,16 @@ class BudgetExceededError(RuntimeError):
     Raised by :meth:`skdp.BudgetAccountant.spend` (and by every estimator's
     ``fit``) *before* any data is read, so nothing has been released and nothing
     has been charged when it is raised.
+
+    Examples
+    --------
+    >>> from skdp import BudgetAccountant, BudgetExceededError
+    >>> acc = BudgetAccountant(epsilon=1.0)
+    >>> try:
+    ...     acc.spend(1.5, label="too much")
+    ... except BudgetExceededError:
+    ...     print("refused; spent:", acc.total())
+    refused; spent: (0.0, 0.0)
     """
 
 
@@ -26,6 +36,17 @@ class AccountantCopyError(RuntimeError):
     refuses to spend rather than lose the record. Share a ledger between
     processes with ``BudgetAccountant(..., ledger="budget.sqlite")`` or run the
     parallel work with ``joblib.parallel_config(backend="threading")``.
+
+    Examples
+    --------
+    >>> import pickle
+    >>> from skdp import AccountantCopyError, BudgetAccountant
+    >>> copy = pickle.loads(pickle.dumps(BudgetAccountant(epsilon=1.0)))
+    >>> try:
+    ...     copy.spend(0.1, label="in a worker process")
+    ... except AccountantCopyError:
+    ...     print("refused: the spend would not reach the original ledger")
+    refused: the spend would not reach the original ledger
     """
 
 
@@ -34,6 +55,20 @@ class PTRRefusedWarning(UserWarning):
 
     The proposed sensitivity did not pass the private stability test; the
     budget of the fit is spent and the refused statistics are NaN.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skdp import PTRMedian, PTRRefusedWarning
+    >>> X = np.random.default_rng(0).uniform(0, 100, size=(50, 1))
+    >>> ptr = PTRMedian(epsilon=1.0, delta=1e-6, bounds=(0, 100),
+    ...                 proposed_sensitivity=1e-3, random_state=0)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = ptr.fit(X)
+    >>> caught[0].category is PTRRefusedWarning, ptr.refused_
+    (True, array([ True]))
     """
 
 
@@ -42,4 +77,19 @@ class PTRRefusedError(RuntimeError):
 
     Raised after the budget was charged: a refusal is a private output and
     costs the same as a release.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import BudgetAccountant, PTRMedian, PTRRefusedError
+    >>> X = np.random.default_rng(0).uniform(0, 100, size=(50, 1))
+    >>> acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    >>> ptr = PTRMedian(epsilon=1.0, delta=1e-6, bounds=(0, 100),
+    ...                 proposed_sensitivity=1e-3, on_refuse="raise",
+    ...                 accountant=acc, random_state=0)
+    >>> try:
+    ...     ptr.fit(X)
+    ... except PTRRefusedError:
+    ...     print("refused; the budget is spent:", acc.total())
+    refused; the budget is spent: (1.0, 1e-06)
     """

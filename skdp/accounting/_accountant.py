@@ -621,6 +621,15 @@ def set_default_accountant(accountant):
     Returns
     -------
     previous : BudgetAccountant
+
+    Examples
+    --------
+    >>> from skdp import BudgetAccountant, default_accountant, set_default_accountant
+    >>> acc = BudgetAccountant(epsilon=2.0)
+    >>> previous = set_default_accountant(acc)
+    >>> default_accountant() is acc
+    True
+    >>> _ = set_default_accountant(previous)  # restore
     """
     if not isinstance(accountant, BudgetAccountant):
         raise TypeError(

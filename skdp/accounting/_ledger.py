@@ -20,7 +20,16 @@ __all__ = ["LedgerEntry", "MemoryLedger", "SQLiteLedger"]
 
 
 class LedgerEntry(NamedTuple):
-    """One spend: its label, cost and wall-clock time (seconds since the epoch)."""
+    """One spend: its label, cost and wall-clock time (seconds since the epoch).
+
+    Examples
+    --------
+    >>> from skdp import BudgetAccountant
+    >>> acc = BudgetAccountant(epsilon=1.0)
+    >>> entry = acc.spend(0.25, label="a count")
+    >>> entry.label, entry.epsilon, entry.delta
+    ('a count', 0.25, 0.0)
+    """
 
     label: str
     epsilon: float

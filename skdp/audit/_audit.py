@@ -251,6 +251,19 @@ class ThresholdEvent:
     side : {"ge", "le"}
     include_none : bool
         Whether the output None (⊥) also belongs to the event.
+
+    Examples
+    --------
+    The auditor picks a threshold event for real-valued outputs:
+
+    >>> import numpy as np
+    >>> from skdp.audit import ThresholdEvent, audit_mechanism
+    >>> def noisy_count(rows, seed, n_runs=None):
+    ...     rng = np.random.default_rng(seed)
+    ...     return len(rows) + rng.laplace(scale=1.0, size=n_runs)
+    >>> result = audit_mechanism(noisy_count, [1] * 10, [1] * 11, random_state=0)
+    >>> isinstance(result.event, ThresholdEvent)
+    True
     """
 
     feature: int
@@ -284,6 +297,19 @@ class OutcomeSetEvent:
 
     Outputs are compared through their normalised keys: None, a float, or a
     tuple of floats (vectors and tuples), or the object itself when hashable.
+
+    Examples
+    --------
+    The auditor picks a set of outcomes for discrete outputs:
+
+    >>> import numpy as np
+    >>> from skdp.audit import OutcomeSetEvent, audit_mechanism
+    >>> def select(votes, seed, n_runs=None):  # permute-and-flip, ε = 1
+    ...     noise = np.random.default_rng(seed).exponential(2.0, (n_runs, 2))
+    ...     return np.argmax(np.asarray(votes) + noise, axis=1)
+    >>> result = audit_mechanism(select, [5, 5], [4, 6], random_state=0)
+    >>> isinstance(result.event, OutcomeSetEvent), result.epsilon_lower_bound < 1
+    (True, True)
     """
 
     outcomes: frozenset
@@ -508,6 +534,19 @@ class AuditResult:
         Number of (event, direction) pairs tested on the fresh samples.
     candidates : list
         Every tested (lower bound, event, direction), best first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.audit import audit_mechanism
+    >>> def noisy_count(rows, seed, n_runs=None):
+    ...     rng = np.random.default_rng(seed)
+    ...     return len(rows) + rng.laplace(scale=1.0, size=n_runs)
+    >>> result = audit_mechanism(noisy_count, [1] * 10, [1] * 11, random_state=0)
+    >>> 0 <= result.epsilon_lower_bound <= 1.0  # cannot refute the claim ε = 1
+    True
+    >>> result.n_samples
+    100000
     """
 
     epsilon_lower_bound: float

@@ -54,6 +54,15 @@ class RandomSource:
     ----------
     is_secure : bool
         True when the bits come from the operating system's CSPRNG.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import check_random_source
+    >>> check_random_source(None).is_secure  # the default: the OS's CSPRNG
+    True
+    >>> seeded = check_random_source(0)  # reproducible, for tests only
+    >>> seeded.is_secure, seeded.random(2).shape
+    (False, (2,))
     """
 
     is_secure = False

@@ -200,6 +200,16 @@ def check_required_bounds(bounds, n_features, name):
     Returns
     -------
     lower, upper : ndarray of shape (n_features,)
+
+    Examples
+    --------
+    >>> from skdp.utils import check_required_bounds
+    >>> check_required_bounds((0, [1, 10]), 2, "MyEstimator")
+    (array([0., 0.]), array([ 1., 10.]))
+    >>> check_required_bounds(None, 2, "MyEstimator")
+    Traceback (most recent call last):
+    ...
+    ValueError: MyEstimator needs public bounds=(lower, upper); ...
     """
     if bounds is None:
         raise ValueError(
@@ -212,7 +222,25 @@ def check_required_bounds(bounds, n_features, name):
 
 
 def check_finite_width(lower, upper, name):
-    """Refuse bounds whose width overflows (``U - L`` must be finite)."""
+    """Refuse bounds whose width overflows (``U - L`` must be finite).
+
+    Parameters
+    ----------
+    lower, upper : ndarray
+        Bounds per feature.
+    name : str
+        The estimator's name, used in the error message.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.utils import check_finite_width
+    >>> check_finite_width(np.array([-1.0]), np.array([1.0]), "MyEstimator")
+    >>> check_finite_width(np.array([-1e308]), np.array([1e308]), "MyEstimator")
+    Traceback (most recent call last):
+    ...
+    ValueError: MyEstimator needs bounds whose width upper - lower is a finite ...
+    """
     with np.errstate(over="ignore"):
         width = upper - lower
     if not np.all(np.isfinite(width)):
@@ -284,6 +312,19 @@ def validate_private_data(estimator, X, y="no_validation", *, reset=True, **kwar
     -------
     X or (X, y)
         The validated input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import PrivateMean
+    >>> from skdp.utils import validate_private_data
+    >>> est = PrivateMean(bounds=(0, 1))
+    >>> validate_private_data(est, [[0, 1], [1, 0]]).dtype, est.n_features_in_
+    (dtype('float64'), 2)
+    >>> validate_private_data(est, [[0, np.nan]])
+    Traceback (most recent call last):
+    ...
+    ValueError: Input X contains NaN or inf in column 1; ...
     """
     kwargs.setdefault("dtype", np.float64)
     out = validate_data(estimator, X, y, reset=reset, ensure_all_finite=False, **kwargs)
