@@ -164,3 +164,36 @@ def test_fit_cost_matches_what_fit_charges(estimator):
     for spent, declared in ((spent_eps, cost.epsilon), (spent_delta, cost.delta)):
         declared = Fraction(repr(declared))
         assert abs(spent - declared) <= tolerance * max(declared, 1)
+
+
+PUBLIC_MODULES = [
+    "skdp",
+    "skdp.accounting",
+    "skdp.audit",
+    "skdp.ensemble",
+    "skdp.mechanisms",
+    "skdp.model_selection",
+    "skdp.preprocessing",
+    "skdp.sensitivity",
+    "skdp.utils",
+]
+
+
+def public_callables():
+    import importlib
+
+    for module_name in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                yield f"{module_name}.{name}", obj
+
+
+@pytest.mark.parametrize(
+    "name, obj", list(public_callables()), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_every_public_name_has_a_runnable_example(name, obj):
+    # the doctests themselves run with the test suite (pyproject: doctest-modules)
+    doc = inspect.getdoc(obj) or ""
+    assert "Examples\n--------" in doc and ">>>" in doc, f"{name} has no example"
