@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _summary import record, verdict, write
 
 from skdp import BudgetAccountant, SVTClipSelector
 from skdp.preprocessing import PrivateMean
@@ -148,7 +149,11 @@ def main():
     parser.add_argument("--dpl-python", default="/work/dplvenv/bin/python")
     parser.add_argument("--dpl-median-repeat", type=int, default=1)
     parser.add_argument("--no-dpl", action="store_true")
+    parser.add_argument("--summary-json", help="write the key figures as JSON")
     args = parser.parse_args()
+    records = []
+    reps = f"best of {args.repeat}, n = {args.n:,}"
+
     print(f"load average before: {os.getloadavg()}")
     print(f"n = {args.n:,} rows, one column, best of {args.repeat} runs\n")
     print("| column | computation | time (s) | × reference | target | verdict |")
@@ -159,27 +164,55 @@ def main():
             for label, func, ref, target in skdp_rows(x, bounds):
                 times[label] = best_time(func, args.repeat)
                 if ref is None:
-                    ratio, goal, verdict = "1", "—", "—"
+                    ratio, goal, mark = "1", "—", "—"
                 else:
                     value = times[label] / times[ref]
                     ratio = f"{value:.2f} × {ref}"
                     goal = "—" if target is None else f"≤ {target:g}×"
                     if target is None:
-                        verdict = "—"
+                        mark = "—"
                     else:
-                        verdict = "met" if value <= target else "**missed**"
+                        mark = "met" if value <= target else "**missed**"
+                        records.append(
+                            record(
+                                4,
+                                f"{label.split('(')[0].strip('`')} within "
+                                f"{target:g}x of {ref}",
+                                value,
+                                f"x {ref}",
+                                verdict(value <= target),
+                                f"{label}, {name}, n = {args.n:,}",
+                                reps,
+                            )
+                        )
                 print(
                     f"| {name} | {label} | {times[label]:.3f} | {ratio} | {goal} "
-                    f"| {verdict} |",
+                    f"| {mark} |",
                     flush=True,
                 )
             if args.no_dpl:
+                records.append(dpl_record(name, "not run (--no-dpl)"))
                 continue
             dpl = dpl_times(
                 args.dpl_python, x, bounds, args.repeat, args.dpl_median_repeat, tmpdir
             )
             if dpl is None:
+                records.append(dpl_record(name, "not run (diffprivlib failed)"))
                 continue
+            ours = times["`PrivateQuantile(0.5, method='exponential')`"]
+            records.append(
+                dpl_record(
+                    name,
+                    dpl["median"] / ours,
+                    f"`tools.median` {dpl['median']:.2f} s vs `PrivateQuantile` "
+                    f"{ours:.3f} s; `tools.mean` {dpl['mean']:.3f} s vs "
+                    f"`PrivateMean` {times['`PrivateMean(bounds=(l, u))`']:.3f} s "
+                    f"(diffprivlib venv's numpy sort: {dpl['sort']:.2f} s, ours "
+                    f"{times['`np.sort(x)`']:.2f} s)",
+                    f"best of {args.dpl_median_repeat} (diffprivlib median), "
+                    f"{args.repeat} (rest)",
+                )
+            )
             sort = dpl["sort"]
             for key in ("sort", "mean", "median"):
                 label = (
@@ -196,6 +229,19 @@ def main():
     if not args.no_dpl and "versions" in locals():
         print(f"\ndiffprivlib venv: {versions}")
     print(f"\nload average after: {os.getloadavg()}")
+    write(args.summary_json, records)
+
+
+def dpl_record(name, measured, detail="", repeats=""):
+    return record(
+        4,
+        "diffprivlib `tools.median` time / skdp `PrivateQuantile`",
+        measured,
+        "x skdp" if isinstance(measured, float) else "",
+        "info",
+        f"{name}; {detail}" if detail else name,
+        repeats,
+    )
 
 
 if __name__ == "__main__":

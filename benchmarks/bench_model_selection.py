@@ -43,6 +43,7 @@ import warnings
 from math import sqrt
 
 import numpy as np
+from _summary import record, verdict, write
 from bench_sample_aggregate import adult_features
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
@@ -203,6 +204,31 @@ def rate_cells(chosen, accuracies):
     return rate, f"{100 * gaps.mean():.2f}"
 
 
+def summary(row, plain, private):
+    method, k, chosen, seconds, cost, _ = row
+    rates = []
+    for accuracies in (plain, private):
+        gaps = accuracies.max() - accuracies[chosen]
+        rates.append(int(np.sum(gaps <= TOLERANCE + 1e-12)))
+    n = len(chosen)
+    intervals = [wilson(hits, n) for hits in rates]
+    return record(
+        7,
+        f"NoisyMaxSearchCV(method='{method}'), selection ε = "
+        f"{SELECTION_EPSILON:g}, Adult, {len(C_GRID)} C values: within 1 point of "
+        f"the best in ≥ {TARGET_RATE:.0%} of repeats",
+        f"(a) {rates[0]}/{n}, (b) {rates[1]}/{n}",
+        "repeats within 1 point",
+        verdict(min(rates) >= TARGET_RATE * n),
+        f"n_blocks {k}, cost ε = {cost.epsilon:g}; 95% CI (a) "
+        f"[{intervals[0][0]:.0%}, {intervals[0][1]:.0%}], (b) "
+        f"[{intervals[1][0]:.0%}, {intervals[1][1]:.0%}]; (a) non-private "
+        f"LogisticRegression(C), (b) private SampleAggregateEstimator(C); "
+        f"{seconds.mean():.1f} s/search",
+        f"{n} searches",
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -228,6 +254,7 @@ def main():
         action="store_true",
         help="also print the (non-private) block votes of repeat 0 per n_blocks",
     )
+    parser.add_argument("--summary-json", help="write the key figures as JSON")
     args = parser.parse_args()
     print("Command: `python " + shlex.join(sys.argv) + "`\n")
 
@@ -301,6 +328,7 @@ def main():
             f"{seconds.mean():.1f}",
         ]
         print("| " + " | ".join(cells) + " |")
+    write(args.summary_json, [summary(row, plain, variants["b"]) for row in rows])
     print(
         f"\nSelection ε = {SELECTION_EPSILON:g}; 'subsample': cv=3 inside each "
         "block; 'holdout': holdout_size=0.3, candidates = the (b) models at "

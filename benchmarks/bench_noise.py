@@ -17,6 +17,7 @@ import platform
 import time
 
 import numpy as np
+from _summary import record, verdict, write
 
 from skdp.mechanisms import gaussian_mechanism, laplace_mechanism
 
@@ -50,6 +51,7 @@ def main():
     parser.add_argument("--n", type=int, default=10**6)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--opendp-repeats", type=int, default=2)
+    parser.add_argument("--summary-json", help="write the key figures as JSON")
     args = parser.parse_args()
     n = args.n
     zeros = np.zeros(n)
@@ -93,6 +95,59 @@ def main():
     print("|---|---:|---:|")
     for name, seconds in rows:
         print(f"| {name} | {seconds:.3f} | {seconds / numpy_time:.1f}x |")
+    write(args.summary_json, summary(rows, n, args))
+
+
+def summary(rows, n, args):
+    times = dict(rows)
+    numpy_time = rows[0][1]
+    secure = times["skdp `laplace_mechanism`, OS CSPRNG (default)"]
+    seeded = times["skdp `laplace_mechanism`, seeded PCG64"]
+    size = f"n = {n:,}"
+    out = [
+        record(
+            3,
+            f"secure Laplace, {size} draws, within 10x numpy `laplace`",
+            secure / numpy_time,
+            "x numpy",
+            verdict(secure / numpy_time <= 10),
+            f"{secure:.3f} s vs {numpy_time:.3f} s, OS CSPRNG; {size}",
+            f"best of {args.repeats}",
+        ),
+        record(
+            3,
+            f"seeded (PCG64) Laplace, {size} draws, vs numpy (no target)",
+            seeded / numpy_time,
+            "x numpy",
+            "info",
+            f"{seeded:.3f} s",
+            f"best of {args.repeats}",
+        ),
+    ]
+    opendp = times.get("OpenDP `make_laplace` (float vector)")
+    if opendp is None:
+        out.append(
+            record(
+                3,
+                "secure Laplace faster than OpenDP's float Laplace",
+                "not run (OpenDP not installed or --opendp-repeats 0)",
+                "",
+                "info",
+            )
+        )
+    else:
+        out.append(
+            record(
+                3,
+                "secure Laplace faster than OpenDP's float Laplace",
+                opendp / secure,
+                "x faster than OpenDP",
+                verdict(secure < opendp),
+                f"OpenDP `make_laplace` {opendp:.2f} s vs skdp {secure:.3f} s",
+                f"best of {args.opendp_repeats} (OpenDP), {args.repeats} (skdp)",
+            )
+        )
+    return out
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _summary import record, verdict, write
 
 from skdp import BudgetAccountant
 from skdp.preprocessing import PrivateMean
@@ -189,7 +190,9 @@ def main():
     parser.add_argument("--shares", type=float, nargs="+", default=[0.3])
     parser.add_argument("--dpl-python", default="/work/dplvenv/bin/python")
     parser.add_argument("--no-dpl", action="store_true")
+    parser.add_argument("--summary-json", help="write the key figures as JSON")
     args = parser.parse_args()
+    records = []
     repeat = args.repeat or (60 if args.quick else 300)
     adult = load_adult()
     all_cases = cases(args.quick)
@@ -213,19 +216,33 @@ def main():
             r_rmse, r_mae = rmse(err) / o_rmse, mae(err) / o_mae
             bad = float(np.mean(np.abs(err) > CATASTROPHE * o_rmse))
             if name == "oracle":
-                verdict = "—"
+                mark = "—"
             else:
                 met = r_rmse <= RMSE_TARGET and r_mae <= MAE_TARGET
-                verdict = "met" if met else "**missed**"
+                mark = "met" if met else "**missed**"
+                records.append(
+                    record(
+                        4,
+                        f"`PrivateMean({name})`: RMSE ≤ {RMSE_TARGET:g}x and MAE "
+                        f"≤ {MAE_TARGET:g}x the oracle's (true [min, max])",
+                        f"RMSE {r_rmse:.2f}x, MAE {r_mae:.2f}x",
+                        "x oracle",
+                        verdict(met),
+                        f"{label}, ε = {eps:g}; catastrophic runs {bad:.1%}",
+                        f"{repeat} repeats",
+                    )
+                )
             print(
                 f"| {label} | {eps:g} | {n * eps:,.0f} | {name} | {fmt(rmse(err))} "
                 f"| {r_rmse:.2f} | {fmt(mae(err))} | {r_mae:.2f} | {bad:.1%} "
-                f"| {fmt(np.max(np.abs(err)))} | {verdict} |"
+                f"| {fmt(np.max(np.abs(err)))} | {mark} |"
             )
         sys.stdout.flush()
 
     if args.no_dpl:
         print(f"\n(total {time.perf_counter() - start:.0f} s)")
+        records.append(dpl_record("all cases", "not run (--no-dpl)"))
+        write(args.summary_json, records)
         return
     print(f"\n## skdp vs diffprivlib (true bounds), {repeat} repeats\n")
     print(
@@ -238,10 +255,12 @@ def main():
             seeds = data_seeds(case_id, repeat)
             dpl = run_dpl(args.dpl_python, spec, eps, seeds, adult, tmpdir)
             if dpl is None:
+                records.append(dpl_record("all cases", "not run (diffprivlib failed)"))
                 break
             errors, sample_means = stored[case_id]
             if not np.allclose(dpl["sample_means"], sample_means, rtol=1e-12):
                 print(f"(diffprivlib saw different data for {label}; skipped)")
+                records.append(dpl_record(label, "not run (different data)"))
                 continue
             dpl_versions = dpl["versions"]
             medians = run_medians(case_id, Data(spec, adult), eps, repeat)
@@ -256,19 +275,49 @@ def main():
                 ),
                 ("median", "diffprivlib tools.median", np.array(dpl["median_err"])),
             ]
+            ratios = {}
             for stat, name, err in rows:
                 ref = errors["oracle"] if stat == "mean" else medians["exponential"]
                 r_rmse = rmse(err) / rmse(ref) if rmse(ref) > 0 else float("nan")
                 r_mae = mae(err) / mae(ref) if mae(ref) > 0 else float("nan")
+                ratios[name] = (r_rmse, r_mae, int(np.sum(~np.isfinite(err))))
                 print(
                     f"| {label} | {eps:g} | {stat} | {name} | {fmt(rmse(err))} "
                     f"| {fmt(mae(err))} | {r_rmse:.2f} | {r_mae:.2f} "
                     f"| {np.sum(~np.isfinite(err))} |"
                 )
             sys.stdout.flush()
+            mean = ratios["diffprivlib tools.mean"]
+            median = ratios["diffprivlib tools.median"]
+            records.append(
+                dpl_record(
+                    f"{label}, ε = {eps:g}",
+                    f"mean RMSE {mean[0]:.2f}x; median "
+                    + (
+                        "raised in every run"
+                        if median[2] == repeat
+                        else f"RMSE {median[0]:.2f}x, raised {median[2]}/{repeat}"
+                    ),
+                    f"{repeat} repeats",
+                )
+            )
+    write(args.summary_json, records)
     if dpl_versions:
         print(f"\ndiffprivlib venv: {dpl_versions}")
     print(f"\n(total {time.perf_counter() - start:.0f} s)")
+
+
+def dpl_record(case, measured, repeats=""):
+    return record(
+        4,
+        "diffprivlib `tools.mean` / `tools.median` (true bounds) error vs skdp "
+        "(oracle `PrivateMean` / `PrivateQuantile` exponential)",
+        measured,
+        "x skdp",
+        "info",
+        case,
+        repeats,
+    )
 
 
 if __name__ == "__main__":

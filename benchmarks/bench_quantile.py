@@ -18,6 +18,7 @@ import statistics
 import time
 
 import numpy as np
+from _summary import record, verdict, write
 
 from skdp.preprocessing._quantile import PrivateQuantile
 
@@ -54,7 +55,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--summary-json", help="write the key figures as JSON")
     args = parser.parse_args()
+    records = []
     print(f"n = {args.n:,} rows, median of {args.repeat} runs\n")
     print(f"| {'computation':44s} | {'time (s)':>8s} | {'x np.sort':>9s} |")
     print(f"|{'-' * 46}|{'-' * 10}:|{'-' * 11}:|")
@@ -74,6 +77,21 @@ def main():
         print(f"| **{name}** | | |")
         for label, seconds in cases.items():
             print(f"| {label:44s} | {seconds:8.3f} | {seconds / base:9.2f} |")
+        fits = {k: v / base for k, v in cases.items() if k.startswith("fit ")}
+        worst = max(fits, key=fits.get)
+        records.append(
+            record(
+                4,
+                "`PrivateQuantile.fit` within 3x of `np.sort`",
+                fits[worst],
+                "x np.sort (worst of 4 fits)",
+                verdict(fits[worst] <= 3),
+                f"{name}, n = {args.n:,}; worst: {worst}; best "
+                f"{min(fits.values()):.2f}x",
+                f"median of {args.repeat}, n = {args.n:,}",
+            )
+        )
+    write(args.summary_json, records)
 
 
 if __name__ == "__main__":

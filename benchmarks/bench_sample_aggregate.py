@@ -15,15 +15,16 @@ n_jobs=1 and n_jobs=2 vs one non-private fit on all rows (best of 3 wall
 times each, in one run).
 """
 
+import argparse
 import importlib.util
 import math
-import sys
 import time
 from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _summary import record, verdict, write
 from joblib import parallel_config
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
@@ -58,6 +59,8 @@ REPEAT = 3
 BLOCK_PENALTY = 1e-3
 # noise norm allowed on the average of the blocks' unit vectors (rule_k)
 NOISE_SHARE = 0.25
+# key figures for --summary-json (run_all.py)
+RECORDS = []
 
 
 def adult_features(drop_first=False):
@@ -123,10 +126,27 @@ def accuracy(name, X, y, n_blocks, bounds, delta=0.0, C=1.0, note=""):
         f"{100 * (base - np.mean(private)):.2f} | {note} |",
         flush=True,
     )
+    if note in ("rule", "a-priori"):
+        gap = 100 * (base - np.mean(private))
+        noise = "Laplace" if delta == 0 else f"Gaussian, δ = {delta:g}"
+        RECORDS.append(
+            record(
+                6,
+                "LogisticRegression, ε = 1: accuracy within 2 points of non-private",
+                round(gap, 2),
+                "points below non-private",
+                verdict(gap <= 2),
+                f"{name}, k = {n_blocks} from rule_k, block C {C:.3g}, {bounds[0]} "
+                f"{bounds[1]:g}, {noise}: {np.mean(private):.4f} "
+                f"({np.min(private):.4f}-{np.max(private):.4f}) vs {base:.4f}",
+                f"{len(private)} seeds",
+            )
+        )
 
 
-def best_of(func, repeat=REPEAT):
+def best_of(func, repeat=None):
     """Smallest wall time of ``repeat`` calls (the machine is shared)."""
+    repeat = REPEAT if repeat is None else repeat
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -141,6 +161,7 @@ def timing():
     with threadpool_limits(limits=1, user_api="blas"):
         base_1 = best_of(lambda: LogisticRegression().fit(X, y))
     print(f"non-private fit 10^6 x 20: {base:.2f} s (one BLAS thread: {base_1:.2f} s)")
+    took = {}
     runs = [("n_jobs=1", 1, None), ("n_jobs=2", 2, None), ("n_jobs=2 loky", 2, "loky")]
     for label, n_jobs, backend in runs:
         est = SampleAggregateEstimator(
@@ -151,12 +172,48 @@ def timing():
             random_state=0,
         )
         with parallel_config(backend=backend) if backend else nullcontext():
-            took = best_of(lambda est=est: est.fit(X, y))
+            took[label] = best_of(lambda est=est: est.fit(X, y))
         print(
-            f"fit 10^6 x 20, 100 blocks, {label}: {took:.2f} s vs non-private "
-            f"{base:.2f} s: ratio {took / base:.2f} (vs one BLAS thread "
-            f"{took / base_1:.2f})"
+            f"fit 10^6 x 20, 100 blocks, {label}: {took[label]:.2f} s vs non-private "
+            f"{base:.2f} s: ratio {took[label] / base:.2f} (vs one BLAS thread "
+            f"{took[label] / base_1:.2f})"
         )
+    one, two = took["n_jobs=1"], took["n_jobs=2"]
+    reps = f"best of {REPEAT}, n = 10^6 x 20"
+    RECORDS.append(
+        record(
+            6,
+            "fit, 100 blocks, n_jobs=1, within 1.5x of one non-private fit",
+            one / base,
+            "x non-private (default BLAS threads)",
+            verdict(one / base <= 1.5),
+            f"{one:.2f} s vs {base:.2f} s",
+            reps,
+        )
+    )
+    RECORDS.append(
+        record(
+            6,
+            "same, against the non-private fit with one BLAS thread",
+            one / base_1,
+            "x non-private (1 BLAS thread)",
+            verdict(one / base_1 <= 1.5),
+            f"{one:.2f} s vs {base_1:.2f} s",
+            reps,
+        )
+    )
+    RECORDS.append(
+        record(
+            6,
+            "fit, 100 blocks, faster with n_jobs=2 (threads) than n_jobs=1",
+            two / one,
+            "x n_jobs=1",
+            verdict(two < one),
+            f"{two:.2f} s vs {one:.2f} s (loky: {took['n_jobs=2 loky']:.2f} s); "
+            f"{two / base:.2f}x non-private",
+            reps,
+        )
+    )
 
 
 def compare(before_path, rounds=15):
@@ -196,19 +253,50 @@ def compare(before_path, rounds=15):
 
 
 def main():
-    if "--timing-only" in sys.argv:
-        timing()
+    global N_RUNS, REPEAT
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--timing-only", action="store_true")
+    parser.add_argument("--compare", metavar="OLD_MODULE.py")
+    parser.add_argument(
+        "--runs", type=int, default=N_RUNS, help="private fits (seeds) per row"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=REPEAT, help="timed fits (best of) per row"
+    )
+    parser.add_argument(
+        "--targets-only",
+        action="store_true",
+        help="only the accuracy rows with the a-priori k (skip the ablations)",
+    )
+    parser.add_argument("--summary-json", help="write the key figures as JSON")
+    args = parser.parse_args()
+    N_RUNS, REPEAT = args.runs, args.repeat
+    if args.compare:
+        compare(args.compare)
         return
-    if "--compare" in sys.argv:
-        compare(sys.argv[sys.argv.index("--compare") + 1])
-        return
+    if not args.timing_only:
+        accuracy_table(args.targets_only)
+    timing()
+    RECORDS.append(
+        record(
+            6,
+            "compared with diffprivlib's LogisticRegression at the same ε",
+            "not run (this benchmark has no diffprivlib comparison)",
+            "",
+            "info",
+        )
+    )
+    write(args.summary_json, RECORDS)
+
+
+def accuracy_table(targets_only):
     print(
         "| data | n_train | k | output_bounds | block C | delta | non-private "
         "| private (min-max) | gap (points) | note |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     X, y = make_classification(n_samples=100_000, n_features=20, random_state=0)
-    for k in (100, 300, 1000):
+    for k in () if targets_only else (100, 300, 1000):
         accuracy("synthetic 10^5 x 20", X, y, k, ("l2", 5.0), note="before")
         for delta in (0.0, 1e-6):
             accuracy("synthetic 10^5 x 20", X, y, k, ("sphere", 1.0), delta)
@@ -218,11 +306,14 @@ def main():
     Xa, ya = adult_features()
     n_public = round(0.75 * 32_561)  # published size of the Adult training file
     for delta in (0.0, 1e-6):
-        accuracy("adult", Xa, ya, 300, ("l2", 5.0), delta, note="before")
-        accuracy("adult", Xa, ya, 300, ("sphere", 1.0), delta, note="sphere only")
+        if not targets_only:
+            accuracy("adult", Xa, ya, 300, ("l2", 5.0), delta, note="before")
+            accuracy("adult", Xa, ya, 300, ("sphere", 1.0), delta, note="sphere only")
         k = rule_k(Xa.shape[1] + 1, delta=delta)
         c_rule = block_c(k, n_public)
         accuracy("adult", Xa, ya, k, ("sphere", 1.0), delta, c_rule, "a-priori")
+    if targets_only:
+        return
     Xd, yd = adult_features(drop_first=True)
     k = rule_k(Xd.shape[1] + 1, delta=1e-6)
     c_rule = block_c(k, n_public)
@@ -230,7 +321,6 @@ def main():
     for k in (100, 1000):
         c_k = block_c(k, n_public)
         accuracy("adult", Xa, ya, k, ("sphere", 1.0), 1e-6, c_k, "other k")
-    timing()
 
 
 if __name__ == "__main__":
