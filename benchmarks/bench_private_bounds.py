@@ -225,8 +225,8 @@ def main():
                         4,
                         f"`PrivateMean({name})`: RMSE ≤ {RMSE_TARGET:g}x and MAE "
                         f"≤ {MAE_TARGET:g}x the oracle's (true [min, max])",
-                        f"RMSE {r_rmse:.2f}x, MAE {r_mae:.2f}x",
-                        "x oracle",
+                        f"RMSE {r_rmse:.2f}x, MAE {r_mae:.2f}x the oracle's",
+                        "",
                         verdict(met),
                         f"{label}, ε = {eps:g}; catastrophic runs {bad:.1%}",
                         f"{repeat} repeats",
@@ -292,11 +292,12 @@ def main():
             records.append(
                 dpl_record(
                     f"{label}, ε = {eps:g}",
-                    f"mean RMSE {mean[0]:.2f}x; median "
+                    f"mean RMSE {mean[0]:.2f}x skdp's; median "
                     + (
                         "raised in every run"
                         if median[2] == repeat
-                        else f"RMSE {median[0]:.2f}x, raised {median[2]}/{repeat}"
+                        else f"RMSE {median[0]:.2f}x skdp's, raised {median[2]}/"
+                        f"{repeat} runs"
                     ),
                     f"{repeat} repeats",
                 )
@@ -313,7 +314,7 @@ def dpl_record(case, measured, repeats=""):
         "diffprivlib `tools.mean` / `tools.median` (true bounds) error vs skdp "
         "(oracle `PrivateMean` / `PrivateQuantile` exponential)",
         measured,
-        "x skdp",
+        "",
         "info",
         case,
         repeats,

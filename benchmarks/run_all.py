@@ -83,8 +83,7 @@ STEPS = [
     ),
     Step(
         "bench_model_selection.py",
-        ["--repeats", "10", "--holdout-repeats", "5"],
-        reduced="fewer than the section's 15 per n_blocks, 8 holdout",
+        ["--repeats", "15", "--holdout-repeats", "8"],
         timeout=1200,
     ),
 ]
