@@ -64,7 +64,6 @@ numpydoc_validation_exclude = {
 }
 
 
-
 def _skip_sklearn_request_methods(app, what, name, obj, skip, options):
     """Leave out scikit-learn's generated ``set_*_request`` methods.
 
