@@ -15,6 +15,7 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder
 
 from skdp.accounting import BudgetAccountant, PrivacyCost
+from skdp.accounting._composition import exact
 from skdp.base import PrivateEstimatorMixin
 
 __all__ = ["fit_cost"]
@@ -124,8 +125,8 @@ def fit_cost(estimator, n_features=None):
 
 def sum_costs(costs):
     """Basic composition, summed exactly as the accountant sums."""
-    epsilon = sum(Fraction(repr(c.epsilon)) for c in costs)
-    delta = sum(Fraction(repr(c.delta)) for c in costs)
+    epsilon = sum((exact(c.epsilon) for c in costs), Fraction(0))
+    delta = sum((exact(c.delta) for c in costs), Fraction(0))
     return PrivacyCost(float(epsilon), float(delta))
 
 
@@ -169,12 +170,15 @@ def prepaid_accountant(cost):
     return BudgetAccountant(cost.epsilon * slack, delta)
 
 
+def is_param(key, name):
+    """Whether ``key`` of ``get_params(deep=True)`` is a (nested) ``name``."""
+    return key == name or key.endswith("__" + name)
+
+
 def route_accountant(estimator, accountant):
     """Set every ``accountant`` parameter of ``estimator``, nested ones too."""
     keys = [
-        key
-        for key in estimator.get_params(deep=True)
-        if key == "accountant" or key.endswith("__accountant")
+        key for key in estimator.get_params(deep=True) if is_param(key, "accountant")
     ]
     # Deepest first: setting an outer estimator's params can replace inner ones.
     keys.sort(key=lambda key: key.count("__"), reverse=True)

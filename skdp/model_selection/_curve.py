@@ -21,7 +21,7 @@ from skdp.accounting._accountant import (
 )
 from skdp.accounting._composition import exact
 from skdp.exceptions import BudgetExceededError
-from skdp.model_selection._cost import fit_cost
+from skdp.model_selection._cost import fit_cost, is_param, route_accountant
 
 __all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
 
@@ -327,7 +327,7 @@ def privacy_utility_curve(
         children = np.random.SeedSequence(split_state).spawn(n_repeats)
         seeds = [int(c.generate_state(1)[0] % _MAX_SEED) for c in children]
 
-    base = clone(estimator).set_params(**dict.fromkeys(plan.accountant_params, acc))
+    base = route_accountant(clone(estimator), acc)
     scorer = check_scoring(base, scoring=scoring)
     reference_scorer = (
         None
@@ -458,9 +458,9 @@ class _PrivatePlan:
             )
         params = estimator.get_params(deep=True)
         self.param_name = param_name
-        self.accountant_params = [k for k in params if _is_param(k, "accountant")]
+        self.accountant_params = [k for k in params if is_param(k, "accountant")]
         self.prefixes = [k[: -len("accountant")] for k in self.accountant_params]
-        self.random_state_params = [k for k in params if _is_param(k, "random_state")]
+        self.random_state_params = [k for k in params if is_param(k, "random_state")]
         self._params = params
         if not isinstance(param_name, str) or param_name not in params:
             candidates = sorted(k for k in params if k.endswith("epsilon"))
@@ -471,7 +471,7 @@ class _PrivatePlan:
             )
         owner_prefix = param_name.rpartition("__")[0]
         owner_prefix = owner_prefix + "__" if owner_prefix else ""
-        if owner_prefix not in self.prefixes or not _is_param(param_name, "epsilon"):
+        if owner_prefix not in self.prefixes or not is_param(param_name, "epsilon"):
             raise ValueError(
                 f"param_name={param_name!r} is not the epsilon parameter of a "
                 "private estimator (one with an accountant parameter), so the cost "
@@ -542,14 +542,10 @@ class _PrivatePlan:
         return eps, delta
 
 
-def _is_param(name, base):
-    return name == base or name.endswith("__" + base)
-
-
 def _check_non_private(estimator):
     if not hasattr(estimator, "get_params"):
         raise TypeError(f"reference_estimator must be an estimator; got {estimator!r}.")
-    if any(_is_param(k, "accountant") for k in estimator.get_params(deep=True)):
+    if any(is_param(k, "accountant") for k in estimator.get_params(deep=True)):
         raise ValueError(
             "reference_estimator must be non-private: it has an accountant "
             "parameter, and its fit would not be part of the sweep's budget check."

@@ -23,6 +23,7 @@ from skdp.model_selection._cost import (
     check_fit_inputs,
     check_private_model,
     fit_cost,
+    is_param,
     largest_cost,
     prepaid_accountant,
     route_accountant,
@@ -502,8 +503,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         unset = [
             key
             for key, value in model.get_params(deep=True).items()
-            if (key == "random_state" or key.endswith("__random_state"))
-            and value is None
+            if is_param(key, "random_state") and value is None
         ]
         for key in unset:
             model.set_params(**{key: int(source.integers(_MAX_SEED))})
