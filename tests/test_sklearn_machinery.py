@@ -235,3 +235,28 @@ def test_fit_cost_refuses_composites_that_may_fit_many_times():
     ovr = OneVsRestClassifier(SampleAggregateEstimator(Ridge(), output_bounds=(-1, 1)))
     with pytest.raises(ValueError, match="how many times"):
         fit_cost(ovr)
+
+
+def test_fit_cost_of_a_randomized_search_uses_its_own_draws(data):
+    from scipy.stats import uniform
+    from sklearn.model_selection import RandomizedSearchCV
+
+    from skdp.model_selection import fit_cost
+
+    acc = BudgetAccountant(epsilon=100.0)
+    pipe = make_pipeline(ChargeProbe(accountant=acc), Ridge())
+    search = RandomizedSearchCV(
+        pipe,
+        {"chargeprobe__epsilon": uniform(0.01, 0.5)},
+        n_iter=4,
+        cv=N_FOLDS,
+        random_state=7,
+    )
+    cost = fit_cost(search)
+    search.fit(*data)
+    drawn = search.cv_results_["param_chargeprobe__epsilon"]
+    # every candidate on every fold, and the refit at the largest candidate cost
+    assert cost.epsilon == pytest.approx(N_FOLDS * sum(drawn) + max(drawn))
+    assert acc.total()[0] <= cost.epsilon * (1 + 1e-12)
+    with pytest.raises(ValueError, match="integer random_state"):
+        fit_cost(search.set_params(random_state=None))

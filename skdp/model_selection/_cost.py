@@ -1,6 +1,7 @@
 """What fitting an estimator costs, known before any data is read."""
 
 from fractions import Fraction
+from numbers import Integral
 
 from sklearn.base import BaseEstimator, clone
 from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
@@ -80,7 +81,8 @@ def fit_cost(estimator, n_features=None):
     -----
     ``Pipeline``, ``ColumnTransformer``, ``FeatureUnion`` and
     ``TransformedTargetRegressor`` fit each estimator they hold once.
-    ``GridSearchCV``/``RandomizedSearchCV`` fit every candidate on every split
+    ``GridSearchCV``/``RandomizedSearchCV`` (with an integer ``random_state``,
+    so that its candidates are known) fit every candidate on every split
     (the number of splits must be known without data) and refit one candidate,
     charged at the largest candidate cost: use this to check a budget before an
     experiment starts, e.g. ``cost = fit_cost(search)`` then
@@ -140,8 +142,22 @@ def _search_cost(search, n_features):
     if isinstance(search, GridSearchCV):
         grid = list(ParameterGrid(search.param_grid))
     else:
+        # RandomizedSearchCV draws its candidates with exactly this sampler;
+        # only a fixed integer seed says, before the search, which they are.
+        if isinstance(search.random_state, bool) or not isinstance(
+            search.random_state, Integral
+        ):
+            raise ValueError(
+                "The cost of a RandomizedSearchCV depends on the candidates it "
+                f"draws; with random_state={search.random_state!r} they are not "
+                "known in advance. Set an integer random_state."
+            )
         grid = list(
-            ParameterSampler(search.param_distributions, search.n_iter, random_state=0)
+            ParameterSampler(
+                search.param_distributions,
+                search.n_iter,
+                random_state=search.random_state,
+            )
         )
     if not grid:
         return PrivacyCost(0.0)
