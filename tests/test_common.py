@@ -156,9 +156,11 @@ def test_fit_cost_matches_what_fit_charges(estimator):
     # should not overstate it. Compared as the accountant sums, exactly.
     X, y = _fit_data(estimator)
     acc = skdp.BudgetAccountant(delta=1.0)
-    clone(estimator).set_params(accountant=acc).fit(X, y)
+    fitted = clone(estimator).set_params(accountant=acc).fit(X, y)
     spent_eps = sum(Fraction(repr(e.epsilon)) for e in acc.entries)
     spent_delta = sum(Fraction(repr(e.delta)) for e in acc.entries)
+    assert fitted.epsilon_spent_ == pytest.approx(float(spent_eps), rel=1e-12)
+    assert fitted.delta_spent_ == pytest.approx(float(spent_delta), rel=1e-12)
     cost = skdp.model_selection.fit_cost(estimator, X.shape[1])
     tolerance = Fraction(1, 10**12)
     for spent, declared in ((spent_eps, cost.epsilon), (spent_delta, cost.delta)):
