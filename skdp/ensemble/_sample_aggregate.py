@@ -5,10 +5,11 @@ from copy import deepcopy
 from numbers import Integral, Real
 
 import numpy as np
+from joblib import effective_n_jobs
 from sklearn import config_context
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.metrics import accuracy_score, r2_score
-from sklearn.utils import get_tags
+from sklearn.utils import gen_even_slices, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -34,15 +35,31 @@ _TEMPLATE_ROWS_PER_CLASS = 2
 
 # -- partition ---------------------------------------------------------------
 def _block_labels(n_samples, n_blocks, source):
-    """One independent, uniform block label per row (data-independent)."""
-    return source.integers(n_blocks, size=n_samples).astype(np.intp)
+    """One independent, uniform block label per row (data-independent).
+
+    Stored in the smallest unsigned integer type that holds them, so that the
+    stable sort of :func:`_block_order` is a radix sort.
+    """
+    labels = source.integers(n_blocks, size=n_samples)
+    return labels.astype(np.min_scalar_type(max(n_blocks - 1, 0)))
+
+
+def _block_order(labels, n_blocks):
+    """Rows ordered by block, and where each block starts in that order.
+
+    Returns ``(order, starts)``: block ``b`` is ``order[starts[b]:starts[b+1]]``
+    (rows in their original order), exactly ``n_blocks`` blocks, some maybe
+    empty.
+    """
+    order = np.argsort(labels, kind="stable")
+    counts = np.bincount(labels, minlength=n_blocks)
+    return order, np.concatenate([[0], np.cumsum(counts)])
 
 
 def _block_indices(labels, n_blocks):
     """Row indices of each of exactly ``n_blocks`` blocks (some may be empty)."""
-    order = np.argsort(labels, kind="stable")
-    counts = np.bincount(labels, minlength=n_blocks)
-    return np.split(order, np.cumsum(counts)[:-1])
+    order, starts = _block_order(labels, n_blocks)
+    return np.split(order, starts[1:-1])
 
 
 def _average_blocks(outputs, n_blocks):
@@ -303,6 +320,30 @@ def _fit_block(estimator, X, y, seed, index, classes, layout, codes=None):
     return model if layout is None else layout.vector(model)
 
 
+def _fit_blocks(estimator, X, y, codes, starts, seeds, first, classes, layout):
+    """Fit consecutive blocks stored one after the other in ``X`` and ``y``.
+
+    Block ``first + j`` is rows ``starts[j]:starts[j + 1]`` (views, no copy),
+    fitted with seed ``seeds[j]``. One task per worker, as scikit-learn's
+    bagging does: a worker receives its share of the rows once.
+    """
+    return [
+        _fit_block(
+            estimator,
+            X[start:stop],
+            y[start:stop],
+            int(seed),
+            first + j,
+            classes,
+            layout,
+            None if codes is None else codes[start:stop],
+        )
+        for j, (start, stop, seed) in enumerate(
+            zip(starts[:-1], starts[1:], seeds, strict=True)
+        )
+    ]
+
+
 # -- per-query aggregation (vote / mean) -------------------------------------
 def _vote_histogram(block_models, X, classes):
     """Votes of the blocks for each query row, shape (n_rows, n_classes).
@@ -438,10 +479,14 @@ class SampleAggregateEstimator(
         before anything is charged, like NaN values).
     n_jobs : int, default=None
         Parallel block fits, through :class:`sklearn.utils.parallel.Parallel`
-        with a preference for threads (no copy of the blocks to workers;
-        numpy-heavy fits release the GIL). A backend set with
-        ``joblib.parallel_config`` (``"loky"``, ``"dask"``) takes precedence.
-        ``None`` means 1 unless in a joblib context.
+        with joblib's default backend (processes), as in scikit-learn's
+        bagging: the blocks are split into ``n_jobs`` runs of consecutive
+        blocks, one task each, so a worker receives its rows once. A backend
+        set with ``joblib.parallel_config`` (``"threading"`` for estimators
+        whose fit releases the GIL, ``"dask"`` for a cluster) takes
+        precedence. ``None`` means 1 unless in a joblib context. ``fit``
+        makes one copy of ``X`` in block order (each block is then a view);
+        the workers' first start costs a few seconds, as with any loky pool.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit`` (``'parameters'``) or by each ``predict``
         (``'vote'``, ``'mean'``); ``None`` uses the default accountant in
@@ -791,12 +836,13 @@ class SampleAggregateEstimator(
             self._charge([])  # releases nothing; predict charges per row
 
         seeds = source.integers(_MAX_SEED, size=k)
-        blocks = _block_indices(_block_labels(X.shape[0], k, source), k)
-        # Copies per block rather than one sorted copy of X: no measurable
-        # difference in time (benchmarks/README.md, issue 6), half the memory.
+        order, starts = _block_order(_block_labels(X.shape[0], k, source), k)
+        # One copy of X in block order: every block is then a view, and each
+        # worker gets its consecutive blocks as one array (measured faster than
+        # a fancy-indexed copy per block; benchmarks/README.md, issue 6).
+        X, y = X.take(order, axis=0), y.take(order, axis=0)
         codes = None if classes is None else np.searchsorted(classes, y)
-        # Threads by default: blocks need no pickling and numpy-heavy fits
-        # release the GIL (a joblib backend set by the user takes precedence).
+        n_chunks = max(1, min(k, effective_n_jobs(self.n_jobs)))
         # One BLAS thread per fit: blocks are small, and nested BLAS threads
         # oversubscribe the cores (measured 5x slower on a loaded machine).
         # X and y were checked finite above: the block fits need not re-check.
@@ -804,21 +850,23 @@ class SampleAggregateEstimator(
             threadpool_limits(limits=1, user_api="blas"),
             config_context(assume_finite=True),
         ):
-            results = Parallel(
-                n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads"
-            )(
-                delayed(_fit_block)(
+            chunks = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
+                delayed(_fit_blocks)(
                     self.estimator,
-                    X[rows],
-                    y[rows],
-                    int(seed),
-                    b,
+                    X[starts[part.start] : starts[part.stop]],
+                    y[starts[part.start] : starts[part.stop]],
+                    None
+                    if codes is None
+                    else codes[starts[part.start] : starts[part.stop]],
+                    starts[part.start : part.stop + 1] - starts[part.start],
+                    seeds[part],
+                    part.start,
                     classes,
                     layout,
-                    None if codes is None else codes[rows],
                 )
-                for b, (rows, seed) in enumerate(zip(blocks, seeds, strict=True))
+                for part in gen_even_slices(k, n_chunks)
             )
+        results = [result for chunk in chunks for result in chunk]
         if mode == "parameters":
             vectors = [space.centre if r is None else r for r in results]
             average = _average_blocks(space.project(np.stack(vectors)), k)

@@ -10,7 +10,7 @@ from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin, clone, is_classifier
 from sklearn.cluster import KMeans
 from sklearn.dummy import DummyClassifier
-from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression, SGDClassifier
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
@@ -692,18 +692,26 @@ def test_grid_search_vote_mode_charges_every_scored_row(clf_data):
     assert acc.total()[0] == pytest.approx(60 * 0.03)
 
 
-def test_threads_and_sequential_give_the_same_release(clf_data):
+@pytest.mark.parametrize("backend", ["threading", "loky"])
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_parallel_and_sequential_give_the_same_release(clf_data, backend, n_jobs):
+    # the blocks are split into n_jobs runs of consecutive blocks (3 does not
+    # divide 8); each block's rows, seed and place in estimators_ must not
+    # depend on that split or on the backend (SGD's fit depends on its seed)
     make = lambda n_jobs: SampleAggregateEstimator(  # noqa: E731
-        LogisticRegression(),
+        SGDClassifier(max_iter=5, tol=None),
         n_blocks=8,
-        output_bounds=(-4, 4),
+        aggregate="vote",
         n_jobs=n_jobs,
         random_state=0,
     )
-    seq = make(1).fit(*clf_data).estimator_.coef_
-    with parallel_config(backend="threading"):
-        thr = make(2).fit(*clf_data).estimator_.coef_
-    np.testing.assert_array_equal(seq, thr)
+    seq = [m.coef_ for m in make(1).fit(*clf_data).estimators_]
+    with parallel_config(backend=backend):
+        par = [m.coef_ for m in make(n_jobs).fit(*clf_data).estimators_]
+    assert len(par) == 8
+    for a, b in zip(seq, par, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(seq[0], seq[1])
 
 
 def test_dask_backend_charges_in_the_parent(clf_data):
