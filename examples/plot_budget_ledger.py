@@ -67,13 +67,13 @@ print(f"best parameters: {search.best_params_}")
 print(accountant.report())
 
 # %%
-# Each fit of the pipeline adds three entries: the private mean's row count
-# and clipped sums, then the model. The total grows by 0.45 per fold for the
+# Each fit of the pipeline adds two entries: the private mean's row count and
+# clipped sums (one release for these four features), then the model. The total grows by 0.45 per fold for the
 # first candidate, by 0.7 per fold for the second and by 0.7 for the refit,
 # and ends at exactly the 4.15 that ``fit_cost`` announced.
 ax = accountant.plot()
 ax.legend(loc="lower right")
-for start, text in [(0, "ε = 0.25, 3 folds"), (9, "ε = 0.5, 3 folds"), (18, "refit")]:
+for start, text in [(0, "ε = 0.25, 3 folds"), (6, "ε = 0.5, 3 folds"), (12, "refit")]:
     ax.axvline(start, color="0.8", linewidth=0.8, zorder=0)
     ax.text(start + 0.3, 5.2, text, fontsize="small")
 ax.set_ylim(top=5.6)

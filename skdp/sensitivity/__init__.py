@@ -22,7 +22,11 @@ from skdp.sensitivity._iqr import (
     log_grid_edges,
     quartile_ranks,
 )
-from skdp.sensitivity._mean import centre_and_radius, normalised_centred_sums
+from skdp.sensitivity._mean import (
+    centre_and_radius,
+    normalised_centred_sums,
+    normalised_split_sums,
+)
 from skdp.sensitivity._median import (
     median_A,
     median_distance_to_instability,
@@ -45,6 +49,7 @@ __all__ = [
     "median_rank",
     "median_smooth_sensitivity",
     "normalised_centred_sums",
+    "normalised_split_sums",
     "padded_order_statistics",
     "quartile_ranks",
     "select_order_statistics",

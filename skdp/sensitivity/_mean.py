@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["centre_and_radius", "normalised_centred_sums"]
+__all__ = ["centre_and_radius", "normalised_centred_sums", "normalised_split_sums"]
 
 # Below this magnitude, differences of bounded values cannot overflow.
 _HALF_MAX = np.finfo(np.float64).max / 4
@@ -78,3 +78,48 @@ def normalised_centred_sums(X, lower, upper):
     terms -= centre / 2
     terms /= radius / 2
     return np.clip(terms, -1.0, 1.0).sum(axis=0)
+
+
+def normalised_split_sums(X, lower, upper):
+    """Per feature, the clipped rows' distances to both bounds, in widths.
+
+    Row 0 holds ``sum_i (clip(x_ij) - L_j) / (U_j - L_j)`` and row 1
+    ``sum_i (U_j - clip(x_ij)) / (U_j - L_j)``. A row adds ``(a, 1 - a)``
+    with ``a`` in [0, 1] to each feature's pair, so the pairs add up to the
+    row count and their difference is the centred sum of
+    :func:`normalised_centred_sums`: one vector carries both the count and
+    the sums.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Finite data.
+    lower, upper : ndarray of shape (n_features,)
+        Public bounds, ``lower < upper``.
+
+    Returns
+    -------
+    sums : ndarray of shape (2, n_features)
+
+    Notes
+    -----
+    Adding or removing a row changes feature j's pair by ``±(a_j, 1 - a_j)``:
+    the 2d-vector moves by exactly d in L1 norm and by at most sqrt(d) in L2
+    norm (``a² + (1 - a)² <= 1``), all coordinates in the same direction. The
+    count and the centred sums released separately have L1 sensitivity
+    ``1 + d`` together; in this basis the count comes with the sums at no
+    extra sensitivity, which halves the variance of a one-feature mean
+    (checked by brute force in the tests).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.sensitivity import normalised_split_sums
+    >>> X = np.array([[0.0], [2.5], [20.0]])
+    >>> normalised_split_sums(X, np.array([0.0]), np.array([10.0]))
+    array([[1.25],
+           [1.75]])
+    """
+    centred = normalised_centred_sums(X, lower, upper)
+    n_samples = float(X.shape[0])
+    return np.stack([(n_samples + centred) / 2, (n_samples - centred) / 2])

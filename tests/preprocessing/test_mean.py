@@ -9,10 +9,20 @@ from sklearn.pipeline import make_pipeline
 
 from skdp import BudgetAccountant, DPClipper
 from skdp.audit import assert_dp, audit_mechanism
+from skdp.mechanisms import check_random_source
 from skdp.preprocessing import PrivateMean
 from skdp.preprocessing import _mean as mean_module
-from skdp.preprocessing._mean import mean_budget_split
-from skdp.sensitivity import centre_and_radius, normalised_centred_sums
+from skdp.preprocessing._mean import (
+    MeanRelease,
+    mean_budget_split,
+    noisy_count_and_sums,
+    plan_mean_release,
+)
+from skdp.sensitivity import (
+    centre_and_radius,
+    normalised_centred_sums,
+    normalised_split_sums,
+)
 
 DOMAIN = [-3.0, 0.0, 0.5, 7.0]  # below, at and inside, above the bounds
 
@@ -38,6 +48,28 @@ def test_sum_sensitivity_by_brute_force_over_add_remove_neighbours():
     assert worst_l2 <= np.sqrt(2.0) + 1e-12
 
 
+def test_split_sums_sensitivity_by_brute_force_over_add_remove_neighbours():
+    # the paired release: every added row moves the 2d-vector by exactly d in
+    # L1 norm, by at most sqrt(d) in L2 norm, all coordinates the same way,
+    # and the pairs always add up to the row count
+    lower, upper = np.array([-1.0, 0.0]), np.array([2.0, 0.5])
+    rows = list(itertools.product(DOMAIN, repeat=2))
+    l1, worst_l2 = set(), 0.0
+    for n in range(4):
+        for data in itertools.combinations_with_replacement(rows, n):
+            X = np.array(data, dtype=float).reshape(n, 2)
+            base = normalised_split_sums(X, lower, upper)
+            np.testing.assert_allclose(base.sum(axis=0), n)
+            for row in rows:
+                diff = normalised_split_sums(np.vstack([X, row]), lower, upper)
+                diff -= base
+                assert np.all(diff >= -1e-12)  # monotone: adding never lowers
+                l1.add(round(float(diff.sum()), 9))
+                worst_l2 = max(worst_l2, float(np.sqrt((diff**2).sum())))
+    assert l1 == {2.0}
+    assert worst_l2 == pytest.approx(np.sqrt(2.0))  # attained: rows at bounds
+
+
 def test_uncentred_sensitivity_would_be_larger():
     # a mutation of the sensitivity: bounds far from zero, uncentred sums move
     # by max(|L|, |U|) = 12, the centred ones by (U - L)/2 = 1 (in data units)
@@ -58,17 +90,62 @@ def test_budget_split_is_public_and_sums_to_epsilon():
     assert en == es == 0.5
 
 
+def test_release_plan_is_public_and_picks_the_smaller_variance():
+    for mech, delta in (("laplace", 0.0), ("gaussian", 1e-6)):
+        for d in (1, 2, 5, 6, 10, 60):
+            plan = plan_mean_release(1.0, delta, d, mech)
+            total = np.sum([item[1:] for item in plan.cost_items()], axis=0)
+            np.testing.assert_allclose(total, (1.0, delta))
+            other = plan._replace(paired=not plan.paired)
+            assert plan.worst_case_variance() <= other.worst_case_variance()
+    # one feature, Laplace: the paired release has half the variance
+    paired = plan_mean_release(1.0, 0.0, 1, "laplace")
+    assert paired.paired
+    separate = paired._replace(paired=False)
+    assert paired.worst_case_variance() == pytest.approx(
+        separate.worst_case_variance() / 2
+    )
+    assert not plan_mean_release(1.0, 0.0, 6, "laplace").paired
+
+
 @pytest.mark.parametrize("mechanism, delta", [("laplace", 0.0), ("gaussian", 1e-6)])
-def test_charges_exactly_epsilon_and_delta_before_reading(mechanism, delta):
+@pytest.mark.parametrize("n_features", [1, 6])
+def test_noise_variance_matches_the_plan(mechanism, delta, n_features):
+    # the empirical variance of the count and of a centred sum matches what
+    # worst_case_variance assumes, for both kinds of release
+    X = np.full((50, n_features), 0.5)
+    lower, upper = np.zeros(n_features), np.ones(n_features)
+    source = check_random_source(0)
+    for paired in (True, False):
+        plan = MeanRelease(paired, 1.0, delta, n_features, mechanism)
+        draws = [
+            noisy_count_and_sums(X, lower, upper, plan, source) for _ in range(1500)
+        ]
+        counts = np.array([c for c, _ in draws])
+        sums = np.array([s[0] for _, s in draws])
+        assert np.mean(counts) == pytest.approx(50, abs=0.2 * np.std(counts))
+        measured = np.var(counts) + np.var(sums)
+        # 1500 draws: relative sd of a variance estimate <= ~6% (Laplace)
+        assert measured == pytest.approx(plan.worst_case_variance(), rel=0.2)
+
+
+@pytest.mark.parametrize("mechanism, delta", [("laplace", 0.0), ("gaussian", 1e-6)])
+@pytest.mark.parametrize(
+    "n_features, labels",
+    [
+        (3, ["row count and clipped sums"]),
+        (60, ["row count", "clipped sums"]),
+    ],
+)
+def test_charges_exactly_epsilon_and_delta_before_reading(
+    mechanism, delta, n_features, labels
+):
     acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
-    X = np.random.default_rng(0).uniform(0, 1, size=(500, 3))
+    X = np.random.default_rng(0).uniform(0, 1, size=(500, n_features))
     pm = PrivateMean(
         0.7, bounds=(0, 1), mechanism=mechanism, delta=delta, accountant=acc
     ).fit(X)
-    assert [e.label for e in acc.entries] == [
-        "PrivateMean: row count",
-        "PrivateMean: clipped sums",
-    ]
+    assert [e.label for e in acc.entries] == [f"PrivateMean: {x}" for x in labels]
     assert acc.total() == pytest.approx((0.7, delta))
     assert pm.epsilon_spent_ == pytest.approx(0.7)
     assert pm.delta_spent_ == pytest.approx(delta)
@@ -138,7 +215,7 @@ def test_private_bounds_are_charged_with_the_mean(bounds, labels):
         1.0, bounds=bounds, bounds_share=0.25, accountant=acc, random_state=0
     ).fit(X)
     expected = [f"PrivateMean: {label}" for label in labels]
-    expected += ["PrivateMean: row count", "PrivateMean: clipped sums"]
+    expected += ["PrivateMean: row count and clipped sums"]
     assert [e.label for e in acc.entries] == expected
     assert sum(e.epsilon for e in acc.entries[: len(labels)]) == pytest.approx(0.25)
     assert acc.total()[0] == pytest.approx(1.0)
@@ -185,24 +262,45 @@ def unclipped_sums(X, lower, upper):
     return ((X - centre) / radius).sum(axis=0)
 
 
+def unclipped_split_sums(X, lower, upper):
+    """Mutant of normalised_split_sums that forgets to clip."""
+    n_samples = X.shape[0]
+    centred = unclipped_sums(X, lower, upper)
+    return np.stack([(n_samples + centred) / 2, (n_samples - centred) / 2])
+
+
+@pytest.fixture(params=["paired", "separate"])
+def release(request, monkeypatch):
+    """Audit both ways of releasing the count and the sums (one feature
+    normally takes the paired one; the fixture forces the other)."""
+    if request.param == "separate":
+        monkeypatch.setattr(
+            mean_module,
+            "plan_mean_release",
+            lambda eps, delta, d, mech: MeanRelease(False, eps, delta, d, mech),
+        )
+    return request.param
+
+
 def fit_mean(data, seed, noise_for=EPS):
     pm = PrivateMean(noise_for, bounds=BOUNDS, random_state=seed)
     return float(pm.fit(data).mean_[0])
 
 
 @pytest.mark.parametrize("row", [1.0, 50.0])  # at the bound; far outside it
-def test_audit_private_mean_passes(row):
+def test_audit_private_mean_passes(release, row):
     assert_dp(fit_mean, D0, np.vstack([D0, [[row]]]), EPS, **AUDIT)
 
 
-def test_audit_catches_a_missing_clip(monkeypatch):
+def test_audit_catches_a_missing_clip(release, monkeypatch):
     monkeypatch.setattr(mean_module, "normalised_centred_sums", unclipped_sums)
+    monkeypatch.setattr(mean_module, "normalised_split_sums", unclipped_split_sums)
     far = np.vstack([D0, [[50.0]]])
     mutant = audit_mechanism(fit_mean, D0, far, **AUDIT)
     assert mutant.epsilon_lower_bound > 2 * EPS
 
 
-def test_audit_catches_a_third_of_the_noise():
+def test_audit_catches_a_third_of_the_noise(release):
     # the mutant calibrates its noise to 3 epsilon but claims epsilon
     mutant = audit_mechanism(
         lambda d, s: fit_mean(d, s, noise_for=3 * EPS), D0, D1, **AUDIT
