@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    python benchmarks/bench_sample_aggregate.py [--timing-only]
+    python benchmarks/bench_sample_aggregate.py [--timing-only] [--no-dpl]
     python benchmarks/bench_sample_aggregate.py --compare OLD_MODULE.py
 
 Accuracy: LogisticRegression on 10^5 x 20 synthetic data and on UCI Adult
@@ -10,14 +10,21 @@ Accuracy: LogisticRegression on 10^5 x 20 synthetic data and on UCI Adult
 (parameter averaging, epsilon = 1) vs non-private, 5 seeds. The Adult
 configuration (sphere, k from rule_k, block penalty 1e-3) was fixed from
 public quantities and synthetic data (see benchmarks/README.md, issue 6);
-the other Adult rows are ablations. Time: 100 blocks on 10^6 x 20 with
-n_jobs=1 and n_jobs=2 vs one non-private fit on all rows (best of 3 wall
+the other Adult rows are ablations. After the table, diffprivlib's
+LogisticRegression (objective perturbation, epsilon = 1) on the same splits
+and seeds, run by dpl_runner.py in its own venv (``--dpl-python``; skipped
+with ``--no-dpl`` or when that venv fails). Time: 100 blocks on 10^6 x 20
+with n_jobs=1 and n_jobs=2 vs one non-private fit on all rows (best of 3 wall
 times each, in one run).
 """
 
 import argparse
 import importlib.util
+import json
 import math
+import os
+import subprocess
+import tempfile
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -34,6 +41,7 @@ from threadpoolctl import threadpool_limits
 from skdp.ensemble import SampleAggregateEstimator
 from skdp.mechanisms import analytic_gaussian_sigma
 
+ROOT = Path(__file__).resolve().parent
 ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv.gz"
 # public schema: numeric columns and a priori ranges (not read from the data)
 NUMERIC_RANGES = {
@@ -61,6 +69,18 @@ BLOCK_PENALTY = 1e-3
 NOISE_SHARE = 0.25
 # key figures for --summary-json (run_all.py)
 RECORDS = []
+DPL_TARGET = "compared with diffprivlib's LogisticRegression at the same ε"
+# Public row-norm bounds for diffprivlib's data_norm (never read from the data).
+# Adult: 5 numerics in [0, 1] and one 1 per one-hot group (7 groups), so every
+# row has squared norm at most 5 + 7.
+ADULT_NORM = math.sqrt(len(NUMERIC_RANGES) + len(CATEGORICAL))
+# Synthetic: make_classification has no bound on a row's norm; its features
+# are of about unit variance (16 of the 20 are N(0, 1) noise), so a row's
+# squared norm is about d = 20. Rows are clipped to norm sqrt(2 d) (twice the
+# typical squared norm, so only the tail is touched) before both diffprivlib's
+# and the non-private reference fit; skdp's rows stay unclipped (it needs no
+# bound on the data).
+SYNTHETIC_NORM = math.sqrt(2 * 20)
 
 
 def adult_features(drop_first=False):
@@ -104,6 +124,7 @@ def rule_k(n_params, epsilon=1.0, delta=0.0, tau=NOISE_SHARE):
 
 
 def accuracy(name, X, y, n_blocks, bounds, delta=0.0, C=1.0, note=""):
+    """Print one table row; return (non-private, private accuracies per seed)."""
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, random_state=0)
     base = LogisticRegression(max_iter=1000).fit(X_tr, y_tr).score(X_te, y_te)
     private = [
@@ -142,6 +163,7 @@ def accuracy(name, X, y, n_blocks, bounds, delta=0.0, C=1.0, note=""):
                 f"{len(private)} seeds",
             )
         )
+    return base, private
 
 
 def best_of(func, repeat=None):
@@ -276,25 +298,147 @@ def main():
         action="store_true",
         help="only the accuracy rows with the a-priori k (skip the ablations)",
     )
+    parser.add_argument(
+        "--dpl-python",
+        nargs="+",
+        default=["/work/dplvenv/bin/python"],
+        help="interpreter(s) of venvs with diffprivlib (each runs dpl_runner.py)",
+    )
+    parser.add_argument("--no-dpl", action="store_true", help="skip diffprivlib")
     parser.add_argument("--summary-json", help="write the key figures as JSON")
     args = parser.parse_args()
     N_RUNS, REPEAT = args.runs, args.repeat
     if args.compare:
         compare(args.compare)
         return
-    if not args.timing_only:
-        accuracy_table(args.targets_only)
+    if args.timing_only:
+        RECORDS.append(dpl_record("not run (--timing-only)"))
+    else:
+        compared = accuracy_table(args.targets_only)
+        if args.no_dpl:
+            RECORDS.append(dpl_record("not run (--no-dpl)"))
+        else:
+            dpl_table(args.dpl_python, compared)
     timing()
-    RECORDS.append(
-        record(
-            6,
-            "compared with diffprivlib's LogisticRegression at the same ε",
-            "not run (this benchmark has no diffprivlib comparison)",
-            "",
-            "info",
-        )
-    )
     write(args.summary_json, RECORDS)
+
+
+def dpl_record(measured, unit="", detail="", repeats=""):
+    return record(6, DPL_TARGET, measured, unit, "info", detail, repeats)
+
+
+def save_split(X, y, tmpdir):
+    """accuracy()'s train/test split as .npy files; their paths by name."""
+    split = train_test_split(X, y, test_size=0.25, random_state=0)
+    keys = ("X_train", "X_test", "y_train", "y_test")
+    paths = {key: os.path.join(tmpdir, f"{key}.npy") for key in keys}
+    for key, array in zip(keys, split, strict=True):
+        np.save(paths[key], array)
+    return paths
+
+
+def run_dpl(python, paths, data_norm, clip):
+    """diffprivlib's test accuracies via dpl_runner.py in its venv, or None."""
+    task = {
+        "task": "logreg",
+        "npy": paths,
+        "epsilon": 1.0,
+        "data_norm": data_norm,
+        "clip": clip,
+        "seeds": list(range(N_RUNS)),
+    }
+    try:
+        done = subprocess.run(
+            [python, str(ROOT / "dpl_runner.py")],
+            input=json.dumps(task),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError) as exc:
+        err = getattr(exc, "stderr", "") or str(exc)
+        last = (err.strip().splitlines() or ["no message"])[-1]
+        print(f"(diffprivlib skipped for {python}: {last})")
+        return None
+    return json.loads(done.stdout)
+
+
+NOISE_BUG = (
+    "diffprivlib < 0.6.6 calibrates its objective-perturbation noise for a "
+    "summed loss, but scikit-learn >= 1.4 averages the loss: the noise and the "
+    "extra penalty are n times too large (IBM/differential-privacy-library#97, "
+    "fixed in 0.6.6)"
+)
+
+
+def noise_bug(version):
+    """Whether this diffprivlib / scikit-learn pair has NOISE_BUG."""
+    dpl = tuple(int(part) for part in version["diffprivlib"].split(".")[:3])
+    skl = tuple(int(part) for part in version["scikit-learn"].split(".")[:2])
+    return dpl < (0, 6, 6) and skl >= (1, 4)
+
+
+def dpl_table(pythons, compared):
+    """diffprivlib vs skdp (pure ε rows) on the data sets of the accuracy table."""
+    print(
+        "\n| data | diffprivlib | data_norm | train rows above it "
+        "| non-private (same inputs) | diffprivlib (min-max) | gap (points) "
+        "| skdp δ = 0 (min-max) | skdp gap (points) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    failed, seen = set(), {}
+    for name, (X, y, data_norm, clip, skdp) in compared.items():
+        k, base, private = skdp
+        skdp_gap = 100 * (base - np.mean(private))
+        skdp_fig = (
+            f"{np.mean(private):.4f} ({np.min(private):.4f}-{np.max(private):.4f})"
+        )
+        norm = f"{data_norm:.3g}" + (", rows clipped to it" if clip else "")
+        with tempfile.TemporaryDirectory() as tmpdir:
+            paths = save_split(X, y, tmpdir)
+            for python in pythons:
+                if python in failed:
+                    continue
+                start = time.perf_counter()
+                dpl = run_dpl(python, paths, data_norm, clip)
+                if dpl is None:
+                    failed.add(python)
+                    RECORDS.append(
+                        dpl_record(f"not run (diffprivlib failed: {python})")
+                    )
+                    continue
+                ver = dpl["versions"]
+                seen[python] = ver
+                label = f"{ver['diffprivlib']} (sklearn {ver['scikit-learn']})"
+                acc, ref = np.array(dpl["accuracy"]), dpl["non_private"]
+                gap = 100 * (ref - acc.mean())
+                print(
+                    f"| {name} | {label} | {norm} "
+                    f"| {dpl['train_rows_above_norm']:.2%} | {ref:.4f} "
+                    f"| {acc.mean():.4f} ({acc.min():.4f}-{acc.max():.4f}) "
+                    f"| {gap:.2f} | {skdp_fig} | {skdp_gap:.2f} |",
+                    flush=True,
+                )
+                if dpl["warnings"]:
+                    print(f"(warnings: {dpl['warnings']})")
+                print(f"({time.perf_counter() - start:.1f} s)")
+                unclipped = f", unclipped {base:.4f}" if clip else ""
+                bug = "; noise n times too large (#97)" if noise_bug(ver) else ""
+                RECORDS.append(
+                    dpl_record(
+                        round(gap, 2),
+                        "points below non-private",
+                        f"{name}, diffprivlib {label}, data_norm {norm}: "
+                        f"{acc.mean():.4f} ({acc.min():.4f}-{acc.max():.4f}) vs "
+                        f"{ref:.4f}{unclipped}{bug}; skdp k = {k}, Laplace: "
+                        f"{skdp_fig}, {skdp_gap:.2f} points",
+                        f"{len(acc)} seeds",
+                    )
+                )
+    for python, ver in seen.items():
+        print(f"\n{python}: {ver}")
+        if noise_bug(ver):
+            print(f"({NOISE_BUG})")
 
 
 def accuracy_table(targets_only):
@@ -308,9 +452,14 @@ def accuracy_table(targets_only):
         accuracy("synthetic 10^5 x 20", X, y, k, ("l2", 5.0), note="before")
         for delta in (0.0, 1e-6):
             accuracy("synthetic 10^5 x 20", X, y, k, ("sphere", 1.0), delta)
+    compared = {}
     for delta in (0.0, 1e-6):
         k = rule_k(X.shape[1] + 1, delta=delta)
-        accuracy("synthetic 10^5 x 20", X, y, k, ("sphere", 1.0), delta, note="rule")
+        res = accuracy(
+            "synthetic 10^5 x 20", X, y, k, ("sphere", 1.0), delta, note="rule"
+        )
+        if delta == 0:
+            compared["synthetic 10^5 x 20"] = (X, y, SYNTHETIC_NORM, True, (k, *res))
     Xa, ya = adult_features()
     n_public = round(0.75 * 32_561)  # published size of the Adult training file
     for delta in (0.0, 1e-6):
@@ -319,9 +468,11 @@ def accuracy_table(targets_only):
             accuracy("adult", Xa, ya, 300, ("sphere", 1.0), delta, note="sphere only")
         k = rule_k(Xa.shape[1] + 1, delta=delta)
         c_rule = block_c(k, n_public)
-        accuracy("adult", Xa, ya, k, ("sphere", 1.0), delta, c_rule, "a-priori")
+        res = accuracy("adult", Xa, ya, k, ("sphere", 1.0), delta, c_rule, "a-priori")
+        if delta == 0:
+            compared["adult"] = (Xa, ya, ADULT_NORM, False, (k, *res))
     if targets_only:
-        return
+        return compared
     Xd, yd = adult_features(drop_first=True)
     k = rule_k(Xd.shape[1] + 1, delta=1e-6)
     c_rule = block_c(k, n_public)
@@ -329,6 +480,7 @@ def accuracy_table(targets_only):
     for k in (100, 1000):
         c_k = block_c(k, n_public)
         accuracy("adult", Xa, ya, k, ("sphere", 1.0), 1e-6, c_k, "other k")
+    return compared
 
 
 if __name__ == "__main__":

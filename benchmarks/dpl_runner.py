@@ -1,9 +1,10 @@
-"""Run diffprivlib's mean and median for the issue 4 benchmarks, in its own venv.
+"""Run diffprivlib for the issue 4 and issue 6 benchmarks, in its own venv.
 
-diffprivlib does not import with scikit-learn >= 1.6, so it lives in a separate
-virtualenv (see ``benchmarks/README.md``); the skdp benchmarks call this script
-with that venv's interpreter, send a JSON task on stdin and read a JSON answer
-on stdout. Not meant to be run by hand, but it can be::
+diffprivlib 0.6.5 does not import with scikit-learn >= 1.6 (0.6.6 not with
+1.9), so it lives in a separate virtualenv (see ``benchmarks/README.md``); the
+skdp benchmarks call this script with that venv's interpreter, send a JSON
+task on stdin and read a JSON answer on stdout. Not meant to be run by hand,
+but it can be::
 
     echo '{"task": "version"}' | /work/dplvenv/bin/python benchmarks/dpl_runner.py
 
@@ -20,12 +21,24 @@ Tasks:
   "repeat": r, "median_repeat": m}``: best wall time of ``np.sort`` and
   ``diffprivlib.tools.mean`` over ``r`` runs and of ``diffprivlib.tools.median``
   over ``m`` runs (it takes over a minute on 10^7 rows) on the column.
+* ``{"task": "logreg", "npy": {"X_train": p, "y_train": p, "X_test": p,
+  "y_test": p}, "epsilon": e, "data_norm": r, "clip": bool, "seeds": [...]}``:
+  test accuracy of ``diffprivlib.models.LogisticRegression(epsilon=e,
+  data_norm=r, random_state=seed)`` for every seed, and of a non-private
+  ``sklearn.linear_model.LogisticRegression(max_iter=1000)`` on the same
+  arrays. ``r`` must be a public bound on the rows' L2 norm (from the feature
+  schema, never from the data); with ``"clip": true`` every train and test row
+  is first scaled down to norm ``r`` (a fixed row-wise map, so both fits and
+  both splits see the same features). diffprivlib's ``PrivacyLeakWarning``
+  (e.g. ``data_norm`` missing and read from the data) is raised as an error;
+  other warnings are counted in the answer.
 """
 
 import json
 import sys
 import time
 import warnings
+from collections import Counter
 
 import numpy as np
 
@@ -116,6 +129,52 @@ def timing(task):
     }
 
 
+def _clip_rows(X, norm):
+    """Rows scaled down to L2 norm ``norm`` (rows already inside unchanged)."""
+    norms = np.linalg.norm(X, axis=1)
+    scale = np.minimum(1.0, norm / np.maximum(norms, np.finfo(float).tiny))
+    return X * scale[:, None]
+
+
+def logreg(task):
+    from diffprivlib import BudgetAccountant
+    from diffprivlib.models import LogisticRegression as DPLogisticRegression
+    from diffprivlib.utils import PrivacyLeakWarning
+    from sklearn.linear_model import LogisticRegression
+
+    arrays = {key: np.load(path) for key, path in task["npy"].items()}
+    X_tr, y_tr = arrays["X_train"], arrays["y_train"]
+    X_te, y_te = arrays["X_test"], arrays["y_test"]
+    data_norm = float(task["data_norm"])
+    if not data_norm > 0:
+        raise ValueError(f"data_norm must be a positive public bound, not {data_norm}")
+    # diagnostic only (not used by any fit): rows above the public bound
+    above = float(np.mean(np.linalg.norm(X_tr, axis=1) > data_norm * (1 + 1e-12)))
+    if task.get("clip"):
+        X_tr, X_te = _clip_rows(X_tr, data_norm), _clip_rows(X_te, data_norm)
+    base = LogisticRegression(max_iter=1000).fit(X_tr, y_tr).score(X_te, y_te)
+    accuracies = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # never let diffprivlib read a bound from the data
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        for seed in task["seeds"]:
+            model = DPLogisticRegression(
+                epsilon=task["epsilon"],
+                data_norm=data_norm,
+                random_state=seed,
+                accountant=BudgetAccountant(),
+            )
+            accuracies.append(float(model.fit(X_tr, y_tr).score(X_te, y_te)))
+    return {
+        "accuracy": accuracies,
+        "non_private": float(base),
+        "train_rows_above_norm": above,
+        "n_train": len(y_tr),
+        "warnings": dict(Counter(w.category.__name__ for w in caught)),
+    }
+
+
 def main():
     task = json.load(sys.stdin)
     warnings.simplefilter("ignore")
@@ -131,6 +190,8 @@ def main():
         answer = utility(task)
     elif task["task"] == "timing":
         answer = timing(task)
+    elif task["task"] == "logreg":
+        answer = logreg(task)
     else:
         answer = {}
     answer["versions"] = versions
