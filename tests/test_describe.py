@@ -184,4 +184,4 @@ def test_cli_ledger_refuses_once_the_budget_is_spent(tmp_path, capsys):
 def test_tour_without_a_command_prints_the_ledger(capsys):
     assert main([]) == 0
     out = capsys.readouterr().out
-    assert "PrivateMean: clipped sums" in out and "remaining" in out
+    assert "PrivateMean: row count and clipped sums" in out and "remaining" in out
