@@ -80,6 +80,7 @@ STEPS = [
     Step(
         "bench_sample_aggregate.py",
         ["--targets-only"],
+        no_dpl=["--no-dpl"],
     ),
     Step(
         "bench_model_selection.py",
