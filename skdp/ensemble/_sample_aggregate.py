@@ -38,28 +38,17 @@ def _block_labels(n_samples, n_blocks, source):
     """One independent, uniform block label per row (data-independent).
 
     Stored in the smallest unsigned integer type that holds them, so that the
-    stable sort of :func:`_block_order` is a radix sort.
+    stable sort of :func:`_block_indices` is a radix sort.
     """
     labels = source.integers(n_blocks, size=n_samples)
     return labels.astype(np.min_scalar_type(max(n_blocks - 1, 0)))
 
 
-def _block_order(labels, n_blocks):
-    """Rows ordered by block, and where each block starts in that order.
-
-    Returns ``(order, starts)``: block ``b`` is ``order[starts[b]:starts[b+1]]``
-    (rows in their original order), exactly ``n_blocks`` blocks, some maybe
-    empty.
-    """
-    order = np.argsort(labels, kind="stable")
-    counts = np.bincount(labels, minlength=n_blocks)
-    return order, np.concatenate([[0], np.cumsum(counts)])
-
-
 def _block_indices(labels, n_blocks):
     """Row indices of each of exactly ``n_blocks`` blocks (some may be empty)."""
-    order, starts = _block_order(labels, n_blocks)
-    return np.split(order, starts[1:-1])
+    order = np.argsort(labels, kind="stable")
+    counts = np.bincount(labels, minlength=n_blocks)
+    return np.split(order, np.cumsum(counts)[:-1])
 
 
 def _average_blocks(outputs, n_blocks):
@@ -320,27 +309,26 @@ def _fit_block(estimator, X, y, seed, index, classes, layout, codes=None):
     return model if layout is None else layout.vector(model)
 
 
-def _fit_blocks(estimator, X, y, codes, starts, seeds, first, classes, layout):
-    """Fit consecutive blocks stored one after the other in ``X`` and ``y``.
+def _fit_blocks(estimator, X, y, codes, blocks, seeds, first, classes, layout):
+    """Fit the consecutive blocks ``first, first + 1, ...`` of one task.
 
-    Block ``first + j`` is rows ``starts[j]:starts[j + 1]`` (views, no copy),
-    fitted with seed ``seeds[j]``. One task per worker, as scikit-learn's
-    bagging does: a worker receives its share of the rows once.
+    ``blocks[j]`` holds the row indices of block ``first + j``, fitted with
+    seed ``seeds[j]``. One task per worker, as scikit-learn's bagging does:
+    ``X`` goes to a worker once, and each block is copied out of it only while
+    it is fitted (memory: ``X`` plus one block per worker).
     """
     return [
         _fit_block(
             estimator,
-            X[start:stop],
-            y[start:stop],
+            X.take(rows, axis=0),
+            y.take(rows, axis=0),
             int(seed),
             first + j,
             classes,
             layout,
-            None if codes is None else codes[start:stop],
+            None if codes is None else codes.take(rows),
         )
-        for j, (start, stop, seed) in enumerate(
-            zip(starts[:-1], starts[1:], seeds, strict=True)
-        )
+        for j, (rows, seed) in enumerate(zip(blocks, seeds, strict=True))
     ]
 
 
@@ -479,14 +467,13 @@ class SampleAggregateEstimator(
         before anything is charged, like NaN values).
     n_jobs : int, default=None
         Parallel block fits, through :class:`sklearn.utils.parallel.Parallel`
-        with joblib's default backend (processes), as in scikit-learn's
-        bagging: the blocks are split into ``n_jobs`` runs of consecutive
-        blocks, one task each, so a worker receives its rows once. A backend
-        set with ``joblib.parallel_config`` (``"threading"`` for estimators
-        whose fit releases the GIL, ``"dask"`` for a cluster) takes
-        precedence. ``None`` means 1 unless in a joblib context. ``fit``
-        makes one copy of ``X`` in block order (each block is then a view);
-        the workers' first start costs a few seconds, as with any loky pool.
+        with a preference for threads: the blocks are split into ``n_jobs``
+        runs of consecutive blocks, one task each, and each block is copied
+        out of ``X`` only while it is fitted (memory: ``X`` plus one block per
+        task). A backend set with ``joblib.parallel_config`` takes precedence:
+        ``"loky"`` (processes) for base estimators whose fit holds the GIL
+        (pure-Python overhead; the workers' first start costs seconds),
+        ``"dask"`` for a cluster. ``None`` means 1 unless in a joblib context.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit`` (``'parameters'``) or by each ``predict``
         (``'vote'``, ``'mean'``); ``None`` uses the default accountant in
@@ -836,13 +823,9 @@ class SampleAggregateEstimator(
             self._charge([])  # releases nothing; predict charges per row
 
         seeds = source.integers(_MAX_SEED, size=k)
-        order, starts = _block_order(_block_labels(X.shape[0], k, source), k)
-        # One copy of X in block order: every block is then a view, and each
-        # worker gets its consecutive blocks as one array (measured faster than
-        # a fancy-indexed copy per block; benchmarks/README.md, issue 6).
-        X, y = X.take(order, axis=0), y.take(order, axis=0)
+        blocks = _block_indices(_block_labels(X.shape[0], k, source), k)
         codes = None if classes is None else np.searchsorted(classes, y)
-        n_chunks = max(1, min(k, effective_n_jobs(self.n_jobs)))
+        n_tasks = max(1, min(k, effective_n_jobs(self.n_jobs)))
         # One BLAS thread per fit: blocks are small, and nested BLAS threads
         # oversubscribe the cores (measured 5x slower on a loaded machine).
         # X and y were checked finite above: the block fits need not re-check.
@@ -850,21 +833,21 @@ class SampleAggregateEstimator(
             threadpool_limits(limits=1, user_api="blas"),
             config_context(assume_finite=True),
         ):
-            chunks = Parallel(n_jobs=self.n_jobs, verbose=self.verbose)(
+            chunks = Parallel(
+                n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads"
+            )(
                 delayed(_fit_blocks)(
                     self.estimator,
-                    X[starts[part.start] : starts[part.stop]],
-                    y[starts[part.start] : starts[part.stop]],
-                    None
-                    if codes is None
-                    else codes[starts[part.start] : starts[part.stop]],
-                    starts[part.start : part.stop + 1] - starts[part.start],
+                    X,
+                    y,
+                    codes,
+                    blocks[part],
                     seeds[part],
                     part.start,
                     classes,
                     layout,
                 )
-                for part in gen_even_slices(k, n_chunks)
+                for part in gen_even_slices(k, n_tasks)
             )
         results = [result for chunk in chunks for result in chunk]
         if mode == "parameters":
