@@ -11,7 +11,6 @@ import numpy as np
 from skdp.accounting import PrivacyCost, default_accountant
 from skdp.accounting._accountant import check_accountant
 from skdp.accounting._composition import exact, split_budget
-from skdp.mechanisms import laplace_mechanism
 from skdp.model_selection._cost import prepaid_accountant, route_accountant
 from skdp.preprocessing import PrivateMean, PrivateQuantile, SVTClipSelector
 from skdp.utils._validation import check_bounds, check_epsilon
@@ -21,8 +20,10 @@ __all__ = ["describe", "read_numeric_csv"]
 MISSING = frozenset({"", "?", "na", "n/a", "nan", "null", "none"})
 QUANTILES = (0.25, 0.5, 0.75)
 # Shares of a column's epsilon; without public bounds part goes to finding them.
-SHARES_PRIVATE_BOUNDS = {"count": 0.1, "bounds": 0.2, "mean": 0.3, "quantiles": 0.4}
-SHARES_PUBLIC_BOUNDS = {"count": 0.15, "mean": 0.35, "quantiles": 0.5}
+# The count is the one released with the mean (PrivateMean.count_), not a
+# separate charge.
+SHARES_PRIVATE_BOUNDS = {"bounds": 0.2, "mean": 0.4, "quantiles": 0.4}
+SHARES_PUBLIC_BOUNDS = {"mean": 0.5, "quantiles": 0.5}
 STATISTICS = ("count", "mean", "median", "iqr", "lower", "upper")
 
 
@@ -122,9 +123,6 @@ def _seed_stream(random_state):
 
 
 def _describe_column(values, plan, public_bounds, seeds):
-    count = laplace_mechanism(
-        float(values.size), 1.0, plan["count"], random_state=next(seeds)
-    )
     if public_bounds is None:
         selector = _fit(
             SVTClipSelector(plan["bounds"], random_state=next(seeds)),
@@ -153,7 +151,7 @@ def _describe_column(values, plan, public_bounds, seeds):
         values,
     ).quantiles_[:, 0]
     return {
-        "count": max(0, round(float(count))),
+        "count": max(0, round(float(mean.count_))),
         "mean": float(mean.mean_[0]),
         "median": float(quantiles[1]),
         "iqr": float(max(quantiles[2] - quantiles[0], 0.0)),
@@ -191,12 +189,13 @@ def describe(data, *, epsilon=1.0, bounds=None, accountant=None, random_state=No
 
     Notes
     -----
-    Each column gets ``ε/d``. Within a column: 10% for a Laplace count
-    (sensitivity 1), 20% for the bounds (SVT), 30% for the mean
-    (:class:`~skdp.PrivateMean` within the bounds) and 40% for the quartiles
-    (:class:`~skdp.PrivateQuantile`); with public bounds the bound share goes
-    to the others (15/35/50). Everything is released by skdp's estimators and
-    mechanisms and is ``epsilon``-DP in total under add/remove of one row.
+    Each column gets ``ε/d``. Within a column: 20% for the bounds (SVT), 40%
+    for the mean (:class:`~skdp.PrivateMean` within the bounds, whose release
+    carries the row count, reported as ``count`` at no extra cost) and 40%
+    for the quartiles (:class:`~skdp.PrivateQuantile`); with public bounds
+    the bound share goes to the others (50/50). Everything is released by
+    skdp's estimators and mechanisms and is ``epsilon``-DP in total under
+    add/remove of one row.
     The number of columns, their names, and whether a column has any value
     at all are public (the schema).
 

@@ -194,6 +194,10 @@ default=None
         The private means, within the bounds.
     lower_, upper_ : ndarray of shape (`n_features_in_`,)
         The bounds per feature: given, or chosen privately.
+    count_ : float
+        The private row count that the means were divided by, before the
+        rule ``max(count, 1)``: part of the same release (post-processing,
+        no extra cost). Noisy: fractional, and possibly below 1.
     epsilon_spent_, delta_spent_ : float
         Cost charged by ``fit`` (equal to ``epsilon`` and ``delta``).
     n_features_in_ : int
@@ -376,6 +380,7 @@ default=None
 
         noisy_count, noisy_sums = noisy_count_and_sums(X, lower, upper, plan, source)
         centre, radius = centre_and_radius(lower, upper)
+        self.count_ = noisy_count
         ratio = noisy_sums / max(noisy_count, 1.0)
         self.mean_ = np.clip(centre + radius * np.clip(ratio, -1, 1), lower, upper)
         self.lower_, self.upper_ = lower, upper

@@ -156,6 +156,26 @@ def test_accuracy_on_many_rows():
     X = np.random.default_rng(1).normal(5, 1, size=(100_000, 2))
     pm = PrivateMean(1.0, bounds=(0, 10), random_state=0).fit(X)
     np.testing.assert_allclose(pm.mean_, X.mean(axis=0), atol=0.01)
+    # the count released with the means: noise of scale d / epsilon = 2 on
+    # each of the 2 x 2 split sums, averaged
+    assert abs(pm.count_ - 100_000) < 20
+
+
+@pytest.mark.parametrize("n_features", [1, 8])  # paired, separate
+def test_count_is_the_released_denominator(n_features, monkeypatch):
+    X = np.full((1_000, n_features), 0.75)
+    calls = []
+    real = mean_module.noisy_count_and_sums
+
+    def spy(*args):
+        calls.append(real(*args))
+        return calls[-1]
+
+    monkeypatch.setattr(mean_module, "noisy_count_and_sums", spy)
+    pm = PrivateMean(0.5, bounds=(0, 1), random_state=0).fit(X)
+    count, sums = calls[0]
+    assert pm.count_ == count
+    np.testing.assert_allclose(pm.mean_, np.clip(0.5 + 0.5 * sums / count, 0, 1))
 
 
 def test_transform_centres_and_inverse_restores():
