@@ -177,6 +177,9 @@ def best_of(func, repeat=None):
 
 
 TIMING_ROUNDS = 9
+# "faster" needs a median this much lower: the medians of identical fits
+# differ by up to ~5% between runs on the shared 2-core VM
+FASTER = 0.95
 
 
 def timing(rounds=TIMING_ROUNDS):
@@ -254,10 +257,11 @@ def timing(rounds=TIMING_ROUNDS):
     RECORDS.append(
         record(
             6,
-            "fit, 100 blocks, faster with n_jobs=2 (threads) than n_jobs=1",
+            "fit, 100 blocks, faster with n_jobs=2 (threads) than n_jobs=1 "
+            "(median at least 5% lower: smaller differences are run-to-run noise)",
             two / one,
             "x n_jobs=1",
-            verdict(two < one),
+            verdict(two <= FASTER * one),
             f"{two:.2f} s vs {one:.2f} s; min {min(took['n_jobs=2']):.2f} s vs "
             f"{min(took['n_jobs=1']):.2f} s; warm loky processes "
             f"{med['n_jobs=2 loky']:.2f} s, first loky call {cold:.2f} s",
