@@ -68,9 +68,10 @@ print(accountant.report())
 
 # %%
 # Each fit of the pipeline adds two entries: the private mean's row count and
-# clipped sums (one release for these four features), then the model. The total grows by 0.45 per fold for the
-# first candidate, by 0.7 per fold for the second and by 0.7 for the refit,
-# and ends at exactly the 4.15 that ``fit_cost`` announced.
+# clipped sums (one release for these four features), then the model. The
+# total grows by 0.45 per fold for the first candidate, by 0.7 per fold for
+# the second and by 0.7 for the refit, and ends at exactly the 4.15 that
+# ``fit_cost`` announced.
 ax = accountant.plot()
 ax.legend(loc="lower right")
 for start, text in [(0, "ε = 0.25, 3 folds"), (6, "ε = 0.5, 3 folds"), (12, "refit")]:
