@@ -50,9 +50,12 @@ from _summary import record, verdict, write
 from skdp import BudgetAccountant
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing import PrivateMean
-from skdp.preprocessing._mean import MeanRelease, noisy_count_and_sums
+from skdp.preprocessing._mean import (
+    MeanRelease,
+    mean_from_release,
+    noisy_count_and_sums,
+)
 from skdp.preprocessing._quantile import PrivateQuantile
-from skdp.sensitivity import centre_and_radius
 
 ROOT = Path(__file__).resolve().parent
 ADULT = ROOT.parent.parent / "shared" / "data" / "adult.csv.gz"
@@ -119,9 +122,7 @@ def fit_textbook(x, eps, bounds, seed):
     plan = MeanRelease(False, eps, 0.0, 1, "laplace")
     source = check_random_source(seed)
     count, sums = noisy_count_and_sums(x[:, None], lower, upper, plan, source)
-    centre, radius = centre_and_radius(lower, upper)
-    ratio = np.clip(sums / max(count, 1.0), -1, 1)
-    return float(np.clip(centre + radius * ratio, lower, upper)[0])
+    return float(mean_from_release(count, sums, lower, upper)[0])
 
 
 def fit_median(x, eps, method, seed):

@@ -21,9 +21,9 @@ from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import (
     check_random_source,
-    gaussian_mechanism,
     laplace_mechanism,
 )
+from skdp.mechanisms._additive import additive_release
 from skdp.mechanisms._selection import _select_many
 from skdp.utils._validation import check_bounds, validate_private_data
 
@@ -175,13 +175,14 @@ def _check_output_space(output_bounds, size, *, mode):
 
 def _release_average(average, space, n_blocks, epsilon, delta, source):
     """Laplace (L1) or Gaussian (L2) release of the average of the blocks."""
-    if delta > 0:
-        sensitivity = space.diameter(2) / n_blocks
-        return gaussian_mechanism(
-            average, sensitivity, epsilon, delta, random_state=source
-        )
-    sensitivity = space.diameter(1) / n_blocks
-    return laplace_mechanism(average, sensitivity, epsilon, random_state=source)
+    return additive_release(
+        average,
+        space.diameter(1) / n_blocks,
+        space.diameter(2) / n_blocks,
+        epsilon,
+        delta,
+        source,
+    )
 
 
 # -- parameter layout of linear models ---------------------------------------
@@ -825,7 +826,7 @@ class SampleAggregateEstimator(
         seeds = source.integers(_MAX_SEED, size=k)
         blocks = _block_indices(_block_labels(X.shape[0], k, source), k)
         codes = None if classes is None else np.searchsorted(classes, y)
-        n_tasks = max(1, min(k, effective_n_jobs(self.n_jobs)))
+        n_tasks = min(k, effective_n_jobs(self.n_jobs))
         # One BLAS thread per fit: blocks are small, and nested BLAS threads
         # oversubscribe the cores (measured 5x slower on a loaded machine).
         # X and y were checked finite above: the block fits need not re-check.

@@ -13,12 +13,8 @@ from sklearn.base import (
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from skdp.base import PrivateEstimatorMixin
-from skdp.mechanisms import (
-    analytic_gaussian_sigma,
-    check_random_source,
-    gaussian_mechanism,
-    laplace_mechanism,
-)
+from skdp.mechanisms import check_random_source
+from skdp.mechanisms._additive import additive_noise_variance, additive_release
 from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.preprocessing._svt_clip import plan_svt_bounds, run_svt_bounds
 from skdp.sensitivity import (
@@ -66,10 +62,11 @@ class MeanRelease(NamedTuple):
         """Ledger items ``(label, epsilon, delta)``; they sum to the budget."""
         if self.paired:
             return [("row count and clipped sums", self.epsilon, self.delta)]
-        (eps_n, delta_n), (eps_s, delta_s) = self._split()
+        (eps_n, delta_n), (eps_s, delta_s) = self.split()
         return [("row count", eps_n, delta_n), ("clipped sums", eps_s, delta_s)]
 
-    def _split(self):
+    def split(self):
+        """``((eps_count, delta_count), (eps_sums, delta_sums))`` when separate."""
         return mean_budget_split(
             self.epsilon, self.delta, self.n_features, self.mechanism
         )
@@ -84,19 +81,12 @@ class MeanRelease(NamedTuple):
         d = self.n_features
         if self.paired:
             # S_j = u_j - v_j and the count averaged over the d pairs
-            if self.mechanism == "laplace":
-                pair = 2 * (d / self.epsilon) ** 2
-            else:
-                pair = analytic_gaussian_sigma(np.sqrt(d), self.epsilon, self.delta)
-                pair = pair**2
+            pair = additive_noise_variance(d, np.sqrt(d), self.epsilon, self.delta)
             return 2 * pair + 2 * pair / d
-        (eps_n, delta_n), (eps_s, delta_s) = self._split()
-        if self.mechanism == "laplace":
-            return 2 * (d / eps_s) ** 2 + 2 / eps_n**2
-        return (
-            analytic_gaussian_sigma(np.sqrt(d), eps_s, delta_s) ** 2
-            + analytic_gaussian_sigma(1.0, eps_n, delta_n) ** 2
-        )
+        (eps_n, delta_n), (eps_s, delta_s) = self.split()
+        return additive_noise_variance(
+            d, np.sqrt(d), eps_s, delta_s
+        ) + additive_noise_variance(1.0, 1.0, eps_n, delta_n)
 
 
 def plan_mean_release(epsilon, delta, n_features, mechanism):
@@ -114,34 +104,34 @@ def plan_mean_release(epsilon, delta, n_features, mechanism):
 
 
 def noisy_count_and_sums(X, lower, upper, plan, source):
-    """Noisy row count (a float) and noisy centred sums, shape (n_features,)."""
+    """Noisy row count (a float) and noisy centred sums, shape (n_features,).
+
+    The mechanism follows ``plan.delta``: Laplace when it is 0, Gaussian
+    otherwise (``PrivateMean`` checks that this matches ``mechanism``).
+    """
     d = X.shape[1]
     if plan.paired:
         pairs = normalised_split_sums(X, lower, upper)
-        if plan.mechanism == "laplace":
-            noisy = laplace_mechanism(
-                pairs, float(d), plan.epsilon, random_state=source
-            )
-        else:
-            noisy = gaussian_mechanism(
-                pairs, np.sqrt(d), plan.epsilon, plan.delta, random_state=source
-            )
-        noisy = np.asarray(noisy, dtype=float)
+        noisy = additive_release(
+            pairs, float(d), np.sqrt(d), plan.epsilon, plan.delta, source
+        )
         return float(noisy.sum(axis=0).mean()), noisy[0] - noisy[1]
-    (eps_n, delta_n), (eps_s, delta_s) = plan._split()
+    (eps_n, delta_n), (eps_s, delta_s) = plan.split()
+    count = additive_release(float(X.shape[0]), 1.0, 1.0, eps_n, delta_n, source)
     sums = normalised_centred_sums(X, lower, upper)
-    count = float(X.shape[0])
-    if plan.mechanism == "laplace":
-        noisy_count = laplace_mechanism(count, 1.0, eps_n, random_state=source)
-        noisy_sums = laplace_mechanism(sums, float(d), eps_s, random_state=source)
-    else:
-        noisy_count = gaussian_mechanism(
-            count, 1.0, eps_n, delta_n, random_state=source
-        )
-        noisy_sums = gaussian_mechanism(
-            sums, np.sqrt(d), eps_s, delta_s, random_state=source
-        )
-    return float(noisy_count), np.asarray(noisy_sums, dtype=float)
+    noisy_sums = additive_release(sums, float(d), np.sqrt(d), eps_s, delta_s, source)
+    return float(count), noisy_sums
+
+
+def mean_from_release(noisy_count, noisy_sums, lower, upper):
+    """The means, post-processing of a noisy count and noisy centred sums.
+
+    A data-independent rule keeps them finite and inside the bounds: the
+    denominator is ``max(noisy_count, 1)`` and the result is clipped.
+    """
+    centre, radius = centre_and_radius(lower, upper)
+    ratio = np.clip(noisy_sums / max(noisy_count, 1.0), -1, 1)
+    return np.clip(centre + radius * ratio, lower, upper)
 
 
 class PrivateMean(
@@ -378,11 +368,8 @@ default=None
         if private_lower is not _PUBLIC:
             lower, upper = run_svt_bounds(X, plan_bounds, source)
 
-        noisy_count, noisy_sums = noisy_count_and_sums(X, lower, upper, plan, source)
-        centre, radius = centre_and_radius(lower, upper)
-        self.count_ = noisy_count
-        ratio = noisy_sums / max(noisy_count, 1.0)
-        self.mean_ = np.clip(centre + radius * np.clip(ratio, -1, 1), lower, upper)
+        self.count_, noisy_sums = noisy_count_and_sums(X, lower, upper, plan, source)
+        self.mean_ = mean_from_release(self.count_, noisy_sums, lower, upper)
         self.lower_, self.upper_ = lower, upper
         return self
 
