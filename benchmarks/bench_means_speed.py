@@ -27,21 +27,18 @@ would. The load average is printed before and after.
 """
 
 import argparse
-import json
 import os
-import subprocess
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
+from _dpl import run_dpl_task
 from _summary import record, verdict, write
 
 from skdp import BudgetAccountant, SVTClipSelector
 from skdp.preprocessing import PrivateMean
 from skdp.preprocessing._quantile import PrivateQuantile
 
-ROOT = Path(__file__).resolve().parent
 GRID = np.geomspace(1e-3, 1e6, 10_000)
 
 
@@ -127,19 +124,7 @@ def dpl_times(python, x, bounds, repeat, median_repeat, tmpdir):
         "repeat": repeat,
         "median_repeat": median_repeat,
     }
-    try:
-        done = subprocess.run(
-            [python, str(ROOT / "dpl_runner.py")],
-            input=json.dumps(task),
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError) as exc:
-        err = getattr(exc, "stderr", "") or str(exc)
-        print(f"(diffprivlib skipped: {err.strip().splitlines()[-1]})")
-        return None
-    return json.loads(done.stdout)
+    return run_dpl_task(python, task)
 
 
 def main():

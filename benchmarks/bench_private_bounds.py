@@ -36,15 +36,14 @@ mean and ``PrivateQuantile`` (both methods, the same true bounds).
 
 import argparse
 import gzip
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from _dpl import run_dpl_task
 from _summary import record, verdict, write
 
 from skdp import BudgetAccountant
@@ -192,19 +191,7 @@ def run_dpl(python, spec, eps, seeds, adult, tmpdir):
         np.save(path, adult[spec["adult"]])
         spec = {"npy": path}
     task = {"task": "utility", "data": spec, "epsilon": eps, "seeds": seeds}
-    try:
-        done = subprocess.run(
-            [python, str(ROOT / "dpl_runner.py")],
-            input=json.dumps(task),
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError) as exc:
-        err = getattr(exc, "stderr", "") or str(exc)
-        print(f"(diffprivlib skipped: {err.strip().splitlines()[-1]})")
-        return None
-    return json.loads(done.stdout)
+    return run_dpl_task(python, task)
 
 
 def fmt(value):

@@ -20,16 +20,15 @@ interleaved rounds, in one run).
 
 import argparse
 import importlib.util
-import json
 import math
 import os
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _dpl import run_dpl_task
 from _summary import record, verdict, write
 from joblib import parallel_config
 from sklearn.datasets import make_classification
@@ -40,7 +39,6 @@ from threadpoolctl import threadpool_limits
 from skdp.ensemble import SampleAggregateEstimator
 from skdp.mechanisms import analytic_gaussian_sigma
 
-ROOT = Path(__file__).resolve().parent
 ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv.gz"
 # public schema: numeric columns and a priori ranges (not read from the data)
 NUMERIC_RANGES = {
@@ -371,20 +369,7 @@ def run_dpl(python, paths, data_norm, clip):
         "clip": clip,
         "seeds": list(range(N_RUNS)),
     }
-    try:
-        done = subprocess.run(
-            [python, str(ROOT / "dpl_runner.py")],
-            input=json.dumps(task),
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError) as exc:
-        err = getattr(exc, "stderr", "") or str(exc)
-        last = (err.strip().splitlines() or ["no message"])[-1]
-        print(f"(diffprivlib skipped for {python}: {last})")
-        return None
-    return json.loads(done.stdout)
+    return run_dpl_task(python, task)
 
 
 NOISE_BUG = (
