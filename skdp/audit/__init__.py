@@ -12,10 +12,14 @@ from skdp.audit._audit import (
     audit_mechanism,
     clopper_pearson_interval,
 )
+from skdp.audit._float_events import FloatBitsEvent, LatticeEvent, SupportEvent
 
 __all__ = [
     "AuditResult",
+    "FloatBitsEvent",
+    "LatticeEvent",
     "OutcomeSetEvent",
+    "SupportEvent",
     "ThresholdEvent",
     "assert_dp",
     "audit_mechanism",

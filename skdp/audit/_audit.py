@@ -11,11 +11,18 @@ exceeds the claimed ε, the claim is false (up to the error probability
 import inspect
 import math
 from dataclasses import dataclass, field
-from numbers import Real
 
 import numpy as np
-from scipy import stats
 
+from skdp.audit._clopper_pearson import _cp_lower, _cp_upper, clopper_pearson_interval
+from skdp.audit._events import (
+    OutcomeSetEvent,
+    ThresholdEvent,
+    _CallableEvent,
+    _candidate_events,
+    _support_candidates,
+)
+from skdp.audit._outputs import _concat, _normalise
 from skdp.utils._validation import check_delta, check_epsilon
 
 __all__ = [
@@ -28,429 +35,6 @@ __all__ = [
 ]
 
 _SEED_SPACE = 2**32
-_FAST_SCALARS = {
-    type(None),
-    int,
-    float,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.float32,
-    np.float64,
-}
-_PILOT_LEVEL = 0.05  # one-sided level of the pessimistic pilot estimates
-
-
-# --------------------------------------------------------------------------
-# Clopper–Pearson bounds
-# --------------------------------------------------------------------------
-def _cp_lower(k, n, level):
-    """One-sided Clopper–Pearson lower bound: P[p < bound] <= level."""
-    k = np.asarray(k, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
-    safe_k = np.where(k > 0, k, 1.0)
-    bound = stats.beta.ppf(level, safe_k, n - safe_k + 1.0)
-    return np.where(k > 0, bound, 0.0)
-
-
-def _cp_upper(k, n, level):
-    """One-sided Clopper–Pearson upper bound: P[p > bound] <= level."""
-    k = np.asarray(k, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
-    safe_k = np.where(k < n, k, n - 1.0)
-    bound = stats.beta.isf(level, safe_k + 1.0, n - safe_k)
-    return np.where(k < n, bound, 1.0)
-
-
-def clopper_pearson_interval(k, n, *, confidence_level=0.95):
-    """Exact two-sided Clopper–Pearson confidence interval for a proportion.
-
-    Parameters
-    ----------
-    k : int
-        Number of successes, ``0 <= k <= n``.
-    n : int
-        Number of trials, ``n >= 1``.
-    confidence_level : float, default=0.95
-        Coverage of the interval; each tail has probability
-        ``(1 - confidence_level) / 2``.
-
-    Returns
-    -------
-    low, high : float
-        The interval; equals
-        ``scipy.stats.binomtest(k, n).proportion_ci(confidence_level,
-        method='exact')``.
-
-    Examples
-    --------
-    >>> from skdp.audit import clopper_pearson_interval
-    >>> low, high = clopper_pearson_interval(5, 10)
-    >>> round(low, 4), round(high, 4)
-    (0.1871, 0.8129)
-    """
-    k, n = int(k), int(n)
-    if n < 1 or not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n and n >= 1; got k={k}, n={n}.")
-    if not 0.0 < confidence_level < 1.0:
-        raise ValueError(f"confidence_level must be in (0, 1); got {confidence_level}.")
-    tail = (1.0 - confidence_level) / 2.0
-    return float(_cp_lower(k, n, tail)), float(_cp_upper(k, n, tail))
-
-
-# --------------------------------------------------------------------------
-# Outputs: normalisation into numeric rows or hashable keys
-# --------------------------------------------------------------------------
-def _scalar_key(value):
-    if value is None:
-        return None
-    if isinstance(value, bool | np.bool_):
-        return float(value)
-    if isinstance(value, Real | np.number):
-        return float(value)
-    if isinstance(value, np.ndarray | list | tuple):
-        return tuple(_scalar_key(v) for v in np.asarray(value, dtype=object).ravel())
-    try:
-        hash(value)
-    except TypeError:
-        return repr(value)
-    return value
-
-
-@dataclass
-class _Outputs:
-    """A batch of mechanism outputs.
-
-    ``values`` is an (n, d) float array and ``none`` an (n,) mask when every
-    output is None, a number or a fixed-length numeric vector; otherwise
-    ``keys`` holds one hashable key per output.
-    """
-
-    raw: object
-    values: np.ndarray | None
-    none: np.ndarray | None
-    keys: list | None
-
-    def __len__(self):
-        return len(self.none) if self.keys is None else len(self.keys)
-
-    def key_of_row(self, row, is_none):
-        if is_none:
-            return None
-        if row.shape[0] == 1:
-            return float(row[0])
-        return tuple(float(v) for v in row)
-
-    def unique_keys(self):
-        """Return (list of distinct keys, inverse index array)."""
-        if self.values is None:
-            index = {}
-            inverse = np.empty(len(self.keys), dtype=np.intp)
-            for i, key in enumerate(self.keys):
-                inverse[i] = index.setdefault(key, len(index))
-            return list(index), inverse
-        if self.values.shape[1] == 1 and not np.isnan(self.values[~self.none]).any():
-            # one column: code None as the smallest value, then a 1-D unique
-            col = self.values[:, 0].copy()
-            col[self.none] = -np.inf
-            has_none = bool(self.none.any())
-            if has_none and np.isneginf(col[~self.none]).any():
-                col = None  # -inf is a real output too: use the general path
-            if col is not None:
-                _uniq, first, inverse = np.unique(
-                    col, return_index=True, return_inverse=True
-                )
-                keys = [
-                    self.key_of_row(self.values[i], bool(self.none[i])) for i in first
-                ]
-                return keys, inverse.ravel()
-        with np.errstate(invalid="ignore"):
-            nan = np.isnan(self.values)
-        block = np.column_stack(
-            [self.none, np.where(nan, 0.0, self.values), nan]
-        ).astype(np.float64)
-        _rows, first, inverse = np.unique(
-            block, axis=0, return_index=True, return_inverse=True
-        )
-        keys = [self.key_of_row(self.values[i], bool(self.none[i])) for i in first]
-        return keys, inverse.ravel()
-
-
-def _is_numeric_key(key):
-    return isinstance(key, float) or (
-        isinstance(key, tuple) and all(isinstance(v, float) for v in key)
-    )
-
-
-def _normalise(raw):
-    """Turn raw outputs (a list or a numeric array) into an ``_Outputs``."""
-    if isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf":
-        values = raw.astype(np.float64).reshape(raw.shape[0], -1)
-        return _Outputs(raw, values, np.zeros(raw.shape[0], dtype=bool), None)
-    items = list(raw)
-    kinds = set(map(type, items))
-    if kinds and kinds <= _FAST_SCALARS:  # numbers and None: no per-item keys
-        none = np.fromiter((x is None for x in items), dtype=bool, count=len(items))
-        values = np.fromiter(
-            (np.nan if x is None else x for x in items),
-            dtype=np.float64,
-            count=len(items),
-        )
-        if not none.all():
-            return _Outputs(items, values[:, None], none, None)
-    keys = [_scalar_key(item) for item in items]
-    present = [k for k in keys if k is not None]
-    if present and all(_is_numeric_key(k) for k in present):
-        widths = {1 if isinstance(k, float) else len(k) for k in present}
-        if len(widths) == 1 and (width := widths.pop()) > 0:
-            values = np.full((len(keys), width), np.nan)
-            none = np.zeros(len(keys), dtype=bool)
-            for i, key in enumerate(keys):
-                if key is None:
-                    none[i] = True
-                else:
-                    values[i] = key
-            return _Outputs(items, values, none, None)
-    if not present:  # every output is None
-        return _Outputs(
-            items, np.zeros((len(keys), 1)), np.ones(len(keys), dtype=bool), None
-        )
-    return _Outputs(items, None, None, keys)
-
-
-def _concat(batches):
-    raws = list(batches)
-    if all(isinstance(b, np.ndarray) and b.dtype.kind in "biuf" for b in raws):
-        flat = [b.reshape(b.shape[0], -1) for b in raws]
-        if len({f.shape[1] for f in flat}) == 1:
-            return _normalise(np.concatenate(flat))
-    items = []
-    for b in raws:
-        items.extend(list(b))
-    return _normalise(items)
-
-
-# --------------------------------------------------------------------------
-# Events
-# --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ThresholdEvent:
-    """The event ``feature(output) >= threshold`` (or ``<=``).
-
-    Attributes
-    ----------
-    feature : int
-        Column of a vector output (0 for scalar outputs), or -1 for the sum of
-        the columns.
-    threshold : float
-    side : {"ge", "le"}
-    include_none : bool
-        Whether the output None (⊥) also belongs to the event.
-
-    Examples
-    --------
-    The auditor picks a threshold event for real-valued outputs:
-
-    >>> import numpy as np
-    >>> from skdp.audit import ThresholdEvent, audit_mechanism
-    >>> def noisy_count(rows, seed, n_runs=None):
-    ...     rng = np.random.default_rng(seed)
-    ...     return len(rows) + rng.laplace(scale=1.0, size=n_runs)
-    >>> result = audit_mechanism(noisy_count, [1] * 10, [1] * 11, random_state=0)
-    >>> isinstance(result.event, ThresholdEvent)
-    True
-    """
-
-    feature: int
-    threshold: float
-    side: str
-    include_none: bool = False
-
-    def indicator(self, outputs):
-        if outputs.values is None:
-            return np.zeros(len(outputs), dtype=bool)
-        col = _feature_column(outputs.values, self.feature)
-        with np.errstate(invalid="ignore"):
-            hit = col >= self.threshold if self.side == "ge" else col <= self.threshold
-        hit &= ~outputs.none
-        if self.include_none:
-            hit |= outputs.none
-        return hit
-
-    def __str__(self):
-        name = "output" if self.feature == 0 else f"output[{self.feature}]"
-        if self.feature == -1:
-            name = "sum(output)"
-        op = ">=" if self.side == "ge" else "<="
-        extra = " or output is None" if self.include_none else ""
-        return f"{name} {op} {self.threshold:.6g}{extra}"
-
-
-@dataclass(frozen=True)
-class OutcomeSetEvent:
-    """The event ``output ∈ outcomes`` for discrete outputs.
-
-    Outputs are compared through their normalised keys: None, a float, or a
-    tuple of floats (vectors and tuples), or the object itself when hashable.
-
-    Examples
-    --------
-    The auditor picks a set of outcomes for discrete outputs:
-
-    >>> import numpy as np
-    >>> from skdp.audit import OutcomeSetEvent, audit_mechanism
-    >>> def select(votes, seed, n_runs=None):  # permute-and-flip, ε = 1
-    ...     noise = np.random.default_rng(seed).exponential(2.0, (n_runs, 2))
-    ...     return np.argmax(np.asarray(votes) + noise, axis=1)
-    >>> result = audit_mechanism(select, [5, 5], [4, 6], random_state=0)
-    >>> isinstance(result.event, OutcomeSetEvent), result.epsilon_lower_bound < 1
-    (True, True)
-    """
-
-    outcomes: frozenset
-
-    def indicator(self, outputs):
-        keys, inverse = outputs.unique_keys()
-        member = np.fromiter(
-            (k in self.outcomes for k in keys), dtype=bool, count=len(keys)
-        )
-        return member[inverse]
-
-    def __str__(self):
-        shown = sorted(self.outcomes, key=repr)
-        text = ", ".join(repr(k) for k in shown[:8])
-        if len(shown) > 8:
-            text += f", … ({len(shown)} outcomes)"
-        return f"output in {{{text}}}"
-
-
-@dataclass(frozen=True)
-class _CallableEvent:
-    func: object
-
-    def indicator(self, outputs):
-        return np.fromiter(
-            (bool(self.func(o)) for o in outputs.raw), dtype=bool, count=len(outputs)
-        )
-
-    def __str__(self):
-        return getattr(self.func, "__name__", repr(self.func))
-
-
-def _feature_column(values, feature):
-    if feature == -1:
-        return values.sum(axis=1)
-    return values[:, feature]
-
-
-# --------------------------------------------------------------------------
-# Event selection on the pilot sample
-# --------------------------------------------------------------------------
-def _projected_bound(ca, cb, na, nb, n_final, level, delta):
-    """Pessimistic projection of the final lower bound for counts ca, cb.
-
-    The pilot frequencies are replaced by one-sided 95% pessimistic bounds,
-    scaled to the final sample size and put through the final test; rare
-    events whose pilot ratio is mostly chance are penalised.
-    """
-    pa = _cp_lower(ca, na, _PILOT_LEVEL)
-    pb = _cp_upper(cb, nb, _PILOT_LEVEL)
-    low = _cp_lower(pa * n_final, n_final, level) - delta
-    high = _cp_upper(pb * n_final, n_final, level)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        score = np.log(low) - np.log(high)
-    return np.where(low > 0, score, -np.inf)
-
-
-def _candidate_events(
-    p0, p1, *, n_final, level, delta, max_outcomes, n_thresholds, max_features
-):
-    """Yield (score, event, direction) for every candidate on the pilot."""
-    n0, n1 = len(p0), len(p1)
-    found = []
-
-    def add(c0, c1, make_event):
-        c0 = np.asarray(c0, dtype=np.float64)
-        c1 = np.asarray(c1, dtype=np.float64)
-        s01 = _projected_bound(c0, c1, n0, n1, n_final, level, delta)
-        s10 = _projected_bound(c1, c0, n1, n0, n_final, level, delta)
-        for scores, direction in ((s01, (0, 1)), (s10, (1, 0))):
-            if scores.size == 0:
-                continue
-            j = int(np.argmax(scores))
-            if np.isfinite(scores[j]):
-                found.append((float(scores[j]), make_event(j, direction), direction))
-
-    # discrete outcomes: prefixes of the outcomes sorted by likelihood ratio
-    if (
-        p0.values is not None
-        and p1.values is not None
-        and p0.values.shape[1] == p1.values.shape[1]
-    ):
-        both = _Outputs(
-            None,
-            np.vstack([p0.values, p1.values]),
-            np.concatenate([p0.none, p1.none]),
-            None,
-        )
-    else:
-        both = _normalise(list(p0.raw) + list(p1.raw))
-    keys, inverse = both.unique_keys()
-    if len(keys) <= max_outcomes:
-        c0u = np.bincount(inverse[:n0], minlength=len(keys)).astype(np.float64)
-        c1u = np.bincount(inverse[n0:], minlength=len(keys)).astype(np.float64)
-        for a, b, na, nb in ((c0u, c1u, n0, n1), (c1u, c0u, n1, n0)):
-            ratio = ((a + 0.5) / na) / ((b + 0.5) / nb)
-            order = np.argsort(-ratio, kind="stable")
-            ca, cb = np.cumsum(a[order]), np.cumsum(b[order])
-            c0, c1 = (ca, cb) if a is c0u else (cb, ca)
-
-            def make(j, _d, order=order):
-                return OutcomeSetEvent(frozenset(keys[i] for i in order[: j + 1]))
-
-            add(c0, c1, make)
-
-    # numeric features: one-sided thresholds
-    if both.values is not None:
-        d = both.values.shape[1]
-        features = list(range(min(d, max_features)))
-        if d > 1:
-            features.append(-1)
-        any_none = bool(both.none.any())
-        for f in features:
-            col0 = _feature_column(p0.values, f)[~p0.none]
-            col1 = _feature_column(p1.values, f)[~p1.none]
-            # NaN coordinates (e.g. "not released") belong to no threshold event
-            col0, col1 = col0[~np.isnan(col0)], col1[~np.isnan(col1)]
-            pooled = np.concatenate([col0, col1])
-            pooled = pooled[np.isfinite(pooled)]
-            if pooled.size == 0:
-                continue
-            tails = np.array([1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2])
-            levels = np.concatenate(
-                [np.linspace(0, 1, n_thresholds), tails, 1.0 - tails]
-            )
-            thresholds = np.unique(np.quantile(pooled, levels))
-            s0, s1 = np.sort(col0), np.sort(col1)
-            none0, none1 = int(p0.none.sum()), int(p1.none.sum())
-            ge0 = s0.size - np.searchsorted(s0, thresholds, side="left")
-            ge1 = s1.size - np.searchsorted(s1, thresholds, side="left")
-            le0 = np.searchsorted(s0, thresholds, side="right")
-            le1 = np.searchsorted(s1, thresholds, side="right")
-            for side, c0, c1 in (("ge", ge0, ge1), ("le", le0, le1)):
-                for inc in (False, True) if any_none else (False,):
-                    extra0, extra1 = (none0, none1) if inc else (0, 0)
-
-                    def make(j, _d, f=f, side=side, inc=inc, ts=thresholds):
-                        return ThresholdEvent(f, float(ts[j]), side, inc)
-
-                    add(c0 + extra0, c1 + extra1, make)
-    return found
 
 
 # --------------------------------------------------------------------------
@@ -590,6 +174,7 @@ def audit_mechanism(
     batch_size=100_000,
     max_outcomes=1000,
     n_thresholds=200,
+    support=None,
     random_state=None,
 ):
     """Statistically lower-bound the ε of a mechanism on two neighbouring inputs.
@@ -645,6 +230,13 @@ def audit_mechanism(
         distinct outputs.
     n_thresholds : int, default=200
         Candidate thresholds (pilot quantiles) per numeric feature.
+    support : callable, default=None
+        A reachability oracle, ``support(dataset, outputs) -> bool array``:
+        True where ``dataset`` can produce the output (numeric outputs come
+        as one float array, 1-D for scalars). With it, the events "output
+        unreachable from d0" and "... from d1" are candidates too: they
+        catch mechanisms whose set of reachable floats depends on the data
+        (e.g. a uniform drawn between data-valued ends).
     random_state : int, numpy.random.Generator or None, default=None
         Seeds the sequence of seeds passed to the mechanism.
 
@@ -662,10 +254,16 @@ def audit_mechanism(
     Candidate events are one-sided thresholds on each numeric coordinate (and
     on the sum of the coordinates), optionally together with ⊥, and, when the
     outputs take at most ``max_outcomes`` values, sets of outcomes made of
-    the outcomes with the highest pilot likelihood ratio. Candidates are
-    ranked by a pessimistic projection of the final bound (95% pilot bounds
-    scaled to ``n_samples``), which keeps rare events whose pilot ratio is
-    mostly chance from being chosen.
+    the outcomes with the highest pilot likelihood ratio. Because a release
+    can be DP over the reals and still leak through floating point, the
+    auditor also tries events on how each coordinate is represented
+    (:mod:`skdp.audit._float_events`): sets of trailing-zero counts and of
+    low-order significand bits (taken in order of their pilot likelihood
+    ratio), membership in a lattice ``anchor + step Z`` estimated from each
+    dataset's pilot outputs, and, given a ``support`` oracle, reachability.
+    Candidates are ranked by a pessimistic projection of the final bound (95%
+    pilot bounds scaled to ``n_samples``), which keeps rare events whose pilot
+    ratio is mostly chance from being chosen.
 
     An audit is a refutation test: a bound above the claim shows, with
     confidence ``1 - alpha``, that the implementation is not (ε, δ)-DP on
@@ -721,6 +319,12 @@ def audit_mechanism(
             n_thresholds=int(n_thresholds),
             max_features=16,
         )
+        if support is not None:
+            found.extend(
+                _support_candidates(
+                    support, (d0, d1), pilot0, pilot1, n_samples, level, delta
+                )
+            )
         found.sort(key=lambda t: -t[0])
         chosen, seen = [], set()
         for _score, ev, direction in found:
