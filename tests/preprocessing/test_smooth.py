@@ -190,7 +190,7 @@ def test_audit_passes_on_the_review_pair():
 
 def test_audit_catches_the_old_float_scaled_release():
     # the default event search finds D's lattice; 500/500 against ~0/500
-    small = {"n_pilot": 1_000, "n_samples": 500, "random_state": 0}
+    small = {"n_pilot": 3_000, "n_samples": 500, "random_state": 0}
     result = audit_mechanism(old_smooth_release, *review_pair(), delta=1e-6, **small)
     assert isinstance(result.event, LatticeEvent)
     assert result.epsilon_lower_bound > 2.5
