@@ -95,7 +95,7 @@ def median_methods(bounds, eps):
             ),
             "median_",
         )
-    for noise in ("laplace", "cauchy"):
+    for noise in ("laplace",):  # noise="cauchy" was removed (issue 13)
         yield (
             f"SmoothSensitivityMedian {noise}",
             lambda s, z=noise: SmoothSensitivityMedian(
