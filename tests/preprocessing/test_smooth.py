@@ -3,6 +3,7 @@ the public lattice, audits (with the old float-scaled release as a mutation twin
 
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -278,6 +279,24 @@ def test_extreme_bounds_release_on_the_lattice(bounds):
         m = est.median_[0]
         assert lower <= m <= upper
         assert m == 0 or two_adic_valuation([m])[0] >= est.grid_exponents_[0]
+
+
+def test_no_error_or_warning_after_the_charge_on_adversarial_data():
+    # ties, values far outside the bounds, one row, bounds far from 0 and of
+    # extreme widths: fit neither raises nor warns once the budget is spent
+    datasets = [
+        np.full((1, 1), 5.0),
+        np.full((1000, 1), 1e308),
+        np.full((7, 1), -1e308),
+        np.array([[0.0], [10.0]] * 50),
+        np.r_[np.zeros(500), np.full(501, 1e-300)][:, None],
+    ]
+    for bounds in [BOUNDS, (0, 8e307), (1e6, 1e6 + 1e-9), (-1e-280, 1e-280)]:
+        for X in datasets:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                est = SmoothSensitivityMedian(bounds=bounds, random_state=0).fit(X)
+            assert bounds[0] <= est.median_[0] <= bounds[1]
 
 
 @pytest.mark.parametrize(
