@@ -4,6 +4,7 @@ the public lattice, audits (with the old float-scaled release as a mutation twin
 import math
 import sys
 import warnings
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -13,10 +14,12 @@ import pytest
 from skdp import BudgetAccountant
 from skdp.audit import LatticeEvent, assert_dp, audit_mechanism
 from skdp.mechanisms import laplace_mechanism
+from skdp.mechanisms._grid import floor_log2
 from skdp.preprocessing._ptr import lower_medians
 from skdp.preprocessing._smooth import (
     SMOOTH_RELATIVE_ERROR,
     SmoothSensitivityMedian,
+    smooth_noise_scales,
     smooth_parameters,
     smooth_plan,
     smooth_release,
@@ -125,6 +128,78 @@ def test_grid_depends_on_public_parameters_only():
     # 2**k is far below the floor of S, e^{-beta K}(U - L)
     floor = 10.0 * math.exp(-plan.beta * plan.cap)
     assert 2.0 ** plan.grid_exponents[0] <= floor * 2**-20
+
+
+def _release_pmf(data, plan, lower, upper, beta=None):
+    """Exact pmf of the whole release on its lattice (code's S, r and t).
+
+    Returns ``(first, pmf)``: the probabilities of the lattice points
+    ``first, first + 1, ...`` (in steps of ``2**k``), clipping mass included.
+    """
+    k = int(plan.grid_exponents[0])
+    step = Fraction(2) ** k
+    beta = plan.beta if beta is None else beta
+    s = smooth_sensitivities(data[:, None], beta, [lower], [upper], plan.cap)
+    t = float(smooth_noise_scales(s, plan.eps_feature, [k])[0] / step)
+    centre = round(
+        Fraction(float(lower_medians(data[:, None], [lower], [upper])[0])) / step
+    )
+    first = math.ceil(Fraction(lower) / step)
+    last = math.floor(Fraction(upper) / step)
+    j = np.arange(first, last + 1)
+    pmf = math.tanh(0.5 / t) * np.exp(-np.abs(j - centre) / t)
+    norm = 1 + math.exp(-1 / t)
+    # clipped tails: P(Z <= first - centre - 1) and P(Z >= last - centre + 1)
+    pmf[0] += _tail(centre - first + 1, t, norm)
+    pmf[-1] += _tail(last - centre + 1, t, norm)
+    return pmf
+
+
+def _tail(m, t, norm):
+    """``P(Z >= m)`` for discrete Laplace ``Z`` of scale ``t`` (integer m)."""
+    if m >= 1:
+        return math.exp(-m / t) / norm
+    return 1 - math.exp(-(1 - m) / t) / norm
+
+
+def _worst_edge_divergence(domain, epsilon, delta, beta=None):
+    g = bf.graph(domain, 7)
+    lower, upper = g.lower, g.upper
+    plan = smooth_plan(epsilon, delta, np.array([lower]), np.array([upper]))
+    # a coarse public grid (any public grid is covered by the proof) keeps
+    # the scales t small, where the discrete effects are largest
+    k = floor_log2(upper - lower) - 4
+    plan = plan._replace(grid_exponents=np.array([k]))
+    nodes = np.flatnonzero((g.sizes >= 1) & (g.sizes <= 6))
+    pmfs = {
+        node: _release_pmf(g.sorted_values(node), plan, lower, upper, beta)
+        for node in np.flatnonzero(g.sizes <= 7)
+        if g.sizes[node] >= 1
+    }
+    worst = 0.0
+    for node in nodes:
+        for other in g.neighbours[node]:
+            if other < 0 or other not in pmfs:
+                continue
+            p, q = pmfs[node], pmfs[other]
+            for a, b in ((p, q), (q, p)):
+                worst = max(
+                    worst, float(np.sum(np.maximum(a - math.exp(epsilon) * b, 0)))
+                )
+    return worst
+
+
+@pytest.mark.parametrize("domain", bf.DOMAINS[:2])
+@pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-6), (1.0, 0.01), (0.5, 0.1)])
+def test_whole_release_is_private_on_every_edge(domain, epsilon, delta):
+    # end to end with the code's S, rounding, scale and clipping: the exact
+    # hockey-stick divergence of every pair of neighbouring datasets of size
+    # 1..7 is at most delta
+    assert _worst_edge_divergence(domain, epsilon, delta) <= delta
+
+
+def test_whole_release_brute_force_catches_epsilon_as_beta():
+    assert _worst_edge_divergence(bf.DOMAINS[1], 1.0, 0.01, beta=1.0) > 0.01
 
 
 # -- audits --------------------------------------------------------------------
