@@ -60,7 +60,7 @@ numpydoc_validation_exclude = {
     r"\._[a-zA-Z]",
     r"\.__\w+__$",
     r"^skdp\.accounting\.LedgerEntry$",
-    r"^skdp\.audit\.(AuditResult|ThresholdEvent|OutcomeSetEvent)$",
+    r"^skdp\.audit\.(AuditResult|\w+Event)$",
 }
 
 

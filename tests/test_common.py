@@ -13,15 +13,28 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import skdp
 
 
-def refit_private_lr(params):
-    """Module-level (picklable) refit for the NoisyMaxSearchCV instance."""
-    return skdp.SampleAggregateEstimator(
-        LogisticRegression(**params),
-        n_blocks=2,
-        epsilon=1e3,
-        output_bounds=(-20, 20),
-        random_state=0,
-    )
+class _RefitPrivateLR:
+    """Module-level (picklable) refit for the NoisyMaxSearchCV instance.
+
+    A class with a fixed repr rather than a function: the test ids contain the
+    estimator's repr, and a function's repr holds its address, which differs
+    between pytest-xdist workers (they must collect the same ids).
+    """
+
+    def __call__(self, params):
+        return skdp.SampleAggregateEstimator(
+            LogisticRegression(**params),
+            n_blocks=2,
+            epsilon=1e3,
+            output_bounds=(-20, 20),
+            random_state=0,
+        )
+
+    def __repr__(self):
+        return "refit_private_lr"
+
+
+refit_private_lr = _RefitPrivateLR()
 
 
 # One instance of every public estimator, with the default (unlimited)
