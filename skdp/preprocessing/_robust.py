@@ -29,7 +29,7 @@ from skdp.preprocessing._ptr import (
     ptr_parameters,
     ptr_release,
 )
-from skdp.preprocessing._smooth import smooth_medians, smooth_plan
+from skdp.preprocessing._smooth import smooth_medians, smooth_plan, total_epsilon
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = ["PrivateRobustScaler"]
@@ -223,7 +223,11 @@ class PrivateRobustScaler(
         else:
             smooth = smooth_plan(eps_median, delta_half, lower, upper)
             median_items = [
-                ("smooth median releases", d * smooth.eps_feature, delta_half)
+                (
+                    "smooth median releases",
+                    total_epsilon(d, smooth.eps_feature),
+                    delta_half,
+                )
             ]
         eps_grid, threshold, cap = iqr_parameters(eps_scale, delta_half, d)
         source = check_random_source(self.random_state)

@@ -32,6 +32,7 @@ __all__ = [
     "smooth_plan",
     "smooth_release",
     "smooth_sensitivities",
+    "total_epsilon",
 ]
 
 #: ``S_K`` keeps the floor ``e^{-βK}(U - L)``; K is chosen so that the floor is
@@ -62,6 +63,14 @@ MIN_GRID_EXP = -1074
 #: The floor ``e^{-βK}(U - L)`` must be at least this (normal floats only, so
 #: that the relative error bound of ``S_K`` holds).
 MIN_FLOOR = 2.0**-1000
+
+
+def total_epsilon(n_features, eps_feature):
+    """``d·ε_f`` as a float rounded up, so the charge covers the exact sum."""
+    total = n_features * eps_feature
+    if Fraction(total) < n_features * Fraction(eps_feature):
+        total = math.nextafter(total, math.inf)
+    return total
 
 
 class SmoothPlan(NamedTuple):
@@ -442,7 +451,13 @@ class SmoothSensitivityMedian(
         plan = smooth_plan(self.epsilon, self.delta, lower, upper)
         source = check_random_source(self.random_state)
         self._charge(
-            [("smooth-sensitivity releases", n_features * plan.eps_feature, self.delta)]
+            [
+                (
+                    "smooth-sensitivity releases",
+                    total_epsilon(n_features, plan.eps_feature),
+                    self.delta,
+                )
+            ]
         )
 
         self.median_ = smooth_medians(X, plan, lower, upper, random_state=source)

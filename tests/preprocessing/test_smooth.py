@@ -313,6 +313,18 @@ def test_budget_and_epsilon_cap_in_the_ledger():
     ]
 
 
+@pytest.mark.parametrize("epsilon, d", [(0.7, 3), (0.1, 7), (1.3, 9)])
+def test_charge_covers_the_exact_sum_of_the_feature_epsilons(epsilon, d):
+    # each feature's release is eps_f-DP for the float eps_f = eps/d; the
+    # ledger must hold at least the exact d * eps_f (float d * eps_f can be
+    # half an ulp below it)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    X = np.random.default_rng(0).normal(5, 1, size=(50, d))
+    SmoothSensitivityMedian(epsilon, 1e-6, bounds=BOUNDS, accountant=acc).fit(X)
+    eps_f = min(epsilon / d, 1.0)
+    assert Fraction(acc.entries[0].epsilon) >= d * Fraction(eps_f)
+
+
 def test_epsilon_is_capped_at_one_per_feature():
     assert smooth_parameters(3.0, 1e-6, 1)[0] == 1.0
     assert smooth_parameters(3.0, 1e-6, 5)[0] == pytest.approx(0.6)
