@@ -1,10 +1,10 @@
 """Accuracy and speed of the local-sensitivity estimators (issue 5).
 
-Medians: PTRMedian (two public proposals b), SmoothSensitivityMedian (Laplace;
-the Cauchy variant was removed in issue 13) against the exponential-mechanism
-median (PrivateQuantile, Smith 2011). Scales: IQRScale against the difference
-of two private quartiles (PrivateQuantile at the same total epsilon). Speed:
-fit on 10^7 rows against np.median / np.percentile.
+Medians: PTRMedian (two public proposals b), SmoothSensitivityMedian (Laplace
+and Cauchy) against the exponential-mechanism median (PrivateQuantile,
+Smith 2011). Scales: IQRScale against the difference of two private quartiles
+(PrivateQuantile at the same total epsilon). Speed: fit on 10^7 rows against
+np.median / np.percentile.
 
 Run from the repository root::
 
@@ -95,7 +95,7 @@ def median_methods(bounds, eps):
             ),
             "median_",
         )
-    for noise in ("laplace",):  # noise="cauchy" was removed (issue 13)
+    for noise in ("laplace", "cauchy"):
         yield (
             f"SmoothSensitivityMedian {noise}",
             lambda s, z=noise: SmoothSensitivityMedian(

@@ -55,6 +55,7 @@ ESTIMATORS = [
     ),
     skdp.PTRMedian(bounds=(-1e3, 1e3), proposed_sensitivity=2e3, random_state=0),
     skdp.SmoothSensitivityMedian(bounds=(-1e3, 1e3), random_state=0),
+    skdp.SmoothSensitivityMedian(bounds=(-1e3, 1e3), noise="cauchy", random_state=0),
     skdp.IQRScale(random_state=0),
     skdp.PrivateRobustScaler(
         bounds=(-1e3, 1e3), proposed_sensitivity=2e3, random_state=0

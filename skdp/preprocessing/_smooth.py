@@ -18,7 +18,7 @@ from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._grid import floor_log2
-from skdp.mechanisms._smooth_noise import lattice_laplace_release
+from skdp.mechanisms._smooth_noise import lattice_release
 from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.preprocessing._ptr import lower_medians
 from skdp.sensitivity import median_smooth_sensitivity
@@ -78,8 +78,12 @@ class SmoothPlan(NamedTuple):
 
     Attributes
     ----------
+    noise : {"laplace", "cauchy"}
+        The integer noise.
     eps_feature : float
         ``ε_f``, the ε of each feature's release.
+    alpha : fractions.Fraction
+        Exact ``α``: the noise scale is ``S'/α`` (``ε_f/2`` or ``ε_f/6``).
     beta : float
         The β with which ``S_K`` is computed (the proven one minus
         ``BETA_MARGIN``).
@@ -89,48 +93,58 @@ class SmoothPlan(NamedTuple):
         Per feature, the public grid ``2**k`` of the release.
     """
 
+    noise: str
     eps_feature: float
+    alpha: Fraction
     beta: float
     cap: int
     grid_exponents: np.ndarray
 
 
-def smooth_parameters(epsilon, delta, n_features):
+def smooth_parameters(epsilon, delta, n_features, noise="laplace"):
     """Public per-feature constants of :class:`SmoothSensitivityMedian`.
 
     Returns
     -------
     eps_feature : float
-        ``ε_f = min(ε/d, 1)``.
+        ``ε_f = min(ε/d, 1)`` (Laplace) or ``ε/d`` (Cauchy).
     beta : float
-        ``ε_f / (2 max(1, ln(2d/δ))) - 2**-36``: the smoothing parameter with
-        which ``S_K`` is computed (see the Notes of
-        :class:`SmoothSensitivityMedian` for the margin).
+        ``β_0 - 2**-36``, the smoothing parameter with which ``S_K`` is
+        computed, for ``β_0 = ε_f / (2 max(1, ln(2d/δ)))`` (Laplace) or
+        ``ε_f/6`` (Cauchy); see the Notes of :class:`SmoothSensitivityMedian`
+        for the margin.
     cap : int
         Public truncation ``K = ceil(ln(1/1e-12)/β)``.
     """
-    eps_feature = min(epsilon / n_features, LAPLACE_MAX_EPSILON)
-    log_term = max(1.0, math.log(2.0 * n_features / delta))
-    beta = eps_feature / (2.0 * log_term) - BETA_MARGIN
+    if noise == "cauchy":
+        eps_feature = epsilon / n_features
+        beta = eps_feature / 6.0 - BETA_MARGIN
+    else:
+        eps_feature = min(epsilon / n_features, LAPLACE_MAX_EPSILON)
+        log_term = max(1.0, math.log(2.0 * n_features / delta))
+        beta = eps_feature / (2.0 * log_term) - BETA_MARGIN
     if not beta >= MIN_BETA:
         raise ValueError(
-            "SmoothSensitivityMedian: epsilon per feature is too small for its "
-            f"delta (the smoothing parameter beta = {beta:.3g} is below "
-            f"{MIN_BETA:.3g}); raise epsilon or delta, or fit fewer features."
+            "SmoothSensitivityMedian: epsilon per feature is too small (the "
+            f"smoothing parameter beta = {beta:.3g} is below {MIN_BETA:.3g}); "
+            "raise epsilon (or delta), or fit fewer features."
         )
     cap = max(1, math.ceil(math.log(1.0 / SMOOTH_FLOOR) / beta))
     return eps_feature, beta, cap
 
 
-def smooth_plan(epsilon, delta, lower, upper):
+def smooth_plan(epsilon, delta, lower, upper, noise="laplace"):
     """Check the public parameters and fix every constant, before the charge.
 
     Parameters
     ----------
     epsilon, delta : float
-        Total ε and δ of the medians of all ``d`` features.
+        Total ε and δ of the medians of all ``d`` features (δ is not used
+        with Cauchy noise).
     lower, upper : ndarray of shape (d,)
         Public bounds, with finite ``upper - lower``.
+    noise : {"laplace", "cauchy"}, default="laplace"
+        The integer noise.
 
     Returns
     -------
@@ -142,15 +156,16 @@ def smooth_plan(epsilon, delta, lower, upper):
         If β is too small or the bounds are too wide or too narrow for the
         float range (nothing depends on the data).
     """
-    eps_f, beta, cap = smooth_parameters(epsilon, delta, len(lower))
+    eps_f, beta, cap = smooth_parameters(epsilon, delta, len(lower), noise)
+    alpha = Fraction(eps_f) / (6 if noise == "cauchy" else 2)
     width = upper - lower
     with np.errstate(over="ignore"):
-        largest = (2.0 / eps_f) * width
+        largest = float(1 / alpha) * width
     if not np.all(np.isfinite(largest)):
         raise ValueError(
             "SmoothSensitivityMedian: the bounds are too wide for this epsilon "
-            f"(the largest noise scale (2/epsilon) * (upper - lower) overflows); "
-            f"got ({lower}, {upper})."
+            f"(the largest noise scale {float(1 / alpha):g} * (upper - lower) "
+            f"overflows); got ({lower}, {upper})."
         )
     # the same float as the floor term of median_smooth_sensitivity
     floors = [float(w) * math.exp(-beta * cap) for w in width]
@@ -163,7 +178,7 @@ def smooth_plan(epsilon, delta, lower, upper):
     exponents = np.array(
         [max(floor_log2(f) - GRID_BITS, MIN_GRID_EXP) for f in floors], dtype=int
     )
-    return SmoothPlan(eps_f, beta, cap, exponents)
+    return SmoothPlan(noise, eps_f, alpha, beta, cap, exponents)
 
 
 def smooth_sensitivities(X, beta, lower, upper, cap):
@@ -176,13 +191,13 @@ def smooth_sensitivities(X, beta, lower, upper, cap):
     )
 
 
-def smooth_noise_scales(sensitivities, eps_feature, grid_exponents):
-    """Exact noise scales ``(2/ε_f) (S/(1 - η) + 2**k)``, as Fractions.
+def smooth_noise_scales(sensitivities, alpha, grid_exponents):
+    """Exact noise scales ``(S/(1 - η) + 2**k)/α``, as Fractions.
 
     ``S/(1 - η)`` bounds the exact ``S_K`` from above despite the float error
     of ``S``; ``+ 2**k`` covers rounding the median to the grid ``2**k``.
     """
-    multiplier = 2 / Fraction(eps_feature)
+    multiplier = 1 / Fraction(alpha)
     return [
         multiplier
         * (Fraction(float(s)) / (1 - SMOOTH_RELATIVE_ERROR) + Fraction(2) ** int(k))
@@ -193,16 +208,22 @@ def smooth_noise_scales(sensitivities, eps_feature, grid_exponents):
 def smooth_release(medians, sensitivities, plan, lower, upper, *, random_state):
     """Release the medians on the public grids with data-scaled exact noise.
 
-    Each median is rounded to its public grid ``2**k`` and integer discrete
-    Laplace noise of scale ``(2/ε_f)(S/(1 - η) + 2**k) / 2**k`` (an exact
+    Each median is rounded to its public grid ``2**k`` and integer noise
+    (``plan.noise``) of scale ``(S/(1 - η) + 2**k) / (α 2**k)`` (an exact
     rational, data-dependent) is added
-    (:func:`skdp.mechanisms._smooth_noise.lattice_laplace_release`); the
+    (:func:`skdp.mechanisms._smooth_noise.lattice_release`); the
     result is clipped to the bounds on the lattice. Nothing is multiplied
     by a data-dependent quantity after sampling.
     """
-    scales = smooth_noise_scales(sensitivities, plan.eps_feature, plan.grid_exponents)
-    released = lattice_laplace_release(
-        medians, scales, plan.grid_exponents, lower, upper, random_state=random_state
+    scales = smooth_noise_scales(sensitivities, plan.alpha, plan.grid_exponents)
+    released = lattice_release(
+        medians,
+        scales,
+        plan.grid_exponents,
+        lower,
+        upper,
+        noise=plan.noise,
+        random_state=random_state,
     )
     return np.array(released, dtype=float)
 
@@ -238,13 +259,14 @@ class SmoothSensitivityMedian(
         Total ε of one ``fit``, over all features (see Notes for the cap at 1
         per feature).
     delta : float, default=1e-6
-        Total δ of one ``fit``, ``0 < delta < 1``.
+        Total δ of one ``fit``, ``0 < delta < 1``. Ignored (and not charged)
+        with ``noise="cauchy"``, which is pure ε-DP.
     bounds : tuple of (float or array-like, float or array-like)
         Public ``(lower, upper)`` bounds, scalars or per-feature arrays.
     noise : {"laplace", "cauchy"}, default="laplace"
-        Only ``"laplace"`` is available. ``"cauchy"`` raises a ``ValueError``
-        (nothing charged): its floating-point release was removed because it
-        was not differentially private as computed (see Notes).
+        Integer noise on the public grid: discrete Laplace gives (ε, δ)-DP with
+        light tails; the discrete Cauchy-type noise (pmf ``∝ 1/(1 + (z/t)²)``)
+        gives pure ε-DP with heavy tails (no mean or variance).
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -283,8 +305,9 @@ class SmoothSensitivityMedian(
     for the public ``K = ceil(ln(1e12)/β)``, again β-smooth and ``>= LS``,
     computed from about ``K + 1`` order statistics.
 
-    **Public constants.** Per feature ``ε_f = min(ε/d, 1)``, ``δ_f = δ/d``,
-    ``α = ε_f/2``, ``ℓ = max(1, ln(2/δ_f))``, ``β_0 = ε_f/(2ℓ)``; ``S_K`` is
+    **Public constants.** Laplace: per feature ``ε_f = min(ε/d, 1)``,
+    ``δ_f = δ/d``, ``α = ε_f/2``, ``ℓ = max(1, ln(2/δ_f))``,
+    ``β_0 = ε_f/(2ℓ)``. Cauchy: ``ε_f = ε/d``, ``α = β_0 = ε_f/6``. ``S_K`` is
     computed with ``β = β_0 - 2**-36`` (fit refuses ``β < 2**-30``, before the
     charge). The grid is ``g = 2**k`` with ``k = floor(log2 F) - 20`` for the
     floor ``F = e^{-βK}(U - L)`` of ``S_K`` (so ``g <= 2**-20 S_K``).
@@ -294,15 +317,17 @@ class SmoothSensitivityMedian(
     :func:`~skdp.sensitivity.median_smooth_sensitivity`), let
     ``S'(x) = ŝ/(1 - η) + g`` (an exact rational). The median is rounded to
     ``r(x) = round(f(x)/g)`` in exact arithmetic, and the release is
-    ``g·(r(x) + Z)``, ``Z`` exact discrete Laplace on the integers with pmf
-    ``tanh(1/(2t)) e^{-|z|/t}`` and the exact rational scale
-    ``t(x) = S'(x)/(α g)`` (:mod:`skdp.mechanisms._smooth_noise`), clipped on
-    the lattice to ``[L, U]`` and rounded once to the nearest float. Nothing is
+    ``g·(r(x) + Z)``, ``Z`` exact integer noise with the exact rational scale
+    ``t(x) = S'(x)/(α g)`` (discrete Laplace, pmf ``tanh(1/(2t)) e^{-|z|/t}``,
+    or Cauchy-type, pmf ``1/(N(t)(1 + (z/t)²))`` with ``N(t) = πt coth(πt)``;
+    :mod:`skdp.mechanisms._smooth_noise`), clipped on the lattice to
+    ``[L, U]`` and rounded once to the nearest float. Nothing is
     multiplied by a data-dependent number after sampling; the support of every
     release is the public set ``gZ ∩ [L, U]``.
 
-    **Privacy (sliding and dilation for the discrete noise).** Let ``x, x'`` be
-    neighbours, ``r, r', t, t'`` their centres and scales, ``Δ = |r - r'|``.
+    **Privacy, Laplace (sliding and dilation for the discrete noise).** Let
+    ``x, x'`` be neighbours, ``r, r', t, t'`` their centres and scales,
+    ``Δ = |r - r'|``.
 
     1. *Sliding bound.* Rounding moves each median by at most ``g/2``, so
        ``Δ g <= |f(x) - f(x')| + g <= min(S_K(x), S_K(x')) + g
@@ -340,22 +365,33 @@ class SmoothSensitivityMedian(
     ``β = ε/(2 ln(2/δ))``) with the discrete noise and the float errors made
     explicit.
 
-    **Cost of the lattice.** The noise scale is ``(2/ε_f)(ŝ/(1-η) + g)``,
+    **Cost of the lattice.** The noise scale is ``(ŝ/(1-η) + g)/α``,
     at most ``1 + 2**-20`` times the continuous one, and rounding the median
     moves it by at most ``g/2``.
 
-    **Cauchy noise** (``noise="cauchy"``, pure ε-DP in the reals) was removed:
-    it added ``s·tan(π(U - 1/2))`` in floating point with a data-dependent
-    ``s``, so its outputs lay on data-dependent float sets. skdp has no exact
-    discrete counterpart with a proof yet.
+    **Privacy, Cauchy (pure ε).** Steps 1 and 2 above hold with ``α = β_0 =
+    ε_f/6``. With ``w_t(y) = 1/(1 + (y/t)²)``, for every integer ``z``:
+    *sliding* at a fixed scale, ``w_t(z - r')/w_t(z - r) <= e^{2 asinh(u/2)}
+    <= e^u`` with ``u = Δ/t <= α`` (the bound holds for every real ``z``, so
+    on the integers, with the same normaliser); *dilation* at a fixed centre,
+    ``p_t(y)/p_{t'}(y) = [t' coth(πt') / (t coth(πt))] · [w_t(y)/w_{t'}(y)]``,
+    which is at most ``t'/t <= e^{β_0}`` if ``t' >= t`` (``coth`` decreases,
+    ``w_t <= w_{t'}``) and at most ``coth(πt') (t/t')² <= coth(π/α) e^{2β_0}``
+    if ``t' < t`` (``t' >= 1/α``). The discrete normaliser is the slack:
+    ``ln coth(π/α) = ln coth(6π/ε_f)``, below ``1e-15`` for ``ε_f <= 1`` and
+    below ``ε_f/2`` for every ``ε_f``. So the pmf ratio of neighbours is at
+    most ``e^{α + 2β_0 + ln coth(6π/ε_f)} <= e^{ε_f/2 + ε_f/2}`` everywhere:
+    ``ε_f``-DP, δ = 0 (the constants of Nissim, Raskhodnikova and Smith,
+    ``γ = 2``, with room to spare). ``ε_f = ε/d``, not capped.
 
     **Budget split (public).** Equal shares over the ``d`` features; one
     ledger entry "smooth-sensitivity releases".
 
-    **Accuracy.** The noise multiplier 2/ε is large and ``S >= LS``: on
-    well-behaved data :class:`PTRMedian` (with a good proposal) or the
+    **Accuracy.** The noise multipliers (2/ε, 6/ε) are large and ``S >= LS``:
+    on well-behaved data :class:`PTRMedian` (with a good proposal) or the
     exponential-mechanism quantile is usually more accurate; this estimator's
-    advantage is needing no proposal and never refusing.
+    advantage is needing no proposal and never refusing. Report the Cauchy
+    variant's error as a median absolute error (it has no variance).
 
     **transform** subtracts ``median_``; ``inverse_transform`` adds it back.
 
@@ -414,7 +450,8 @@ class SmoothSensitivityMedian(
         self.random_state = random_state
 
     def _fit_cost(self, n_features=None):
-        return PrivacyCost(self.epsilon, self.delta)
+        delta = self.delta if self.noise == "laplace" else 0.0
+        return PrivacyCost(self.epsilon, delta)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -431,31 +468,25 @@ class SmoothSensitivityMedian(
         -------
         self : SmoothSensitivityMedian
         """
-        if self.noise == "cauchy":
-            raise ValueError(
-                "SmoothSensitivityMedian: noise='cauchy' was removed; its "
-                "floating-point release (median + s * tan(...), s computed from "
-                "the data) is not differentially private as computed. Use "
-                "noise='laplace' with delta > 0."
-            )
         X = validate_private_data(self, X)
         n_features = X.shape[1]
         lower, upper = check_required_bounds(
             self.bounds, n_features, type(self).__name__
         )
-        if self.delta == 0:
+        if self.noise == "laplace" and self.delta == 0:
             raise ValueError(
-                "SmoothSensitivityMedian needs delta > 0 (its Laplace noise gives "
-                "(epsilon, delta)-DP); got delta=0."
+                "noise='laplace' needs delta > 0; use noise='cauchy' for pure "
+                "epsilon-DP."
             )
-        plan = smooth_plan(self.epsilon, self.delta, lower, upper)
+        plan = smooth_plan(self.epsilon, self.delta, lower, upper, self.noise)
         source = check_random_source(self.random_state)
+        delta = self.delta if self.noise == "laplace" else 0.0
         self._charge(
             [
                 (
                     "smooth-sensitivity releases",
                     total_epsilon(n_features, plan.eps_feature),
-                    self.delta,
+                    delta,
                 )
             ]
         )

@@ -10,8 +10,9 @@ from scipy import stats
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._smooth_noise import (
     _bernoulli_exp_fraction,
+    discrete_cauchy_fraction,
     discrete_laplace_fraction,
-    lattice_laplace_release,
+    lattice_release,
 )
 
 ALPHA = 1e-7  # per test: these must not flake
@@ -39,6 +40,25 @@ def test_matches_the_discrete_laplace_pmf(scale):
     assert stats.chisquare(counts, expected).pvalue > ALPHA
 
 
+@pytest.mark.parametrize("scale", [Fraction(1, 3), Fraction(7, 3)])
+def test_matches_the_discrete_cauchy_pmf(scale):
+    # pmf 1 / (pi t coth(pi t) (1 + (z/t)^2)); chi-square on |z| <= 8 + tails
+    source = check_random_source(11)
+    n = 10_000
+    z = np.array(
+        [discrete_cauchy_fraction(scale, random_state=source) for _ in range(n)]
+    )
+    t = float(scale)
+    norm = math.pi * t / math.tanh(math.pi * t)
+    cells = list(range(-8, 9))
+    probs = [1 / (norm * (1 + (v / t) ** 2)) for v in cells]
+    tail = (1 - sum(probs)) / 2
+    counts = [np.count_nonzero(z < -8)] + [np.count_nonzero(z == v) for v in cells]
+    counts.append(np.count_nonzero(z > 8))
+    expected = np.array([tail, *probs, tail]) * n
+    assert stats.chisquare(counts, expected).pvalue > ALPHA
+
+
 def test_bernoulli_exp_fraction_probability():
     source = check_random_source(3)
     n = 20_000
@@ -62,10 +82,28 @@ def test_any_scale_is_sampled_without_error(scale):
         assert 0.8 < ratio < 1.25
 
 
+@pytest.mark.parametrize(
+    "scale", [Fraction(10**40, 3), Fraction(3, 10**30), 2.0**-1074, 2.0**1000]
+)
+def test_any_cauchy_scale_is_sampled_without_error(scale):
+    # P(|Z| <= t) = 1/2 for the continuous Cauchy; the discrete one is close
+    source = check_random_source(0)
+    z = [discrete_cauchy_fraction(scale, random_state=source) for _ in range(400)]
+    t = Fraction(scale)
+    if t < 1e-6:
+        assert set(z) == {0}
+    else:
+        inside = np.mean([abs(v) <= t for v in z])
+        assert 0.4 < inside < 0.6
+
+
+@pytest.mark.parametrize(
+    "sampler", [discrete_laplace_fraction, discrete_cauchy_fraction]
+)
 @pytest.mark.parametrize("scale", [0, -1, float("inf"), float("nan")])
-def test_rejects_bad_scales(scale):
+def test_rejects_bad_scales(sampler, scale):
     with pytest.raises(ValueError, match="positive and finite"):
-        discrete_laplace_fraction(scale)
+        sampler(scale)
 
 
 @pytest.mark.parametrize(
@@ -77,15 +115,19 @@ def test_rejects_bad_scales(scale):
         (1e6 + 0.3, -70, 1e6, 1e6 + 1),  # grid far below the float spacing
     ],
 )
-def test_lattice_release_is_on_the_grid_and_inside_the_bounds(value, k, lower, upper):
+@pytest.mark.parametrize("noise", ["laplace", "cauchy"])
+def test_lattice_release_is_on_the_grid_and_inside_the_bounds(
+    value, k, lower, upper, noise
+):
     width = Fraction(upper) - Fraction(lower)
     for scale in (width / 1000, width * 10**6):
-        out = lattice_laplace_release(
+        out = lattice_release(
             [value] * 50,
             [scale] * 50,
             [k] * 50,
             [lower] * 50,
             [upper] * 50,
+            noise=noise,
             random_state=1,
         )
         for v in out:
@@ -95,7 +137,7 @@ def test_lattice_release_is_on_the_grid_and_inside_the_bounds(value, k, lower, u
 
 def test_lattice_release_rounds_the_centre_exactly():
     # a tiny scale leaves only the rounded centre: round(v / 2**k) 2**k
-    out = lattice_laplace_release(
+    out = lattice_release(
         [0.3, 0.375, 0.125],
         [Fraction(1, 10**9)] * 3,
         [-2] * 3,

@@ -1,4 +1,5 @@
-"""SmoothSensitivityMedian: smoothness and discrete admissibility by brute force,
+"""SmoothSensitivityMedian: smoothness and discrete admissibility (Laplace and
+Cauchy-type) by brute force,
 the public lattice, audits (with the old float-scaled release as a mutation twin)."""
 
 import math
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import special
 
 from skdp import BudgetAccountant
 from skdp.audit import LatticeEvent, assert_dp, audit_mechanism
@@ -36,8 +38,17 @@ BOUNDS = (0.0, 10.0)
 
 
 @pytest.mark.parametrize("domain", bf.DOMAINS[:2])
-@pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-6), (1.0, 0.2), (0.3, 1e-3)])
-def test_smooth_bound_is_an_upper_bound_and_beta_smooth(domain, epsilon, delta):
+@pytest.mark.parametrize(
+    "epsilon, delta, noise",
+    [
+        (1.0, 1e-6, "laplace"),
+        (1.0, 0.2, "laplace"),
+        (0.3, 1e-3, "laplace"),
+        (1.0, 0.0, "cauchy"),
+        (3.0, 0.0, "cauchy"),
+    ],
+)
+def test_smooth_bound_is_an_upper_bound_and_beta_smooth(domain, epsilon, delta, noise):
     # on every multiset of <= 7 values, with the estimator's beta and cap (and
     # a small cap that makes the floor e^{-beta K}(U - L) bind): S >= LS (LS
     # from the add/remove graph, not skdp) and S(x) <= e^beta S(x') on edges,
@@ -45,7 +56,7 @@ def test_smooth_bound_is_an_upper_bound_and_beta_smooth(domain, epsilon, delta):
     g = bf.graph(domain, 8)
     small = np.flatnonzero(g.sizes <= 7)
     local = g.local_sensitivity(g.median())
-    _, beta, default_cap = smooth_parameters(epsilon, delta, 1)
+    _, beta, default_cap = smooth_parameters(epsilon, delta, 1, noise)
     slack = (1 + float(SMOOTH_RELATIVE_ERROR)) / (1 - float(SMOOTH_RELATIVE_ERROR))
     for cap in (2, default_cap):
         s = np.full(len(g), np.nan)
@@ -109,6 +120,42 @@ def test_admissibility_brute_force_catches_a_too_large_beta():
     assert _worst_divergence(1.0, 1e-6, 1.0) > 1e-6
 
 
+def _cauchy_log_pmf(z, t):
+    """Log pmf of the discrete Cauchy-type noise: -ln(pi t coth(pi t) (1 + (z/t)^2))."""
+    return -math.log(math.pi * t / math.tanh(math.pi * t)) - np.log1p((z / t) ** 2)
+
+
+def _worst_cauchy_loss(epsilon, beta):
+    """Largest pointwise log pmf ratio over small scales, all shifts and ratios."""
+    alpha = epsilon / 6
+    worst = 0.0
+    for t_units in (1.0, 1.7, 5.0):  # t >= 1/alpha since S' >= g
+        t = t_units / alpha
+        # every integer within 100 t, and points far out where the ratio
+        # approaches its limit ln(N(t')/N(t)) + 2 ln(t/t')
+        far = np.array([1e3, 1e6, 1e12]) * math.ceil(t)
+        z = np.concatenate([np.arange(-int(100 * t), int(100 * t) + 1), far, -far])
+        for lam in np.linspace(-beta, beta, 5):
+            t2 = t * math.exp(lam)
+            for shift in range(math.floor(alpha * min(t, t2)) + 1):
+                loss = _cauchy_log_pmf(z, t) - _cauchy_log_pmf(z - shift, t2)
+                worst = max(worst, float(np.abs(loss).max()))
+    return worst
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 4.0, 20.0])
+def test_discrete_cauchy_is_admissible_by_exact_pmfs(epsilon):
+    # pure DP: with alpha = beta0 = eps/6 the log ratio of the pmfs of
+    # r + Z_t and r' + Z_t' is at most eps at every integer
+    assert _worst_cauchy_loss(epsilon, epsilon / 6) <= epsilon
+
+
+def test_cauchy_brute_force_catches_a_too_large_beta():
+    # beta = 2 eps (12x too large): the tails of the dilation cost about beta
+    # (measured: at most 0.32 eps with the correct beta)
+    assert _worst_cauchy_loss(1.0, 2.0) > 1.5
+
+
 # -- the public lattice (regression: the old release scaled by S(x)) --------
 
 
@@ -140,32 +187,44 @@ def _release_pmf(data, plan, lower, upper, beta=None):
     step = Fraction(2) ** k
     beta = plan.beta if beta is None else beta
     s = smooth_sensitivities(data[:, None], beta, [lower], [upper], plan.cap)
-    t = float(smooth_noise_scales(s, plan.eps_feature, [k])[0] / step)
+    t = float(smooth_noise_scales(s, plan.alpha, [k])[0] / step)
     centre = round(
         Fraction(float(lower_medians(data[:, None], [lower], [upper])[0])) / step
     )
     first = math.ceil(Fraction(lower) / step)
     last = math.floor(Fraction(upper) / step)
     j = np.arange(first, last + 1)
-    pmf = math.tanh(0.5 / t) * np.exp(-np.abs(j - centre) / t)
-    norm = 1 + math.exp(-1 / t)
+    tail = _laplace_tail if plan.noise == "laplace" else _cauchy_tail
+    if plan.noise == "laplace":
+        pmf = math.tanh(0.5 / t) * np.exp(-np.abs(j - centre) / t)
+    else:
+        pmf = np.exp(_cauchy_log_pmf(j - centre, t))
     # clipped tails: P(Z <= first - centre - 1) and P(Z >= last - centre + 1)
-    pmf[0] += _tail(centre - first + 1, t, norm)
-    pmf[-1] += _tail(last - centre + 1, t, norm)
+    pmf[0] += tail(centre - first + 1, t)
+    pmf[-1] += tail(last - centre + 1, t)
     return pmf
 
 
-def _tail(m, t, norm):
+def _laplace_tail(m, t):
     """``P(Z >= m)`` for discrete Laplace ``Z`` of scale ``t`` (integer m)."""
+    norm = 1 + math.exp(-1 / t)
     if m >= 1:
         return math.exp(-m / t) / norm
     return 1 - math.exp(-(1 - m) / t) / norm
 
 
-def _worst_edge_divergence(domain, epsilon, delta, beta=None):
+def _cauchy_tail(m, t):
+    """``P(Z >= m)`` for the discrete Cauchy-type ``Z``: ``t Im psi(m + it) / N``."""
+    if m >= 1:
+        norm = math.pi * t / math.tanh(math.pi * t)
+        return t * float(np.imag(special.psi(m + 1j * t))) / norm
+    return 1 - _cauchy_tail(1 - m, t)
+
+
+def _worst_edge_divergence(domain, epsilon, delta, beta=None, noise="laplace"):
     g = bf.graph(domain, 7)
     lower, upper = g.lower, g.upper
-    plan = smooth_plan(epsilon, delta, np.array([lower]), np.array([upper]))
+    plan = smooth_plan(epsilon, delta, np.array([lower]), np.array([upper]), noise)
     # a coarse public grid (any public grid is covered by the proof) keeps
     # the scales t small, where the discrete effects are largest
     k = floor_log2(upper - lower) - 4
@@ -198,6 +257,13 @@ def test_whole_release_is_private_on_every_edge(domain, epsilon, delta):
     assert _worst_edge_divergence(domain, epsilon, delta) <= delta
 
 
+@pytest.mark.parametrize("domain", bf.DOMAINS[:2])
+@pytest.mark.parametrize("epsilon", [0.5, 3.0])
+def test_whole_cauchy_release_is_private_on_every_edge(domain, epsilon):
+    # pure DP: delta = 0 must hold on every edge, clipping mass included
+    assert _worst_edge_divergence(domain, epsilon, 0.0, noise="cauchy") <= 1e-12
+
+
 def test_whole_release_brute_force_catches_epsilon_as_beta():
     assert _worst_edge_divergence(bf.DOMAINS[1], 1.0, 0.01, beta=1.0) > 0.01
 
@@ -211,9 +277,9 @@ def col(*values):
     return np.array(values, dtype=float)[:, None]
 
 
-def smooth_runs(data, seed, epsilon, delta, n_runs, beta=None):
+def smooth_runs(data, seed, epsilon, delta, n_runs, beta=None, noise="laplace"):
     """Vectorised twin of fit: S and the median once, n_runs releases."""
-    plan = smooth_plan(epsilon, delta, np.array([0.0]), np.array([10.0]))
+    plan = smooth_plan(epsilon, delta, np.array([0.0]), np.array([10.0]), noise)
     beta = plan.beta if beta is None else beta
     s = smooth_sensitivities(data, beta, [0.0], [10.0], plan.cap)
     med = lower_medians(data, [0.0], [10.0])
@@ -250,11 +316,13 @@ def old_smooth_release(data, seed, n_runs):
 
 def test_wrapper_is_the_estimator():
     data = col(0, 1.5, 4.2)
-    for seed in range(10):
-        est = SmoothSensitivityMedian(1.0, 0.01, bounds=BOUNDS, random_state=seed).fit(
-            data
-        )
-        assert smooth_runs(data, seed, 1.0, 0.01, 1)[0] == est.median_[0]
+    for noise in ("laplace", "cauchy"):
+        for seed in range(10):
+            est = SmoothSensitivityMedian(
+                1.0, 0.01, bounds=BOUNDS, noise=noise, random_state=seed
+            ).fit(data)
+            twin = smooth_runs(data, seed, 1.0, 0.01, 1, noise=noise)
+            assert twin[0] == est.median_[0]
 
 
 def test_audit_passes_on_the_review_pair():
@@ -288,6 +356,36 @@ def test_audit_passes_on_small_worst_pairs(pair):
     assert_dp(mech, *pair, 1.0, 0.01, **AUDIT)
 
 
+CAUCHY_PAIRS = [
+    (col(1.5, 1.5, 1.5), col(1.5, 1.5, 1.5, 1.5)),
+    (col(0, 0, 4, 4, 4), col(0, 0, 0, 4, 4, 4)),
+]
+
+
+@pytest.mark.parametrize("pair", CAUCHY_PAIRS)
+def test_audit_cauchy_passes(pair):
+    def mech(data, seed, n_runs):
+        return smooth_runs(data, seed, 1.0, 0.0, n_runs, noise="cauchy")
+
+    assert_dp(mech, *pair, 1.0, **AUDIT)
+
+
+def test_audit_cauchy_passes_on_the_review_pair():
+    def mech(data, seed, n_runs):
+        return smooth_runs(data, seed, 1.0, 0.0, n_runs, noise="cauchy")
+
+    assert_dp(mech, *review_pair(), 1.0, **AUDIT)
+
+
+def test_audit_catches_cauchy_with_a_mismatched_beta():
+    # S smoothed at beta = 3 eps instead of eps/6 (18x too large)
+    def mech(data, seed, n_runs):
+        return smooth_runs(data, seed, 1.0, 0.0, n_runs, beta=3.0, noise="cauchy")
+
+    result = audit_mechanism(mech, *CAUCHY_PAIRS[0], **AUDIT)
+    assert result.epsilon_lower_bound > 1.5
+
+
 def test_audit_catches_epsilon_as_beta():
     # RelM's bug: the smoothing parameter set to epsilon (10.6x too large
     # for delta = 0.01); exact best-event bound on this pair: 5.4
@@ -308,9 +406,13 @@ def test_budget_and_epsilon_cap_in_the_ledger():
     # min(3/2, 1) per feature, two features
     assert acc.total() == pytest.approx((2.0, 1e-6))
     assert (est.epsilon_spent_, est.delta_spent_) == pytest.approx(acc.total())
+    SmoothSensitivityMedian(
+        3.0, 1e-6, bounds=BOUNDS, noise="cauchy", accountant=acc
+    ).fit(X)
+    assert acc.total() == pytest.approx((5.0, 1e-6))  # Cauchy: no cap, no delta
     assert [e.label for e in acc.entries] == [
         "SmoothSensitivityMedian: smooth-sensitivity releases"
-    ]
+    ] * 2
 
 
 @pytest.mark.parametrize("epsilon, d", [(0.7, 3), (0.1, 7), (1.3, 9)])
@@ -328,6 +430,7 @@ def test_charge_covers_the_exact_sum_of_the_feature_epsilons(epsilon, d):
 def test_epsilon_is_capped_at_one_per_feature():
     assert smooth_parameters(3.0, 1e-6, 1)[0] == 1.0
     assert smooth_parameters(3.0, 1e-6, 5)[0] == pytest.approx(0.6)
+    assert smooth_parameters(3.0, 0.0, 1, "cauchy")[0] == 3.0
 
 
 def test_accuracy_on_stable_data():
@@ -339,15 +442,28 @@ def test_accuracy_on_stable_data():
     est = SmoothSensitivityMedian(bounds=BOUNDS, random_state=0).fit(X)
     # |Lap(2 s / eps)| > 2 s ln(1e7) has probability 1e-7
     assert abs(est.median_[0] - truth) < 2 * s * math.log(1e7)
+    errors = [
+        abs(
+            SmoothSensitivityMedian(bounds=BOUNDS, noise="cauchy", random_state=k)
+            .fit(X)
+            .median_[0]
+            - truth
+        )
+        for k in range(41)
+    ]
+    # median |Cauchy(6s/eps)| = 6s/eps; the sample median of 41 exceeds 10x
+    # that with probability far below 1e-6
+    assert np.median(errors) < 10 * 6 * s
 
 
 @pytest.mark.parametrize(
     "X", [np.full((5, 1), 7.0), np.array([[3.0]]), np.full((5, 1), 1e9)]
 )
 def test_degenerate_inputs_release_inside_the_bounds(X):
-    est = SmoothSensitivityMedian(bounds=BOUNDS, random_state=0)
-    m = est.fit(X).median_
-    assert np.all((m >= 0) & (m <= 10))
+    for noise in ("laplace", "cauchy"):
+        est = SmoothSensitivityMedian(bounds=BOUNDS, noise=noise, random_state=0)
+        m = est.fit(X).median_
+        assert np.all((m >= 0) & (m <= 10))
 
 
 @pytest.mark.parametrize(
@@ -378,12 +494,15 @@ def test_no_error_or_warning_after_the_charge_on_adversarial_data():
         np.array([[0.0], [10.0]] * 50),
         np.r_[np.zeros(500), np.full(501, 1e-300)][:, None],
     ]
-    for bounds in [BOUNDS, (0, 8e307), (1e6, 1e6 + 1e-9), (-1e-280, 1e-280)]:
+    for bounds in [BOUNDS, (0, 2e307), (1e6, 1e6 + 1e-9), (-1e-280, 1e-280)]:
         for X in datasets:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")
-                est = SmoothSensitivityMedian(bounds=bounds, random_state=0).fit(X)
-            assert bounds[0] <= est.median_[0] <= bounds[1]
+            for noise in ("laplace", "cauchy"):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    est = SmoothSensitivityMedian(
+                        bounds=bounds, noise=noise, random_state=0
+                    ).fit(X)
+                assert bounds[0] <= est.median_[0] <= bounds[1]
 
 
 @pytest.mark.parametrize(
@@ -399,7 +518,7 @@ def test_no_error_or_warning_after_the_charge_on_adversarial_data():
         ({"delta": 0.0}, np.ones((3, 1)), "delta > 0"),
         ({"epsilon": 1e-12}, np.ones((3, 1)), "too small"),
         ({"noise": "gaussian"}, np.ones((3, 1)), "noise"),
-        ({"noise": "cauchy"}, np.ones((3, 1)), "cauchy' was removed"),
+        ({"noise": "cauchy", "epsilon": 1e-9}, np.ones((3, 1)), "too small"),
         ({"epsilon": 5.0}, np.ones((3, 2)), "exceed"),
     ],
 )

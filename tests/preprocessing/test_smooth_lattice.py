@@ -62,3 +62,21 @@ def test_robust_scaler_median_passes_the_lattice_audit():
     # share (0.5, 5e-7) of the budget; main: epsilon >= 3.3 against 0.5
     est = PrivateRobustScaler(1.0, 1e-6, bounds=BOUNDS)
     assert_dp(released_median(est), *review_pair(1001), 0.5, 5e-7, **AUDIT)
+
+
+def test_cauchy_releases_lie_on_the_public_grid():
+    # main added s * tan(pi (U - 1/2)) to the median in floats: outputs near 0
+    # carried bits far below any public grid (finest bit about 2^-62 here).
+    # Now every output is a multiple of g = 2^k, where the documented
+    # k = floor(log2(e^{-beta K}(U - L))) - 20 is at least
+    # floor(log2(1e-12 e^{-1/6} 20)) - 20 = -56 (e^{-beta K} >= 1e-12 e^{-beta})
+    d0 = np.sort(np.random.default_rng(0).normal(0.0, 0.01, 1001))
+    d0 -= d0[500]  # the lower median is exactly 0
+    d0 = d0[:, None]
+    d1 = np.vstack([d0, [[0.0]]])
+    for data in (d0, d1):
+        est = SmoothSensitivityMedian(1.0, 0.0, bounds=(-10.0, 10.0), noise="cauchy")
+        out = np.array(
+            [est.set_params(random_state=s).fit(data).median_[0] for s in range(100)]
+        )
+        assert np.all(two_adic_valuation(out[out != 0]) >= -56)
