@@ -1,4 +1,4 @@
-"""Standard Cauchy noise for smooth-sensitivity releases (floating point)."""
+"""Standard Cauchy noise (floating point; not used by any estimator)."""
 
 import math
 
@@ -44,9 +44,11 @@ def cauchy_noise(scale=1.0, size=None, *, random_state=None):
     floats with uneven spacing, the far tail is truncated at about
     ``1.8e16 * scale``, and a release ``value + noise`` computed in floating
     point can leak information through its low-order bits (Mironov, 2012).
-    skdp has no exact discrete Cauchy sampler; the smooth-sensitivity
-    estimators that use this function say so in their privacy statements.
-    Unlike Laplace and Gaussian releases, these are not exact.
+    No skdp estimator uses this function: ``SmoothSensitivityMedian(noise=
+    "cauchy")``, which added ``s * cauchy_noise()`` with a data-dependent
+    ``s``, now adds exact discrete Cauchy-type integer noise on a public grid
+    instead (``skdp.mechanisms._smooth_noise``, issue 13). Do not add this
+    function's output to a private value; it is kept for experiments only.
 
     The standard Cauchy density is ``1 / (pi (1 + z**2))``; it has no mean
     and no variance, so report the median absolute error of Cauchy releases,

@@ -29,12 +29,7 @@ from skdp.preprocessing._ptr import (
     ptr_parameters,
     ptr_release,
 )
-from skdp.preprocessing._smooth import (
-    _check_scale_range,
-    smooth_parameters,
-    smooth_release,
-    smooth_sensitivities,
-)
+from skdp.preprocessing._smooth import smooth_medians, smooth_plan, total_epsilon
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = ["PrivateRobustScaler"]
@@ -112,7 +107,10 @@ class PrivateRobustScaler(
     entries "median ..." and "scale ...". With the smooth-sensitivity median
     the median part spends ``d·min(ε_m/d, 1)`` (its Laplace constants are
     only used for ε ≤ 1 per feature), so ``epsilon_spent_`` can be below
-    ``epsilon``.
+    ``epsilon``. The smooth-sensitivity medians lie on public power-of-two
+    grids with exact data-scaled discrete Laplace noise; the sliding and
+    dilation proof for that noise, with its slack, is in the Notes of
+    :class:`SmoothSensitivityMedian`.
 
     The split is public. Half and half is a reasonable default: the median's
     error is additive (``b/ε_r`` for PTR) and the scale's multiplicative, and
@@ -223,9 +221,14 @@ class PrivateRobustScaler(
                 ("median releases", eps_median / 2, 0.0),
             ]
         else:
-            smooth = smooth_parameters(eps_median, delta_half, d, "laplace")
-            _check_scale_range(lower, upper, *smooth[1:])
-            median_items = [("smooth median releases", d * smooth[0], delta_half)]
+            smooth = smooth_plan(eps_median, delta_half, lower, upper)
+            median_items = [
+                (
+                    "smooth median releases",
+                    total_epsilon(d, smooth.eps_feature),
+                    delta_half,
+                )
+            ]
         eps_grid, threshold, cap = iqr_parameters(eps_scale, delta_half, d)
         source = check_random_source(self.random_state)
         self._charge(
@@ -236,8 +239,8 @@ class PrivateRobustScaler(
             ]
         )
 
-        medians = lower_medians(X, lower, upper)
         if self.proposed_sensitivity is not None:
+            medians = lower_medians(X, lower, upper)
             eps_f, ptr_threshold, ptr_cap = ptr
             distances = median_distances(X, proposals, lower, upper, ptr_cap)
             released, median_refused = ptr_release(
@@ -250,11 +253,7 @@ class PrivateRobustScaler(
                 random_state=source,
             )
         else:
-            _, beta, multiplier, smooth_cap = smooth
-            sensitivities = smooth_sensitivities(X, beta, lower, upper, smooth_cap)
-            released = smooth_release(
-                medians, multiplier * sensitivities, "laplace", random_state=source
-            )
+            released = smooth_medians(X, smooth, lower, upper, random_state=source)
             median_refused = np.zeros(d, dtype=bool)
         iqrs, iqr_distances = iqr_statistics(X, (lower, upper), base, width, cap)
         scales, scale_refused = iqr_release(

@@ -141,6 +141,8 @@ def test_refusals_give_nan_columns_or_raise_after_spending():
         ({"proposed_sensitivity": 0.0}, np.ones((3, 1)), "proposed_sensitivity"),
         ({"width": -1.0}, np.ones((3, 1)), "width"),
         ({"epsilon": 5.0}, np.ones((3, 1)), "exceed"),
+        ({"epsilon": 1e-12}, np.ones((3, 1)), "too small"),
+        ({"bounds": (0, 1e-310)}, np.ones((3, 1)), "too narrow"),
     ],
 )
 def test_bad_input_charges_nothing(kwargs, X, match):

@@ -364,3 +364,48 @@ def test_window_selection_matches_full_sort():
     )
     np.testing.assert_array_equal(values, y[ranks])
     assert ranks[0] == 0 and ranks[-1] == 1001
+
+
+# -- float error of S_K (the smooth-sensitivity releases rely on 2**-40) -------
+
+
+def _exact_smooth_sensitivity(x, beta, bounds, cap):
+    """``S_K`` for the float data, bounds and β, evaluated with 60 digits."""
+    from decimal import Context, Decimal
+
+    ctx = Context(prec=60)
+    lower, upper = bounds
+    y = np.concatenate([[lower], np.sort(np.clip(x, lower, upper)), [upper]])
+    n = len(x)
+    b = Decimal(beta)  # the exact binary value of the float
+    terms = [
+        ctx.multiply(ctx.subtract(Decimal(upper), Decimal(lower)), ctx.exp(-b * cap))
+    ]
+    for k in range(min(cap - 1, n) + 1):
+        lo, hi = max(0, (n - k) // 2), min(n + 1, (n + k + 2) // 2)
+        gap = ctx.subtract(Decimal(float(y[hi])), Decimal(float(y[lo])))
+        terms.append(ctx.multiply(gap, ctx.exp(ctx.multiply(-b, k))))
+    return max(terms)
+
+
+@pytest.mark.parametrize(
+    "bounds, scale",
+    [((0.0, 10.0), 1.0), ((-8e307, 8e307), 1e306), ((1e6, 1e6 + 1e-3), 1e-4)],
+)
+def test_smooth_sensitivity_float_error_is_below_2_to_minus_40(bounds, scale):
+    from decimal import Decimal
+
+    rng = np.random.default_rng(0)
+    worst = Decimal(0)
+    for trial in range(40):
+        n = int(rng.integers(1, 60))
+        centre = bounds[0] / 2 + bounds[1] / 2
+        with np.errstate(over="ignore"):
+            x = centre + scale * rng.standard_t(1 + trial % 3, size=n)
+        x = np.clip(x, *bounds)
+        beta = float(rng.choice([1e-6, 0.01, 0.3]))
+        cap = int(rng.choice([2, 7, 50, 10**9]))
+        got = median_smooth_sensitivity(x, beta, bounds, cap=cap)
+        exact = _exact_smooth_sensitivity(x, beta, bounds, cap)
+        worst = max(worst, abs(Decimal(got) / exact - 1))
+    assert worst < Decimal(2) ** -40
