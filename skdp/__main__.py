@@ -6,6 +6,7 @@
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -49,9 +50,11 @@ def demo(epsilon=1.0):
     ):
         print(f"  {name:<7} [{low:g}, {high:g}]{'':<4} {value:8.2f} {true:8.2f}")
 
+    # 2 folds x (0.05 + 0.1) + a refit of at most 0.1: 0.4 epsilon, which fits
+    # in the half left after the pipeline's fit
     search = GridSearchCV(
         make_pipeline(DPClipper(bounds=bounds), PrivateMean(bounds=bounds)),
-        {"privatemean__epsilon": [0.05, 0.1]},
+        {"privatemean__epsilon": [0.05 * epsilon, 0.1 * epsilon]},
         cv=2,
         scoring=_closeness_to_centre,
         error_score="raise",
@@ -90,10 +93,24 @@ def _demo_table(n_rows=50_000):
 
 
 def _open_accountant(args):
+    """The accountant of a run: in memory, a new ledger file, or an existing one.
+
+    A new ``--ledger`` file gets the budget ``--budget`` (default: the run's
+    ``--epsilon``). An existing file keeps the budget stored in it; a
+    ``--budget`` that differs from it is an error, never silently ignored.
+    """
     if args.ledger is None:
         return BudgetAccountant(epsilon=args.epsilon)
     if Path(args.ledger).exists():
-        return BudgetAccountant.open(args.ledger)
+        accountant = BudgetAccountant.open(args.ledger)
+        if args.budget is not None and args.budget != accountant.epsilon:
+            raise ValueError(
+                f"--budget {args.budget:g} differs from the budget epsilon="
+                f"{accountant.epsilon:g} stored in the existing ledger "
+                f"{args.ledger!r}; a ledger's budget is fixed when it is created. "
+                "Drop --budget to use the stored one, or pass a new --ledger file."
+            )
+        return accountant
     budget = args.epsilon if args.budget is None else args.budget
     return BudgetAccountant(epsilon=budget, ledger=args.ledger)
 
@@ -153,15 +170,45 @@ def describe_command(args):
     return 0
 
 
-def _build_parser():
-    parser = argparse.ArgumentParser(prog="skdp", description=__doc__)
-    parser.add_argument("--version", action="version", version=__version__)
-    parser.add_argument(
-        "--epsilon", type=float, default=1.0, help="total budget (default 1.0)"
+#: Options accepted before and after the subcommand, with one meaning and one
+#: default each (``skdp --epsilon 0.1 describe`` = ``skdp describe --epsilon
+#: 0.1``). Their defaults are filled in after parsing: a default given to the
+#: subcommand's parser would overwrite the value given before it.
+SHARED_OPTIONS = {"epsilon": 1.0, "ledger": None, "budget": None}
+
+
+def _shared_options():
+    shared = argparse.ArgumentParser(add_help=False)
+    shared.add_argument(
+        "--epsilon",
+        type=float,
+        default=argparse.SUPPRESS,
+        help="total epsilon of the run (default 1.0)",
     )
+    shared.add_argument(
+        "--ledger",
+        default=argparse.SUPPRESS,
+        help="SQLite ledger file: runs on the same data share its budget and are "
+        "refused once it is spent (the file persists between runs)",
+    )
+    shared.add_argument(
+        "--budget",
+        type=float,
+        default=argparse.SUPPRESS,
+        help="total budget of a new --ledger file (default: --epsilon); for an "
+        "existing file it must equal the stored budget",
+    )
+    return shared
+
+
+def _build_parser():
+    shared = _shared_options()
+    parser = argparse.ArgumentParser(prog="skdp", description=__doc__, parents=[shared])
+    parser.add_argument("--version", action="version", version=__version__)
     commands = parser.add_subparsers(dest="command")
     desc = commands.add_parser(
         "describe",
+        parents=[shared],
         help="private descriptive statistics of a CSV file",
         description="Private count, mean, median, IQR and clip bounds of every "
         "numeric column of a CSV file (.csv or .csv.gz, with a header row), at "
@@ -169,25 +216,12 @@ def _build_parser():
         "describes a synthetic demo table.",
     )
     desc.add_argument("file", nargs="?", help="CSV file (default: a demo dataset)")
-    desc.add_argument(
-        "--epsilon", type=float, default=1.0, help="total epsilon (default 1.0)"
-    )
     desc.add_argument("--columns", help="comma-separated numeric columns to describe")
     desc.add_argument(
         "--bounds",
         action="append",
         metavar="NAME=LOW:HIGH",
         help="public bounds of a column (repeatable); others are found privately",
-    )
-    desc.add_argument(
-        "--ledger",
-        help="SQLite ledger file: runs on the same data share its budget and are "
-        "refused once it is spent",
-    )
-    desc.add_argument(
-        "--budget",
-        type=float,
-        help="total budget of a new --ledger file (default: --epsilon)",
     )
     desc.add_argument("--json", action="store_true", help="print JSON")
     desc.add_argument(
@@ -196,11 +230,39 @@ def _build_parser():
     return parser
 
 
+def _parse(argv):
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    for name, default in SHARED_OPTIONS.items():
+        if not hasattr(args, name):
+            setattr(args, name, default)
+    if not (math.isfinite(args.epsilon) and args.epsilon > 0):
+        raise ValueError(f"--epsilon must be a finite number > 0; got {args.epsilon}.")
+    if args.budget is not None and not args.budget > 0:
+        raise ValueError(f"--budget must be > 0; got {args.budget}.")
+    return args
+
+
 def main(argv=None):
-    args = _build_parser().parse_args(argv)
+    try:
+        args = _parse(argv)
+    except ValueError as exc:
+        print(f"skdp: error: {exc}", file=sys.stderr)
+        return 2
     if args.command == "describe":
         return describe_command(args)
-    demo(args.epsilon)
+    if args.ledger is not None or args.budget is not None:
+        print(
+            "skdp: error: --ledger and --budget apply to 'skdp describe'; the tour "
+            "uses an accountant of its own with the budget --epsilon.",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        demo(args.epsilon)
+    except BudgetExceededError as exc:  # not expected: the tour plans its spends
+        print(f"skdp: refused: {exc}", file=sys.stderr)
+        return 3
     return 0
 
 

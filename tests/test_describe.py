@@ -185,3 +185,55 @@ def test_tour_without_a_command_prints_the_ledger(capsys):
     assert main([]) == 0
     out = capsys.readouterr().out
     assert "PrivateMean: row count and clipped sums" in out and "remaining" in out
+
+
+# -- one meaning per option (issue 13, item 5) ----------------------------------
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--epsilon", "0.1", "describe", "--columns", "age"],  # main: spent 1.0
+        ["describe", "--columns", "age", "--epsilon", "0.1"],
+        ["--ledger", "L", "describe", "--columns", "age", "--epsilon", "0.1"],
+    ],
+)
+def test_cli_epsilon_before_or_after_the_command_is_what_is_charged(
+    tmp_path, monkeypatch, args
+):
+    monkeypatch.chdir(tmp_path)
+    ledger = str(tmp_path / "budget.sqlite")
+    if "--ledger" in args:
+        args = [ledger if a == "L" else a for a in args]
+    else:
+        args = [*args, "--ledger", ledger]
+    assert main(args) == 0
+    acc = BudgetAccountant.open(ledger)
+    # a new ledger's budget is the run's epsilon (main: 1.0), and the run
+    # spends exactly that
+    assert acc.epsilon == 0.1
+    assert spent(acc) <= Fraction("0.1")
+    assert float(spent(acc)) == pytest.approx(0.1, rel=1e-12)
+
+
+def test_cli_budget_that_differs_from_the_ledger_is_an_error(tmp_path, capsys):
+    ledger = str(tmp_path / "budget.sqlite")
+    run = ["describe", "--columns", "age", "--epsilon", "0.1", "--ledger", ledger]
+    assert main([*run, "--budget", "1.0"]) == 0
+    assert main([*run, "--budget", "1.0"]) == 0  # the same budget: fine
+    # main: --budget 5 was silently ignored
+    assert main([*run, "--budget", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "--budget 5" in err and "epsilon=1" in err
+    assert float(spent(BudgetAccountant.open(ledger))) == pytest.approx(0.2)
+
+
+def test_cli_tour_at_a_small_epsilon(capsys):
+    # main: a traceback (the tour's grid search overspent its own budget)
+    assert main(["--epsilon", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "budget     epsilon=0.5" in out
+
+
+def test_cli_ledger_options_do_not_apply_to_the_tour(tmp_path, capsys):
+    assert main(["--ledger", str(tmp_path / "x.sqlite")]) == 2
+    assert "apply to 'skdp describe'" in capsys.readouterr().err
+    assert not (tmp_path / "x.sqlite").exists()

@@ -25,11 +25,11 @@ class BudgetAccountant:
     The accountant is built to survive scikit-learn's machinery: ``clone``,
     ``copy.copy`` and ``copy.deepcopy`` return the accountant itself, so a
     ``GridSearchCV`` or ``cross_validate`` over estimators that share it
-    records every fit. A copy that reaches another process by pickling either
-    writes to the same durable SQLite ledger (``ledger="path.sqlite"``) or, for
-    an in-memory ledger, refuses to spend with
-    :class:`~skdp.exceptions.AccountantCopyError`: a spend is never silently
-    lost.
+    records every fit. A copy that reaches another process, by pickling or by
+    ``fork``, either writes to the same durable SQLite ledger
+    (``ledger="path.sqlite"``) or, for an in-memory ledger, refuses to spend
+    with :class:`~skdp.exceptions.AccountantCopyError`: a spend is never
+    silently lost.
 
     Parameters
     ----------
@@ -46,7 +46,10 @@ class BudgetAccountant:
         ``None`` keeps the ledger in memory (one process). A path stores it in
         a SQLite file shared by every thread and process that opens it, durable
         across crashes and restarts; re-opening the file restores the spent
-        budget. A file's budget is fixed when it is created.
+        budget. A file's budget is fixed when it is created. A relative path
+        is resolved against the working directory when the accountant is
+        created, so copies in workers with another working directory write
+        to the same file.
 
     Attributes
     ----------
@@ -113,6 +116,7 @@ class BudgetAccountant:
             self._ledger = SQLiteLedger(ledger, budget)
         self._set_budget(budget)
         self._copy_of_pid = None
+        self._owner_pid = os.getpid()
         self._context = threading.local()
 
     @classmethod
@@ -134,6 +138,7 @@ class BudgetAccountant:
         self._ledger = SQLiteLedger(ledger, None)
         self._set_budget(self._ledger.budget)
         self._copy_of_pid = None
+        self._owner_pid = os.getpid()
         self._context = threading.local()
         return self
 
@@ -338,20 +343,32 @@ class BudgetAccountant:
         )
 
     def _refuse_if_copy(self):
-        if self._copy_of_pid is not None:
-            where = (
-                "another process"
-                if self._copy_of_pid != os.getpid()
-                else "this process, by pickling"
-            )
-            raise AccountantCopyError(
-                "This BudgetAccountant is a pickled copy (made in "
-                f"{where}) of an accountant with an in-memory ledger, so a spend "
-                "here would not reach the original's record. Share the budget "
-                "across processes with BudgetAccountant(..., "
-                "ledger='budget.sqlite'), or run parallel work in threads with "
-                "joblib.parallel_config(backend='threading')."
-            )
+        """Refuse to spend from a copy of an in-memory ledger.
+
+        A copy made by pickling remembers the pid of the original's process; a
+        copy made by ``fork`` (multiprocessing, ``ProcessPoolExecutor`` on
+        Linux) is the same object in another process, recognised by its owner
+        pid. Either way a spend would be recorded where the original never
+        sees it.
+        """
+        if self._ledger.path is not None:
+            return
+        pid = os.getpid()
+        if self._copy_of_pid is None and self._owner_pid == pid:
+            return
+        if self._copy_of_pid is None:
+            how = f"inherited by a forked child process (pid {pid})"
+        elif self._copy_of_pid != pid:
+            how = "a pickled copy sent to another process"
+        else:
+            how = "a pickled copy made in this process"
+        raise AccountantCopyError(
+            f"This BudgetAccountant is {how} of an accountant with an in-memory "
+            "ledger, so a spend here would not reach the original's record. "
+            "Share the budget across processes with BudgetAccountant(..., "
+            "ledger='budget.sqlite'), or run parallel work in threads with "
+            "joblib.parallel_config(backend='threading')."
+        )
 
     # -- reports ------------------------------------------------------------
 
@@ -487,7 +504,7 @@ class BudgetAccountant:
         state = {
             "budget": (repr(self._epsilon), repr(self._delta), repr(self._slack)),
             "path": self._ledger.path,
-            "pid": os.getpid() if self._copy_of_pid is None else self._copy_of_pid,
+            "pid": self._owner_pid if self._copy_of_pid is None else self._copy_of_pid,
         }
         if state["path"] is None:
             state["entries"] = self._ledger.read()
@@ -502,6 +519,7 @@ class BudgetAccountant:
         else:
             self._ledger = SQLiteLedger(state["path"], state["budget"])
             self._copy_of_pid = None
+        self._owner_pid = state["pid"]
 
     # -- default accountant -------------------------------------------------
 
@@ -551,6 +569,25 @@ _current = contextvars.ContextVar("skdp_default_accountant", default=None)
 _process_lock = threading.Lock()
 _process_stack = []
 _process_default = []
+_auto_default = []  # the unlimited default created on first use, if any
+
+
+def _fresh_default_after_fork():
+    """In a forked child, forget an inherited automatic default accountant.
+
+    The automatic default (``epsilon=inf``) only records; its record lives in
+    the parent, so a child gets a fresh one of its own (documented in
+    :func:`default_accountant`). An accountant the user put in effect is kept:
+    if its ledger is in memory it refuses to spend in the child.
+    """
+    global _process_lock
+    _process_lock = threading.Lock()  # a lock held by another thread at fork
+    if _auto_default and _process_default and _process_default[0] is _auto_default[0]:
+        _process_default.clear()
+    _auto_default.clear()
+
+
+os.register_at_fork(after_in_child=_fresh_default_after_fork)
 
 
 def check_accountant(accountant):
@@ -582,7 +619,10 @@ def default_accountant():
     Inside ``with accountant:`` it is that accountant (also in threads started
     inside the block); otherwise the one set with
     :func:`set_default_accountant`; otherwise a process-wide accountant with an
-    unlimited budget (``epsilon=inf, delta=1.0``), which only records.
+    unlimited budget (``epsilon=inf, delta=1.0``), which only records (a
+    process started by ``fork`` records in a fresh one of its own; an
+    accountant you put in effect and whose ledger is in memory refuses to
+    spend in such a child, see :class:`BudgetAccountant`).
     Estimators look it up when ``fit`` is called, never when they are
     constructed.
 
@@ -606,6 +646,7 @@ def default_accountant():
     with _process_lock:
         if not _process_default:
             _process_default.append(BudgetAccountant(math.inf, 1.0))
+            _auto_default[:] = _process_default
         return _process_default[0]
 
 

@@ -108,7 +108,7 @@ class SQLiteLedger:
     _TIMEOUT = 600.0
 
     def __init__(self, path, budget):
-        self.path = os.fspath(path)
+        self.path = os.path.abspath(os.fspath(path))
         self._cache = (0, SpendTotals())  # (last entry id folded in, totals)
         self._cache_lock = threading.Lock()
         with self._connect() as conn:
