@@ -6,7 +6,11 @@ import os
 import threading
 from fractions import Fraction
 
-from skdp.accounting._composition import advanced_composition, exact
+from skdp.accounting._composition import (
+    advanced_filter_epsilon,
+    exact,
+    filter_slope,
+)
 from skdp.accounting._ledger import MemoryLedger, SQLiteLedger
 from skdp.exceptions import AccountantCopyError, BudgetExceededError
 from skdp.utils._validation import check_delta, check_epsilon
@@ -38,10 +42,12 @@ class BudgetAccountant:
     delta : float, default=0.0
         Total δ budget, in [0, 1]; ``1.0`` places no limit on δ.
     slack : float, default=0.0
-        If > 0, spends compose with the heterogeneous advanced composition
-        theorem (Kairouz, Oh and Viswanath 2015, Thm 3.5) at the cost of
-        ``slack`` extra δ, whenever that gives a smaller ε than the sum. Must
-        not exceed ``delta``.
+        If > 0 (with a finite ``epsilon``), spends are admitted by an
+        advanced-composition privacy filter, valid when each spend is chosen
+        after seeing earlier releases, whenever that admits more than the sum;
+        ``slack`` of the δ budget is reserved for it (see Notes). Must not
+        exceed ``delta``. Ignored with ``epsilon=inf`` (a filter needs a
+        budget fixed in advance).
     ledger : str, os.PathLike or None, default=None
         ``None`` keeps the ledger in memory (one process). A path stores it in
         a SQLite file shared by every thread and process that opens it, durable
@@ -70,6 +76,25 @@ class BudgetAccountant:
     bound is evaluated in floating point and rounded up before it is
     compared.
 
+    **Adaptive advanced composition.** Analysts choose the next fit after
+    seeing earlier results, so the advanced composition theorem for fixed
+    parameters (Kairouz, Oh and Viswanath 2015) does not apply as such. With
+    ``slack > 0`` the accountant is a *privacy filter* (Rogers, Roth, Ullman
+    and Vadhan 2016): a spend is accepted when, after it, ``Σ δ_i + slack <=
+    δ`` and either ``Σ ε_i <= ε`` or ``t + ln(1/slack)/λ + λ s/2 <= ε``, with
+    ``t = Σ ε_i tanh(ε_i/2)``, ``s = Σ ε_i²`` and a slope ``λ`` fixed by the
+    budget alone (tangent to ``s/2 + sqrt(2 s ln(1/slack))`` where it reaches
+    ``ε``; Whitehouse, Ramdas, Rogers and Wu 2023 show such filters match
+    advanced composition, constants included). **Theorem:** every
+    interaction whose spends this accountant accepted is ``(ε, δ)``-DP as a
+    whole, for fully adaptive choices of the ``(ε_i, δ_i)``; the proof (a
+    supermartingale and Ville's inequality, valid at any stopping time and
+    hence for either rule) is in
+    :func:`skdp.accounting._composition.advanced_filter_epsilon`.
+    :meth:`total` reports the smaller of the two used ε, with the slack in
+    δ; it is what the filter has consumed, while the guarantee of the
+    interaction is the budget.
+
     **Atomicity.** ``spend`` checks and records under a lock (memory) or an
     immediate SQLite transaction (file), so concurrent threads or processes
     never overspend together.
@@ -83,6 +108,10 @@ class BudgetAccountant:
     ----------
     .. [1] P. Kairouz, S. Oh and P. Viswanath, "The composition theorem for
        differential privacy", ICML 2015.
+    .. [3] R. Rogers, A. Roth, J. Ullman and S. Vadhan, "Privacy odometers and
+       filters: pay-as-you-go composition", NeurIPS 2016.
+    .. [4] J. Whitehouse, A. Ramdas, R. Rogers and Z. S. Wu, "Fully-adaptive
+       composition in differential privacy", ICML 2023.
     .. [2] C. Dwork, G. N. Rothblum and S. Vadhan, "Boosting and differential
        privacy", FOCS 2010.
 
@@ -177,13 +206,19 @@ class BudgetAccountant:
     def _compose(self, totals):
         """The (epsilon, delta) statements that hold for spends with these totals.
 
-        Returns a list of ``(epsilon, delta)`` pairs of exact fractions, each a
-        valid guarantee for the composition; the first is basic composition.
+        Returns a list of ``(epsilon, delta)`` pairs of exact fractions; the
+        budget is respected while any of them fits (class Notes). The first is
+        basic composition. With ``slack > 0`` and a finite ε budget the second
+        is the advanced-composition filter, and both carry the slack in δ.
         """
-        statements = [(totals.epsilon, totals.delta)]
-        if self._slack > 0 and totals.count:
-            adv_eps, adv_delta = advanced_composition(totals, self._slack)
-            statements.append((Fraction(adv_eps), adv_delta))
+        if self._slack == 0 or math.isinf(self._epsilon):
+            return [(totals.epsilon, totals.delta)]
+        delta = totals.delta + exact(self._slack)
+        statements = [(totals.epsilon, delta)]
+        if totals.count:
+            slope = filter_slope(self._epsilon, self._slack)
+            adv = advanced_filter_epsilon(totals, self._slack, slope)
+            statements.append((Fraction(adv), delta))
         return statements
 
     def _fits(self, statements):
@@ -216,9 +251,10 @@ class BudgetAccountant:
     def total(self):
         """The privacy spent so far, as ``(epsilon, delta)``.
 
-        With ``slack > 0`` this is the tighter of basic and advanced
-        composition. Values are rounded up where the exact sum is not a
-        float.
+        With ``slack > 0`` (and a finite budget) this is the smaller ε used
+        by the basic sum and the advanced-composition filter, with the slack
+        included in δ (class Notes). Values are rounded up where the exact
+        sum is not a float.
 
         Returns
         -------

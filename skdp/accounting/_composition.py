@@ -12,7 +12,13 @@ import math
 from fractions import Fraction
 from typing import NamedTuple
 
-__all__ = ["SpendTotals", "advanced_composition", "exact", "split_budget"]
+__all__ = [
+    "SpendTotals",
+    "advanced_filter_epsilon",
+    "exact",
+    "filter_slope",
+    "split_budget",
+]
 
 # Relative outward rounding applied to float evaluations of the advanced bound.
 # Each term is computed with a few ulps of error; 1e-12 covers that with room.
@@ -100,44 +106,83 @@ class SpendTotals(NamedTuple):
         return totals
 
 
-def advanced_composition(totals, slack):
-    """Heterogeneous advanced composition (Kairouz, Oh and Viswanath 2015, Thm 3.5).
+def filter_slope(budget_epsilon, slack):
+    """The fixed slope ``λ`` of the advanced-composition filter for a budget.
 
-    For adaptive composition of ``(epsilon_i, delta_i)``-DP mechanisms and any
-    ``slack`` in (0, 1), the composition is ``(epsilon, delta)``-DP with::
+    ``λ = sqrt(2 L) / u`` with ``L = ln(1/slack)`` and ``u`` the positive root of
+    ``u²/2 + sqrt(2L) u = ε_g``: the filter's line is then tangent to the
+    advanced-composition curve ``s/2 + sqrt(2 s L)`` exactly where that curve
+    reaches the budget, so for many small spends the filter admits as much as
+    advanced composition with fixed parameters would.
 
-        t       = sum epsilon_i * tanh(epsilon_i / 2)
-        s       = sum epsilon_i ** 2
-        epsilon = min(t + sqrt(2 s ln(e + sqrt(s) / slack)),
-                      t + sqrt(2 s ln(1 / slack)))
-        delta   = 1 - (1 - slack) prod(1 - delta_i)  <=  slack + sum delta_i
+    Parameters
+    ----------
+    budget_epsilon : float
+        The accountant's finite ε budget ``ε_g > 0``.
+    slack : float
+        The δ' of the filter, in (0, 1).
 
-    (``epsilon_i (e^epsilon_i - 1) / (e^epsilon_i + 1) = epsilon_i
-    tanh(epsilon_i/2)``.) Theorem 3.5 also allows ``sum epsilon_i`` (basic
-    composition, which needs no slack); the accountant takes whichever
-    statement is smaller. The homogeneous case is the Dwork–Rothblum–Vadhan
-    bound with the tighter first term ``k epsilon tanh(epsilon/2)`` in place of
-    ``k epsilon (e^epsilon - 1)``. We report the upper bound
-    ``slack + sum delta_i`` for delta so that it stays exact.
+    Returns
+    -------
+    slope : float
+
+    Examples
+    --------
+    >>> from skdp.accounting._composition import filter_slope
+    >>> round(filter_slope(6.0, 1e-6), 3)
+    5.06
+    """
+    root = math.sqrt(2.0 * math.log(1.0 / slack))
+    u = math.sqrt(root * root + 2.0 * budget_epsilon) - root
+    return root / u
+
+
+def advanced_filter_epsilon(totals, slack, slope):
+    """The ε the advanced-composition privacy filter has used: ``t + L/λ + λ s/2``.
+
+    With ``t = Σ ε_i tanh(ε_i/2)``, ``s = Σ ε_i²``, ``L = ln(1/slack)`` and a
+    slope ``λ > 0`` fixed before the first spend (:func:`filter_slope`), a
+    sequence of adaptively chosen ``(ε_i, δ_i)``-DP releases that is only
+    continued while this value stays ``<= ε_g`` (or, alternatively, while
+    ``Σ ε_i <= ε_g``), and while ``Σ δ_i + slack <= δ_g``, is
+    ``(ε_g, δ_g)``-DP as a whole, whatever the analyst chose after seeing
+    earlier releases. Proof (a privacy filter in the sense of Rogers, Roth,
+    Ullman and Vadhan 2016; the line-crossing form of Whitehouse, Ramdas,
+    Rogers and Wu 2023): couple each release with a pure ``ε_i``-DP one at
+    total-variation cost ``δ_i`` (Dwork–Roth Lemma 3.17; ``Σ δ_i`` over any
+    path). For the pure releases the privacy loss ``L_i`` given the past has
+    ``|L_i| <= ε_i`` and mean ``<= ε_i tanh(ε_i/2)`` (Kairouz, Oh and
+    Viswanath 2015), so by Hoeffding's lemma ``M_n = exp(λ(ΣL_i - t_n) -
+    λ² s_n / 2)`` is a non-negative supermartingale, and by Ville's
+    inequality ``P(sup M_n >= 1/slack) <= slack`` at every stopping time. On
+    a path stopped with ``t + L/λ + λ s/2 <= ε_g``, ``ΣL_i > ε_g`` implies
+    ``M >= 1/slack``; on a path stopped with ``Σ ε_i <= ε_g``, ``ΣL_i <=
+    ε_g`` surely. Hence ``P(ΣL_i > ε_g) <= slack`` whichever rule kept the
+    path going, and the whole interaction is ``(ε_g, slack + max Σ δ_i)``-DP.
 
     Parameters
     ----------
     totals : SpendTotals
         Sums over the spends.
     slack : float
-        The extra delta (often written delta') spent to tighten epsilon.
+        The δ' reserved for the filter.
+    slope : float
+        ``λ``, fixed by the budget (:func:`filter_slope`).
 
     Returns
     -------
     epsilon : float
         Rounded outward (up).
-    delta : Fraction
-        Exact.
+
+    Examples
+    --------
+    >>> from skdp.accounting._composition import (
+    ...     SpendTotals, advanced_filter_epsilon, filter_slope)
+    >>> totals = SpendTotals().add_all([(0.1, 0.0)] * 100)
+    >>> eps = advanced_filter_epsilon(totals, 1e-6, filter_slope(6.0, 1e-6))
+    >>> 5.75 < eps < 5.76  # basic composition: 10.0
+    True
     """
-    if totals.count == 0:
-        return 0.0, Fraction(0)
     t = float(totals.tanh_sum)
     s = float(totals.square_sum)
-    kov = t + math.sqrt(2.0 * s * math.log(math.e + math.sqrt(s) / slack))
-    drv = t + math.sqrt(2.0 * s * math.log(1.0 / slack))
-    return round_up(min(kov, drv)), exact(slack) + totals.delta
+    return round_up(t + math.log(1.0 / slack) / slope + slope * s / 2.0)
