@@ -1,8 +1,8 @@
-"""Sampling for the exponential mechanism over intervals (Smith 2011).
+"""Sampling for the exponential mechanism over runs of a public grid.
 
 Two primitives: choose an index with probability proportional to
 ``exp(log_weights)``, where zero weights (``-inf``) are allowed and never
-chosen, and draw a point uniformly inside chosen intervals. One uniform per
+chosen, and draw a point of a public grid uniformly inside chosen runs. One uniform per
 draw, whatever the number of candidates: the selection is an inverse-CDF
 lookup in the cumulative weights, so a million intervals cost one ``exp``,
 one ``cumsum`` and one binary search.
@@ -12,7 +12,7 @@ import numpy as np
 
 from skdp.mechanisms._random import check_random_source
 
-__all__ = ["sample_log_weights", "uniform_in_intervals"]
+__all__ = ["sample_log_weights", "uniform_grid_points"]
 
 
 def _check_log_weights(log_weights):
@@ -91,13 +91,18 @@ default=None
     return int(index[0]) if n_runs is None else index
 
 
-def uniform_in_intervals(left, right, *, random_state=None):
-    """A uniform point in ``[left, right]``, elementwise.
+def uniform_grid_points(first, counts, exponent, *, random_state=None):
+    """A uniform point of each chosen run of a public grid, exactly.
 
     Parameters
     ----------
-    left, right : float or ndarray
-        Finite interval ends, ``left <= right`` (same shape).
+    first : ndarray of float64
+        First grid index ``j`` of each chosen run (integer-valued, ``|j| <=
+        2**53``).
+    counts : ndarray of int64
+        Number of grid points in each run, ``>= 1`` (same shape).
+    exponent : int
+        The public grid step is ``2**exponent``.
     random_state : None, int, numpy.random.RandomState or RandomSource, \
 default=None
         Source of randomness; None uses the operating system's secure
@@ -105,35 +110,29 @@ default=None
 
     Returns
     -------
-    point : float or ndarray
-        ``left + U (right - left)`` with ``U`` a 53-bit uniform in [0, 1),
-        computed without overflow and clipped to ``[left, right]`` (rounding
-        could otherwise step past ``right``); the shape of ``left``.
+    points : ndarray of float64
+        ``(first + r) * 2**exponent`` with ``r`` uniform on ``{0, ...,
+        counts - 1}`` (exact integer sampling), the shape of ``first``.
 
     Notes
     -----
-    **Floating-point caveat.** The ideal mechanism draws from a continuous
-    uniform; here ``U`` lies on the grid ``k 2**-53`` and the result is
-    rounded to a double. The set of reachable doubles, and the low-order bits
-    of the released value, therefore depend on the interval's ends, which
-    are data values: in principle a released value can be more likely under
-    one dataset than the continuous analysis says (the analogue of Mironov's
-    2012 attack on floating-point Laplace noise). Each reachable point has
-    probability about ``2**-53`` of the interval's mass, so the effect is
-    confined to such tiny events; use a public candidate grid
-    (``method="permute_and_flip"`` of
-    :class:`~skdp.preprocessing.PrivateQuantile`) where it matters.
+    The output is a point of the public grid: its set of possible values is
+    fixed by the public bounds, whatever the data (the release invariant of
+    :mod:`skdp.mechanisms`). The offset is an exact uniform integer; adding
+    it to ``first`` and scaling by a power of two are exact for the indices
+    a grid from :func:`~skdp.sensitivity._quantile_grid.quantile_grid_exponent`
+    can hold. No float arithmetic touches a data value.
 
     Examples
     --------
-    >>> from skdp.mechanisms._quantile_sampling import uniform_in_intervals
-    >>> point = uniform_in_intervals(1.0, 3.0, random_state=0)
-    >>> 1.0 <= point <= 3.0
+    >>> import numpy as np
+    >>> from skdp.mechanisms._quantile_sampling import uniform_grid_points
+    >>> point = uniform_grid_points(np.array([4.0]), np.array([3]), -2,
+    ...                             random_state=0)
+    >>> point[0] in (1.0, 1.25, 1.5)
     True
     """
     source = check_random_source(random_state)
-    left, right = np.asarray(left, dtype=np.float64), np.asarray(right, np.float64)
-    unit = source.random(left.shape)
-    half = right * 0.5 - left * 0.5  # finite even for ends near ±1.8e308
-    point = np.clip(left + unit * half + unit * half, left, right)
-    return float(point) if point.ndim == 0 else point
+    counts = np.asarray(counts, dtype=np.int64)
+    offsets = source.integers(counts)
+    return (np.asarray(first, dtype=np.float64) + offsets) * 2.0**exponent

@@ -12,7 +12,7 @@ from skdp.audit import assert_dp, audit_mechanism
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._quantile_sampling import (
     sample_log_weights,
-    uniform_in_intervals,
+    uniform_grid_points,
 )
 from skdp.preprocessing import _quantile as quantile_module
 from skdp.preprocessing._quantile import (
@@ -23,11 +23,9 @@ from skdp.preprocessing._quantile import (
 )
 from skdp.sensitivity._quantile import (
     candidate_rank_scores,
-    interval_edges,
-    interval_rank_scores,
-    interval_selection_log_weights,
     quantile_score_sensitivity,
 )
+from skdp.sensitivity._quantile_grid import grid_score_classes, quantile_grid_exponent
 
 ALPHA = 1e-6
 LEVELS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
@@ -48,17 +46,22 @@ def oracle_score(data, y, q, lower=BF_LOWER, upper=BF_UPPER):
     return -abs((1 - q) * below - q * above)
 
 
-def code_interval_scores(data, q):
-    """The code's interval score at each probe (NaN on data values and bounds).
+BF_EXPONENT = -2  # a coarse public grid of [0, 4] for the brute force: 17 points
+BF_GRID = np.arange(17) * 0.25
 
-    Each probe strictly inside an interval takes that interval's score.
-    """
+
+def code_grid_scores(data, q):
+    """The score of every point of the coarse grid, from the code's classes."""
     column = sorted_clipped_column(np.array(data, dtype=float), BF_LOWER, BF_UPPER)
-    edges = interval_edges(column, BF_LOWER, BF_UPPER)
-    scores = interval_rank_scores(column.size, q)
-    inside = (edges[:-1, None] < BF_PROBES) & (BF_PROBES < edges[1:, None])
-    assert inside.sum(axis=0).max() <= 1
-    return np.where(inside.any(axis=0), scores[inside.argmax(axis=0)], np.nan)
+    first, counts, scores = grid_score_classes(
+        column, BF_LOWER, BF_UPPER, BF_EXPONENT, q
+    )
+    assert counts.sum() == BF_GRID.size  # the classes partition the grid
+    index = np.concatenate(
+        [np.arange(f, f + c) for f, c in zip(first, counts, strict=True)]
+    )
+    np.testing.assert_array_equal(index, np.arange(BF_GRID.size))  # in order
+    return np.repeat(scores, counts)
 
 
 def all_datasets(max_rows):
@@ -68,31 +71,27 @@ def all_datasets(max_rows):
 
 def test_scores_match_the_rank_definition():
     # every multiset of <= 4 rows: the code's candidate scores equal the
-    # direct count at every probe, and so do the interval scores at every
-    # probe strictly between clipped data values (and inside the bounds)
+    # direct count at every probe, and the grid classes give every grid point
+    # (atoms on tied values included) its direct score
     for data in all_datasets(4):
         column = sorted_clipped_column(np.array(data, dtype=float), 0.0, 4.0)
-        on_edge = np.isin(BF_PROBES, column) | (BF_PROBES <= 0) | (BF_PROBES >= 4)
         for q in (0.0, 0.3, 0.5, 1.0):
             oracle = np.array([oracle_score(data, y, q) for y in BF_PROBES])
             np.testing.assert_allclose(
                 candidate_rank_scores(column, BF_PROBES, q), oracle, atol=1e-12
             )
-            from_intervals = code_interval_scores(data, q)
-            np.testing.assert_array_equal(np.isnan(from_intervals), on_edge)
-            np.testing.assert_allclose(
-                from_intervals[~on_edge], oracle[~on_edge], atol=1e-12
-            )
+            on_grid = np.array([oracle_score(data, y, q) for y in BF_GRID])
+            np.testing.assert_allclose(code_grid_scores(data, q), on_grid, atol=1e-12)
 
 
 def test_score_sensitivity_by_brute_force_over_add_remove():
-    # every multiset of <= 6 rows (<= 5 for the intervals) over a 6-value
+    # every multiset of <= 6 rows (<= 5 for the grid classes) over a 6-value
     # domain, every added row (removal is the same pair reversed), every
-    # output probe, seven levels: the change of the code's scores never
-    # exceeds max(q, 1 - q), and that bound is attained
+    # output, seven levels: the change of the code's scores never exceeds
+    # max(q, 1 - q), and that bound is attained
     claimed = np.array([quantile_score_sensitivity(q) for q in LEVELS])
     worst_candidate = np.zeros(len(LEVELS))
-    worst_interval = np.zeros(len(LEVELS))
+    worst_grid = np.zeros(len(LEVELS))
     for data in all_datasets(6):
         base = sorted_clipped_column(np.array(data, dtype=float), 0.0, 4.0)
         for row in BF_DOMAIN:
@@ -102,15 +101,13 @@ def test_score_sensitivity_by_brute_force_over_add_remove():
                 change -= candidate_rank_scores(base, BF_PROBES, q)
                 worst_candidate[k] = max(worst_candidate[k], np.abs(change).max())
                 if len(data) <= 5:
-                    change = code_interval_scores((*data, row), q)
-                    change -= code_interval_scores(data, q)
-                    worst_interval[k] = max(
-                        worst_interval[k], np.nanmax(np.abs(change))
-                    )
+                    change = code_grid_scores((*data, row), q)
+                    change -= code_grid_scores(data, q)
+                    worst_grid[k] = max(worst_grid[k], np.abs(change).max())
     assert np.all(worst_candidate <= claimed + 1e-12)
-    assert np.all(worst_interval <= claimed + 1e-12)
+    assert np.all(worst_grid <= claimed + 1e-12)
     np.testing.assert_allclose(worst_candidate, claimed)  # tight
-    np.testing.assert_allclose(worst_interval, claimed)
+    np.testing.assert_allclose(worst_grid, claimed)
 
 
 def test_scores_are_not_monotone():
@@ -124,62 +121,34 @@ def test_scores_are_not_monotone():
     assert change[0] > 0 > change[1]
 
 
-# -- the window of intervals equals the full computation --------------------
+# -- the public grid ------------------------------------------------------------
 
 
-def full_interval_probabilities(column, lower, upper, q, scale):
-    """All n + 1 interval probabilities, straight from the definition."""
-    edges = np.concatenate([[lower], column, [upper]])
-    lengths = np.diff(edges)
-    log_w = scale * -np.abs(np.arange(column.size + 1) - q * column.size)
-    with np.errstate(divide="ignore"):
-        log_w = log_w + np.log(lengths)
-    weights = np.exp(log_w - log_w.max())
-    return weights / weights.sum()
+@pytest.mark.parametrize(
+    "lower, upper",
+    [(0.0, 120.0), (-3.0, 5.0), (1e9, 1e9 + 1.0), (-1.7e308, 1.7e308), (0, 5e-324 * 8)],
+)
+def test_grid_points_are_doubles_with_small_indices(lower, upper):
+    k = quantile_grid_exponent(lower, upper)
+    step = 2.0**k
+    assert abs(upper) / step <= 2**53 and abs(lower) / step <= 2**53
+    # fine enough: at least 2**32 points, unless doubles are coarser there
+    assert (upper - lower) / step >= 2**32 or step == np.spacing(max(-lower, upper))
 
 
-@pytest.mark.parametrize("q", [0.0, 0.03, 0.5, 0.97, 1.0])
-@pytest.mark.parametrize("scale", [0.01, 1.0, 50.0])
-@pytest.mark.parametrize("kind", ["continuous", "tied", "tiny gaps"])
-def test_window_gives_the_full_selection_distribution(q, scale, kind):
-    rng = np.random.default_rng(3)
-    if kind == "continuous":
-        x = rng.normal(0, 1, 4000)
-    elif kind == "tied":
-        x = np.where(rng.random(4000) < 0.9, 0.0, rng.integers(1, 5, 4000))
-    else:  # a cluster of near-ties next to long gaps
-        x = np.concatenate([1e-12 * rng.random(3000), rng.uniform(-3, 3, 1000)])
-    column = sorted_clipped_column(x, -3.0, 5.0)
-    intervals, left, right, log_w = interval_selection_log_weights(
-        column, -3.0, 5.0, q, scale
-    )
-    expected = full_interval_probabilities(column, -3.0, 5.0, q, scale)
-    got = np.zeros_like(expected)
-    got[intervals] = np.exp(log_w - log_w.max())
-    got /= got.sum()
-    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-300)
-    edges = np.concatenate([[-3.0], column, [5.0]])
-    np.testing.assert_array_equal(left, edges[intervals])
-    np.testing.assert_array_equal(right, edges[intervals + 1])
-    assert np.all(right > left)  # only positive-length intervals
-
-
-def test_window_on_many_small_tied_datasets():
-    # random small multisets with many ties, random levels and scales: the
-    # window (with its skipped tie run) always gives the full law
-    rng = np.random.default_rng(8)
-    for _ in range(400):
-        n = int(rng.integers(1, 80))
-        x = rng.integers(-2, 6, n).astype(float) * rng.choice([1.0, 1e-9])
-        q, scale = rng.random(), 10 ** rng.uniform(-2, 3)
-        column = sorted_clipped_column(x, -1.0, 4.0)
-        intervals, _, _, log_w = interval_selection_log_weights(
-            column, -1.0, 4.0, q, scale
+def test_grid_classes_are_exact_for_values_off_and_on_the_grid():
+    # 2.5 is on the grid of 0.5, 1/3 is not; the tiny value 5e-324 divided by
+    # a step of 4 underflows: the exact floor correction keeps it off the atom 0
+    for values, k in [([1 / 3, 2.5, 2.5], -1), ([5e-324, 3.0], 2)]:
+        column = np.sort(np.array(values))
+        step = 2.0**k
+        grid = np.arange(np.ceil(0 / step), np.floor(4.0 / step) + 1) * step
+        first, counts, scores = grid_score_classes(column, 0.0, 4.0, k, 0.5)
+        expanded = np.repeat(scores, counts)
+        np.testing.assert_array_equal(
+            expanded, candidate_rank_scores(column, grid, 0.5)
         )
-        expected = full_interval_probabilities(column, -1.0, 4.0, q, scale)
-        got = np.zeros_like(expected)
-        got[intervals] = np.exp(log_w - log_w.max())
-        np.testing.assert_allclose(got / got.sum(), expected, rtol=1e-9, atol=1e-300)
+        np.testing.assert_array_equal(first[0] * step, grid[0])
 
 
 # -- exact sampling distributions --------------------------------------------
@@ -192,30 +161,77 @@ def chi_square_pvalue(counts, probabilities):
     return stats.chisquare(counts[keep], expected[keep]).pvalue
 
 
-def test_exponential_samples_follow_the_exact_interval_law():
-    # data with a tie block and a clipped row; the probability of each
-    # interval is length * exp(eps * u / (2 Δ)), u = -|i - q n|, computed by
-    # hand below (n = 6, q = 0.3, Δ = 0.7)
-    x = np.array([2.0, 1.0, 2.0, 7.0, 2.0, 3.5])
+def test_exponential_samples_follow_the_exact_grid_law():
+    # data with a tie block on the grid (2.0), a value off it (1/3) and a
+    # clipped row; the probability of each class of grid points is
+    # count * exp(eps * u / (2 Δ)) with u the rank score (n = 6, q = 0.3,
+    # Δ = 0.7), the counts from the step 2**k of [0, 5]
+    x = np.array([2.0, 1 / 3, 2.0, 7.0, 2.0, 3.5])
     lower, upper, q, eps = 0.0, 5.0, 0.3, 2.0
-    # edges 0 | 1 | 2 2 2 | 3.5 | 5 5 -> positive intervals i = 0, 1, 4, 5
-    lengths = {0: 1.0, 1: 1.0, 4: 1.5, 5: 1.5}
-    weights = {
-        i: ell * np.exp(eps * -abs(i - q * 6) / 1.4) for i, ell in lengths.items()
+    step = 2.0 ** quantile_grid_exponent(lower, upper)
+    points = {  # (region, grid points in it, rows below, rows above)
+        "[0, 1/3)": (np.floor((1 / 3) / step) + 1, 0, 6),
+        "(1/3, 2)": (2.0 / step - np.floor((1 / 3) / step) - 1, 1, 5),
+        "2": (1, 1, 2),
+        "(2, 3.5)": ((3.5 - 2.0) / step - 1, 4, 2),
+        "3.5": (1, 4, 1),
+        "(3.5, 5)": ((5.0 - 3.5) / step - 1, 5, 1),
+        "5": (1, 5, 0),
     }
-    total = sum(weights.values())
-    probabilities = np.array([weights[i] / total for i in (0, 1, 4, 5)])
-
+    weights = np.array(
+        [
+            c * np.exp(eps * -abs((1 - q) * a - q * b) / 1.4)
+            for c, a, b in points.values()
+        ]
+    )
     column = sorted_clipped_column(x, lower, upper)
     y = exponential_release(
         column, lower, upper, np.array([q]), eps, check_random_source(11), 400_000
     )[:, 0]
-    assert np.all((y >= lower) & (y <= upper))
-    counts = np.histogram(y, bins=[0.0, 1.0, 2.0, 3.5, 5.0])[0]
-    assert chi_square_pvalue(counts, probabilities) > ALPHA
-    # uniform inside the chosen interval
+    assert np.all(y / step == np.floor(y / step))  # grid points only
+    regions = [
+        y < 1 / 3,
+        (y > 1 / 3) & (y < 2),
+        y == 2,
+        (y > 2) & (y < 3.5),
+        y == 3.5,
+        (y > 3.5) & (y < 5),
+        y == 5,
+    ]
+    counts = np.array([r.sum() for r in regions])
+    assert counts.sum() == y.size
+    assert chi_square_pvalue(counts, weights / weights.sum()) > ALPHA
+    # uniform inside the chosen class
     inside = (y[(y > 2.0) & (y < 3.5)] - 2.0) / 1.5
     assert stats.kstest(inside, "uniform").pvalue > ALPHA
+
+
+@pytest.mark.parametrize(
+    "d0, d1, q, bounds",
+    [
+        ([0.3], [0.3, 0.6], 0.5, (0.0, 1.0)),  # the review's first example
+        (list(range(17, 91)) * 10, [*range(17, 91)] * 10 + [16], 0.01, (0, 120)),
+    ],
+)
+def test_outputs_lie_on_the_public_grid_for_every_dataset(d0, d1, q, bounds):
+    # main drew left + U*half + U*half between data values: 595/5000 outputs
+    # of d1 were unreachable from d0 (eps >= 5 at a claim of 1)
+    step = 2.0 ** quantile_grid_exponent(*bounds)
+    for data in (d0, d1):
+        est = PrivateQuantile(q, bounds=bounds, random_state=None)
+        out = np.array([est.fit(np.c_[data]).quantiles_[0, 0] for _ in range(300)])
+        assert np.all(out / step == np.floor(out / step))
+        assert np.all((out >= bounds[0]) & (out <= bounds[1]))
+
+
+def test_uniform_grid_points_are_exact_and_uniform():
+    first = np.full(300_000, 7.0)
+    points = uniform_grid_points(first, np.full(300_000, 5), -3, random_state=0)
+    index = points * 8.0 - 7.0
+    np.testing.assert_array_equal(index, np.round(index))
+    counts = np.bincount(index.astype(int), minlength=5)
+    assert counts.size == 5
+    assert chi_square_pvalue(counts, np.full(5, 0.2)) > ALPHA
 
 
 def permute_and_flip_probabilities(scores, epsilon, sensitivity):
@@ -303,14 +319,13 @@ def capital_gain_like(n, seed):
 
 def test_mostly_zeros_gives_sane_quantiles():
     X = capital_gain_like(30_000, seed=0)
-    positive = np.sort(X[X > 0])
     for seed in range(5):
         exp = PrivateQuantile((0.5, 0.99), bounds=(0, 100_000), random_state=seed).fit(
             X
         )
-        # the median interval is (0, smallest positive value); every interval
-        # k steps further is e^-k less likely per unit length
-        assert 0.0 <= exp.quantiles_[0, 0] <= positive[40]
+        # 0 is an atom of the grid with the median's rank: main released a
+        # uniform point of (0, smallest positive value) instead
+        assert exp.quantiles_[0, 0] == 0.0
         rank = (X[:, 0] < exp.quantiles_[1, 0]).sum()
         assert abs(rank - 0.99 * X.shape[0]) <= 200
         pf = PrivateQuantile(
@@ -482,12 +497,10 @@ def half_sensitivity(q):
     return max(q, 1 - q) / 2
 
 
-def log_weights_without_lengths(sorted_clipped, lower, upper, q, scale):
-    """Mutant: interval weights exp(score) without the interval length."""
-    intervals, left, right, log_w = interval_selection_log_weights(
-        sorted_clipped, lower, upper, q, scale
-    )
-    return intervals, left, right, log_w - np.log(right - left)
+def classes_without_counts(sorted_clipped, lower, upper, k, q):
+    """Mutant: every class weighs as one point (its size is ignored)."""
+    first, counts, scores = grid_score_classes(sorted_clipped, lower, upper, k, q)
+    return first, np.ones_like(counts), scores
 
 
 @pytest.mark.parametrize("d0, d1", SMITH_PAIRS)
@@ -509,12 +522,11 @@ def test_audit_catches_the_monotone_scale(monkeypatch, runs):
     assert mutant.epsilon_lower_bound > 1.25 * EPS
 
 
-def test_audit_catches_weights_without_interval_lengths(monkeypatch):
-    # a new row 0.001 creates the interval [0, 0.001]; weighted by its score
-    # alone it takes about 27% of the mass instead of 0.04%
-    monkeypatch.setattr(
-        quantile_module, "interval_selection_log_weights", log_weights_without_lengths
-    )
+def test_audit_catches_weights_without_class_sizes(monkeypatch):
+    # a new row 0.001 creates the class (0, 0.001) of ~2**23 grid points out
+    # of ~2**33; weighted as one point per class it takes a large share of
+    # the mass instead of 0.04%
+    monkeypatch.setattr(quantile_module, "grid_score_classes", classes_without_counts)
     mutant = audit_mechanism(smith_runs, [1.0], [0.001, 1.0], **AUDIT)
     assert mutant.epsilon_lower_bound > 3 * EPS
     monkeypatch.undo()
@@ -542,11 +554,3 @@ def test_sample_log_weights_law_and_zero_weights():
 def test_sample_log_weights_refuses_bad_weights(log_w, match):
     with pytest.raises(ValueError, match=match):
         sample_log_weights(log_w, random_state=0)
-
-
-def test_uniform_in_intervals_stays_inside_without_overflow():
-    left = np.array([-1.7e308, 2.0, 5.0])
-    right = np.array([1.7e308, 2.0, 5.0 + 1e-15])
-    for seed in range(20):
-        point = uniform_in_intervals(left, right, random_state=seed)
-        assert np.all((point >= left) & (point <= right))
