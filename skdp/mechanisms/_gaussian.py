@@ -177,8 +177,11 @@ def gaussian_mechanism(value, l2_sensitivity, epsilon, delta, *, random_state=No
 
     Parameters
     ----------
-    value : float or array-like of float
-        The exact query answer, finite. An array is one vector query.
+    value : float, array-like of float or FixedPoint
+        The exact query answer, finite; a
+        :class:`~skdp.mechanisms._grid.FixedPoint` for sums formed exactly,
+        which are rounded to the grid in integer arithmetic. An array is one
+        vector query.
     l2_sensitivity : float
         L2 sensitivity of the query (of the whole array) under add/remove-one-row
         neighbours, ``> 0``.
@@ -254,7 +257,7 @@ def gaussian_mechanism(value, l2_sensitivity, epsilon, delta, *, random_state=No
     x = check_values(value)
     source = check_random_source(random_state)
     if x.size == 0:
-        return x.copy()
+        return np.zeros(x.shape)
     ratio = _sigma_ratio(epsilon, delta)
     k, sigma2 = _gaussian_grid(sensitivity, ratio, x.size)
     noise = _discrete_gaussian(sigma2, 1, x.size, source)
@@ -262,7 +265,7 @@ def gaussian_mechanism(value, l2_sensitivity, epsilon, delta, *, random_state=No
         raise OverflowError(
             "discrete Gaussian noise exceeds 2**53 grid steps; nothing was released."
         )
-    out = release_on_grid(x.ravel(), noise, k).reshape(x.shape)
+    out = release_on_grid(x, noise, k)
     return out[()] if out.ndim == 0 else out
 
 

@@ -14,7 +14,9 @@ L1 sensitivity grows by at most ``m * 2**k`` and the L2 sensitivity by at most
 """
 
 import math
+from fractions import Fraction
 from numbers import Real
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,8 +44,54 @@ def check_sensitivity(sensitivity, name="sensitivity"):
     return value
 
 
+class FixedPoint(NamedTuple):
+    """Exact query values ``numerators * 2**exponent``, with Python ints.
+
+    A sum of many clipped terms formed in floating point can move by more
+    than its stated sensitivity when a row is added, through rounding
+    (Casacuberta, Shoemate, Vadhan and Wagaman 2022). Queries summed exactly
+    on a public fixed-point grid are handed to the Laplace and Gaussian
+    releases in this form, and rounded to the release grid in integer
+    arithmetic, so no float rounding happens between the exact sum and the
+    release.
+
+    Attributes
+    ----------
+    numerators : tuple of int
+        The values times ``2**-exponent``, in C order.
+    exponent : int
+    shape : tuple of int
+
+    Examples
+    --------
+    >>> from skdp.mechanisms._grid import FixedPoint
+    >>> value = FixedPoint((3, -5), -2, (2,))  # 0.75 and -1.25
+    >>> value.size, value.as_float().tolist()
+    (2, [0.75, -1.25])
+    """
+
+    numerators: tuple
+    exponent: int
+    shape: tuple
+
+    @property
+    def size(self):
+        return len(self.numerators)
+
+    def as_float(self):
+        """The nearest floats (for display and tests; never for a release)."""
+        scale = Fraction(2) ** self.exponent
+        values = [float(Fraction(num) * scale) for num in self.numerators]
+        return np.array(values, dtype=np.float64).reshape(self.shape)
+
+
 def check_values(value):
-    """Return ``value`` as a float64 array; reject NaN and infinities."""
+    """Return ``value`` as a float64 array; reject NaN and infinities.
+
+    A :class:`FixedPoint` is returned as it is (it is exact and finite).
+    """
+    if isinstance(value, FixedPoint):
+        return value
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -68,15 +116,40 @@ def ceil_log2_int(n):
     return (n - 1).bit_length()
 
 
+def _nearest_float(integer, k):
+    """The float nearest to ``integer * 2**k`` (saturating at ±max float)."""
+    try:
+        if k >= 0:
+            return float(integer << k)
+        return integer / (1 << -k)  # int / int is correctly rounded
+    except OverflowError:
+        big = np.finfo(np.float64).max
+        return big if integer > 0 else -big
+
+
+def _release_fixed_point(x, noise, k):
+    """``(round(x / 2**k) + noise) * 2**k`` for exact ``x``, in integers."""
+    shift = x.exponent - k
+    out = np.empty(x.size)
+    for i, (num, z) in enumerate(zip(x.numerators, noise.tolist(), strict=True)):
+        if shift >= 0:
+            steps = num << shift
+        else:  # round half up: moves the value by at most 2**(k-1)
+            steps = (num + (1 << (-shift - 1))) >> -shift
+        out[i] = _nearest_float(steps + int(z), k)
+    return out.reshape(x.shape)
+
+
 def release_on_grid(x, noise, k):
     """Return the nearest floats to ``(round(x / 2**k) + noise) * 2**k``.
 
     Parameters
     ----------
-    x : ndarray of float64
-        Finite values.
+    x : ndarray of float64 or FixedPoint
+        Finite values (any shape), or exact values.
     noise : ndarray of int64
-        Integer noise, ``|noise| <= 2**53`` (so ``float(noise)`` is exact).
+        Integer noise, one per value, ``|noise| <= 2**53`` (so
+        ``float(noise)`` is exact).
     k : int
         Grid exponent in ``[MIN_GRID_EXP, MAX_GAUSSIAN_GRID_EXP]``, with
         ``|noise| * 2**k`` below the float range.
@@ -90,9 +163,14 @@ def release_on_grid(x, noise, k):
     a multiple of ``2**k``. The noise ``noise * 2**k`` is an exact float, and one
     correctly rounded addition gives the nearest float to the exact release.
     A result beyond the float range saturates at ``±max float`` instead of
-    becoming infinite (still post-processing).
+    becoming infinite (still post-processing). A :class:`FixedPoint` is
+    rounded to the grid in integer arithmetic and the nearest float to the
+    exact result is returned.
     """
-    x = np.asarray(x, dtype=np.float64)
+    if isinstance(x, FixedPoint):
+        return _release_fixed_point(x, noise, k)
+    shape = np.shape(x)
+    x = np.asarray(x, dtype=np.float64).ravel()
     limit = math.ldexp(1.0, 52 + k) if 52 + k < 1024 else math.inf
     small = np.abs(x) < limit
     rounded = x.copy()
@@ -101,4 +179,4 @@ def release_on_grid(x, noise, k):
         out = rounded + np.ldexp(noise.astype(np.float64), k)
     big = np.finfo(np.float64).max
     np.clip(out, -big, big, out=out)
-    return out
+    return out.reshape(shape)

@@ -3,6 +3,8 @@
 import math
 from fractions import Fraction
 
+import numpy as np
+
 from skdp.accounting._cost import PrivacyCost
 from skdp.mechanisms._discrete import _discrete_laplace
 from skdp.mechanisms._grid import (
@@ -65,9 +67,11 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None):
 
     Parameters
     ----------
-    value : float or array-like of float
-        The exact query answer, finite. An array is released as one vector
-        query: all coordinates get independent noise.
+    value : float, array-like of float or FixedPoint
+        The exact query answer, finite; a
+        :class:`~skdp.mechanisms._grid.FixedPoint` for sums formed exactly,
+        which are rounded to the grid in integer arithmetic. An array is
+        released as one vector query: all coordinates get independent noise.
     sensitivity : float
         L1 sensitivity of the query (of the whole array ``value``) under
         add/remove-one-row neighbours, ``> 0``.
@@ -153,10 +157,10 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None):
     x = check_values(value)
     source = check_random_source(random_state)
     if x.size == 0:
-        return x.copy()
+        return np.zeros(x.shape)
     k, t, _ = _laplace_grid(sensitivity, epsilon, x.size)
     noise = _discrete_laplace(t, 1, x.size, source, max_abs=MAX_NOISE_STEPS)
-    out = release_on_grid(x.ravel(), noise, k).reshape(x.shape)
+    out = release_on_grid(x, noise, k)
     return out[()] if out.ndim == 0 else out
 
 

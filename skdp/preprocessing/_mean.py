@@ -19,8 +19,9 @@ from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.preprocessing._svt_clip import plan_svt_bounds, run_svt_bounds
 from skdp.sensitivity import (
     centre_and_radius,
-    normalised_centred_sums,
-    normalised_split_sums,
+    exact_centred_sums,
+    exact_count,
+    exact_split_sums,
 )
 from skdp.utils._validation import check_bounds, validate_private_data
 
@@ -111,14 +112,14 @@ def noisy_count_and_sums(X, lower, upper, plan, source):
     """
     d = X.shape[1]
     if plan.paired:
-        pairs = normalised_split_sums(X, lower, upper)
+        pairs = exact_split_sums(X, lower, upper)
         noisy = additive_release(
             pairs, float(d), np.sqrt(d), plan.epsilon, plan.delta, source
         )
         return float(noisy.sum(axis=0).mean()), noisy[0] - noisy[1]
     (eps_n, delta_n), (eps_s, delta_s) = plan.split()
-    count = additive_release(float(X.shape[0]), 1.0, 1.0, eps_n, delta_n, source)
-    sums = normalised_centred_sums(X, lower, upper)
+    count = additive_release(exact_count(X), 1.0, 1.0, eps_n, delta_n, source)
+    sums = exact_centred_sums(X, lower, upper)
     noisy_sums = additive_release(sums, float(d), np.sqrt(d), eps_s, delta_s, source)
     return float(count), noisy_sums
 
@@ -212,7 +213,7 @@ default=None
 
     * **Paired** (few features): the 2d split sums ``u_j = sum_i (clip(x_ij)
       - L_j)/(U_j - L_j)`` and ``v_j = sum_i (U_j - clip(x_ij))/(U_j - L_j)``
-      (:func:`skdp.sensitivity.normalised_split_sums`), in one release with
+      (:func:`skdp.sensitivity.exact_split_sums`), in one release with
       the whole budget. A row adds ``(a, 1 - a)``, ``a`` in [0, 1], to each
       pair, so the vector moves by exactly d in L1 norm and at most sqrt(d)
       in L2 norm (brute-forced in the tests), while ``u_j + v_j = n`` and
@@ -221,7 +222,15 @@ default=None
       from the average of all d pairs (post-processing).
     * **Separate** (many features): the count (sensitivity 1) and the sum
       vector (L1 sensitivity d, L2 sqrt(d);
-      :func:`skdp.sensitivity.normalised_centred_sums`), two releases.
+      :func:`skdp.sensitivity.exact_centred_sums`), two releases.
+
+    **Exact sums.** Each row's normalised term is rounded to the public
+    fixed-point grid ``2**-32`` (a per-row map, so a row still adds at most 1
+    per feature) and the sums are formed in integers, exactly for any n, then
+    rounded to the release grid in integer arithmetic
+    (:class:`skdp.mechanisms._grid.FixedPoint`): float rounding cannot make
+    neighbouring sums differ by more than the stated sensitivity
+    (Casacuberta et al. 2022), and the count is exact beyond ``2**53`` rows.
 
     **Choice and budget split (public).** Separate: ε_count = ε / (1 + d^p)
     for the count, the rest for the sums, with p = 2/3 (Laplace) or 1/3

@@ -24,6 +24,9 @@ from skdp.sensitivity._iqr import (
 )
 from skdp.sensitivity._mean import (
     centre_and_radius,
+    exact_centred_sums,
+    exact_count,
+    exact_split_sums,
     normalised_centred_sums,
     normalised_split_sums,
 )
@@ -38,6 +41,9 @@ from skdp.sensitivity._order import padded_order_statistics, select_order_statis
 
 __all__ = [
     "centre_and_radius",
+    "exact_centred_sums",
+    "exact_count",
+    "exact_split_sums",
     "interquartile_range",
     "iqr_instability_distance",
     "log_grid_bin",

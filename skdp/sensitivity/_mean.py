@@ -1,8 +1,31 @@
-"""Clipped sums for the private mean, normalised to sensitivity one."""
+"""Clipped sums for the private mean, normalised to sensitivity one.
+
+The sums are exact: each row's normalised term is rounded to the public
+fixed-point grid ``2**-FIXED_POINT_BITS`` (a per-row map, so a row still adds
+at most 1) and the integers are added exactly, for any number of rows. A
+float sum could move by more than the stated sensitivity when a row is added,
+through rounding (Casacuberta, Shoemate, Vadhan and Wagaman 2022).
+"""
 
 import numpy as np
 
-__all__ = ["centre_and_radius", "normalised_centred_sums", "normalised_split_sums"]
+from skdp.mechanisms._grid import FixedPoint
+
+__all__ = [
+    "FIXED_POINT_BITS",
+    "centre_and_radius",
+    "exact_centred_sums",
+    "exact_count",
+    "exact_split_sums",
+    "normalised_centred_sums",
+    "normalised_split_sums",
+]
+
+#: Each normalised term is rounded to a multiple of ``2**-32``.
+FIXED_POINT_BITS = 32
+#: Rows per block: a block's int64 column sums stay below
+#: ``2**16 * 2**32 = 2**48`` in magnitude.
+_BLOCK_ROWS = 1 << 16
 
 # Below this magnitude, differences of bounded values cannot overflow.
 _HALF_MAX = np.finfo(np.float64).max / 4
@@ -32,13 +55,136 @@ def centre_and_radius(lower, upper):
     return lower / 2 + upper / 2, upper / 2 - lower / 2
 
 
+def _normalised_terms(block, lower, upper, centre, radius):
+    """``(clip(x) - centre) / radius``, in [-1, 1], for one block of rows."""
+    terms = np.clip(block, lower, upper)
+    if max(np.abs(lower).max(), np.abs(upper).max()) < _HALF_MAX:
+        terms -= centre
+        terms /= radius
+    else:  # near the float limit: halve before subtracting so nothing overflows
+        terms /= 2
+        terms -= centre / 2
+        terms /= radius / 2
+    return np.clip(terms, -1.0, 1.0, out=terms)
+
+
+def exact_centred_sums(X, lower, upper):
+    """Exact per-feature sums of the normalised terms on the fixed-point grid.
+
+    Each row's term ``(clip(x_j) - c_j) / r_j`` lies in [-1, 1]; it is
+    rounded to the nearest multiple of ``2**-32`` (still in [-1, 1]) and the
+    multiples are added in integers: int64 within blocks of ``2**16`` rows,
+    Python ints across blocks, so the sum is exact for every number of rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Finite data.
+    lower, upper : ndarray of shape (n_features,)
+        Public bounds, ``lower < upper``.
+
+    Returns
+    -------
+    sums : FixedPoint of shape (n_features,)
+        ``numerators * 2**-32``.
+
+    Notes
+    -----
+    **Sensitivity.** The rounded term of a row is a function of that row
+    alone with magnitude at most 1, and the sum is exact, so adding or
+    removing a row changes each feature's sum by at most 1 exactly: L1
+    sensitivity d and L2 sensitivity sqrt(d) for the vector, with no float
+    error to cover, whatever n. The rounding of each term (at most
+    ``2**-33``) is a bias of the query, not a privacy cost.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.sensitivity import exact_centred_sums
+    >>> X = np.array([[0.0], [10.0], [20.0]])
+    >>> exact_centred_sums(X, np.array([0.0]), np.array([10.0])).as_float()
+    array([1.])
+    """
+    centre, radius = centre_and_radius(lower, upper)
+    totals = [0] * X.shape[1]
+    scale = float(2**FIXED_POINT_BITS)
+    for start in range(0, X.shape[0], _BLOCK_ROWS):
+        terms = _normalised_terms(
+            X[start : start + _BLOCK_ROWS], lower, upper, centre, radius
+        )
+        terms *= scale  # exact: a power of two, |terms| <= 2**32
+        block = np.rint(terms).astype(np.int64).sum(axis=0)
+        totals = [t + int(b) for t, b in zip(totals, block.tolist(), strict=True)]
+    return FixedPoint(tuple(totals), -FIXED_POINT_BITS, (X.shape[1],))
+
+
+def exact_split_sums(X, lower, upper):
+    """Exact per-feature distances to both bounds, in widths; shape (2, d).
+
+    Row 0 holds ``sum_i (clip(x_ij) - L_j) / (U_j - L_j)`` and row 1
+    ``sum_i (U_j - clip(x_ij)) / (U_j - L_j)``, each term on the fixed-point
+    grid ``2**-33`` (half the centred term's grid). A row adds ``(a, 1 - a)``
+    with ``a`` in [0, 1] to each feature's pair, so the pairs add up to the
+    row count exactly and their difference is the centred sum of
+    :func:`exact_centred_sums`: one vector carries both the count and the
+    sums.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Finite data.
+    lower, upper : ndarray of shape (n_features,)
+        Public bounds, ``lower < upper``.
+
+    Returns
+    -------
+    sums : FixedPoint of shape (2, n_features)
+
+    Notes
+    -----
+    Adding or removing a row changes feature j's pair by ``±(a_j, 1 - a_j)``
+    with ``a_j = (2**32 + q_j) 2**-33`` for the row's rounded centred term
+    ``q_j 2**-32``: the 2d-vector moves by exactly d in L1 norm and by at
+    most sqrt(d) in L2 norm (``a² + (1 - a)² <= 1``), all coordinates in the
+    same direction. The count and the centred sums released separately have
+    L1 sensitivity ``1 + d`` together; in this basis the count comes with the
+    sums at no extra sensitivity, which halves the variance of a one-feature
+    mean (checked by brute force in the tests).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.sensitivity import exact_split_sums
+    >>> X = np.array([[0.0], [2.5], [20.0]])
+    >>> exact_split_sums(X, np.array([0.0]), np.array([10.0])).as_float()
+    array([[1.25],
+           [1.75]])
+    """
+    centred = exact_centred_sums(X, lower, upper)
+    rows = X.shape[0] << FIXED_POINT_BITS
+    below = tuple(rows + s for s in centred.numerators)
+    above = tuple(rows - s for s in centred.numerators)
+    return FixedPoint(below + above, -FIXED_POINT_BITS - 1, (2, X.shape[1]))
+
+
+def exact_count(X):
+    """The row count as an exact value (a float count rounds beyond 2**53).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.sensitivity import exact_count
+    >>> exact_count(np.zeros((3, 2)))
+    FixedPoint(numerators=(3,), exponent=0, shape=())
+    """
+    return FixedPoint((int(X.shape[0]),), 0, ())
+
+
 def normalised_centred_sums(X, lower, upper):
     """Per-feature sums of ``(clip(x, lower, upper) - centre) / radius``.
 
-    Each term lies in [-1, 1], so under add/remove-one-row neighbours every
-    feature's sum has sensitivity exactly 1, the vector of d sums has L1
-    sensitivity d and L2 sensitivity sqrt(d), and the sums are finite for any
-    finite input (``|sum| <= n``).
+    The nearest floats to :func:`exact_centred_sums` (for reports and tests;
+    releases use the exact sums).
 
     Parameters
     ----------
@@ -51,15 +197,6 @@ def normalised_centred_sums(X, lower, upper):
     -------
     sums : ndarray of shape (n_features,)
 
-    Notes
-    -----
-    Adding or removing a row x changes feature j's sum by
-    ``(clip(x_j) - c_j) / r_j``, whose magnitude is at most 1 because
-    ``clip(x_j)`` lies in ``[c_j - r_j, c_j + r_j]``. Centring at the public
-    midpoint is what makes the sensitivity ``(U - L)/2`` in data units rather
-    than ``max(|L|, |U|)`` for the uncentred sum: never larger, and much
-    smaller when the bounds are far from zero.
-
     Examples
     --------
     >>> import numpy as np
@@ -68,27 +205,11 @@ def normalised_centred_sums(X, lower, upper):
     >>> normalised_centred_sums(X, np.array([0.0]), np.array([10.0]))
     array([1.])
     """
-    centre, radius = centre_and_radius(lower, upper)
-    terms = np.clip(X, lower, upper)
-    if max(np.abs(lower).max(), np.abs(upper).max()) < _HALF_MAX:
-        terms -= centre
-        return terms.sum(axis=0) / radius
-    # near the float limit: halve before subtracting so nothing overflows
-    terms /= 2
-    terms -= centre / 2
-    terms /= radius / 2
-    return np.clip(terms, -1.0, 1.0).sum(axis=0)
+    return exact_centred_sums(X, lower, upper).as_float()
 
 
 def normalised_split_sums(X, lower, upper):
-    """Per feature, the clipped rows' distances to both bounds, in widths.
-
-    Row 0 holds ``sum_i (clip(x_ij) - L_j) / (U_j - L_j)`` and row 1
-    ``sum_i (U_j - clip(x_ij)) / (U_j - L_j)``. A row adds ``(a, 1 - a)``
-    with ``a`` in [0, 1] to each feature's pair, so the pairs add up to the
-    row count and their difference is the centred sum of
-    :func:`normalised_centred_sums`: one vector carries both the count and
-    the sums.
+    """The nearest floats to :func:`exact_split_sums`, shape (2, n_features).
 
     Parameters
     ----------
@@ -101,16 +222,6 @@ def normalised_split_sums(X, lower, upper):
     -------
     sums : ndarray of shape (2, n_features)
 
-    Notes
-    -----
-    Adding or removing a row changes feature j's pair by ``±(a_j, 1 - a_j)``:
-    the 2d-vector moves by exactly d in L1 norm and by at most sqrt(d) in L2
-    norm (``a² + (1 - a)² <= 1``), all coordinates in the same direction. The
-    count and the centred sums released separately have L1 sensitivity
-    ``1 + d`` together; in this basis the count comes with the sums at no
-    extra sensitivity, which halves the variance of a one-feature mean
-    (checked by brute force in the tests).
-
     Examples
     --------
     >>> import numpy as np
@@ -120,6 +231,4 @@ def normalised_split_sums(X, lower, upper):
     array([[1.25],
            [1.75]])
     """
-    centred = normalised_centred_sums(X, lower, upper)
-    n_samples = float(X.shape[0])
-    return np.stack([(n_samples + centred) / 2, (n_samples - centred) / 2])
+    return exact_split_sums(X, lower, upper).as_float()

@@ -285,13 +285,13 @@ AUDIT = {"n_samples": 2_500, "n_pilot": 600, "random_state": 0}
 
 
 def unclipped_sums(X, lower, upper):
-    """Mutant of normalised_centred_sums that forgets to clip."""
+    """Mutant of exact_centred_sums that forgets to clip (float sums)."""
     centre, radius = centre_and_radius(lower, upper)
     return ((X - centre) / radius).sum(axis=0)
 
 
 def unclipped_split_sums(X, lower, upper):
-    """Mutant of normalised_split_sums that forgets to clip."""
+    """Mutant of exact_split_sums that forgets to clip (float sums)."""
     n_samples = X.shape[0]
     centred = unclipped_sums(X, lower, upper)
     return np.stack([(n_samples + centred) / 2, (n_samples - centred) / 2])
@@ -330,8 +330,8 @@ def test_audit_private_mean_passes(release_name, row, monkeypatch):
 
 
 def test_audit_catches_a_missing_clip(release, monkeypatch):
-    monkeypatch.setattr(mean_module, "normalised_centred_sums", unclipped_sums)
-    monkeypatch.setattr(mean_module, "normalised_split_sums", unclipped_split_sums)
+    monkeypatch.setattr(mean_module, "exact_centred_sums", unclipped_sums)
+    monkeypatch.setattr(mean_module, "exact_split_sums", unclipped_split_sums)
     far = np.vstack([D0, [[50.0]]])
     mutant = audit_mechanism(fit_mean, D0, far, **AUDIT)
     assert mutant.epsilon_lower_bound > 2 * EPS
