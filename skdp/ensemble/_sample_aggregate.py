@@ -1,6 +1,8 @@
 """Sample-and-aggregate: a private model from k disjoint blocks of the data."""
 
 import math
+import warnings
+from contextlib import contextmanager
 from copy import deepcopy
 from numbers import Integral, Real
 
@@ -24,6 +26,8 @@ from skdp.mechanisms import (
     laplace_mechanism,
 )
 from skdp.mechanisms._additive import additive_release
+from skdp.mechanisms._gaussian import _gaussian_grid, _sigma_ratio
+from skdp.mechanisms._laplace import _laplace_grid
 from skdp.mechanisms._selection import _select_many
 from skdp.utils._validation import check_bounds, validate_private_data
 
@@ -68,12 +72,70 @@ def _average_blocks(outputs, n_blocks):
     return outputs.sum(axis=0) / n_blocks
 
 
+@contextmanager
+def _quiet():
+    """Silence warnings and floating-point errors of the work after a charge.
+
+    Whether a block fit warns (``ConvergenceWarning``, overflow) depends on
+    its rows, so a warning shown or raised (``-W error``) after the charge
+    would leak one bit. Every worker enters this context (warning filters
+    and numpy's error state are per process, and numpy's per thread), and so
+    does the caller around the whole parallel run, so threads that restore
+    their filters in any order never show a warning. Nothing is recorded or
+    counted: a count of failed blocks would itself be private.
+    """
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _check_release_feasible(space, n_blocks, epsilon, delta, size, output_bounds):
+    """Raise before any charge if the noisy average cannot be released.
+
+    Everything checked is public: the output space, ``n_blocks``, ``epsilon``,
+    ``delta`` and the number of released values. The sum of ``n_blocks``
+    outputs (and the box's centre) must be finite floats, and the noise scale
+    for the sensitivities must be representable (the mechanisms raise
+    otherwise, which after the charge would be a failure with the budget
+    spent).
+    """
+    peak = float(np.max(np.abs(space.extremes())))
+    with np.errstate(over="ignore", invalid="ignore"):
+        l1, l2 = space.diameter(1) / n_blocks, space.diameter(2) / n_blocks
+    problem = None
+    if not math.isfinite(2.0 * n_blocks * peak):
+        problem = (
+            f"the sum of n_blocks={n_blocks} block outputs of magnitude up to "
+            f"{peak:g} overflows the float range"
+        )
+    elif not (math.isfinite(l1) and math.isfinite(l2) and l1 > 0 and l2 > 0):
+        problem = "the sensitivity (diameter of output_bounds / n_blocks) is not finite"
+    else:
+        try:
+            if delta > 0:
+                _gaussian_grid(l2, _sigma_ratio(epsilon, delta), size)
+            else:
+                _laplace_grid(l1, epsilon, size)
+        except (ValueError, OverflowError) as exc:
+            problem = str(exc)
+    if problem is not None:
+        raise ValueError(
+            f"SampleAggregateEstimator cannot release {size} noisy value(s) with "
+            f"output_bounds={output_bounds!r}, n_blocks={n_blocks}, "
+            f"epsilon={epsilon!r} and delta={delta!r}: {problem}. Nothing was "
+            "charged. Use smaller output_bounds or a larger epsilon."
+        )
+
+
 # -- public output spaces ----------------------------------------------------
 class _Box:
     """Public box ``[lower, upper]`` (per coordinate) for block outputs."""
 
     def __init__(self, lower, upper):
         self.lower, self.upper = lower, upper
+
+    def extremes(self):
+        return np.concatenate([self.lower, self.upper])
 
     @property
     def centre(self):
@@ -95,6 +157,9 @@ class _Ball:
     def __init__(self, radius, size):
         self.radius, self.size = radius, size
 
+    def extremes(self):
+        return np.array([self.radius])
+
     @property
     def centre(self):
         return np.zeros(self.size)
@@ -102,10 +167,14 @@ class _Ball:
     def project(self, values):
         values = np.asarray(values, dtype=np.float64)
         values = np.where(np.isfinite(values), values, 0.0)
-        norms = np.linalg.norm(values, axis=-1, keepdims=True)
-        outside = norms > self.radius
+        # divide by the largest entry first: the norm of huge vectors overflows
+        peak = np.abs(values).max(axis=-1, keepdims=True, initial=0.0)
+        safe_peak = np.where(peak > 0, peak, 1.0)
+        scaled = values / safe_peak
+        norms = np.linalg.norm(scaled, axis=-1, keepdims=True)
+        outside = norms > self.radius / safe_peak
         return np.where(
-            outside, values * (self.radius / np.where(outside, norms, 1.0)), values
+            outside, scaled * (self.radius / np.where(outside, norms, 1.0)), values
         )
 
     def diameter(self, norm):
@@ -282,72 +351,89 @@ def _estimator_key(estimator):
 
 
 # -- block fits (run in workers) ---------------------------------------------
-def _fit_block(estimator, X, y, seed, index, classes, layout, codes=None):
-    """Fit one block, applying the public rules for empty and one-class blocks.
+def _fit_block(estimator, X, y, seed, classes, layout, codes=None):
+    """Fit one block, applying the public rules for degenerate blocks.
 
     ``codes`` are the indices of ``y`` in ``classes`` (classifiers). Returns
-    None (an empty block, or a block whose parameters are replaced by the
-    public default), an int (a one-class block: the constant class index), a
-    parameter vector (``layout`` given) or the fitted model.
+    None (an empty block, a block whose fit failed in any way, or a block
+    whose parameters are replaced by the public default), an int (a
+    one-class block: the constant class index), a parameter vector
+    (``layout`` given) or the fitted model. Never raises: after the charge a
+    failure is the input of a public rule, not an error (class Notes).
     """
     if X.shape[0] == 0:
         return None
     if classes is not None and codes.min() == codes.max():
         return None if layout is not None else int(codes[0])
-    model = _seeded_clone(estimator, seed)
     try:
-        model.fit(X, y)
-    except Exception as exc:
-        raise ValueError(
-            f"{type(estimator).__name__} failed to fit block {index} of the "
-            "sample-and-aggregate partition. Whatever this fit charged (the "
-            "'parameters' release) was charged before the blocks were fitted and "
-            "stays spent; this error depends on "
-            "the data and is not differentially private. Use an estimator that "
-            "fits any non-empty block with at least two classes (classifiers) or "
-            "one row (regressors)."
-        ) from exc
-    return model if layout is None else layout.vector(model)
+        model = _seeded_clone(estimator, seed).fit(X, y)
+        return model if layout is None else layout.vector(model)
+    except Exception:  # any failure: the block outputs the centre
+        return None
 
 
-def _fit_blocks(estimator, X, y, codes, blocks, seeds, first, classes, layout):
-    """Fit the consecutive blocks ``first, first + 1, ...`` of one task.
+def _fit_blocks(estimator, X, y, codes, blocks, seeds, classes, layout):
+    """Fit a run of consecutive blocks: one task.
 
-    ``blocks[j]`` holds the row indices of block ``first + j``, fitted with
+    ``blocks[j]`` holds the row indices of the task's j-th block, fitted with
     seed ``seeds[j]``. One task per worker, as scikit-learn's bagging does:
     ``X`` goes to a worker once, and each block is copied out of it only while
-    it is fitted (memory: ``X`` plus one block per worker).
+    it is fitted (memory: ``X`` plus one block per worker). Warnings are
+    silenced in the worker (see :func:`_quiet`).
     """
-    return [
-        _fit_block(
-            estimator,
-            X.take(rows, axis=0),
-            y.take(rows, axis=0),
-            int(seed),
-            first + j,
-            classes,
-            layout,
-            None if codes is None else codes.take(rows),
-        )
-        for j, (rows, seed) in enumerate(zip(blocks, seeds, strict=True))
-    ]
+    with _quiet():
+        return [
+            _fit_block(
+                estimator,
+                X.take(rows, axis=0),
+                y.take(rows, axis=0),
+                int(seed),
+                classes,
+                layout,
+                None if codes is None else codes.take(rows),
+            )
+            for rows, seed in zip(blocks, seeds, strict=True)
+        ]
 
 
 # -- per-query aggregation (vote / mean) -------------------------------------
+def _block_votes(model, X, classes):
+    """One block's vote per query row: a class index, or -1 to abstain.
+
+    An empty or failed block abstains on every row; a one-class block votes
+    for its class. A fitted block abstains on every row if its ``predict``
+    raises or returns the wrong shape, and on each row whose label is not a
+    public class. Each vote is a function of the block (and the query row)
+    alone.
+    """
+    n_rows = X.shape[0]
+    if model is None:
+        return np.full(n_rows, -1, dtype=np.intp)
+    if isinstance(model, Integral):
+        return np.full(n_rows, int(model), dtype=np.intp)
+    try:
+        pred = np.asarray(model.predict(X))
+        if pred.shape != (n_rows,):
+            return np.full(n_rows, -1, dtype=np.intp)
+        index = np.minimum(np.searchsorted(classes, pred), classes.size - 1)
+        known = np.asarray(classes[index] == pred, dtype=bool)
+        return np.where(known, index, -1).astype(np.intp)
+    except Exception:  # a failed block abstains
+        return np.full(n_rows, -1, dtype=np.intp)
+
+
 def _vote_histogram(block_models, X, classes):
     """Votes of the blocks for each query row, shape (n_rows, n_classes).
 
-    An empty block abstains; a one-class block votes for its class.
+    Abstentions (see :func:`_block_votes`) add nothing.
     """
     votes = np.zeros((X.shape[0], classes.size), dtype=np.int64)
     rows = np.arange(X.shape[0])
-    for model in block_models:
-        if model is None:
-            continue
-        if isinstance(model, Integral):
-            votes[:, model] += 1
-        else:
-            votes[rows, np.searchsorted(classes, model.predict(X))] += 1
+    with _quiet():
+        for model in block_models:
+            codes = _block_votes(model, X, classes)
+            voting = codes >= 0
+            votes[rows[voting], codes[voting]] += 1
     return votes
 
 
@@ -377,18 +463,31 @@ def _noisy_vote(votes, epsilon, source):
     return out
 
 
-def _block_predictions(block_models, X, space, n_outputs):
-    """Clipped predictions of every block, shape (n_blocks, n_rows, n_outputs).
+def _block_prediction(model, X, space, n_outputs):
+    """One block's predictions, projected on the public output box.
 
-    An empty block predicts the centre of the public output box.
+    An empty or failed block, and a fitted block whose ``predict`` raises or
+    returns the wrong number of values, predicts the centre; non-finite
+    values become the centre's coordinates (:meth:`_Box.project`).
     """
+    centre = np.broadcast_to(space.centre, (X.shape[0], n_outputs))
+    if model is None:
+        return centre
+    try:
+        pred = np.asarray(model.predict(X), dtype=np.float64)
+        if pred.shape[:1] != (X.shape[0],) or pred.size != centre.size:
+            return centre
+        return space.project(pred.reshape(centre.shape))
+    except Exception:  # a failed block predicts the centre
+        return centre
+
+
+def _block_predictions(block_models, X, space, n_outputs):
+    """Projected predictions of every block, shape (n_blocks, n_rows, n_outputs)."""
     out = np.empty((len(block_models), X.shape[0], n_outputs))
-    for b, model in enumerate(block_models):
-        if model is None:
-            out[b] = space.centre
-        else:
-            pred = np.asarray(model.predict(X), dtype=np.float64)
-            out[b] = space.project(pred.reshape(X.shape[0], n_outputs))
+    with _quiet():
+        for b, model in enumerate(block_models):
+            out[b] = _block_prediction(model, X, space, n_outputs)
     return out
 
 
@@ -532,18 +631,34 @@ class SampleAggregateEstimator(
     ``range(0, n, ceil(n/k))`` yields fewer than k chunks (593 for n = 32561,
     k = 600) while the noise assumes k.
 
-    **Degenerate blocks (public rules, applied after charging, never an
-    error).** An empty block outputs the centre of ``output_bounds`` (the
-    origin for a ball) in ``'parameters'`` and ``'mean'``, and abstains in
-    ``'vote'``. A block whose rows carry one class only is not fitted: in
-    ``'vote'`` it votes for that class, in ``'parameters'`` it outputs the
-    public centre. A fitted block whose ``classes_`` or parameter shapes differ
-    from the public template's (a block that lacks a class), or whose
-    parameters or predictions are not finite, also outputs the centre. These
-    outputs are functions of the block alone, inside the public bounds, so
-    the sensitivity below is unchanged. If the base estimator raises on a
-    block for any other reason, ``fit`` raises ``ValueError``; the budget was
-    charged before the blocks were fitted and stays spent.
+    **Degenerate and failed blocks (public rules, applied after charging,
+    never an error).** An empty block (certainly some when ``n_blocks``
+    exceeds the number of rows, which is private and never checked) outputs
+    the centre of ``output_bounds`` (the origin for a ball) in
+    ``'parameters'`` and ``'mean'``, and abstains in ``'vote'``. A block
+    whose rows carry one class only is not fitted: in ``'vote'`` it votes for
+    that class, in ``'parameters'`` it outputs the public centre. A block
+    whose fit fails in any way (any exception, e.g. ``LinAlgError`` on a row
+    at 1e200, or a ``ConvergenceWarning`` turned into an error), whose
+    ``classes_`` or parameter shapes differ from the public template's (a
+    block that lacks a class), or whose parameters are not finite, outputs
+    the centre / abstains likewise. At predict time a block whose
+    ``predict`` raises (e.g. k-nearest neighbours on a block with fewer rows
+    than ``n_neighbors``) or returns the wrong shape predicts the centre
+    (``'mean'``) or abstains (``'vote'``); non-finite predicted values become
+    the centre's coordinates, and a predicted label outside the public
+    classes is an abstention for that query row. Each of these outputs is a
+    function of the block's own rows, its seed and the query row, and lies
+    in the public set ``B`` (or is a vote or an abstention), so adding or
+    removing one row still changes one block's output only, and the
+    sensitivities below hold as stated (an abstention moves one vote to or
+    from a class: each count changes by at most 1). Warnings raised by block
+    fits and predictions are silenced in each worker and in the caller
+    (whether a block warns depends on its rows); nothing about them, not
+    even a count of failed blocks, is kept or shown. Feasibility that
+    depends on public parameters only (a noise scale the float range can
+    represent for ``epsilon`` and ``output_bounds``, a sum of ``n_blocks``
+    outputs that cannot overflow) is checked before anything is charged.
 
     **Sensitivity.** With each block output ``a_i`` in a public set ``B`` and
     ``ā = (1/k) Σ a_i``, one changed block moves ``ā`` by ``(a_i' - a_i)/k``,
@@ -818,6 +933,12 @@ class SampleAggregateEstimator(
         mode, template, layout, space = self._resolve(kind, X.shape[1], classes, y)
         source = check_random_source(self.random_state)
         k = int(self.n_blocks)
+        if space is not None:  # 'parameters' (one release) or 'mean' (per row)
+            size = layout.size if mode == "parameters" else math.prod(y.shape[1:])
+            delta = self.delta if mode == "parameters" else 0.0
+            _check_release_feasible(
+                space, k, self.epsilon, delta, size, self.output_bounds
+            )
         if mode == "parameters":
             self._charge([("averaged block parameters", self.epsilon, self.delta)])
         else:
@@ -830,9 +951,12 @@ class SampleAggregateEstimator(
         # One BLAS thread per fit: blocks are small, and nested BLAS threads
         # oversubscribe the cores (measured 5x slower on a loaded machine).
         # X and y were checked finite above: the block fits need not re-check.
+        # Warnings are silenced here too: with threads, the workers' filters
+        # are this process's, restored by each worker in any order.
         with (
             threadpool_limits(limits=1, user_api="blas"),
             config_context(assume_finite=True),
+            _quiet(),
         ):
             chunks = Parallel(
                 n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads"
@@ -844,7 +968,6 @@ class SampleAggregateEstimator(
                     codes,
                     blocks[part],
                     seeds[part],
-                    part.start,
                     classes,
                     layout,
                 )
@@ -853,7 +976,8 @@ class SampleAggregateEstimator(
         results = [result for chunk in chunks for result in chunk]
         if mode == "parameters":
             vectors = [space.centre if r is None else r for r in results]
-            average = _average_blocks(space.project(np.stack(vectors)), k)
+            with _quiet():
+                average = _average_blocks(space.project(np.stack(vectors)), k)
             noisy = _release_average(
                 average, space, k, self.epsilon, self.delta, source
             )
@@ -897,6 +1021,15 @@ class SampleAggregateEstimator(
         X = validate_private_data(self, X, reset=False)
         if self.aggregate_ == "parameters":
             return self.estimator_.predict(X)
+        if self.aggregate_ == "mean":
+            _check_release_feasible(
+                self._space,
+                self._n_blocks,
+                self._query_epsilon,
+                0.0,
+                X.shape[0] * math.prod(self._y_shape_tail),
+                self.output_bounds,
+            )
         self._charge_rows(X.shape[0])
         if self.aggregate_ == "vote":
             votes = _vote_histogram(self.estimators_, X, self.classes_)
