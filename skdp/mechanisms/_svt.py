@@ -390,6 +390,40 @@ default=None
     )
 
 
+def check_svt_feasible(
+    epsilon,
+    threshold,
+    *,
+    sensitivity=1.0,
+    monotonic=False,
+    cutoff=1,
+    threshold_share=0.5,
+):
+    """Raise ``ValueError`` now if a sparse-vector run with these public
+    parameters could not represent its noise, whatever the queries.
+
+    Estimators call it before charging, so that an infeasible ε (say 1e-300)
+    is an error with nothing charged rather than a failure after the charge.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms._svt import check_svt_feasible
+    >>> check_svt_feasible(1.0, 5.0)
+    >>> check_svt_feasible(1e-300, 5.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: Cannot represent the sparse vector noise ...
+    """
+    _Grid(
+        check_epsilon(epsilon),
+        _check_sensitivity(sensitivity),
+        monotonic,
+        cutoff,
+        _check_threshold(threshold),
+        _check_threshold_share(threshold_share),
+    )
+
+
 def _svt(
     queries,
     threshold,

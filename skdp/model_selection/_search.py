@@ -159,7 +159,8 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
     n_blocks : int, default=50
         Number of blocks for ``"subsample"``. More blocks give more votes (the
         noise is a few votes) but fewer rows per block, so noisier
-        per-block choices.
+        per-block choices. It is not checked against the number of rows
+        (private): a block without rows, or whose fits fail, abstains.
     cv : int or cross-validation generator, default=3
         Internal cross-validation inside each block (``"subsample"``).
     scoring : str, callable or None, default=None
@@ -399,7 +400,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             )
         return scoring, 1.0 if scoring == "accuracy" else float(self.loss_bound)
 
-    def _plan(self, n_samples, n_features):
+    def _plan(self, n_features):
         """Validate everything public and compute the ledger items."""
         grid = self._candidate_params()
         candidates = self._candidates(grid)
@@ -407,11 +408,8 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         eps = check_epsilon(self.epsilon)
         plan = {"grid": grid, "candidates": candidates, "refits": refits}
         if self.method == "subsample":
-            if self.n_blocks > n_samples:
-                raise ValueError(
-                    f"n_blocks={self.n_blocks} is larger than the number of rows "
-                    f"(n_samples={n_samples}); every block needs rows to vote."
-                )
+            # no check of n_blocks against the row count, which is private:
+            # a block without rows (or whose fits fail) abstains
             check_scoring(self.estimator, self.scoring)
             items = [("vote selection (permute-and-flip)", eps, 0.0)]
         else:
@@ -455,9 +453,8 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         self : NoisyMaxSearchCV
         """
         X, y = indexable(X, y)
-        n_samples = _num_samples(X)
         n_features = X.shape[1] if hasattr(X, "shape") and X.ndim == 2 else None
-        plan, items = self._plan(n_samples, n_features)
+        plan, items = self._plan(n_features)
         total = sum_costs([PrivacyCost(e, d) for _, e, d in items])
         self._resolve_accountant().check(total.epsilon, total.delta)
         for model in plan["refits"] or ():
@@ -645,5 +642,5 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
     def _fit_cost(self, n_features=None):
         if not math.isfinite(self.epsilon):
             raise ValueError("epsilon must be finite.")
-        _, items = self._plan(np.inf, n_features)
+        _, items = self._plan(n_features)
         return sum_costs([PrivacyCost(e, d) for _, e, d in items])

@@ -15,6 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import above_threshold, check_random_source, laplace_mechanism
+from skdp.mechanisms._laplace import _laplace_grid
+from skdp.mechanisms._svt import check_svt_feasible
 from skdp.sensitivity._clipped_sums import soft_counts_above_sorted
 from skdp.utils._validation import check_per_feature, validate_private_data
 
@@ -146,7 +148,7 @@ def plan_svt_bounds(
         origin = check_per_feature(lower, n_features, "lower")
     two_sided = lower is None
     epsilon_sign = _SIGN_SHARE * epsilon if two_sided else 0.0
-    return SVTBoundsPlan(
+    plan = SVTBoundsPlan(
         origin,
         widths,
         two_sided,
@@ -155,6 +157,55 @@ def plan_svt_bounds(
         None if n_above is None else float(n_above),
         float(threshold_share),
     )
+    _check_feasible(plan, n_features, epsilon)
+    return plan
+
+
+def _check_feasible(plan, n_features, epsilon):
+    """Raise before the charge if the search cannot run on any data.
+
+    Everything checked is public: the noise of the sign test and of every
+    AboveThreshold run must be representable (a tiny ε makes its scale
+    overflow the float range), and the candidate bounds ``origin ± widths``
+    must be finite and strictly increasing doubles (near ±1.8e308 they
+    overflow or collapse onto the origin, and the search would return
+    ``lower_ == upper_``).
+    """
+    problem = None
+    try:
+        if plan.two_sided:
+            _laplace_grid(float(n_features), plan.epsilon_sign, 2 * n_features)
+        for n_sides in (1, 2) if plan.two_sided else (1,):
+            epsilon_run, n_above = plan.run_parameters(n_features, n_sides)
+            check_svt_feasible(
+                epsilon_run,
+                -n_above,
+                monotonic=True,
+                threshold_share=plan.threshold_share,
+            )
+    except (ValueError, OverflowError, ZeroDivisionError) as exc:
+        problem = f"the noise cannot be represented ({exc})"
+    if problem is None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            for sign in (1.0, -1.0) if plan.two_sided else (1.0,):
+                candidates = sign * plan.origin[:, None] + plan.widths
+                steps = np.diff(candidates, axis=1)
+                if not (
+                    np.all(np.isfinite(candidates))
+                    and np.all(candidates[:, 0] > sign * plan.origin)
+                    and np.all(steps > 0)
+                ):
+                    problem = (
+                        "the candidate bounds origin + widths overflow or "
+                        "collapse onto the origin in floating point (lower is "
+                        "too close to the float limit for upper_limit)"
+                    )
+    if problem is not None:
+        raise ValueError(
+            f"SVTClipSelector cannot search bounds with epsilon={epsilon!r} over "
+            f"{n_features} feature(s): {problem}. Nothing was charged. Use a "
+            "larger epsilon, or a lower/upper_limit well inside the float range."
+        )
 
 
 def _sign_counts(X):

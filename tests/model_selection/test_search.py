@@ -180,7 +180,6 @@ BAD = [
     ({"param_grid": {}}, "param_grid is empty"),
     ({"param_grid": []}, "param_grid is empty"),
     ({"param_grid": {"no_such": [1]}}, "Invalid parameter"),
-    ({"n_blocks": 4000}, "larger than the number of rows"),
     ({"refit": True}, "must be private"),
     ({"method": "holdout", "refit": False}, "not a private estimator"),
     ({"scoring": "no_such_scorer"}, "no_such_scorer"),
@@ -547,3 +546,23 @@ def test_seeded_search_reproduces_the_refit_and_unseeded_never_seeds(clf_data):
     # unseeded: the refit keeps random_state=None (the secure generator), never
     # an integer drawn from it
     assert run(None).random_state is None
+
+
+def test_more_blocks_than_rows_is_not_an_error(clf_data):
+    # main raised "n_blocks=4000 is larger than the number of rows" after
+    # nothing was charged, which told whether n < n_blocks (n is private):
+    # now blocks without rows abstain, for any n
+    X, y = clf_data
+    outcomes = []
+    for n in (len(y), 3):
+        acc = BudgetAccountant(epsilon=100.0)
+        search = NoisyMaxSearchCV(
+            LogisticRegression(),
+            {"C": [1.0, 2.0]},
+            n_blocks=4000,
+            refit=False,
+            accountant=acc,
+            random_state=0,
+        ).fit(X[:n], y[:n])
+        outcomes.append((search.best_index_ in (0, 1), len(acc.entries)))
+    assert outcomes == [(True, 1), (True, 1)]

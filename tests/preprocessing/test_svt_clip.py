@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skdp import BudgetAccountant, SVTClipSelector
+from skdp import BudgetAccountant, DPClipper, SVTClipSelector
 from skdp.audit import assert_dp, audit_mechanism
 from skdp.mechanisms._laplace import laplace_mechanism
 from skdp.mechanisms._svt import _svt_many
@@ -232,3 +232,24 @@ def test_sign_test_bounds_non_negative_data_at_zero():
     x = np.random.default_rng(4).lognormal(3, 1, size=(5_000, 1))
     sel = SVTClipSelector(1.0, upper_limit=1e6, random_state=0).fit(x)
     assert sel.lower_[0] == 0.0 and x.max() / 2 < sel.upper_[0] < 2 * x.max()
+
+
+# -- infeasible public parameters: an error before the charge (issue 13) ------
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda acc: SVTClipSelector(epsilon=1e-300, accountant=acc),
+        lambda acc: SVTClipSelector(epsilon=1e-300, lower=0.0, accountant=acc),
+        lambda acc: DPClipper(method="svt", epsilon=1e-300, accountant=acc),
+        lambda acc: SVTClipSelector(lower=-1.7e308, accountant=acc),
+        lambda acc: SVTClipSelector(lower=1.7e308, accountant=acc),
+    ],
+)
+def test_infeasible_parameters_raise_before_charging(make):
+    # main: eps=1e-300 charged two entries, then raised inside the sign test;
+    # lower=±1.7e308 charged and returned lower_ == upper_ without a word
+    acc = BudgetAccountant()
+    X = np.random.default_rng(0).uniform(0, 100, (50, 1))
+    with pytest.raises(ValueError, match="Nothing was charged"):
+        make(acc).fit(X)
+    assert acc.entries == ()
