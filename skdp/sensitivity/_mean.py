@@ -170,6 +170,16 @@ def exact_split_sums(X, lower, upper):
 def exact_count(X):
     """The row count as an exact value (a float count rounds beyond 2**53).
 
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The data (only its number of rows is used).
+
+    Returns
+    -------
+    count : FixedPoint of shape ()
+        ``n_samples * 2**0``; sensitivity 1 under add/remove-one-row.
+
     Examples
     --------
     >>> import numpy as np

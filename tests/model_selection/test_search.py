@@ -549,17 +549,17 @@ def test_seeded_search_reproduces_the_refit_and_unseeded_never_seeds(clf_data):
 
 
 def test_more_blocks_than_rows_is_not_an_error(clf_data):
-    # main raised "n_blocks=4000 is larger than the number of rows" after
-    # nothing was charged, which told whether n < n_blocks (n is private):
-    # now blocks without rows abstain, for any n
+    # main raised "n_blocks=40 is larger than the number of rows" (with
+    # nothing charged), which told whether n < n_blocks (n is private): now
+    # blocks without rows abstain, for any n
     X, y = clf_data
     outcomes = []
-    for n in (len(y), 3):
+    for n in (30, 3):
         acc = BudgetAccountant(epsilon=100.0)
         search = NoisyMaxSearchCV(
             LogisticRegression(),
             {"C": [1.0, 2.0]},
-            n_blocks=4000,
+            n_blocks=40,
             refit=False,
             accountant=acc,
             random_state=0,
