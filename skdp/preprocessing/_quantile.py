@@ -90,15 +90,57 @@ def exponential_release(
     out = np.empty((n_runs, levels.size))
     for k, q in enumerate(levels):
         scale = epsilon / (2.0 * quantile_score_sensitivity(q))
-        first, counts, scores = grid_score_classes(
-            sorted_clipped, lower, upper, exponent, q
+        first, counts, log_weights = _windowed_classes(
+            sorted_clipped, lower, upper, exponent, q, scale
         )
-        log_weights = np.log(counts.astype(np.float64)) + scale * scores
         chosen = sample_log_weights(log_weights, random_state=source, n_runs=n_runs)
         out[:, k] = uniform_grid_points(
             first[chosen], counts[chosen], exponent, random_state=source
         )
     return out
+
+
+#: exp(x) is exactly 0.0 in float64 for x < -745.2: classes whose log-weight is
+#: further than this below the largest get probability exactly 0 in the
+#: sampler, so they need not be computed.
+UNDERFLOW_GAP = 750.0
+
+
+def _windowed_classes(sorted_clipped, lower, upper, exponent, q, scale):
+    """Classes and log-weights of the rows near the target rank ``q n``.
+
+    The window of rows grows until every class outside it provably gets
+    weight exactly 0 in the sampler: such a class has at most all the grid
+    points (``log`` of their number) and a score at most minus the window's
+    distance to ``q n`` in rows (ties and atoms included), so its
+    log-weight is below the best one inside by more than ``UNDERFLOW_GAP``.
+    The selection law is then that of all classes, at a cost proportional to
+    the window.
+    """
+    n = sorted_clipped.shape[0]
+    target = q * n
+    step = 2.0**exponent
+    n_points = float(
+        np.floor(upper / step) - np.ceil(lower / step) + 1.0
+    )  # the whole grid
+    half_width = (UNDERFLOW_GAP + np.log(n_points)) / scale + 2.0
+    while True:
+        start = max(0, int(np.floor(target - half_width)))
+        stop = min(n, int(np.ceil(target + half_width)))
+        first, counts, scores = grid_score_classes(
+            sorted_clipped, lower, upper, exponent, q, rows=(start, stop)
+        )
+        log_weights = np.log(counts.astype(np.float64)) + scale * scores
+        if start == 0 and stop == n:
+            return first, counts, log_weights
+        distance = min(
+            target - start if start > 0 else np.inf,
+            stop - target if stop < n else np.inf,
+        )
+        top = log_weights.max() if log_weights.size else -np.inf
+        if top - (np.log(n_points) - scale * distance) > UNDERFLOW_GAP:
+            return first, counts, log_weights
+        half_width *= 4.0
 
 
 def permute_and_flip_release(

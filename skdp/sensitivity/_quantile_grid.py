@@ -70,7 +70,7 @@ def _grid_floor(values, step):
     return index
 
 
-def grid_score_classes(sorted_clipped, lower, upper, k, q):
+def grid_score_classes(sorted_clipped, lower, upper, k, q, rows=None):
     """Classes of grid points with equal rank score.
 
     Parameters
@@ -83,6 +83,9 @@ def grid_score_classes(sorted_clipped, lower, upper, k, q):
         Grid exponent from :func:`quantile_grid_exponent`.
     q : float
         Quantile level in ``[0, 1]``.
+    rows : tuple of (int, int), default=None
+        Only the classes of the rows ``start <= i < stop`` (widened to whole
+        tie runs) and of the gaps next to them; None for all rows.
 
     Returns
     -------
@@ -114,20 +117,30 @@ def grid_score_classes(sorted_clipped, lower, upper, k, q):
     """
     n = sorted_clipped.shape[0]
     step = 2.0**k
-    j_low = -_grid_floor(np.array([-lower]), step)[0]  # ceil(lower / step)
-    j_high = _grid_floor(np.array([upper]), step)[0]
-    starts = np.flatnonzero(sorted_clipped[1:] != sorted_clipped[:-1]) + 1
-    first_row = np.concatenate([[0], starts]) if n else starts
-    values = sorted_clipped[first_row]
-    below = first_row.astype(np.float64)  # a_i
-    upto = np.append(first_row[1:], n).astype(np.float64)  # b_i
+    start, stop = (0, n) if rows is None else _whole_tie_runs(sorted_clipped, *rows)
+    window = sorted_clipped[start:stop]
+    if start > 0:  # the gap below the window starts after the previous value
+        gap_start = _grid_floor(sorted_clipped[start - 1 : start], step)[0] + 1.0
+    else:
+        gap_start = -_grid_floor(np.array([-lower]), step)[0]  # ceil(lower / step)
+    if stop < n:  # ... and the gap above ends before the next value
+        after = sorted_clipped[stop : stop + 1]
+        gap_end = _grid_floor(after, step)[0]
+        gap_end -= gap_end * step == after[0]
+    else:
+        gap_end = _grid_floor(np.array([upper]), step)[0]
+    starts = np.flatnonzero(window[1:] != window[:-1]) + 1
+    first_row = np.concatenate([[0], starts]) if window.size else starts
+    values = window[first_row]
+    below = (first_row + start).astype(np.float64)  # a_i
+    upto = np.append(first_row[1:], window.size).astype(np.float64) + start  # b_i
     floor_v = _grid_floor(values, step)
     on_grid = floor_v * step == values
     # gap i (i = 0..m) lies strictly between v_i and v_{i+1} (padded by the
-    # bounds): indices from after v_i to before v_{i+1}
-    gap_first = np.concatenate([[j_low], floor_v + 1.0])
-    gap_last = np.concatenate([np.where(on_grid, floor_v - 1.0, floor_v), [j_high]])
-    gap_rows = np.concatenate([[0.0], upto])
+    # window's neighbours or the bounds)
+    gap_first = np.concatenate([[gap_start], floor_v + 1.0])
+    gap_last = np.concatenate([np.where(on_grid, floor_v - 1.0, floor_v), [gap_end]])
+    gap_rows = np.concatenate([[float(start)], upto])
     gap_scores = -np.abs(gap_rows - q * n)
     atom_scores = -np.abs((1.0 - q) * below - q * (n - upto))
     first = np.concatenate([gap_first, floor_v[on_grid]])
@@ -138,3 +151,15 @@ def grid_score_classes(sorted_clipped, lower, upper, k, q):
     counts = last - first + 1.0
     keep = counts >= 1.0
     return first[keep], counts[keep].astype(np.int64), scores[keep]
+
+
+def _whole_tie_runs(sorted_clipped, start, stop):
+    """Widen ``[start, stop)`` so that no run of tied values is cut."""
+    n = sorted_clipped.shape[0]
+    start, stop = max(0, int(start)), min(n, int(stop))
+    if start >= stop:
+        return start, start
+    start = int(np.searchsorted(sorted_clipped, sorted_clipped[start], side="left"))
+    last = sorted_clipped[stop - 1]
+    stop = int(np.searchsorted(sorted_clipped, last, side="right"))
+    return start, stop

@@ -136,6 +136,35 @@ def test_grid_points_are_doubles_with_small_indices(lower, upper):
     assert (upper - lower) / step >= 2**32 or step == np.spacing(max(-lower, upper))
 
 
+@pytest.mark.parametrize("q", [0.0, 0.03, 0.5, 0.97, 1.0])
+@pytest.mark.parametrize("scale", [0.01, 1.0, 50.0])
+@pytest.mark.parametrize("kind", ["continuous", "tied", "tiny gaps"])
+def test_window_gives_the_full_selection_distribution(q, scale, kind):
+    # the classes near the target rank carry all the probability the float
+    # sampler can give: the law equals that of all classes
+    rng = np.random.default_rng(3)
+    if kind == "continuous":
+        x = rng.normal(0, 1, 4000)
+    elif kind == "tied":
+        x = np.where(rng.random(4000) < 0.9, 0.0, rng.integers(1, 5, 4000))
+    else:  # a cluster of near-ties next to long gaps
+        x = np.concatenate([1e-12 * rng.random(3000), rng.uniform(-3, 3, 1000)])
+    column = sorted_clipped_column(x, -3.0, 5.0)
+    k = quantile_grid_exponent(-3.0, 5.0)
+
+    def law(first, counts, log_w):
+        weights = np.exp(log_w - log_w.max())
+        return dict(
+            zip(first.tolist(), (weights / weights.sum()).tolist(), strict=True)
+        )
+
+    full_first, full_counts, full_scores = grid_score_classes(column, -3.0, 5.0, k, q)
+    full = law(full_first, full_counts, np.log(full_counts) + scale * full_scores)
+    window = law(*quantile_module._windowed_classes(column, -3.0, 5.0, k, q, scale))
+    for first, p in full.items():
+        assert window.get(first, 0.0) == pytest.approx(p, rel=1e-9, abs=1e-300)
+
+
 def test_grid_classes_are_exact_for_values_off_and_on_the_grid():
     # 2.5 is on the grid of 0.5, 1/3 is not; the tiny value 5e-324 divided by
     # a step of 4 underflows: the exact floor correction keeps it off the atom 0
@@ -497,9 +526,11 @@ def half_sensitivity(q):
     return max(q, 1 - q) / 2
 
 
-def classes_without_counts(sorted_clipped, lower, upper, k, q):
+def classes_without_counts(sorted_clipped, lower, upper, k, q, rows=None):
     """Mutant: every class weighs as one point (its size is ignored)."""
-    first, counts, scores = grid_score_classes(sorted_clipped, lower, upper, k, q)
+    first, counts, scores = grid_score_classes(
+        sorted_clipped, lower, upper, k, q, rows=rows
+    )
     return first, np.ones_like(counts), scores
 
 
