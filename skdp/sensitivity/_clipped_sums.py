@@ -148,6 +148,11 @@ def lower_clipped_sums(x, lower_grid, *, upper=None, scale=1.0):
     )
 
 
+#: Each row's ramp is rounded to a multiple of ``2**-20`` and the soft counts
+#: are summed in integers (see :func:`soft_counts_above`).
+SOFT_COUNT_BITS = 20
+
+
 def soft_counts_above(x, upper_grid):
     """Normalised 1-sensitive SVT queries: soft counts of rows above each ``b_j``.
 
@@ -183,10 +188,19 @@ def soft_counts_above(x, upper_grid):
     the grid in the sorted rows gives each interval's rows (a contiguous
     block), rows above ``b_{j+1}`` are counted by position, and the ramp
     values ``(x_i - b_j)/(b_{j+1} - b_j)`` of the rows inside interval j are
-    summed by prefix sums. Each row contributes a value in ``[0, 1]``
-    whatever the rounding (the ramp is clipped), and nothing overflows (the
-    prefix sums are of values in ``[0, 1]``; a grid near the float limit is
+    summed by prefix sums. Nothing overflows (a grid near the float limit is
     halved first).
+
+    **Exact in floating point.** Each row's ramp is clipped to [0, 1] and
+    rounded to a multiple of ``2**-20`` (a function of that row alone, still
+    in [0, 1]); the counts are summed in int64 (exact below ``2**43`` rows)
+    and converted to the nearest double once. For ``n < 2**53`` rows the
+    spacing of doubles at a count is at most 1, so adding 1 commutes with
+    that rounding, and monotone rounding maps two exact counts at most 1
+    apart to doubles at most 1 apart: the released queries keep sensitivity
+    exactly 1, which a float sum of the ramps does not guarantee
+    (Casacuberta et al. 2022). A float64 array of ``2**53`` rows would need
+    64 PiB.
 
     Examples
     --------
@@ -224,9 +238,12 @@ def soft_counts_above_sorted(x, grid):
     ramp = x[first:last] - np.repeat(grid[:-1], per_interval)
     ramp /= np.repeat(np.diff(grid), per_interval)
     np.clip(ramp, 0.0, 1.0, out=ramp)
-    prefix = np.concatenate(([0.0], np.cumsum(ramp)))
+    ramp *= float(1 << SOFT_COUNT_BITS)  # exact: a power of two
+    units = np.rint(ramp).astype(np.int64)  # each row's ramp, in [0, 2**20]
+    prefix = np.concatenate(([0], np.cumsum(units)))
     inside = prefix[edges[1:] - first] - prefix[edges[:-1] - first]
-    return rows_above + inside
+    total = (rows_above.astype(np.int64) << SOFT_COUNT_BITS) + inside
+    return np.ldexp(total.astype(np.float64), -SOFT_COUNT_BITS)
 
 
 def soft_counts_below(x, lower_grid):
