@@ -29,6 +29,7 @@ from skdp.mechanisms._additive import additive_release
 from skdp.mechanisms._gaussian import _gaussian_grid, _sigma_ratio
 from skdp.mechanisms._laplace import _laplace_grid
 from skdp.mechanisms._selection import _select_many
+from skdp.sensitivity import float_average_error
 from skdp.utils._validation import check_bounds, validate_private_data
 
 __all__ = ["SampleAggregateEstimator"]
@@ -101,7 +102,7 @@ def _check_release_feasible(space, n_blocks, epsilon, delta, size, output_bounds
     """
     peak = float(np.max(np.abs(space.extremes())))
     with np.errstate(over="ignore", invalid="ignore"):
-        l1, l2 = space.diameter(1) / n_blocks, space.diameter(2) / n_blocks
+        l1, l2 = averaging_sensitivities(space, n_blocks)
     problem = None
     if not math.isfinite(2.0 * n_blocks * peak):
         problem = (
@@ -137,6 +138,10 @@ class _Box:
     def extremes(self):
         return np.concatenate([self.lower, self.upper])
 
+    def magnitudes(self):
+        """Public bound on the magnitude of each coordinate."""
+        return np.maximum(np.abs(self.lower), np.abs(self.upper))
+
     @property
     def centre(self):
         return (self.lower + self.upper) / 2.0
@@ -159,6 +164,10 @@ class _Ball:
 
     def extremes(self):
         return np.array([self.radius])
+
+    def magnitudes(self):
+        """Public bound on the magnitude of each coordinate."""
+        return np.full(self.size, self.radius)
 
     @property
     def centre(self):
@@ -242,16 +251,26 @@ def _check_output_space(output_bounds, size, *, mode):
     return _Box(lower, upper)
 
 
+def averaging_sensitivities(space, n_blocks):
+    """L1 and L2 sensitivities of the float average of the block outputs.
+
+    Replacing one block's output inside the public space moves the exact
+    average by at most ``diameter / n_blocks``; the float average of each
+    neighbour is within :func:`skdp.sensitivity.float_average_error` of the
+    exact one per coordinate (``n_blocks`` and the space are public), so twice
+    that error is added: the stated sensitivity holds for the computed
+    averages, not only for the exact ones.
+    """
+    error = float_average_error(n_blocks, space.magnitudes())
+    l1 = space.diameter(1) / n_blocks + 2.0 * float(error.sum())
+    l2 = space.diameter(2) / n_blocks + 2.0 * float(np.sqrt((error**2).sum()))
+    return l1, l2
+
+
 def _release_average(average, space, n_blocks, epsilon, delta, source):
     """Laplace (L1) or Gaussian (L2) release of the average of the blocks."""
-    return additive_release(
-        average,
-        space.diameter(1) / n_blocks,
-        space.diameter(2) / n_blocks,
-        epsilon,
-        delta,
-        source,
-    )
+    l1, l2 = averaging_sensitivities(space, n_blocks)
+    return additive_release(average, l1, l2, epsilon, delta, source)
 
 
 # -- parameter layout of linear models ---------------------------------------
@@ -667,8 +686,11 @@ class SampleAggregateEstimator(
     R in D dimensions ``2R√D/k`` (L1) and ``2R/k`` (L2) (Dwork and Roth;
     Programming-DP ch. 7; checked by brute force in the tests). The Laplace
     release uses the L1 sensitivity of the *whole* vector for every
-    coordinate; the per-coordinate ``(U_j - L_j)/k`` would only give dε. For
-    a vote, one changed block moves one vote from one class to another: each
+    coordinate; the per-coordinate ``(U_j - L_j)/k`` would only give dε. The
+    average is computed in floating point, so twice a public bound on its
+    rounding (:func:`skdp.sensitivity.float_average_error`, from k and the
+    largest magnitude of ``B``; relative ``k 2**-53``) is added to both
+    sensitivities: they hold for the computed averages. For a vote, one changed block moves one vote from one class to another: each
     count moves by at most 1, in opposite directions (not monotone), so
     permute-and-flip uses scale ``2/ε`` (McKenna and Sheldon 2020).
 
@@ -1037,7 +1059,7 @@ class SampleAggregateEstimator(
         n_outputs = math.prod(self._y_shape_tail)
         preds = _block_predictions(self.estimators_, X, self._space, n_outputs)
         average = _average_blocks(preds, self._n_blocks)
-        sensitivity = self._space.diameter(1) / self._n_blocks
+        sensitivity = averaging_sensitivities(self._space, self._n_blocks)[0]
         noisy = laplace_mechanism(
             average, sensitivity, self._query_epsilon, random_state=self._source
         )

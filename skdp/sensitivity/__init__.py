@@ -27,6 +27,7 @@ from skdp.sensitivity._mean import (
     exact_centred_sums,
     exact_count,
     exact_split_sums,
+    float_average_error,
     normalised_centred_sums,
     normalised_split_sums,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "exact_centred_sums",
     "exact_count",
     "exact_split_sums",
+    "float_average_error",
     "interquartile_range",
     "iqr_instability_distance",
     "log_grid_bin",

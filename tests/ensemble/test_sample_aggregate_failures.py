@@ -216,3 +216,21 @@ def test_infeasible_release_raises_before_any_charge(
         if predict:
             est.predict(X[:3])
     assert acc.entries == ()
+
+
+def test_the_average_rounding_bound_covers_float_averages():
+    # the float average of n block outputs is within float_average_error of
+    # the exact (Fraction) average, on values that make rounding large
+    from fractions import Fraction
+
+    from skdp.sensitivity import float_average_error
+
+    rng = np.random.default_rng(0)
+    for n in (2, 7, 100, 1000):
+        outputs = rng.uniform(-1, 1, (n, 3)) * np.array([1.0, 1e-9, 1e8])
+        outputs[::3] = np.array([1.0, 1e-9, 1e8]) * (1 - 2.0**-52)
+        bound = float_average_error(n, np.array([1.0, 1e-9, 1e8]))
+        computed = outputs.sum(axis=0) / n
+        for j in range(3):
+            exact = sum(Fraction(v) for v in outputs[:, j]) / n
+            assert abs(Fraction(computed[j]) - exact) <= Fraction(bound[j])
