@@ -690,8 +690,9 @@ class SampleAggregateEstimator(
     average is computed in floating point, so twice a public bound on its
     rounding (:func:`skdp.sensitivity.float_average_error`, from k and the
     largest magnitude of ``B``; relative ``k 2**-53``) is added to both
-    sensitivities: they hold for the computed averages. For a vote, one changed block moves one vote from one class to another: each
-    count moves by at most 1, in opposite directions (not monotone), so
+    sensitivities: they hold for the computed averages. For a vote, one
+    changed block moves one vote from one class to another: each count moves
+    by at most 1, in opposite directions (not monotone), so
     permute-and-flip uses scale ``2/ε`` (McKenna and Sheldon 2020).
 
     **Sphere.** ``('sphere', r)`` maps each block's vector ``v`` to
