@@ -17,6 +17,7 @@ from skdp.exceptions import (
     PTRRefusedError,
     PTRRefusedWarning,
 )
+from skdp.linear_model import PrivateLinearRegression, PrivateLogisticRegression
 from skdp.model_selection import (
     NoisyMaxSearchCV,
     PrivacyUtilityDisplay,
@@ -47,6 +48,8 @@ __all__ = [
     "PTRRefusedWarning",
     "PrivacyCost",
     "PrivacyUtilityDisplay",
+    "PrivateLinearRegression",
+    "PrivateLogisticRegression",
     "PrivateMean",
     "PrivateQuantile",
     "PrivateRobustScaler",

@@ -30,7 +30,11 @@ from skdp.mechanisms._gaussian import _gaussian_grid, _sigma_ratio
 from skdp.mechanisms._laplace import _laplace_grid
 from skdp.mechanisms._selection import _select_many
 from skdp.sensitivity import float_average_error
-from skdp.utils._validation import check_bounds, validate_private_data
+from skdp.utils._validation import (
+    check_bounds,
+    check_public_classes,
+    validate_private_data,
+)
 
 __all__ = ["SampleAggregateEstimator"]
 
@@ -911,19 +915,6 @@ class SampleAggregateEstimator(
             )
         return mode, template, layout, space
 
-    def _public_classes(self, y):
-        """The public label set: ``classes``, or the labels in ``y`` (declared)."""
-        if self.classes is None:
-            return np.unique(y)
-        classes = np.unique(np.asarray(self.classes))
-        unknown = np.setdiff1d(np.unique(y), classes)
-        if unknown.size:
-            raise ValueError(
-                f"y contains labels that are not in the public classes={classes!r}; "
-                "add them to classes or drop those rows with a public rule."
-            )
-        return classes
-
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Fit the blocks and, for ``'parameters'``, release the private model.
@@ -947,12 +938,7 @@ class SampleAggregateEstimator(
         classes = None
         if not regressor:
             check_classification_targets(y)
-            classes = self._public_classes(y)
-            if classes.size < 2:
-                raise ValueError(
-                    "SampleAggregateEstimator needs at least 2 classes in y "
-                    f"(the label set is public); got {classes.size} class."
-                )
+            classes = check_public_classes(self.classes, y, type(self).__name__)
         mode, template, layout, space = self._resolve(kind, X.shape[1], classes, y)
         source = check_random_source(self.random_state)
         k = int(self.n_blocks)

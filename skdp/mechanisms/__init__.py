@@ -40,6 +40,8 @@ from skdp.mechanisms._gaussian import (
     analytic_gaussian_sigma,
     gaussian_cost,
     gaussian_mechanism,
+    gaussian_noise_multipliers,
+    gaussian_release,
 )
 from skdp.mechanisms._laplace import laplace_cost, laplace_mechanism
 from skdp.mechanisms._random import RandomSource, check_random_source
@@ -63,6 +65,8 @@ __all__ = [
     "exponential_mechanism",
     "gaussian_cost",
     "gaussian_mechanism",
+    "gaussian_noise_multipliers",
+    "gaussian_release",
     "laplace_cost",
     "laplace_mechanism",
     "permute_and_flip",

@@ -22,6 +22,7 @@ from skdp.sensitivity._iqr import (
     log_grid_edges,
     quartile_ranks,
 )
+from skdp.sensitivity._linear import exact_clipped_gradient_sum, exact_clipped_gram
 from skdp.sensitivity._mean import (
     centre_and_radius,
     exact_centred_sums,
@@ -43,6 +44,8 @@ from skdp.sensitivity._order import padded_order_statistics, select_order_statis
 __all__ = [
     "centre_and_radius",
     "exact_centred_sums",
+    "exact_clipped_gradient_sum",
+    "exact_clipped_gram",
     "exact_count",
     "exact_split_sums",
     "float_average_error",

@@ -7,6 +7,7 @@ from skdp.utils._validation import (
     check_finite_columns,
     check_finite_width,
     check_per_feature,
+    check_public_classes,
     check_required_bounds,
     validate_private_data,
 )
@@ -18,6 +19,7 @@ __all__ = [
     "check_finite_columns",
     "check_finite_width",
     "check_per_feature",
+    "check_public_classes",
     "check_required_bounds",
     "validate_private_data",
 ]

@@ -17,6 +17,7 @@ __all__ = [
     "check_finite_columns",
     "check_finite_width",
     "check_per_feature",
+    "check_public_classes",
     "check_required_bounds",
     "validate_private_data",
 ]
@@ -332,3 +333,52 @@ def validate_private_data(estimator, X, y="no_validation", *, reset=True, **kwar
     names = getattr(estimator, "feature_names_in_", None)
     check_finite_columns(X_checked, names)
     return out
+
+
+def check_public_classes(classes, y, estimator_name):
+    """The public label set of a classifier, checked against ``y``.
+
+    Parameters
+    ----------
+    classes : array-like or None
+        The estimator's public ``classes`` parameter; ``None`` takes the labels
+        present in ``y`` as public (the caller documents that it does).
+    y : ndarray of shape (n_samples,)
+        Validated classification targets.
+    estimator_name : str
+        Used in the error messages.
+
+    Returns
+    -------
+    classes : ndarray
+        Sorted unique labels, at least two.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` holds labels outside ``classes`` or there are fewer than two
+        classes (both before any budget is charged).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.utils import check_public_classes
+    >>> check_public_classes([0, 1, 2], np.array([0, 1, 1]), "Model")
+    array([0, 1, 2])
+    """
+    if classes is None:
+        public = np.unique(y)
+    else:
+        public = np.unique(np.asarray(classes))
+        unknown = np.setdiff1d(np.unique(y), public)
+        if unknown.size:
+            raise ValueError(
+                f"y contains labels that are not in the public classes={public!r}; "
+                "add them to classes or drop those rows with a public rule."
+            )
+    if public.size < 2:
+        raise ValueError(
+            f"{estimator_name} needs at least 2 classes (the label set is "
+            f"public); got {public.size} class."
+        )
+    return public

@@ -1,0 +1,393 @@
+"""Private logistic regression by noisy, preconditioned full-batch gradient steps."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit, softmax
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from skdp.base import PrivateEstimatorMixin
+from skdp.linear_model._release import (
+    floored_inverse,
+    gaussian_fit_cost,
+    noisy_count,
+    noisy_gram,
+    release_sum,
+    spectral_noise_bound,
+)
+from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
+from skdp.sensitivity._linear import (
+    check_term_size,
+    exact_clipped_gradient_sum,
+    exact_clipped_gram,
+)
+from skdp.utils._validation import check_public_classes, validate_private_data
+
+__all__ = ["PrivateLogisticRegression"]
+
+#: Shares of the squared GDP parameter: the row count, the curvature (Gram
+#: matrix) and all gradient steps together. Public constants.
+COUNT_SHARE = 0.01
+CURVATURE_SHARE = 0.3
+#: Heavy-ball momentum of the steps (post-processing; 0 is the plain
+#: Böhning-Lindsay iteration).
+MOMENTUM = 0.5
+#: Rows enter the curvature estimate clipped to this multiple of max_norm.
+CURVATURE_NORM = 2.0
+#: The preconditioner's eigenvalues are raised to this fraction of a
+#: high-probability bound on the curvature noise's spectral norm (measured on
+#: Adult: 0.2 to 1 agree within 0.3 points; near 0 noise directions blow up).
+NOISE_FLOOR = 0.5
+_BIG = 1e300
+
+
+def _shares(n_steps):
+    """One weight per release: count, Gram matrix, then each gradient step."""
+    step = (1.0 - COUNT_SHARE - CURVATURE_SHARE) / n_steps
+    return [COUNT_SHARE, CURVATURE_SHARE] + [step] * n_steps
+
+
+def _residual_function(X, codes, weights, intercept):
+    """``residuals(start, stop)``: ``p - onehot(y)`` of a block of rows.
+
+    ``weights`` has one column per output (one for two classes, whose
+    probability of the second class is ``expit``).
+    """
+    n_outputs = weights.shape[1]
+
+    def residuals(start, stop):
+        scores = X[start:stop] @ weights[: X.shape[1]]
+        if intercept:
+            scores += weights[-1]
+        # an overflowing score is a function of its row: map it by a fixed rule
+        scores = np.nan_to_num(scores, nan=0.0, posinf=_BIG, neginf=-_BIG)
+        target = codes[start:stop]
+        if n_outputs == 1:
+            return expit(scores) - target[:, None]
+        probs = softmax(scores, axis=1)
+        probs[np.arange(target.size), target] -= 1.0
+        return probs
+
+    return residuals
+
+
+class PrivateLogisticRegression(
+    PrivateEstimatorMixin, LinearClassifierMixin, BaseEstimator
+):
+    """Differentially private logistic regression (binary and multinomial).
+
+    A fixed number of full-batch gradient steps on the L2-regularised
+    logistic loss, each computed from per-row gradients clipped to
+    ``max_norm`` and released with Gaussian noise, preconditioned by a
+    private curvature bound (a noisy Gram matrix of the rows clipped to
+    ``max_norm``). No bound on the data is needed: clipping bounds each
+    row's influence. The whole ``(epsilon, delta)`` is charged before the
+    data is read.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy loss of one ``fit``, ``> 0``.
+    delta : float, default=1e-6
+        Failure probability of one ``fit``, in ``(0, 1)``. Choose it well
+        below ``1 / n_samples``.
+    C : float, default=1.0
+        Inverse regularisation strength, as in scikit-learn: the objective is
+        ``C * Σ loss + ||coef||² / 2`` (the intercept is not penalised),
+        minimised as ``mean loss + ||coef||² / (2 C n)`` with the private
+        count for ``n``.
+    fit_intercept : bool, default=True
+        Fit an intercept (a column of ones appended to every row, inside the
+        clipping).
+    max_iter : int, default=10
+        Number of noisy gradient steps, fixed in advance: every step is
+        charged, so it is not a tolerance-driven loop.
+    max_norm : float, default=1.0
+        Per-row clipping norm: the bound on a row's gradient (Frobenius norm
+        of ``x ⊗ (p - y)``) and on the norm of a row in the curvature
+        estimate. Scale features to about unit row norm (by public ranges,
+        or :class:`~skdp.DPClipper` / :class:`~skdp.PrivateRobustScaler`)
+        for the default to fit.
+    classes : array-like of shape (n_classes,), default=None
+        Public class labels. ``None`` takes the labels present in ``y`` as
+        public: ``classes_`` then reveals which labels occur.
+    accountant : BudgetAccountant, default=None
+        Charged ``(epsilon, delta)`` before the data is read; ``None`` uses
+        :func:`~skdp.default_accountant`.
+    random_state : None, int or RandomState, default=None
+        ``None`` (default) draws noise from the operating system's CSPRNG; an
+        int or ``RandomState`` gives reproducible, *not secure*, noise.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The public class labels.
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Coefficients (one row for two classes, as in scikit-learn).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Intercepts (zeros if ``fit_intercept=False``).
+    n_iter_ : ndarray of shape (1,)
+        Number of steps taken (``max_iter``, always).
+    count_ : float
+        The noisy row count used for the averages (part of the release).
+    epsilon_spent_, delta_spent_ : float
+        What ``fit`` charged.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``, for string column names.
+
+    See Also
+    --------
+    PrivateLinearRegression : Private least squares and ridge.
+    skdp.SampleAggregateEstimator : Private aggregation of any model.
+
+    Notes
+    -----
+    **Algorithm.** Let ``x`` be a row (with a 1 appended for the intercept),
+    ``c = max_norm`` and ``W`` the ``D × K`` weights (``K = 1`` for two
+    classes). The releases are, in order: the row count ``N``; the upper
+    triangle of ``G = Σ q qᵀ`` with ``q = x min(1, c/||x||) / c``; and, for
+    ``t = 1..max_iter``, ``S_t = Σ clip(x ⊗ r(W_t))/c`` with
+    ``r = p - onehot(y)`` and ``clip`` the scaling of a term to Frobenius
+    norm at most ``c``. The step is ``W_{t+1} = W_t + V_{t+1}`` with
+    ``V_{t+1} = 0.5 V_t - P (c S̃_t / Ñ + λ W_t)``, ``λ = 1 / (C Ñ)`` (no
+    penalty on the intercept), and the preconditioner
+    ``P = (κ c² G̃ / Ñ + λ I)⁻¹`` with its eigenvalues raised to the noise
+    level, ``κ = 1/4`` (two classes) or ``1/2``. ``κ XᵀX`` bounds the
+    Hessian of the logistic loss (Böhning and Lindsay 1988; Böhning 1992 for
+    the multinomial), so the unperturbed iteration is a
+    majorise-minimise method that converges in a few steps where plain
+    gradient descent needs hundreds; the few steps are what makes the noise
+    per step small.
+
+    **Sensitivity (add/remove one row).** ``N`` moves by 1; ``G`` (units
+    ``c²``) by at most ``||q||² <= 1`` in Frobenius norm; each ``S_t`` (units
+    ``c``) by at most 1, since a row's clipped term has norm at most ``c``
+    whatever ``W_t`` is (Abadi et al. 2016). The sums are formed exactly on
+    a fixed-point grid (:func:`~skdp.sensitivity.exact_clipped_gram`,
+    :func:`~skdp.sensitivity.exact_clipped_gradient_sum`), so the bounds
+    hold in floats; brute-forced in the tests.
+
+    **Privacy.** Each release is a Gaussian mechanism with noise multiplier
+    ``r_i = R / sqrt(s_i)`` for public shares ``s_i`` (1 % count, 30 %
+    curvature, the rest split evenly over the steps) and
+    ``R = analytic_gaussian_sigma(1, epsilon, delta)``. The adaptive
+    composition of Gaussian mechanisms is exactly a Gaussian mechanism with
+    ``μ² = Σ 1/r_i² = 1/R²`` (Gaussian DP, Dong, Roth and Su 2022), whose
+    exact ``(ε, δ)`` curve (Balle and Wang 2018) gives ``(epsilon, delta)``:
+    no slack from a zCDP or RDP conversion, and ``rho = 1/(2R²)``-zCDP.
+    Everything after the releases is post-processing; after the charge
+    nothing raises or warns on any data.
+
+    **Why this algorithm.** Measured on UCI Adult and synthetic data (see
+    ``benchmarks/bench_linear_models.py``): plain noisy gradient descent
+    needed 40–80 steps with momentum to reach the same accuracy, and every
+    extra step adds noise. Objective perturbation (Chaudhuri, Monteleoni and
+    Sarwate 2011; Kifer, Smith and Thakurta 2012) and approximate minima
+    perturbation (Iyengar et al. 2019) need a public bound on every row's
+    norm and a strongly convex objective, and release a solver's output
+    computed from noise and data together, which the floating-point rule of
+    :mod:`skdp.mechanisms` excludes; here every noisy number comes out of
+    an exact Gaussian release of an exact sum.
+
+    References
+    ----------
+    .. [1] D. Böhning and B. G. Lindsay, "Monotonicity of quadratic-
+       approximation algorithms", Ann. Inst. Stat. Math. 40, 1988.
+    .. [2] M. Abadi et al., "Deep Learning with Differential Privacy",
+       CCS 2016.
+    .. [3] J. Dong, A. Roth and W. J. Su, "Gaussian Differential Privacy",
+       JRSS B 84, 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.linear_model import PrivateLogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(20_000, 3)) / 2
+    >>> y = (X @ [2.0, -1.0, 0.5] + rng.logistic(size=20_000) / 2 > 0).astype(int)
+    >>> clf = PrivateLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf.coef_.shape, round(clf.score(X, y), 1)
+    ((1, 3), 0.8)
+    """
+
+    _parameter_constraints = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "fit_intercept": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_norm": [Interval(Real, 0, None, closed="neither")],
+        "classes": ["array-like", None],
+        "accountant": [HasMethods(["spend_many"]), None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=1e-6,
+        *,
+        C=1.0,
+        fit_intercept=True,
+        max_iter=10,
+        max_norm=1.0,
+        classes=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.C = C
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.max_norm = max_norm
+        self.classes = classes
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _multipliers(self):
+        return gaussian_noise_multipliers(
+            self.epsilon, self.delta, _shares(self.max_iter)
+        )
+
+    def _fit_cost(self, n_features=None):
+        return gaussian_fit_cost(self.epsilon, self.delta)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.input_tags.allow_nan = False
+        tags.non_deterministic = True
+        tags.classifier_tags.multi_label = False
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Charge ``(epsilon, delta)`` and fit the private model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (finite).
+        y : array-like of shape (n_samples,)
+            Class labels, all in the public ``classes``.
+
+        Returns
+        -------
+        self : PrivateLogisticRegression
+        """
+        X, y = validate_private_data(self, X, y, order="C")
+        check_classification_targets(y)
+        classes = check_public_classes(self.classes, y, type(self).__name__)
+        n_outputs = 1 if classes.size == 2 else classes.size
+        size = X.shape[1] + bool(self.fit_intercept)
+        check_term_size(size * size)
+        check_term_size(size * n_outputs)
+        multipliers = self._multipliers()
+        source = check_random_source(self.random_state)
+        self._charge(
+            [
+                (
+                    f"count, curvature and {self.max_iter} gradient steps",
+                    self.epsilon,
+                    self.delta,
+                )
+            ]
+        )
+
+        codes = np.searchsorted(classes, y)
+        with np.errstate(all="ignore"):  # nothing data-dependent may warn now
+            count = noisy_count(X, multipliers[0], source)
+            weights = self._steps(X, codes, n_outputs, count, multipliers, source)
+        d = X.shape[1]
+        self.coef_ = np.ascontiguousarray(weights[:d].T)
+        self.intercept_ = (
+            weights[d].copy() if self.fit_intercept else np.zeros(n_outputs)
+        )
+        self.classes_ = classes
+        self.count_ = count
+        self.n_iter_ = np.array([self.max_iter])
+        return self
+
+    def _preconditioner(self, X, count, multiplier, n_outputs, source):
+        """``P`` of the class Notes, from the noisy Gram matrix (post-processing)."""
+        intercept = bool(self.fit_intercept)
+        size = X.shape[1] + intercept
+        bound = CURVATURE_NORM * self.max_norm
+        gram, _ = exact_clipped_gram(X, bound, intercept=intercept)
+        # q = D^-1 [clip(x), 1] / (c sqrt(1 + intercept)), D = diag(1, .., 1/c)
+        columns = np.ones(size)
+        if intercept:
+            columns[-1] = 1.0 / bound
+        kappa = 0.25 if n_outputs == 1 else 0.5
+        scale = kappa * bound**2 * (1 + intercept) / count
+        noisy = noisy_gram(gram, size, multiplier, source)
+        curvature = noisy * np.outer(columns, columns) * scale
+        penalty = self._penalty(size, count)
+        curvature += np.diag(penalty)
+        noise_level = spectral_noise_bound(size, multiplier) * scale
+        floor = NOISE_FLOOR * noise_level * columns.max() ** 2 + penalty.min()
+        return floored_inverse(curvature, floor), penalty
+
+    def _penalty(self, size, count):
+        """``λ`` per weight row: ``1 / (C Ñ)``, and 0 for the intercept."""
+        penalty = np.full(size, 1.0 / (self.C * count))
+        if self.fit_intercept:
+            penalty[-1] = 0.0
+        return penalty
+
+    def _steps(self, X, codes, n_outputs, count, multipliers, source):
+        size = X.shape[1] + bool(self.fit_intercept)
+        precondition, penalty = self._preconditioner(
+            X, count, multipliers[1], n_outputs, source
+        )
+        weights = np.zeros((size, n_outputs))
+        velocity = np.zeros_like(weights)
+        for multiplier in multipliers[2:]:
+            residuals = _residual_function(X, codes, weights, self.fit_intercept)
+            total = exact_clipped_gradient_sum(
+                X, residuals, self.max_norm, intercept=self.fit_intercept
+            )
+            noisy = release_sum(total, multiplier, source).reshape(size, n_outputs)
+            gradient = noisy * (self.max_norm / count) + penalty[:, None] * weights
+            velocity = MOMENTUM * velocity - precondition @ gradient
+            weights = weights + velocity
+        return weights
+
+    def predict_proba(self, X):
+        """Class probabilities (post-processing of the private model; free).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            positive = expit(scores)
+            return np.column_stack([1.0 - positive, positive])
+        return softmax(scores, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))

@@ -1,0 +1,78 @@
+"""The releases shared by the private linear models.
+
+A fit is a fixed, public sequence of Gaussian releases (a row count, a clipped
+Gram matrix, clipped gradient or cross-product sums): its composition is
+calibrated once by :func:`~skdp.mechanisms.gaussian_noise_multipliers` and
+everything else is post-processing of the released values.
+"""
+
+import math
+
+import numpy as np
+
+from skdp.accounting import PrivacyCost
+from skdp.mechanisms import gaussian_noise_multipliers, gaussian_release
+from skdp.mechanisms._grid import FixedPoint
+from skdp.sensitivity._mean import exact_count
+
+__all__ = [
+    "floored_inverse",
+    "gaussian_fit_cost",
+    "noisy_count",
+    "noisy_gram",
+    "release_sum",
+    "spectral_noise_bound",
+]
+
+
+def gaussian_fit_cost(epsilon, delta):
+    """Cost of a fit made of Gaussian releases calibrated to ``(epsilon, delta)``.
+
+    Its ``rho`` is the zCDP of the composition, ``Σ 1/(2 r_i²) = 1/(2 R²)``.
+    """
+    ratio = float(gaussian_noise_multipliers(epsilon, delta, [1.0])[0])
+    return PrivacyCost(epsilon, delta, 0.5 / ratio**2)
+
+
+def noisy_count(X, multiplier, source):
+    """The row count with Gaussian noise (sensitivity 1), at least 1."""
+    value = gaussian_release(exact_count(X), 1.0, multiplier, random_state=source)
+    return max(float(value), 1.0)
+
+
+def noisy_gram(gram, size, multiplier, source):
+    """Symmetric ``size x size`` matrix from the noisy upper triangle ``gram``."""
+    upper = np.triu_indices(size)
+    noisy = np.asarray(gaussian_release(gram, 1.0, multiplier, random_state=source))
+    matrix = np.zeros((size, size))
+    matrix[upper] = noisy
+    return matrix + np.triu(matrix, 1).T
+
+
+def release_sum(total, multiplier, source):
+    """Gaussian release of an exact sum with L2 sensitivity 1 (a FixedPoint)."""
+    assert isinstance(total, FixedPoint)
+    return np.asarray(gaussian_release(total, 1.0, multiplier, random_state=source))
+
+
+def spectral_noise_bound(size, multiplier):
+    """A public bound on the spectral norm of the symmetric noise matrix.
+
+    The noise of :func:`noisy_gram` is a symmetric matrix with independent
+    entries of standard deviation ``multiplier`` on and above the diagonal;
+    its spectral norm concentrates at ``2 sqrt(size)`` standard deviations
+    (the semicircle law) with Gaussian tails of width about one standard
+    deviation (Bandeira and van Handel 2016). The bound adds six of them.
+    """
+    return multiplier * (2.0 * math.sqrt(size) + 6.0)
+
+
+def floored_inverse(matrix, floor):
+    """Inverse of ``matrix`` with its eigenvalues first raised to ``floor > 0``.
+
+    A noisy Gram matrix can be indefinite; raising its spectrum to a public
+    floor (post-processing) gives a positive definite inverse, as AdaSSP's
+    adaptive ridge does (Wang 2018). Never raises on finite input.
+    """
+    values, vectors = np.linalg.eigh(matrix)
+    return (vectors / np.maximum(values, floor)) @ vectors.T
