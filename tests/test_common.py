@@ -8,6 +8,7 @@ import pytest
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skdp
@@ -78,6 +79,10 @@ ESTIMATORS = [
         n_blocks=3,
         output_bounds=(-1e3, 1e3),
         random_state=0,
+    ),
+    skdp.PrivateLogisticRegression(epsilon=1e3, random_state=0),
+    skdp.PrivateLinearRegression(
+        epsilon=1e3, data_norm=10.0, target_bounds=(-10, 10), random_state=0
     ),
     skdp.NoisyMaxSearchCV(
         LogisticRegression(),
@@ -153,7 +158,7 @@ def test_transform_honours_set_output(estimator):
 def _fit_data(estimator):
     rng = np.random.RandomState(0)
     X = rng.normal(size=(300, 3))
-    kind = getattr(estimator, "_estimator_type", None)
+    kind = get_tags(estimator).estimator_type
     if kind == "classifier":
         return X, (X[:, 0] > 0).astype(int)
     if kind == "regressor":

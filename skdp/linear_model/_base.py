@@ -18,7 +18,11 @@ from skdp.linear_model._release import (
 )
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.sensitivity._linear import check_term_size, exact_clipped_gram
-from skdp.utils._validation import check_finite_width, validate_private_data
+from skdp.utils._validation import (
+    check_bounds,
+    check_finite_width,
+    validate_private_data,
+)
 
 __all__ = ["PrivateLinearRegression"]
 
@@ -46,9 +50,9 @@ def _check_target_bounds(bounds):
             "bounds on y (targets are clipped to them). To get them privately, "
             "fit skdp.DPClipper on y first and use its bounds_."
         )
-    low, high = (float(b) for b in np.ravel(bounds))
-    check_finite_width(np.array([low]), np.array([high]), "target_bounds")
-    return low, high
+    low, high = check_bounds(bounds, 1, name="target_bounds")
+    check_finite_width(low, high, "PrivateLinearRegression (target_bounds)")
+    return float(low[0]), float(high[0])
 
 
 class PrivateLinearRegression(
@@ -158,7 +162,7 @@ class PrivateLinearRegression(
     _parameter_constraints = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
-        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "data_norm": [Interval(Real, 2.0**-500, 2.0**500, closed="both"), None],
         "target_bounds": ["array-like", None],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
@@ -194,7 +198,6 @@ class PrivateLinearRegression(
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
         tags.input_tags.allow_nan = False
-        tags.non_deterministic = True
         return tags
 
     def _target_scale(self, low, high):

@@ -222,7 +222,7 @@ class PrivateLogisticRegression(
         "C": [Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "max_norm": [Interval(Real, 0, None, closed="neither")],
+        "max_norm": [Interval(Real, 2.0**-500, 2.0**500, closed="both")],
         "classes": ["array-like", None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
@@ -263,7 +263,6 @@ class PrivateLogisticRegression(
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
         tags.input_tags.allow_nan = False
-        tags.non_deterministic = True
         tags.classifier_tags.multi_label = False
         return tags
 

@@ -39,12 +39,28 @@ _GRADIENT_BLOCK_ELEMENTS = 1 << 21
 #: whose length is at most ``_MAX_TERM_SIZE``).
 _NORM_MARGIN = 2.0**-32
 _MAX_TERM_SIZE = 1 << 24
+_SAFE_LOW, _SAFE_HIGH = 2.0**-900, 2.0**900
 
 
 def _row_norms(block):
-    """Euclidean norms of the rows (``inf`` where a square overflows)."""
+    """Euclidean norms of the rows, without underflow or spurious overflow.
+
+    A sum of squares in ``[2**-900, 2**900]`` is accurate to a few units in
+    2**-53 (subnormal squares are then negligible); other rows (tiny, zero,
+    huge) are recomputed after scaling by their largest entry. The fix-up
+    runs on a possibly empty subset, so there is no data-dependent branch.
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        squares = np.einsum("ij,ij->i", block, block)
+    norms = np.sqrt(squares)
+    redo = ~((squares >= _SAFE_LOW) & (squares <= _SAFE_HIGH))
+    rows = block[redo]
+    largest = np.abs(rows).max(axis=1, initial=0.0)
+    largest[largest == 0] = 1.0
+    scaled = rows / largest[:, None]
     with np.errstate(over="ignore"):
-        return np.sqrt(np.einsum("ij,ij->i", block, block))
+        norms[redo] = largest * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
+    return norms
 
 
 def _shrink_factors(norms, limit):
@@ -91,6 +107,7 @@ def _clipped_rows_on_grid(block, max_norm, intercept):
     return _on_grid(rows)
 
 
+@np.errstate(all="ignore")  # overflowing norms are handled, not reported
 def exact_clipped_gram(X, max_norm, y=None, *, intercept=False):
     """Exact Gram matrix (and cross products) of rows clipped to a norm bound.
 
@@ -170,6 +187,7 @@ def _add_ints(totals, block_sums):
     return [a + b for a, b in zip(totals, values, strict=True)]
 
 
+@np.errstate(all="ignore")
 def exact_clipped_gradient_sum(X, residuals, max_norm, *, intercept=False):
     """Exact sum of per-row outer products ``x ⊗ r`` clipped to a norm bound.
 
