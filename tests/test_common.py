@@ -191,6 +191,7 @@ PUBLIC_MODULES = [
     "skdp.accounting",
     "skdp.audit",
     "skdp.ensemble",
+    "skdp.linear_model",
     "skdp.mechanisms",
     "skdp.model_selection",
     "skdp.preprocessing",

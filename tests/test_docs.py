@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SUBMODULES = [
     "skdp.accounting",
     "skdp.audit",
+    "skdp.linear_model",
     "skdp.mechanisms",
     "skdp.model_selection",
     "skdp.sensitivity",
@@ -39,6 +40,7 @@ USER_GUIDE = [
     "clipping",
     "means",
     "robust_statistics",
+    "linear_models",
     "sample_aggregate",
     "sparse_vector",
     "selection",

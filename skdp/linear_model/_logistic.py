@@ -138,7 +138,7 @@ class PrivateLogisticRegression(
         What ``fit`` charged.
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during ``fit``, for string column names.
 
     See Also
@@ -265,6 +265,21 @@ class PrivateLogisticRegression(
         tags.input_tags.allow_nan = False
         tags.classifier_tags.multi_label = False
         return tags
+
+    def score(self, X, y, sample_weight=None):
+        """The accuracy of the private model on ``(X, y)`` (not private: it reads y).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        return super().score(X, y, sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
