@@ -21,6 +21,9 @@ Tasks:
   "repeat": r, "median_repeat": m}``: best wall time of ``np.sort`` and
   ``diffprivlib.tools.mean`` over ``r`` runs and of ``diffprivlib.tools.median``
   over ``m`` runs (it takes over a minute on 10^7 rows) on the column.
+* ``{"task": "linreg", "npy": {...}, "epsilon": e, "bounds_X": [l, u],
+  "bounds_y": [l, u], "seeds": [...]}``: test R² of
+  ``diffprivlib.models.LinearRegression`` with public box bounds, per seed.
 * ``{"task": "logreg", "npy": {"X_train": p, "y_train": p, "X_test": p,
   "y_test": p}, "epsilon": e, "data_norm": r, "clip": bool, "seeds": [...]}``:
   test accuracy of ``diffprivlib.models.LogisticRegression(epsilon=e,
@@ -175,6 +178,29 @@ def logreg(task):
     }
 
 
+def linreg(task):
+    """R² of diffprivlib's LinearRegression with public box bounds, per seed."""
+    from diffprivlib import BudgetAccountant
+    from diffprivlib.models import LinearRegression as DPLinearRegression
+    from diffprivlib.utils import PrivacyLeakWarning
+
+    arrays = {key: np.load(path) for key, path in task["npy"].items()}
+    scores = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        for seed in task["seeds"]:
+            model = DPLinearRegression(
+                epsilon=task["epsilon"],
+                bounds_X=tuple(task["bounds_X"]),
+                bounds_y=tuple(task["bounds_y"]),
+                random_state=seed,
+                accountant=BudgetAccountant(),
+            )
+            model.fit(arrays["X_train"], arrays["y_train"])
+            scores.append(float(model.score(arrays["X_test"], arrays["y_test"])))
+    return {"r2": scores}
+
+
 def main():
     task = json.load(sys.stdin)
     warnings.simplefilter("ignore")
@@ -192,6 +218,8 @@ def main():
         answer = timing(task)
     elif task["task"] == "logreg":
         answer = logreg(task)
+    elif task["task"] == "linreg":
+        answer = linreg(task)
     else:
         answer = {}
     answer["versions"] = versions

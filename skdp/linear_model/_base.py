@@ -10,8 +10,8 @@ from sklearn.utils._param_validation import HasMethods, Interval
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.linear_model._release import (
+    GaussianFitMixin,
     floored_inverse,
-    gaussian_fit_cost,
     noisy_gram,
     release_sum,
     spectral_noise_bound,
@@ -56,7 +56,7 @@ def _check_target_bounds(bounds):
 
 
 class PrivateLinearRegression(
-    PrivateEstimatorMixin, RegressorMixin, LinearModel, BaseEstimator
+    GaussianFitMixin, PrivateEstimatorMixin, RegressorMixin, LinearModel, BaseEstimator
 ):
     """Differentially private least squares (and ridge) by perturbed statistics.
 
@@ -191,34 +191,10 @@ class PrivateLinearRegression(
         self.accountant = accountant
         self.random_state = random_state
 
-    def _fit_cost(self, n_features=None):
-        return gaussian_fit_cost(self.epsilon, self.delta)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
-        return tags
-
     def _target_scale(self, low, high):
         if self.fit_intercept:
             return 0.5 * (low + high), 0.5 * (high - low)
         return 0.0, max(abs(low), abs(high))
-
-    def score(self, X, y, sample_weight=None):
-        """The R² of the private model on ``(X, y)`` (not private: it reads y).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        score : float
-        """
-        return super().score(X, y, sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):

@@ -12,8 +12,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.linear_model._release import (
+    GaussianFitMixin,
     floored_inverse,
-    gaussian_fit_cost,
     noisy_count,
     noisy_gram,
     release_sum,
@@ -76,7 +76,7 @@ def _residual_function(X, codes, weights, intercept):
 
 
 class PrivateLogisticRegression(
-    PrivateEstimatorMixin, LinearClassifierMixin, BaseEstimator
+    GaussianFitMixin, PrivateEstimatorMixin, LinearClassifierMixin, BaseEstimator
 ):
     """Differentially private logistic regression (binary and multinomial).
 
@@ -256,30 +256,10 @@ class PrivateLogisticRegression(
             self.epsilon, self.delta, _shares(self.max_iter)
         )
 
-    def _fit_cost(self, n_features=None):
-        return gaussian_fit_cost(self.epsilon, self.delta)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
         tags.classifier_tags.multi_label = False
         return tags
-
-    def score(self, X, y, sample_weight=None):
-        """The accuracy of the private model on ``(X, y)`` (not private: it reads y).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        score : float
-        """
-        return super().score(X, y, sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):

@@ -16,6 +16,7 @@ from skdp.mechanisms._grid import FixedPoint
 from skdp.sensitivity._mean import exact_count
 
 __all__ = [
+    "GaussianFitMixin",
     "floored_inverse",
     "gaussian_fit_cost",
     "noisy_count",
@@ -23,6 +24,36 @@ __all__ = [
     "release_sum",
     "spectral_noise_bound",
 ]
+
+
+class GaussianFitMixin:
+    """Cost and tags shared by the linear models (dense input, one charge)."""
+
+    def _fit_cost(self, n_features=None):
+        return gaussian_fit_cost(self.epsilon, self.delta)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.input_tags.allow_nan = False
+        return tags
+
+    def score(self, X, y, sample_weight=None):
+        """The model's default score on ``(X, y)`` (not private: it reads ``y``).
+
+        Accuracy for the classifier, R² for the regressor.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        return super().score(X, y, sample_weight=sample_weight)
 
 
 def gaussian_fit_cost(epsilon, delta):

@@ -66,6 +66,24 @@ def tiled(value, n_runs):
     return FixedPoint(value.numerators * n_runs, value.exponent, (n_runs, value.size))
 
 
+def likelihood_ratio(sums, plan, d0, d1):
+    """Vectorised releases ``plan = [(index into sums, multiplier)]``, reduced to
+    the log-likelihood-ratio statistic of d1 against d0."""
+    s0, s1 = ([v.as_float().ravel() for v in sums[id(d)]] for d in (d0, d1))
+
+    def mech(data, random_state, n_runs):
+        source = check_random_source(random_state)
+        stat = np.zeros(n_runs)
+        for which, ratio in plan:
+            noisy = release_sum(tiled(sums[id(data)][which], n_runs), ratio, source)
+            diff = s1[which] - s0[which]
+            centre = 0.5 * (s0[which] + s1[which])
+            stat += (noisy.reshape(n_runs, -1) - centre) @ diff / ratio**2
+        return stat
+
+    return mech
+
+
 def logistic_fit(max_iter, variant="correct"):
     """Vectorised releases of a fit, reduced to their likelihood-ratio statistic."""
     shares = _logistic._shares(max_iter)
@@ -76,21 +94,8 @@ def logistic_fit(max_iter, variant="correct"):
         ratios = gaussian_noise_multipliers(EPS, DELTA, shares)
     d0, d1 = neighbours()
     sums = {id(d): fit_sums(d, variant) for d in (d0, d1)}
-    s0, s1 = ([v.as_float().ravel() for v in sums[id(d)]] for d in (d0, d1))
     plan = [(0, ratios[0]), (1, ratios[1])] + [(2, r) for r in ratios[2:]]
-
-    def mech(data, random_state, n_runs):
-        source = check_random_source(random_state)
-        exact = sums[id(data)]
-        stat = np.zeros(n_runs)
-        for which, ratio in plan:
-            noisy = release_sum(tiled(exact[which], n_runs), ratio, source)
-            diff = s1[which] - s0[which]
-            centre = 0.5 * (s0[which] + s1[which])
-            stat += (noisy.reshape(n_runs, -1) - centre) @ diff / ratio**2
-        return stat
-
-    return mech, d0, d1
+    return likelihood_ratio(sums, plan, d0, d1), d0, d1
 
 
 def test_logistic_fit_passes_and_missing_clip_twin_is_caught():
@@ -151,19 +156,8 @@ def regression_fit(clip_targets):
             nums = np.rint((y @ q) / np.sqrt(2) * 2.0**32).astype(np.int64)
             cross = FixedPoint(tuple(int(v) for v in nums), -32, (3,))
         sums[id(d)] = [gram, cross]
-    s0, s1 = ([v.as_float() for v in sums[id(d)]] for d in (d0, d1))
-
-    def mech(data, random_state, n_runs):
-        source = check_random_source(random_state)
-        stat = np.zeros(n_runs)
-        for which, ratio in enumerate(ratios):
-            noisy = release_sum(tiled(sums[id(data)][which], n_runs), ratio, source)
-            diff = s1[which] - s0[which]
-            centre = 0.5 * (s0[which] + s1[which])
-            stat += (noisy.reshape(n_runs, -1) - centre) @ diff / ratio**2
-        return stat
-
-    return mech, d0, d1
+    plan = list(enumerate(ratios))
+    return likelihood_ratio(sums, plan, d0, d1), d0, d1
 
 
 def test_regression_fit_passes_and_unclipped_target_twin_is_caught():
