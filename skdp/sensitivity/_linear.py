@@ -35,9 +35,11 @@ _GRAM_BLOCK_ROWS = 1 << 16
 #: Elements per gradient block (rows x parameters), to bound temporaries.
 _GRADIENT_BLOCK_ELEMENTS = 1 << 21
 #: Relative margin under the norm bound: covers the float error of a computed
-#: norm and of the scaling (a few units in 2**-53 times the vector length,
-#: whose length is at most ``_MAX_TERM_SIZE``).
-_NORM_MARGIN = 2.0**-32
+#: norm and of the scaling. A sum of ``m`` squares carries a relative error of
+#: at most ``m 2**-53 / (1 - m 2**-53)``, i.e. below ``2**-29`` for
+#: ``m <= _MAX_TERM_SIZE = 2**24``; the square root halves it, and the product
+#: of two norms and the scaling add a few units of 2**-53.
+_NORM_MARGIN = 2.0**-24
 _MAX_TERM_SIZE = 1 << 24
 _SAFE_LOW, _SAFE_HIGH = 2.0**-900, 2.0**900
 
@@ -142,7 +144,7 @@ def exact_clipped_gram(X, max_norm, y=None, *, intercept=False):
     -----
     **Sensitivity (add/remove one row).** The row's term ``q`` is a function
     of that row alone with ``||q|| <= 1`` (truncation toward zero never
-    increases a norm, and the scaling leaves a relative margin of ``2**-32``
+    increases a norm, and the scaling leaves a relative margin of ``2**-24``
     for its own float error). Its Gram term ``q qᵀ`` has Frobenius norm
     ``||q||² <= 1``, and the upper triangle keeps a subset of its entries, so
     adding or removing a row moves ``gram`` by at most 1 in L2 norm; ``t q``
@@ -159,6 +161,7 @@ def exact_clipped_gram(X, max_norm, y=None, *, intercept=False):
     >>> gram.as_float().round(3)  # rows (0.6, 0.8) and (0.5, 0)
     array([0.61, 0.48, 0.64])
     """
+    X = np.asarray(X, dtype=np.float64)  # float32 products would not be exact
     n, d = X.shape
     d += bool(intercept)
     check_term_size(d * d)
@@ -216,7 +219,7 @@ def exact_clipped_gradient_sum(X, residuals, max_norm, *, intercept=False):
     **Sensitivity (add/remove one row).** A row's term is ``x ⊗ r`` times
     ``min(1, c / (||x|| ||r||))`` (the Frobenius norm of an outer product is
     the product of the norms), divided by ``c = max_norm``, with a relative
-    margin of ``2**-32`` for float error, and truncated toward zero onto
+    margin of ``2**-24`` for float error, and truncated toward zero onto
     ``2**-20``: a function of the row (and of public parameters) with
     Frobenius norm at most 1, summed exactly. Adding or removing one row
     moves the sum by at most 1 in L2 norm: per-example clipping as in
@@ -233,6 +236,7 @@ def exact_clipped_gradient_sum(X, residuals, max_norm, *, intercept=False):
     >>> np.round(total.as_float().ravel(), 6)  # (0.6, 0.8) - (0.3, 0.4)
     array([0.3, 0.4])
     """
+    X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     d += bool(intercept)
     totals = None
