@@ -123,8 +123,9 @@ class PrivateLinearRegression(
     **Sensitivity (add/remove one row).** ``G`` moves by ``q qᵀ``, of
     Frobenius norm ``||q||² <= 1``; ``b`` by ``t q``, of norm at most 1.
     (Sheffet 2017 and Wang 2018 give ``||x||²`` and ``||x|| |y|`` for the
-    same statistics; diffprivlib's issues #104/#105 are sensitivities that
-    miss a factor.) Brute-forced in the tests.
+    same statistics. diffprivlib's ``LinearRegression`` takes the diagonal
+    entries' sensitivity from the lower bound twice, its issues #104/#105,
+    which is too small for asymmetric bounds.) Brute-forced in the tests.
 
     **Privacy.** The two releases are Gaussian mechanisms with noise
     multipliers ``R / sqrt(0.5)`` each, ``R = analytic_gaussian_sigma(1,
