@@ -124,7 +124,6 @@ features = ColumnTransformer(
             OneHotEncoder(
                 categories=list(CATEGORIES.values()),
                 handle_unknown="ignore",
-                sparse_output=False,  # the private models take dense input
             ),
             list(CATEGORIES),
         ),

@@ -214,7 +214,9 @@ class PrivateLinearRegression(
         """
         norm = _check_norm(self.data_norm)
         low, high = _check_target_bounds(self.target_bounds)
-        X, y = validate_private_data(self, X, y, y_numeric=True, order="C")
+        X, y = validate_private_data(
+            self, X, y, accept_sparse="csr", y_numeric=True, order="C"
+        )
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity; skdp needs finite targets.")
         intercept = bool(self.fit_intercept)

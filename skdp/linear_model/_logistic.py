@@ -276,7 +276,7 @@ class PrivateLogisticRegression(
         -------
         self : PrivateLogisticRegression
         """
-        X, y = validate_private_data(self, X, y, order="C")
+        X, y = validate_private_data(self, X, y, accept_sparse="csr", order="C")
         check_classification_targets(y)
         classes = check_public_classes(self.classes, y, type(self).__name__)
         n_outputs = 1 if classes.size == 2 else classes.size

@@ -27,14 +27,14 @@ __all__ = [
 
 
 class GaussianFitMixin:
-    """Cost and tags shared by the linear models (dense input, one charge)."""
+    """Cost and tags shared by the linear models (CSR or dense input, one charge)."""
 
     def _fit_cost(self, n_features=None):
         return gaussian_fit_cost(self.epsilon, self.delta)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         tags.input_tags.allow_nan = False
         return tags
 

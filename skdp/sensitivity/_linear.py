@@ -14,6 +14,7 @@ BLAS add them in any order, and the block totals are added as Python ints.
 import math
 
 import numpy as np
+from scipy import sparse
 
 from skdp.mechanisms._grid import FixedPoint
 
@@ -85,8 +86,20 @@ def check_term_size(n_values):
         )
 
 
+def _as_float_rows(X):
+    """float64 rows: a dense array, or CSR (densified block by block)."""
+    if sparse.issparse(X):
+        return sparse.csr_matrix(X, dtype=np.float64)
+    return np.asarray(X, dtype=np.float64)  # float32 products would not be exact
+
+
+def _dense(block):
+    return block.toarray() if sparse.issparse(block) else block
+
+
 def _with_intercept(block, intercept):
     """The block with a column of ones appended (a copy of the block only)."""
+    block = _dense(block)
     if not intercept:
         return block
     return np.hstack([block, np.ones((block.shape[0], 1))])
@@ -121,8 +134,8 @@ def exact_clipped_gram(X, max_norm, y=None, *, intercept=False):
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        Finite rows (an intercept column of ones, if any, included).
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        Finite rows; a sparse matrix is densified one block at a time.
     max_norm : float
         Public bound on a row's L2 norm, ``> 0``.
     y : ndarray of shape (n_samples,), default=None
@@ -161,7 +174,7 @@ def exact_clipped_gram(X, max_norm, y=None, *, intercept=False):
     >>> gram.as_float().round(3)  # rows (0.6, 0.8) and (0.5, 0)
     array([0.61, 0.48, 0.64])
     """
-    X = np.asarray(X, dtype=np.float64)  # float32 products would not be exact
+    X = _as_float_rows(X)
     n, d = X.shape
     d += bool(intercept)
     check_term_size(d * d)
@@ -171,7 +184,7 @@ def exact_clipped_gram(X, max_norm, y=None, *, intercept=False):
     unit = float(2**GRAM_BITS)
     for start in range(0, n, _GRAM_BLOCK_ROWS):
         q = _clipped_rows_on_grid(
-            X[start : start + _GRAM_BLOCK_ROWS], max_norm, intercept
+            _dense(X[start : start + _GRAM_BLOCK_ROWS]), max_norm, intercept
         )
         gram = _add_ints(gram, (q.T @ q)[upper])
         if y is not None:
@@ -196,8 +209,8 @@ def exact_clipped_gradient_sum(X, residuals, max_norm, *, intercept=False):
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        Finite rows (an intercept column included, if any).
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        Finite rows; a sparse matrix is densified one block at a time.
     residuals : callable
         ``residuals(start, stop)`` returns the finite residuals of rows
         ``start:stop``, shape ``(stop - start, n_outputs)``: the gradient of
@@ -236,7 +249,7 @@ def exact_clipped_gradient_sum(X, residuals, max_norm, *, intercept=False):
     >>> np.round(total.as_float().ravel(), 6)  # (0.6, 0.8) - (0.3, 0.4)
     array([0.3, 0.4])
     """
-    X = np.asarray(X, dtype=np.float64)
+    X = _as_float_rows(X)
     n, d = X.shape
     d += bool(intercept)
     totals = None

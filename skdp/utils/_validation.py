@@ -8,6 +8,7 @@ import math
 from numbers import Real
 
 import numpy as np
+from scipy import sparse
 from sklearn.utils.validation import validate_data
 
 __all__ = [
@@ -257,7 +258,7 @@ def check_finite_columns(X, feature_names=None):
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
         Numeric input.
     feature_names : array-like of str, default=None
         Column names used in the message (column indices otherwise).
@@ -271,11 +272,18 @@ def check_finite_columns(X, feature_names=None):
     ...
     ValueError: Input X contains NaN or inf in column 'b' (index 1); ...
     """
-    with np.errstate(invalid="ignore", over="ignore"):
-        finite = np.isfinite(X)
-    if finite.all():
-        return
-    j = int(np.flatnonzero(~finite.all(axis=0))[0])
+    if sparse.issparse(X):  # only the stored entries can be non-finite
+        X = X.tocoo()
+        bad = ~np.isfinite(X.data)
+        if not bad.any():
+            return
+        j = int(X.col[bad].min())
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            finite = np.isfinite(X)
+        if finite.all():
+            return
+        j = int(np.flatnonzero(~finite.all(axis=0))[0])
     label = repr(str(feature_names[j])) if feature_names is not None else str(j)
     index = f" (index {j})" if feature_names is not None else ""
     raise ValueError(

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import sparse
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -107,3 +108,12 @@ def test_pandas_and_pipeline():
     assert list(reg.feature_names_in_) == list("abcd")
     pipe = make_pipeline(FunctionTransformer(lambda Z: Z / 2), model(data_norm=1.0))
     assert pipe.fit(X, y).score(X, y) > 0.8
+
+
+def test_sparse_input_gives_the_same_model_as_dense():
+    X, y, _ = linear_data(n=5_000)
+    X[np.abs(X) < 0.3] = 0.0
+    dense = model().fit(X, y)
+    csr = model().fit(sparse.csr_matrix(X), y)
+    assert np.array_equal(dense.coef_, csr.coef_)
+    assert dense.intercept_ == csr.intercept_

@@ -5,11 +5,13 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import sparse
+from sklearn.compose import ColumnTransformer
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from skdp import BudgetAccountant, BudgetExceededError, NoisyMaxSearchCV
 from skdp.linear_model import PrivateLogisticRegression, _logistic
@@ -176,3 +178,41 @@ def test_noisy_max_holdout_selects_C_privately(binary):
     assert [e.epsilon for e in acc.entries] == [2.0]
     assert search.best_params_ == {"C": 1.0}  # C = 1e-4 shrinks to the prior
     assert search.score(Xt, yt) > 0.6
+
+
+def test_sparse_input_gives_the_same_model_as_dense(binary):
+    X, Xt, y, _ = binary
+    X = np.where(np.abs(X) < 0.2, 0.0, X)  # some zeros to store sparsely
+    dense = PrivateLogisticRegression(random_state=0).fit(X, y)
+    csr = PrivateLogisticRegression(random_state=0).fit(sparse.csr_matrix(X), y)
+    assert np.array_equal(dense.coef_, csr.coef_)
+    assert np.array_equal(dense.predict(Xt), csr.predict(sparse.csr_matrix(Xt)))
+
+
+def test_default_one_hot_pipeline_works():
+    frame = pd.DataFrame(
+        {"colour": ["red", "blue", "green"] * 400, "size": [0.1, 0.5, 0.9] * 400}
+    )
+    y = (frame["colour"] == "red").astype(int)
+    pipe = make_pipeline(
+        ColumnTransformer(
+            [
+                (
+                    "cat",
+                    OneHotEncoder(categories=[["blue", "green", "red"]]),
+                    ["colour"],
+                ),
+                ("num", "passthrough", ["size"]),
+            ]
+        ),
+        PrivateLogisticRegression(random_state=0),
+    )
+    assert pipe.fit(frame, y).score(frame, y) > 0.9
+
+
+def test_sparse_nan_is_named_and_costs_nothing():
+    X = sparse.csr_matrix(np.array([[0.0, 1.0], [np.nan, 0.0]]))
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="column 0"):
+        PrivateLogisticRegression(accountant=acc).fit(X, [0, 1])
+    assert acc.entries == ()
