@@ -10,6 +10,7 @@ from skdp.accounting import (
     default_accountant,
     set_default_accountant,
 )
+from skdp.decomposition import PrivatePCA
 from skdp.ensemble import SampleAggregateEstimator
 from skdp.exceptions import (
     AccountantCopyError,
@@ -23,12 +24,14 @@ from skdp.model_selection import (
     PrivacyUtilityDisplay,
     privacy_utility_curve,
 )
+from skdp.naive_bayes import PrivateGaussianNB
 from skdp.preprocessing import (
     DPClipper,
     IQRScale,
     PrivateMean,
     PrivateQuantile,
     PrivateRobustScaler,
+    PrivateStandardScaler,
     PTRMedian,
     SmoothSensitivityMedian,
     SVTClipSelector,
@@ -48,11 +51,14 @@ __all__ = [
     "PTRRefusedWarning",
     "PrivacyCost",
     "PrivacyUtilityDisplay",
+    "PrivateGaussianNB",
     "PrivateLinearRegression",
     "PrivateLogisticRegression",
     "PrivateMean",
+    "PrivatePCA",
     "PrivateQuantile",
     "PrivateRobustScaler",
+    "PrivateStandardScaler",
     "SVTClipSelector",
     "SampleAggregateEstimator",
     "SmoothSensitivityMedian",

@@ -7,6 +7,7 @@ from skdp.preprocessing._ptr import PTRMedian
 from skdp.preprocessing._quantile import PrivateQuantile
 from skdp.preprocessing._robust import PrivateRobustScaler
 from skdp.preprocessing._smooth import SmoothSensitivityMedian
+from skdp.preprocessing._standard import PrivateStandardScaler
 from skdp.preprocessing._svt_clip import SVTClipSelector
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "PrivateMean",
     "PrivateQuantile",
     "PrivateRobustScaler",
+    "PrivateStandardScaler",
     "SVTClipSelector",
     "SmoothSensitivityMedian",
 ]

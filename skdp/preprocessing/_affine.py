@@ -1,8 +1,12 @@
 """The affine transform shared by the private centring and scaling estimators."""
 
+import warnings
+
+import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from skdp.exceptions import PTRRefusedWarning
 from skdp.utils._validation import validate_private_data
 
 __all__ = ["AffineTransformMixin"]
@@ -18,7 +22,9 @@ class AffineTransformMixin(TransformerMixin):
     Subclasses name their fitted attributes in ``_location_attribute`` and
     ``_scale_attribute`` (``None`` for none: location 0, scale 1). Both maps
     are post-processing of what ``fit`` released, so they cost nothing; a
-    refused (NaN) statistic gives NaN in its column.
+    refused (NaN) statistic gives NaN in its column, with a
+    :class:`~skdp.exceptions.PTRRefusedWarning` that says so where the NaN
+    appears (the refusal is already public: it was released by ``fit``).
     """
 
     _location_attribute = None
@@ -36,7 +42,26 @@ class AffineTransformMixin(TransformerMixin):
             if self._scale_attribute is None
             else getattr(self, self._scale_attribute)
         )
+        self._warn_refused(location, scale)
         return location, scale
+
+    def _warn_refused(self, location, scale):
+        refused = np.isnan(np.asarray(location) + np.asarray(scale))
+        if not np.any(refused):
+            return
+        names = getattr(self, "feature_names_in_", None)
+        columns = np.flatnonzero(np.broadcast_to(refused, (self.n_features_in_,)))
+        shown = [repr(names[j]) if names is not None else str(j) for j in columns]
+        name = type(self).__name__
+        warnings.warn(
+            f"{name}: the statistics of feature(s) {', '.join(shown)} were refused "
+            "at fit (a propose-test-release test failed), so transform returns NaN "
+            "in those columns; this is not missing data. Refit with more epsilon, "
+            "tighter public bounds or a method that does not refuse, or pass "
+            "on_refuse='raise' to stop at fit.",
+            PTRRefusedWarning,
+            stacklevel=3,
+        )
 
     def transform(self, X):
         """Apply the released affine map: ``(X - location) / scale``.

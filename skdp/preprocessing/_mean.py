@@ -27,8 +27,6 @@ from skdp.utils._validation import check_bounds, validate_private_data
 
 __all__ = ["PrivateMean"]
 
-_PUBLIC = object()  # marker: the bounds are public
-
 
 def mean_budget_split(epsilon, delta, n_features, mechanism):
     """Public split of (epsilon, delta) between the row count and the sums.
@@ -133,6 +131,65 @@ def mean_from_release(noisy_count, noisy_sums, lower, upper):
     centre, radius = centre_and_radius(lower, upper)
     ratio = np.clip(noisy_sums / max(noisy_count, 1.0), -1, 1)
     return np.clip(centre + radius * ratio, lower, upper)
+
+
+def check_mechanism_delta(mechanism, delta):
+    """Refuse a mechanism that does not match ``delta`` (before any charge)."""
+    if mechanism == "gaussian" and delta == 0:
+        raise ValueError(
+            "mechanism='gaussian' needs delta > 0; use mechanism='laplace' "
+            "for pure epsilon-DP."
+        )
+    if mechanism == "laplace" and delta != 0:
+        raise ValueError(
+            f"mechanism='laplace' is pure epsilon-DP and spends no delta; got "
+            f"delta={delta}. Set delta=0 or use mechanism='gaussian'."
+        )
+
+
+class BoundsPlan(NamedTuple):
+    """Public bounds, or the public plan of choosing them privately.
+
+    Built from an estimator's ``bounds``, ``bounds_share``, ``upper_limit``
+    and ``epsilon`` parameters (see :class:`PrivateMean`): ``svt`` is None
+    when the bounds are public.
+    """
+
+    epsilon: float
+    svt: object
+    lower: object
+    upper: object
+
+    @classmethod
+    def from_estimator(cls, estimator, n_features):
+        bounds = estimator.bounds
+        if isinstance(bounds, tuple | list) and len(bounds) == 2:
+            private_lower, private = bounds[0], bounds[1] is None
+            private = private and private_lower is not None
+        else:
+            private_lower, private = None, bounds is None
+        if not private:
+            lower, upper = check_bounds(bounds, n_features)
+            return cls(0.0, None, lower, upper)
+        epsilon = estimator.epsilon * estimator.bounds_share
+        svt = plan_svt_bounds(
+            n_features,
+            epsilon,
+            lower=private_lower,
+            upper_limit=estimator.upper_limit,
+            grid="geometric",
+            n_above=None,
+        )
+        return cls(epsilon, svt, None, None)
+
+    def cost_items(self):
+        return [] if self.svt is None else self.svt.cost_items(self.epsilon)
+
+    def run(self, X, source):
+        """The bounds: public ones, or the SVT release (after the charge)."""
+        if self.svt is None:
+            return self.lower, self.upper
+        return run_svt_bounds(X, self.svt, source)
 
 
 class PrivateMean(
@@ -344,50 +401,16 @@ default=None
         """
         X = validate_private_data(self, X)
         n_features = X.shape[1]
-        private_lower = self._private_bounds_lower()
-        if private_lower is not _PUBLIC:
-            eps_bounds = self.epsilon * self.bounds_share
-            plan_bounds = plan_svt_bounds(
-                n_features,
-                eps_bounds,
-                lower=private_lower,
-                upper_limit=self.upper_limit,
-                grid="geometric",
-                n_above=None,
-            )
-            bound_items = plan_bounds.cost_items(eps_bounds)
-        else:
-            eps_bounds, bound_items = 0.0, []
-            lower, upper = check_bounds(self.bounds, n_features)
-        if self.mechanism == "gaussian" and self.delta == 0:
-            raise ValueError(
-                "mechanism='gaussian' needs delta > 0; use mechanism='laplace' "
-                "for pure epsilon-DP."
-            )
-        if self.mechanism == "laplace" and self.delta != 0:
-            raise ValueError(
-                f"mechanism='laplace' is pure epsilon-DP and spends no delta; got "
-                f"delta={self.delta}. Set delta=0 or use mechanism='gaussian'."
-            )
+        bounds_plan = BoundsPlan.from_estimator(self, n_features)
+        check_mechanism_delta(self.mechanism, self.delta)
         plan = plan_mean_release(
-            self.epsilon - eps_bounds, self.delta, n_features, self.mechanism
+            self.epsilon - bounds_plan.epsilon, self.delta, n_features, self.mechanism
         )
         source = check_random_source(self.random_state)
-        self._charge([*bound_items, *plan.cost_items()])
-        if private_lower is not _PUBLIC:
-            lower, upper = run_svt_bounds(X, plan_bounds, source)
+        self._charge([*bounds_plan.cost_items(), *plan.cost_items()])
+        lower, upper = bounds_plan.run(X, source)
 
         self.count_, noisy_sums = noisy_count_and_sums(X, lower, upper, plan, source)
         self.mean_ = mean_from_release(self.count_, noisy_sums, lower, upper)
         self.lower_, self.upper_ = lower, upper
         return self
-
-    def _private_bounds_lower(self):
-        """``_PUBLIC`` for public bounds, else the public lower bound or None."""
-        if self.bounds is None:
-            return None
-        if isinstance(self.bounds, tuple | list) and len(self.bounds) == 2:
-            lower, upper = self.bounds
-            if upper is None and lower is not None:
-                return lower
-        return _PUBLIC

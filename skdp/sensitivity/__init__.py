@@ -39,6 +39,11 @@ from skdp.sensitivity._median import (
     median_rank,
     median_smooth_sensitivity,
 )
+from skdp.sensitivity._moments import (
+    exact_histogram_counts,
+    exact_moment_sums,
+    moments_from_sums,
+)
 from skdp.sensitivity._order import padded_order_statistics, select_order_statistics
 
 __all__ = [
@@ -47,6 +52,8 @@ __all__ = [
     "exact_clipped_gradient_sum",
     "exact_clipped_gram",
     "exact_count",
+    "exact_histogram_counts",
+    "exact_moment_sums",
     "exact_split_sums",
     "float_average_error",
     "interquartile_range",
@@ -59,6 +66,7 @@ __all__ = [
     "median_local_sensitivity",
     "median_rank",
     "median_smooth_sensitivity",
+    "moments_from_sums",
     "normalised_centred_sums",
     "normalised_split_sums",
     "padded_order_statistics",

@@ -1,6 +1,8 @@
 """PrivateRobustScaler: composition, ledger, wiring to the parts, behaviour."""
 
 import math
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,6 +31,7 @@ def test_ledger_with_a_proposal_spends_exactly_the_budget():
         bounds=BOUNDS,
         proposed_sensitivity=2.0,
         median_share=0.25,
+        scale_method="dwork_lei",
         accountant=acc,
         random_state=0,
     ).fit(data())
@@ -47,7 +50,12 @@ def test_ledger_with_a_proposal_spends_exactly_the_budget():
 def test_ledger_without_a_proposal_uses_the_smooth_median():
     acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
     est = PrivateRobustScaler(
-        6.0, 1e-6, bounds=BOUNDS, accountant=acc, random_state=0
+        6.0,
+        1e-6,
+        bounds=BOUNDS,
+        scale_method="dwork_lei",
+        accountant=acc,
+        random_state=0,
     ).fit(data(d=1))
     # the smooth median's Laplace constants are used with at most eps = 1
     labels = [e.label.split(": ")[1] for e in acc.entries]
@@ -61,22 +69,33 @@ def test_ledger_without_a_proposal_uses_the_smooth_median():
     assert not est.median_refused_.any()
 
 
-def test_median_part_is_exactly_the_stand_alone_estimator():
+@pytest.mark.parametrize(
+    "scale_method, median_delta", [("quantile", 1e-6), ("dwork_lei", 5e-7)]
+)
+def test_median_part_is_exactly_the_stand_alone_estimator(scale_method, median_delta):
     # same seed, same stream: the median draws come first, so the composed
     # estimator's medians equal PTRMedian / SmoothSensitivityMedian fitted
-    # with the median's share of the budget
+    # with the median's share of the budget (all of delta when the scales
+    # spend none)
     X = data(50_000)
+    params = {"bounds": BOUNDS, "scale_method": scale_method}
     for seed in range(5):
         composed = PrivateRobustScaler(
-            1.0, 1e-6, bounds=BOUNDS, proposed_sensitivity=2.0, random_state=seed
+            1.0, 1e-6, proposed_sensitivity=2.0, random_state=seed, **params
         ).fit(X)
         alone = PTRMedian(
-            0.5, 5e-7, bounds=BOUNDS, proposed_sensitivity=2.0, random_state=seed
+            0.5,
+            median_delta,
+            bounds=BOUNDS,
+            proposed_sensitivity=2.0,
+            random_state=seed,
         ).fit(X)
         assert not alone.refused_.any()
         np.testing.assert_array_equal(composed.median_, alone.median_)
-        composed = PrivateRobustScaler(1.0, 1e-6, bounds=BOUNDS, random_state=seed)
-        alone = SmoothSensitivityMedian(0.5, 5e-7, bounds=BOUNDS, random_state=seed)
+        composed = PrivateRobustScaler(1.0, 1e-6, random_state=seed, **params)
+        alone = SmoothSensitivityMedian(
+            0.5, median_delta, bounds=BOUNDS, random_state=seed
+        )
         np.testing.assert_array_equal(composed.fit(X).median_, alone.fit(X).median_)
 
 
@@ -89,7 +108,12 @@ def test_scale_part_matches_the_stand_alone_distribution():
     truth = ordered[(3 * 20_000 + 3) // 4 - 1] - ordered[(20_000 + 3) // 4 - 1]
     composed = [
         PrivateRobustScaler(
-            2.0, 1e-6, bounds=BOUNDS, proposed_sensitivity=2.0, random_state=s
+            2.0,
+            1e-6,
+            bounds=BOUNDS,
+            proposed_sensitivity=2.0,
+            scale_method="dwork_lei",
+            random_state=s,
         )
         .fit(X)
         .scale_[0]
@@ -120,13 +144,22 @@ def test_refusals_give_nan_columns_or_raise_after_spending():
     acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
     with pytest.warns(PTRRefusedWarning, match="median or IQR"):
         est = PrivateRobustScaler(
-            bounds=BOUNDS, proposed_sensitivity=1.0, accountant=acc, random_state=0
+            bounds=BOUNDS,
+            proposed_sensitivity=1.0,
+            scale_method="dwork_lei",
+            accountant=acc,
+            random_state=0,
         ).fit(X)
     assert est.median_refused_[0] and est.scale_refused_[0]
-    assert np.isnan(est.transform(X)).all()
+    with pytest.warns(PTRRefusedWarning, match="refused at fit"):
+        assert np.isnan(est.transform(X)).all()
     with pytest.raises(PTRRefusedError, match="'x'"):
         PrivateRobustScaler(
-            bounds=BOUNDS, on_refuse="raise", accountant=acc, random_state=0
+            bounds=BOUNDS,
+            on_refuse="raise",
+            scale_method="dwork_lei",
+            accountant=acc,
+            random_state=0,
         ).fit(X)
     assert acc.total() == pytest.approx((2.0, 2e-6))
 
@@ -164,3 +197,52 @@ def test_pandas_pipeline():
     pipe.fit(X, y)
     assert list(pipe[0].get_feature_names_out()) == ["age", "hours"]
     assert pipe.score(X, y) > 0.999
+
+
+ADULT = Path(__file__).resolve().parents[2] / "examples" / "data" / "adult.csv.gz"
+
+
+def test_default_quartile_scale_never_refuses_on_adult_age():
+    # integers 17..90, heavily tied: the Dwork-Lei test refuses there at eps=1
+    age = pd.read_csv(ADULT, usecols=["age"]).to_numpy(dtype=float)
+    truth = np.percentile(age, 75) - np.percentile(age, 25)
+    acc = BudgetAccountant(epsilon=100.0, delta=1e-3)
+    errors, lei_refusals = [], 0
+    for seed in range(5):
+        est = PrivateRobustScaler(
+            1.0, 1e-6, bounds=BOUNDS, accountant=acc, random_state=seed
+        ).fit(age)
+        assert not (est.median_refused_.any() or est.scale_refused_.any())
+        errors.append(abs(math.log(est.scale_[0] / truth)))
+        lei = PrivateRobustScaler(
+            1.0,
+            1e-6,
+            bounds=BOUNDS,
+            scale_method="dwork_lei",
+            accountant=acc,
+            random_state=seed,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PTRRefusedWarning)
+            lei_refusals += int(lei.fit(age).scale_refused_[0])
+    assert np.median(errors) <= 0.1
+    assert lei_refusals >= 3  # the failure the default avoids
+
+
+def test_quartile_ledger_spends_delta_on_the_medians_only():
+    acc = BudgetAccountant(epsilon=3.0, delta=1e-5)
+    PrivateRobustScaler(
+        2.0,
+        1e-6,
+        bounds=BOUNDS,
+        proposed_sensitivity=2.0,
+        median_share=0.25,
+        accountant=acc,
+        random_state=0,
+    ).fit(data())
+    entries = [(e.label.split(": ")[1], e.epsilon, e.delta) for e in acc.entries]
+    assert entries == [
+        ("median stability tests", pytest.approx(0.25), pytest.approx(1e-6)),
+        ("median releases", pytest.approx(0.25), 0.0),
+        ("scale quartiles (0.25, 0.75)", pytest.approx(1.5), 0.0),
+    ]
