@@ -61,6 +61,11 @@ ESTIMATORS = [
     skdp.PrivateRobustScaler(
         bounds=(-1e3, 1e3), proposed_sensitivity=2e3, random_state=0
     ),
+    skdp.PrivateRobustScaler(bounds=(-1e3, 1e3), random_state=0),
+    skdp.PrivateStandardScaler(bounds=(-1e3, 1e3), random_state=0),
+    skdp.PrivateStandardScaler(random_state=0),
+    skdp.PrivateGaussianNB(epsilon=1e3, bounds=(-10, 10), random_state=0),
+    skdp.PrivatePCA(epsilon=1e3, max_norm=100.0, random_state=0),
     skdp.SampleAggregateEstimator(
         LogisticRegression(),
         n_blocks=2,

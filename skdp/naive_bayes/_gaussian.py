@@ -247,7 +247,8 @@ default=None
         -------
         y : ndarray of shape (n_samples,)
         """
-        return self.classes_[np.argmax(self._joint_log_likelihood(X), axis=1)]
+        joint = self._joint_log_likelihood(X)
+        return self.classes_[np.argmax(joint, axis=1)]
 
     def predict_log_proba(self, X):
         """Log class probabilities (post-processing; free).

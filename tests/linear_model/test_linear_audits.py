@@ -17,6 +17,7 @@ not composed). For the regression: targets not clipped to their bounds.
 
 import numpy as np
 import pytest
+from _gaussian_audit import likelihood_ratio, tiled
 
 from skdp.audit import assert_dp, audit_mechanism
 from skdp.linear_model import _base, _logistic
@@ -60,28 +61,6 @@ def fit_sums(data, variant):
             gradient.numerators, gradient.exponent + 3, gradient.shape
         )
     return [exact_count(X), gram, gradient]
-
-
-def tiled(value, n_runs):
-    return FixedPoint(value.numerators * n_runs, value.exponent, (n_runs, value.size))
-
-
-def likelihood_ratio(sums, plan, d0, d1):
-    """Vectorised releases ``plan = [(index into sums, multiplier)]``, reduced to
-    the log-likelihood-ratio statistic of d1 against d0."""
-    s0, s1 = ([v.as_float().ravel() for v in sums[id(d)]] for d in (d0, d1))
-
-    def mech(data, random_state, n_runs):
-        source = check_random_source(random_state)
-        stat = np.zeros(n_runs)
-        for which, ratio in plan:
-            noisy = release_sum(tiled(sums[id(data)][which], n_runs), ratio, source)
-            diff = s1[which] - s0[which]
-            centre = 0.5 * (s0[which] + s1[which])
-            stat += (noisy.reshape(n_runs, -1) - centre) @ diff / ratio**2
-        return stat
-
-    return mech
 
 
 def logistic_fit(max_iter, variant="correct"):
