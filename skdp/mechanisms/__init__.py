@@ -44,6 +44,7 @@ from skdp.mechanisms._gaussian import (
     gaussian_release,
 )
 from skdp.mechanisms._laplace import laplace_cost, laplace_mechanism
+from skdp.mechanisms._partition import partition_selection, partition_threshold
 from skdp.mechanisms._random import RandomSource, check_random_source
 from skdp.mechanisms._selection import (
     exponential_mechanism,
@@ -69,6 +70,8 @@ __all__ = [
     "gaussian_release",
     "laplace_cost",
     "laplace_mechanism",
+    "partition_selection",
+    "partition_threshold",
     "permute_and_flip",
     "report_noisy_max",
     "selection_cost",

@@ -1,8 +1,11 @@
 """Private transformers: clipping, centring and scaling."""
 
 from skdp.preprocessing._clip import DPClipper
+from skdp.preprocessing._discretization import PrivateKBinsDiscretizer
+from skdp.preprocessing._encoders import PrivateOneHotEncoder
 from skdp.preprocessing._iqr import IQRScale
 from skdp.preprocessing._mean import PrivateMean
+from skdp.preprocessing._minmax import PrivateMinMaxScaler
 from skdp.preprocessing._ptr import PTRMedian
 from skdp.preprocessing._quantile import PrivateQuantile
 from skdp.preprocessing._robust import PrivateRobustScaler
@@ -14,7 +17,10 @@ __all__ = [
     "DPClipper",
     "IQRScale",
     "PTRMedian",
+    "PrivateKBinsDiscretizer",
     "PrivateMean",
+    "PrivateMinMaxScaler",
+    "PrivateOneHotEncoder",
     "PrivateQuantile",
     "PrivateRobustScaler",
     "PrivateStandardScaler",

@@ -162,7 +162,15 @@ class BoundsPlan(NamedTuple):
 
     @classmethod
     def from_estimator(cls, estimator, n_features):
-        bounds = estimator.bounds
+        """The plan of an estimator with ``bounds``, ``bounds_share``,
+        ``upper_limit`` and ``epsilon`` parameters."""
+        epsilon = estimator.epsilon * estimator.bounds_share
+        return cls.build(estimator.bounds, n_features, epsilon, estimator.upper_limit)
+
+    @classmethod
+    def build(cls, bounds, n_features, epsilon, upper_limit):
+        """Public ``bounds``, or a search spending ``epsilon`` when they are
+        None or ``(lower, None)``; raises before any charge when invalid."""
         if isinstance(bounds, tuple | list) and len(bounds) == 2:
             private_lower, private = bounds[0], bounds[1] is None
             private = private and private_lower is not None
@@ -171,12 +179,11 @@ class BoundsPlan(NamedTuple):
         if not private:
             lower, upper = check_bounds(bounds, n_features)
             return cls(0.0, None, lower, upper)
-        epsilon = estimator.epsilon * estimator.bounds_share
         svt = plan_svt_bounds(
             n_features,
             epsilon,
             lower=private_lower,
-            upper_limit=estimator.upper_limit,
+            upper_limit=upper_limit,
             grid="geometric",
             n_above=None,
         )
