@@ -11,7 +11,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
-from skdp.preprocessing._quantile import exponential_release, sorted_clipped_column
+from skdp.preprocessing._quantile import joint_release
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = ["PrivateKBinsDiscretizer"]
@@ -20,19 +20,15 @@ __all__ = ["PrivateKBinsDiscretizer"]
 def private_quantile_edges(X, lower, upper, n_bins, epsilon, source):
     """Edges ``[L, q_1, ..., q_{k-1}, U]`` per feature from private quantiles.
 
-    Each of the ``(n_bins - 1) d`` quantiles is an exponential-mechanism
-    release with ``epsilon / ((n_bins - 1) d)``; sorting them is
-    post-processing.
+    Each feature's ``n_bins - 1`` quantiles are one joint release with
+    ``epsilon / d`` (they come out ordered).
     """
     levels = np.arange(1, n_bins) / n_bins
-    epsilon_each = epsilon / (levels.size * X.shape[1])
+    epsilon_each = epsilon / X.shape[1]
     edges = []
     for j in range(X.shape[1]):
-        column = sorted_clipped_column(X[:, j], lower[j], upper[j])
-        inner = exponential_release(
-            column, lower[j], upper[j], levels, epsilon_each, source
-        )[0]
-        edges.append(np.concatenate(([lower[j]], np.sort(inner), [upper[j]])))
+        inner = joint_release(X[:, j], lower[j], upper[j], levels, epsilon_each, source)
+        edges.append(np.concatenate(([lower[j]], inner, [upper[j]])))
     return edges
 
 
@@ -85,13 +81,12 @@ class PrivateKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstim
     Notes
     -----
     **Quantile edges.** The ``n_bins - 1`` inner edges of each feature are
-    the private ``k/n_bins`` quantiles released by the exponential
-    mechanism on the public grid of :class:`PrivateQuantile` (utility
-    ``-|#{x < v} - q n|`` with sensitivity ``max(q, 1 - q)`` under
-    add/remove one row), ``ε / ((n_bins - 1) d)`` each; basic composition
-    gives ε-DP. Sorting the released edges is post-processing, and equal
-    edges give empty bins rather than fewer bins: the encoding's width never
-    depends on the data.
+    its private ``k/n_bins`` quantiles, released together by the joint
+    exponential mechanism of :class:`PrivateQuantile` (``method="joint"``:
+    gap utility of sensitivity 2 under add/remove one row, ties as atoms,
+    outputs ordered) with ``ε / d`` per feature; basic composition over the
+    features gives ε-DP. Equal edges give empty bins rather than fewer
+    bins: the encoding's width never depends on the data.
 
     Examples
     --------

@@ -8,11 +8,17 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source, permute_and_flip
+from skdp.mechanisms._joint_quantile import joint_quantile_states
 from skdp.mechanisms._quantile_sampling import (
     sample_log_weights,
     uniform_grid_points,
 )
 from skdp.mechanisms._selection import _select_many
+from skdp.sensitivity._joint_quantile import (
+    SPLIT_BITS,
+    grid_rank_counts,
+    rank_states,
+)
 from skdp.sensitivity._quantile import (
     candidate_rank_scores,
     quantile_score_sensitivity,
@@ -23,6 +29,8 @@ from skdp.utils._validation import check_bounds, validate_private_data
 __all__ = ["PrivateQuantile"]
 
 DEFAULT_N_CANDIDATES = 1000
+#: The joint release's grid has between 2**11 and 2**12 points over the bounds.
+JOINT_GRID_BITS = 11
 
 
 def check_quantile_levels(quantiles):
@@ -98,6 +106,25 @@ def exponential_release(
             first[chosen], counts[chosen], exponent, random_state=source
         )
     return out
+
+
+def joint_release(column, lower, upper, levels, epsilon, source):
+    """All ``levels`` of one feature in one joint release with ``epsilon``.
+
+    One pass over the column (counts on the public grid), the joint
+    exponential mechanism over ordered rank states, and the grid points of
+    the chosen states. Repeated or unsorted levels are released once each,
+    sorted, and mapped back (post-processing).
+    """
+    k = quantile_grid_exponent(lower, upper, bits=JOINT_GRID_BITS)
+    first, below, atoms = grid_rank_counts(column, lower, upper, k)
+    distinct, inverse = np.unique(levels, return_inverse=True)
+    ranks = rank_states(below, atoms)
+    states = joint_quantile_states(
+        ranks, column.size, distinct, epsilon, random_state=source
+    )
+    points = (first + states // ((1 << SPLIT_BITS) + 1)).astype(np.float64)
+    return np.ldexp(points, k)[inverse]
 
 
 #: exp(x) is exactly 0.0 in float64 for x < -745.2: classes whose log-weight is
@@ -320,7 +347,7 @@ default=None
         "quantiles": ["array-like", Interval(Real, 0, 1, closed="both")],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "bounds": ["array-like", tuple, None],
-        "method": [StrOptions({"exponential", "permute_and_flip"})],
+        "method": [StrOptions({"joint", "exponential", "permute_and_flip"})],
         "candidates": [None, "array-like", Interval(Integral, 2, None, closed="left")],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
@@ -332,7 +359,7 @@ default=None
         *,
         epsilon=1.0,
         bounds=None,
-        method="exponential",
+        method="joint",
         candidates=None,
         accountant=None,
         random_state=None,
@@ -378,6 +405,16 @@ default=None
 
         released = np.empty((levels.size, n_features))
         for j in range(n_features):
+            if self.method == "joint":
+                released[:, j] = joint_release(
+                    X[:, j],
+                    lower[j],
+                    upper[j],
+                    levels,
+                    self.epsilon / n_features,
+                    source,
+                )
+                continue
             column = sorted_clipped_column(X[:, j], lower[j], upper[j])
             if self.method == "exponential":
                 released[:, j] = exponential_release(
@@ -394,6 +431,11 @@ default=None
     def _ledger_label(self, levels, n_features):
         shown = ", ".join(f"{q:g}" for q in levels)
         features = "feature" if n_features == 1 else "features"
+        if self.method == "joint":
+            return (
+                f"quantiles ({shown}) of {n_features} {features}, jointly, "
+                f"{n_features} releases at epsilon/{n_features}"
+            )
         return (
             f"quantiles ({shown}) of {n_features} {features} by {self.method}, "
             f"{levels.size * n_features} releases at epsilon/{levels.size * n_features}"

@@ -26,11 +26,11 @@ __all__ = ["GRID_BITS", "grid_score_classes", "quantile_grid_exponent"]
 GRID_BITS = 33
 
 
-def quantile_grid_exponent(lower, upper):
+def quantile_grid_exponent(lower, upper, bits=GRID_BITS):
     """Public grid exponent ``k`` of the release on ``[lower, upper]``.
 
     ``2**k`` is the largest power of two at most ``(upper - lower) /
-    2**GRID_BITS``, raised if needed to the spacing of doubles at the larger
+    2**bits``, raised if needed to the spacing of doubles at the larger
     of ``|lower|`` and ``|upper|``, so that every grid point is a double and
     every grid index ``j`` satisfies ``|j| <= 2**53``.
 
@@ -38,6 +38,9 @@ def quantile_grid_exponent(lower, upper):
     ----------
     lower, upper : float
         Public finite bounds, ``lower < upper``.
+    bits : int, default=GRID_BITS
+        The grid has between ``2**bits`` and ``2**(bits + 1)`` points (fewer
+        where doubles are sparser).
 
     Returns
     -------
@@ -52,7 +55,7 @@ def quantile_grid_exponent(lower, upper):
     -23
     """
     half_width = float(upper) * 0.5 - float(lower) * 0.5  # no overflow
-    k = math.frexp(half_width)[1] - GRID_BITS  # 2**k <= 2 * half_width / 2**33
+    k = math.frexp(half_width)[1] - bits  # 2**k <= 2 * half_width / 2**bits
     spacing = math.ulp(max(abs(float(lower)), abs(float(upper))))
     return max(k, math.frexp(spacing)[1] - 1, -1074)
 

@@ -317,7 +317,7 @@ def test_fit_draws_exactly_what_the_audited_release_draws(method):
 # -- heavy ties, accuracy, edge cases -----------------------------------------
 
 
-@pytest.mark.parametrize("method", ["exponential", "permute_and_flip"])
+@pytest.mark.parametrize("method", ["joint", "exponential", "permute_and_flip"])
 @pytest.mark.parametrize("n", [1, 1000, 100_000])
 def test_all_zeros_never_crash(method, n):
     # diffprivlib 0.6.6 raised "Can't find a candidate to return" here
@@ -379,7 +379,8 @@ def test_tie_block_at_the_median_stays_between_its_neighbours():
 
 
 @pytest.mark.parametrize(
-    "method, tolerance", [("exponential", 0.01), ("permute_and_flip", 0.03)]
+    "method, tolerance",
+    [("joint", 0.01), ("exponential", 0.01), ("permute_and_flip", 0.03)],
 )
 def test_accuracy_on_many_normal_rows(method, tolerance):
     # rank error of a few rows at eps/3 per level; the grid spacing is 0.02
@@ -393,7 +394,7 @@ def test_accuracy_on_many_normal_rows(method, tolerance):
 
 def test_extreme_levels_and_huge_bounds():
     X = np.array([[-1e308], [3.0], [1e308]])
-    for method in ("exponential", "permute_and_flip"):
+    for method in ("joint", "exponential", "permute_and_flip"):
         est = PrivateQuantile(
             (0.0, 1.0), bounds=(-1.7e308, 1.7e308), method=method, random_state=0
         ).fit(X)
@@ -422,19 +423,29 @@ def test_custom_candidates_are_the_only_outputs():
 # -- budget, ledger, validation ------------------------------------------------
 
 
-def test_epsilon_spent_equals_the_ledger_and_is_split_evenly(monkeypatch):
+@pytest.mark.parametrize(
+    "method, released, each",
+    # one call per feature: 0.6 / (3 * 2) per level, or 0.6 / 2 for all
+    [("exponential", "exponential_release", 0.1), ("joint", "joint_release", 0.3)],
+)
+def test_epsilon_spent_equals_the_ledger_and_is_split_evenly(
+    monkeypatch, method, released, each
+):
     seen = []
 
     def recording_release(column, lower, upper, levels, epsilon, source, n_runs=1):
         seen.append(epsilon)
-        return np.zeros((n_runs, levels.size))
+        out = np.zeros((n_runs, levels.size))
+        return out if method == "exponential" else out[0]
 
-    monkeypatch.setattr(quantile_module, "exponential_release", recording_release)
+    monkeypatch.setattr(quantile_module, released, recording_release)
     acc = BudgetAccountant(epsilon=1.0)
     X = np.random.default_rng(0).uniform(0, 1, size=(50, 2))
-    est = PrivateQuantile((0.1, 0.5, 0.9), epsilon=0.6, bounds=(0, 1), accountant=acc)
+    est = PrivateQuantile(
+        (0.1, 0.5, 0.9), epsilon=0.6, bounds=(0, 1), method=method, accountant=acc
+    )
     est.fit(X)
-    assert seen == [pytest.approx(0.1)] * 2  # one call per feature, 0.6 / (3 * 2)
+    assert seen == [pytest.approx(each)] * 2
     assert len(acc.entries) == 1
     entry = acc.entries[0]
     assert entry.label.startswith("PrivateQuantile: quantiles (0.1, 0.5, 0.9) of 2")
