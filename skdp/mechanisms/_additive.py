@@ -1,6 +1,9 @@
 """Additive noise chosen by delta: Laplace for pure ε, analytic Gaussian else."""
 
+import math
+
 import numpy as np
+from scipy.stats import norm
 
 from skdp.mechanisms._gaussian import analytic_gaussian_sigma, gaussian_mechanism
 from skdp.mechanisms._laplace import laplace_mechanism
@@ -27,3 +30,19 @@ def additive_noise_variance(l1_sensitivity, l2_sensitivity, epsilon, delta):
     if delta > 0:
         return analytic_gaussian_sigma(l2_sensitivity, epsilon, delta) ** 2
     return 2 * (l1_sensitivity / epsilon) ** 2
+
+
+def additive_noise_bound(alpha, l1_sensitivity, l2_sensitivity, epsilon, delta):
+    """``t`` with ``P(|noise| > t) <= alpha`` for one coordinate of
+    :func:`additive_release`.
+
+    Laplace of scale ``b = l1 / ε``: ``P(|Z| > t) = exp(-t / b)``; Gaussian of
+    standard deviation ``σ``: ``2 (1 - Φ(t / σ))``. The exact discrete noise
+    has scale at least ``b`` (resp. ``σ``) by at most ``2**-20`` relative and
+    lives on a grid at most ``2**-20`` of the scale; the bound adds one
+    percent to cover both.
+    """
+    if delta > 0:
+        sigma = analytic_gaussian_sigma(l2_sensitivity, epsilon, delta)
+        return 1.01 * sigma * float(norm.isf(alpha / 2))
+    return 1.01 * (l1_sensitivity / epsilon) * math.log(1.0 / alpha)

@@ -11,7 +11,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
-from skdp.preprocessing._quantile import joint_release
+from skdp.preprocessing._quantile_joint import joint_release
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = ["PrivateKBinsDiscretizer"]

@@ -29,7 +29,7 @@ from skdp.preprocessing._ptr import (
     ptr_parameters,
     ptr_release,
 )
-from skdp.preprocessing._quantile import joint_release
+from skdp.preprocessing._quantile_joint import joint_release
 from skdp.preprocessing._smooth import smooth_medians, smooth_plan, total_epsilon
 from skdp.utils._validation import check_required_bounds, validate_private_data
 

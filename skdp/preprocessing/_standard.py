@@ -10,10 +10,15 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
-from skdp.mechanisms._additive import additive_noise_variance, additive_release
+from skdp.mechanisms._additive import (
+    additive_noise_bound,
+    additive_noise_variance,
+    additive_release,
+)
 from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.preprocessing._mean import BoundsPlan, check_mechanism_delta
 from skdp.sensitivity import exact_moment_sums, moments_from_sums
@@ -227,15 +232,59 @@ default=None
             ]
         )
         lower, upper = bounds_plan.run(X, source)
+        self._epsilon_sums = eps_sums
         noisy, self.noise_std_ = release_moment_sums(
             X, lower, upper, eps_sums, self.delta, source
         )
         counts, means, variances = moments_from_sums(noisy, lower, upper)
         self.n_samples_seen_ = float(counts[0])
+        self._released_sums = noisy[0]
         self.mean_, self.var_ = means[0], variances[0]
         self.scale_ = handle_zero_scale(np.sqrt(self.var_))
         self.lower_, self.upper_ = lower, upper
         return self
+
+    def confidence_interval(self, alpha=0.05):
+        """An interval for each mean that holds despite the noise w.p. 1 - α.
+
+        Post-processing of the release (free). It covers the noise only: the
+        clipping to ``[lower_, upper_]`` is a bias it does not include.
+
+        Parameters
+        ----------
+        alpha : float, default=0.05
+            Failure probability, for all features at once.
+
+        Returns
+        -------
+        low, high : ndarray of shape (`n_features_in_`,)
+            Within the bounds.
+
+        Notes
+        -----
+        Every one of the ``3d`` released sums is within ``t`` of its exact
+        value, with ``P(|noise| > t) = α / (3d)`` (union bound; Laplace or
+        Gaussian tails, :func:`~skdp.mechanisms._additive.additive_noise_bound`).
+        Then ``Σ a = P1/2 + P2`` is within ``1.5 t`` and the count (a mean of
+        triple totals) within ``3 t``, and the interval is the range of their
+        ratio over that box (the whole range when the count could be 0).
+        """
+        check_is_fitted(self)
+        d = self.n_features_in_
+        t = additive_noise_bound(
+            alpha / (3 * d), float(d), np.sqrt(d), self._epsilon_sums, self.delta
+        )
+        sums = self._released_sums
+        first = 0.5 * sums[1] + sums[2]
+        count = sums.sum(axis=0).mean()
+        low_count, high_count = count - 3 * t, count + 3 * t
+        if low_count <= 0:
+            return self.lower_.copy(), self.upper_.copy()
+        # Σ a >= 0 exactly, so the box's sum starts at 0 at the lowest
+        low_a = np.clip(np.maximum(first - 1.5 * t, 0) / high_count, 0, 1)
+        high_a = np.clip(np.maximum(first + 1.5 * t, 0) / low_count, 0, 1)
+        width = self.upper_ - self.lower_
+        return self.lower_ + width * low_a, self.lower_ + width * high_a
 
     def _affine_parameters(self):
         super()._affine_parameters()  # checks that the scaler is fitted

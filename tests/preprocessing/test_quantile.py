@@ -596,3 +596,39 @@ def test_sample_log_weights_law_and_zero_weights():
 def test_sample_log_weights_refuses_bad_weights(log_w, match):
     with pytest.raises(ValueError, match=match):
         sample_log_weights(log_w, random_state=0)
+
+
+@pytest.mark.parametrize("method", ["joint", "exponential", "permute_and_flip"])
+def test_rank_error_bound_holds_and_reads_no_data(method):
+    levels = (0.1, 0.5, 0.9)
+    bounds = (-50.0, 50.0)
+    rng = np.random.default_rng(7)
+    X = rng.normal(0, 5, size=(1_000, 1))
+    acc = BudgetAccountant(epsilon=1e6)
+    fitted = [
+        PrivateQuantile(
+            levels, bounds=bounds, method=method, random_state=s, accountant=acc
+        ).fit(X)
+        for s in range(50)
+    ]
+    bound = fitted[0].rank_error_bound(alpha=0.05)
+    assert bound.shape == (3, 1) and np.all(bound > 0)
+    other = PrivateQuantile(levels, bounds=bounds, method=method, accountant=acc)
+    np.testing.assert_array_equal(other.fit(X[:10] * 3).rank_error_bound(0.05), bound)
+    looser = PrivateQuantile(
+        levels, epsilon=0.5, bounds=bounds, method=method, accountant=acc
+    ).fit(X)
+    assert np.all(looser.rank_error_bound(0.05) > bound)
+    # the grid realises every rank of continuous data within one row, and
+    # the candidates (0.1 apart) within about 10 rows here
+    slack = 1.0 if method != "permute_and_flip" else 12.0
+    ordered = np.sort(X[:, 0])
+    for est in fitted:
+        for k, q in enumerate(levels):
+            v = est.quantiles_[k, 0]
+            below, at_most = (
+                np.searchsorted(ordered, v),
+                np.searchsorted(ordered, v, side="right"),
+            )
+            miss = max(below - q * 1_000, q * 1_000 - at_most, 0)
+            assert miss <= bound[k, 0] + slack

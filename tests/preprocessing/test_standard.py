@@ -163,3 +163,28 @@ def test_audit_catches_three_separate_statistics_at_the_count_sensitivity():
         **AUDIT,
     )
     assert mutant.epsilon_lower_bound > EPS, str(mutant)
+
+
+@pytest.mark.parametrize("mechanism, delta", [("laplace", 0.0), ("gaussian", 1e-6)])
+def test_confidence_interval_covers_the_clipped_mean(mechanism, delta):
+    # coverage over 300 fits at alpha = 0.2: the union bound makes it
+    # conservative, so the miss rate must stay below 0.2 (it is near 0)
+    X = data(5_000, d=2)
+    truth = np.clip(X, *BOUNDS).mean(axis=0)
+    misses, widths = 0, []
+    for seed in range(300):
+        est = PrivateStandardScaler(
+            0.5, bounds=BOUNDS, mechanism=mechanism, delta=delta, random_state=seed
+        ).fit(X)
+        low, high = est.confidence_interval(alpha=0.2)
+        assert np.all(low <= est.mean_ + 1e-9) and np.all(est.mean_ <= high + 1e-9)
+        misses += int(np.any((truth < low) | (truth > high)))
+        widths.append(np.mean(high - low))
+    assert misses / 300 < 0.2
+    assert np.median(widths) < 5.0  # informative: a few units out of [0, 100]
+
+
+def test_confidence_interval_is_the_whole_range_when_the_count_may_be_zero():
+    est = PrivateStandardScaler(0.01, bounds=BOUNDS, random_state=0).fit(data(3, 1))
+    low, high = est.confidence_interval()
+    assert low.tolist() == [0.0] and high.tolist() == [100.0]
