@@ -28,6 +28,7 @@ from skdp.naive_bayes import PrivateGaussianNB
 from skdp.preprocessing import (
     DPClipper,
     IQRScale,
+    PrivateHistogram,
     PrivateKBinsDiscretizer,
     PrivateMean,
     PrivateMinMaxScaler,
@@ -55,6 +56,7 @@ __all__ = [
     "PrivacyCost",
     "PrivacyUtilityDisplay",
     "PrivateGaussianNB",
+    "PrivateHistogram",
     "PrivateKBinsDiscretizer",
     "PrivateLinearRegression",
     "PrivateLogisticRegression",

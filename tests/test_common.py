@@ -67,6 +67,7 @@ ESTIMATORS = [
     skdp.PrivateGaussianNB(epsilon=1e3, bounds=(-10, 10), random_state=0),
     skdp.PrivatePCA(epsilon=1e3, max_norm=100.0, random_state=0),
     skdp.PrivateMinMaxScaler(bounds=(-1e3, 1e3)),
+    skdp.PrivateHistogram(bounds=(-1e3, 1e3), random_state=0),
     skdp.PrivateOneHotEncoder(epsilon=1e3, delta=0.1, random_state=0),
     skdp.PrivateMinMaxScaler(random_state=0),
     skdp.PrivateKBinsDiscretizer(bounds=(-1e3, 1e3), random_state=0),

@@ -26,9 +26,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SUBMODULES = [
     "skdp.accounting",
     "skdp.audit",
+    "skdp.decomposition",
     "skdp.linear_model",
     "skdp.mechanisms",
     "skdp.model_selection",
+    "skdp.naive_bayes",
+    "skdp.preprocessing",
     "skdp.sensitivity",
 ]
 
@@ -40,7 +43,10 @@ USER_GUIDE = [
     "clipping",
     "means",
     "robust_statistics",
+    "preprocessing",
     "linear_models",
+    "naive_bayes",
+    "decomposition",
     "sample_aggregate",
     "sparse_vector",
     "selection",

@@ -68,11 +68,11 @@ class PrivatePCA(
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, `n_features_in_`)
+    components_ : ndarray of shape (`n_components_`, `n_features_in_`)
         Private principal axes, by decreasing private variance.
-    explained_variance_ : ndarray of shape (n_components_,)
+    explained_variance_ : ndarray of shape (`n_components_`,)
         Private variance along each axis (at least 0).
-    explained_variance_ratio_ : ndarray of shape (n_components_,)
+    explained_variance_ratio_ : ndarray of shape (`n_components_`,)
         Its share of the private total variance.
     mean_ : ndarray of shape (`n_features_in_`,)
         Private mean of the clipped rows.
@@ -224,7 +224,7 @@ class PrivatePCA(
 
         Returns
         -------
-        X_new : ndarray of shape (n_samples, n_components_)
+        X_new : ndarray of shape (n_samples, `n_components_`)
         """
         check_is_fitted(self)
         X = validate_private_data(self, X, reset=False)
@@ -235,7 +235,7 @@ class PrivatePCA(
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_components_)
+        X : array-like of shape (n_samples, `n_components_`)
 
         Returns
         -------

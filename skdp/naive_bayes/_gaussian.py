@@ -67,7 +67,8 @@ default=None
     theta_ : ndarray of shape (n_classes, `n_features_in_`)
         Private per-class means.
     var_ : ndarray of shape (n_classes, `n_features_in_`)
-        Private per-class variances plus the smoothing.
+        Private per-class variances, floored at their noise level, plus the
+        smoothing.
     noise_std_ : float
         Standard deviation of the noise on each released moment sum.
     lower_, upper_ : ndarray of shape (`n_features_in_`,)
@@ -101,8 +102,12 @@ default=None
     Gaussian for L2 sensitivity ``sqrt(d)``, as exact discrete noise
     (:mod:`skdp.mechanisms`) on sums formed exactly.
 
-    **Post-processing** (data-independent rules): counts at least 1, means
-    clipped to the bounds, variances clipped to ``[0, ((U - L)/2)²]`` plus
+    **Post-processing** (rules applied to released values only): counts at
+    least 1, means clipped to the bounds, variances clipped to
+    ``[0, ((U - L)/2)²]`` and raised to their noise level
+    ``(U - L)² noise_std_ / class_count_`` (a variance of ``a`` is not
+    resolved below ``noise_std_ / count``; without the floor a class whose
+    noisy variance came out as 0 takes over every prediction), plus
     ``var_smoothing ((U - L)/2)²``.
 
     References
@@ -202,11 +207,17 @@ default=None
         )
         counts, means, variances = moments_from_sums(noisy, lower, upper)
         half_width = upper / 2 - lower / 2
+        # a variance is not resolved below its own noise level (in units of
+        # a²: noise_std / count); a floor there keeps a class whose noisy
+        # variance came out as 0 from dominating every prediction
+        noise_floor = 4 * half_width**2 * self.noise_std_ / counts[:, None]
         self.classes_ = classes
         self.class_count_ = counts
         self.class_prior_ = counts / counts.sum() if priors is None else priors
         self.theta_ = means
-        self.var_ = variances + self.var_smoothing * half_width**2
+        self.var_ = (
+            np.maximum(variances, noise_floor) + self.var_smoothing * half_width**2
+        )
         self.lower_, self.upper_ = lower, upper
         return self
 
@@ -263,6 +274,21 @@ default=None
         """
         joint = self._joint_log_likelihood(X)
         return joint - logsumexp(joint, axis=1, keepdims=True)
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy on ``(X, y)`` (not private: it reads ``y``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        return super().score(X, y, sample_weight=sample_weight)
 
     def predict_proba(self, X):
         """Class probabilities (post-processing; free).

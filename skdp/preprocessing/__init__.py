@@ -3,6 +3,7 @@
 from skdp.preprocessing._clip import DPClipper
 from skdp.preprocessing._discretization import PrivateKBinsDiscretizer
 from skdp.preprocessing._encoders import PrivateOneHotEncoder
+from skdp.preprocessing._histogram import PrivateHistogram
 from skdp.preprocessing._iqr import IQRScale
 from skdp.preprocessing._mean import PrivateMean
 from skdp.preprocessing._minmax import PrivateMinMaxScaler
@@ -17,6 +18,7 @@ __all__ = [
     "DPClipper",
     "IQRScale",
     "PTRMedian",
+    "PrivateHistogram",
     "PrivateKBinsDiscretizer",
     "PrivateMean",
     "PrivateMinMaxScaler",

@@ -10,6 +10,7 @@ from sklearn.preprocessing import MinMaxScaler
 from skdp import (
     BudgetAccountant,
     BudgetExceededError,
+    PrivateHistogram,
     PrivateKBinsDiscretizer,
     PrivateLogisticRegression,
     PrivateMinMaxScaler,
@@ -193,4 +194,36 @@ def test_bins_need_public_bounds_before_any_charge():
     acc = BudgetAccountant(epsilon=1.0)
     with pytest.raises(ValueError, match="bounds"):
         PrivateKBinsDiscretizer(accountant=acc).fit([[1.0]])
+    assert acc.total() == (0.0, 0.0)
+
+
+# -- histograms ----------------------------------------------------------------
+
+
+def test_histogram_counts_noise_and_intervals():
+    X = np.random.default_rng(0).uniform(0, 10, size=(5_000, 2))
+    truth = np.array([np.histogram(X[:, j], np.linspace(0, 10, 6))[0] for j in (0, 1)])
+    acc = BudgetAccountant(epsilon=200.0)
+    misses = 0
+    spread = []
+    for seed in range(200):
+        hist = PrivateHistogram(5, bounds=(0, 10), accountant=acc, random_state=seed)
+        hist.fit(X)
+        low, high = hist.confidence_interval(alpha=0.2)
+        misses += int(np.any((truth < low) | (truth > high)))
+        spread.append(hist.counts_ - truth)
+    assert hist.noise_std_ == pytest.approx(np.sqrt(2) * 2.0)  # Laplace, d/ε = 2
+    assert np.std(spread) == pytest.approx(hist.noise_std_, rel=0.1)
+    assert misses / 200 < 0.2
+    assert acc.total() == (200.0, 0.0)
+
+
+def test_histogram_bad_input_charges_nothing():
+    acc = BudgetAccountant(epsilon=1.0)
+    with pytest.raises(ValueError, match="bounds"):
+        PrivateHistogram(accountant=acc).fit([[1.0]])
+    with pytest.raises(ValueError, match="delta > 0"):
+        PrivateHistogram(bounds=(0, 1), mechanism="gaussian", accountant=acc).fit(
+            [[1.0]]
+        )
     assert acc.total() == (0.0, 0.0)
