@@ -213,7 +213,10 @@ class PrivateQuantile(PrivateEstimatorMixin, BaseEstimator):
         points (ties are atoms); 3x more accurate than splitting ε over
         levels at 9 deciles. ``"exponential"``: each level separately, by
         the exponential mechanism over a fine public grid of the bounds
-        (about 2**33 points; ties are atoms).
+        (about 2**33 points; ties are atoms). The joint grid's step is
+        ``(upper - lower) / 2**11`` to ``/ 2**12``: with bounds far wider
+        than the data, prefer ``"exponential"``, whose step is ``2**-33`` of
+        the width.
         ``"permute_and_flip"``: selection among public ``candidates``.
     candidates : None, int or array-like of shape (n_candidates,), \
 default=None

@@ -188,8 +188,27 @@ def exact_histogram_counts(X, edges):
     """
     counts = []
     for j, feature_edges in enumerate(edges):
-        n_bins = feature_edges.size - 1
-        inner = feature_edges[1:-1]
-        bins = np.searchsorted(inner, X[:, j], side="right")
-        counts.extend(np.bincount(bins, minlength=n_bins).tolist())
+        bins = _bin_indices(X[:, j], np.asarray(feature_edges, dtype=float))
+        counts.extend(np.bincount(bins, minlength=feature_edges.size - 1).tolist())
     return FixedPoint(tuple(int(c) for c in counts), 0, (len(counts),))
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def _bin_indices(column, edges):
+    """Bin of each value: ``k`` with ``e_k <= x < e_{k+1}``, clipped to the ends.
+
+    Evenly spaced (public) edges give the bin by one multiplication,
+    corrected by one comparison on each side, as numpy's histogram does
+    (the rounding of the multiplication is off by one bin at most); other
+    edges by binary search.
+    """
+    last = edges.size - 2
+    width = edges[-1] - edges[0]
+    steps = np.diff(edges)
+    if not (np.isfinite(width) and np.allclose(steps, width / (last + 1), rtol=1e-9)):
+        return np.searchsorted(edges[1:-1], column, side="right")
+    guess = np.floor((column - edges[0]) * ((last + 1) / width))
+    bins = np.clip(guess, 0, last).astype(np.intp)
+    bins -= (column < edges[bins]) & (bins > 0)
+    bins += (column >= edges[bins + 1]) & (bins < last)
+    return bins

@@ -109,3 +109,22 @@ def test_histogram_matches_numpy_inside_the_edges():
     edges = np.linspace(0, 10, 11)
     got = exact_histogram_counts(x, [edges]).numerators
     assert list(got) == np.histogram(x[:, 0], edges)[0].tolist()
+
+
+@pytest.mark.parametrize(
+    "edges", [np.linspace(-3.3, 7.7, 12), np.array([-3.3, -1.0, 0.0, 0.5, 7.7])]
+)
+def test_histogram_bins_at_and_next_to_every_edge(edges):
+    # the multiplication path (even edges) and binary search (uneven) agree
+    # with the definition e_k <= x < e_{k+1}, clipped to the end bins
+    values = np.concatenate(
+        [
+            edges,
+            np.nextafter(edges, -np.inf),
+            np.nextafter(edges, np.inf),
+            [-1e308, 1e308],
+        ]
+    )
+    got = np.array(exact_histogram_counts(values[:, None], [edges]).numerators)
+    inner = [sum(e <= v for e in edges[1:-1]) for v in values]  # by definition
+    assert got.tolist() == np.bincount(inner, minlength=edges.size - 1).tolist()
