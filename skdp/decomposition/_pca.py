@@ -209,7 +209,21 @@ class PrivatePCA(
             values[:n_components] / total if total > 0 else np.zeros(n_components)
         )
         self.noise_std_ = float(multiplier)
+        self._covariance = covariance
         return self
+
+    def get_covariance(self):
+        """The private covariance matrix of the clipped rows (free).
+
+        All of it, not only the kept components: post-processing of the one
+        release (symmetric; it may be indefinite where the noise dominates).
+
+        Returns
+        -------
+        covariance : ndarray of shape (`n_features_in_`, `n_features_in_`)
+        """
+        check_is_fitted(self)
+        return self._covariance.copy()
 
     @property
     def _n_features_out(self):

@@ -44,7 +44,11 @@ from skdp.mechanisms._gaussian import (
     gaussian_release,
 )
 from skdp.mechanisms._laplace import laplace_cost, laplace_mechanism
-from skdp.mechanisms._partition import partition_selection, partition_threshold
+from skdp.mechanisms._partition import (
+    partition_noise_std,
+    partition_selection,
+    partition_threshold,
+)
 from skdp.mechanisms._random import RandomSource, check_random_source
 from skdp.mechanisms._selection import (
     exponential_mechanism,
@@ -70,6 +74,7 @@ __all__ = [
     "gaussian_release",
     "laplace_cost",
     "laplace_mechanism",
+    "partition_noise_std",
     "partition_selection",
     "partition_threshold",
     "permute_and_flip",

@@ -8,7 +8,7 @@ from skdp.mechanisms._discrete import discrete_laplace
 from skdp.mechanisms._random import check_random_source
 from skdp.utils._validation import check_delta, check_epsilon
 
-__all__ = ["partition_selection", "partition_threshold"]
+__all__ = ["partition_noise_std", "partition_selection", "partition_threshold"]
 
 #: The noise scale is ``t = ceil(2**SCALE_BITS / epsilon) / 2**SCALE_BITS``,
 #: at least ``1 / epsilon``, as an exact rational for the sampler.
@@ -17,6 +17,31 @@ SCALE_BITS = 20
 
 def _scale(epsilon):
     return math.ceil(math.ldexp(1.0, SCALE_BITS) / epsilon), 1 << SCALE_BITS
+
+
+def partition_noise_std(epsilon):
+    """Standard deviation of the selection's discrete Laplace noise.
+
+    ``Var Z = 2 e^{-1/t} / (1 - e^{-1/t})²`` for ``P(z) ∝ exp(-|z|/t)``.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε of the selection, ``> 0``.
+
+    Returns
+    -------
+    std : float
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import partition_noise_std
+    >>> round(partition_noise_std(1.0), 3)
+    1.366
+    """
+    num, den = _scale(epsilon)
+    ratio = math.exp(-den / num)
+    return math.sqrt(2.0 * ratio) / (1.0 - ratio)
 
 
 def partition_threshold(epsilon, delta):

@@ -15,7 +15,7 @@ from sklearn.utils.validation import (
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source, partition_selection
-from skdp.mechanisms._partition import partition_threshold
+from skdp.mechanisms._partition import partition_noise_std, partition_threshold
 
 __all__ = ["PrivateOneHotEncoder"]
 
@@ -83,6 +83,9 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
         categories (released with them, at no extra cost); None otherwise.
     threshold_ : int or None
         The noisy count a category needed to be kept.
+    noise_std_ : float or None
+        Standard deviation of the discrete Laplace noise on each count
+        (public), or None for public categories.
     epsilon_spent_, delta_spent_ : float
         Cost charged by ``fit``.
     n_features_in_ : int
@@ -182,10 +185,11 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
         if isinstance(self.categories, list):
             self.categories_ = self._public_categories(columns)
             self._charge([])
-            self.category_counts_, self.threshold_ = None, None
+            self.category_counts_, self.threshold_, self.noise_std_ = None, None, None
             return self
         eps, delta = self.epsilon / d, self.delta / d
         self.threshold_ = partition_threshold(eps, delta)
+        self.noise_std_ = partition_noise_std(eps)
         source = check_random_source(self.random_state)
         self._charge([(f"categories of {d} column(s)", self.epsilon, self.delta)])
         self.categories_, self.category_counts_ = [], []

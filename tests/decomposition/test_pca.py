@@ -99,3 +99,15 @@ def test_audit_passes_and_missing_clip_twin_is_caught():
     assert_dp(pca_release(True), D0, D1, EPS, DELTA, **FAST)
     bad = audit_mechanism(pca_release(False), D0, D1, delta=DELTA, **FAST)
     assert bad.epsilon_lower_bound > EPS + 0.25, str(bad)
+
+
+def test_get_covariance_is_the_released_covariance():
+    X = low_rank(50_000, d=4, rank=2)
+    est = PrivatePCA(2, epsilon=10.0, random_state=0).fit(X)
+    cov = est.get_covariance()
+    np.testing.assert_allclose(cov, cov.T)
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    clipped = X * np.minimum(1.0, 1.0 / norms)  # rows clipped to max_norm = 1
+    np.testing.assert_allclose(cov, np.cov(clipped, rowvar=False), atol=2e-3)
+    values = np.sort(np.linalg.eigvalsh(cov))[::-1][:2]
+    np.testing.assert_allclose(values, est.explained_variance_)

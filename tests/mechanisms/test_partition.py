@@ -75,3 +75,11 @@ def test_audit_catches_a_threshold_that_ignores_delta(monkeypatch):
     monkeypatch.setattr(_partition, "partition_threshold", lambda e, d: 1)
     result = audit_mechanism(select, D0, D1, delta=DELTA, **AUDIT)
     assert result.epsilon_lower_bound > 3 * EPS, str(result)
+
+
+def test_noise_std_matches_the_draws():
+    num, den = _partition._scale(0.5)
+    draws = discrete_laplace(num, den, 100_000, random_state=1)
+    expected = _partition.partition_noise_std(0.5)
+    assert np.std(draws) == pytest.approx(expected, rel=0.02)
+    assert expected == pytest.approx(np.sqrt(2) / 0.5, rel=0.05)
