@@ -37,7 +37,7 @@ def partition_noise_std(epsilon):
     --------
     >>> from skdp.mechanisms import partition_noise_std
     >>> round(partition_noise_std(1.0), 3)
-    1.366
+    1.357
     """
     num, den = _scale(epsilon)
     ratio = math.exp(-den / num)
