@@ -10,9 +10,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
-from skdp.mechanisms import check_random_source
-from skdp.preprocessing._mean import BoundsPlan, check_mechanism_delta
-from skdp.preprocessing._standard import release_moment_sums
+from skdp.preprocessing._standard import fit_moment_sums
 from skdp.sensitivity import moments_from_sums
 from skdp.utils._validation import check_public_classes, validate_private_data
 
@@ -190,20 +188,9 @@ default=None
         check_classification_targets(y)
         classes = check_public_classes(self.classes, y, type(self).__name__)
         priors = self._check_priors(classes.size)
-        bounds_plan = BoundsPlan.from_estimator(self, X.shape[1])
-        check_mechanism_delta(self.mechanism, self.delta)
-        eps_sums = self.epsilon - bounds_plan.epsilon
-        source = check_random_source(self.random_state)
-        self._charge(
-            [
-                *bounds_plan.cost_items(),
-                ("per-class counts, sums and squares", eps_sums, self.delta),
-            ]
-        )
-        lower, upper = bounds_plan.run(X, source)
         codes = np.searchsorted(classes, y)
-        noisy, self.noise_std_ = release_moment_sums(
-            X, lower, upper, eps_sums, self.delta, source, codes, classes.size
+        noisy, lower, upper, _ = fit_moment_sums(
+            self, X, "per-class counts, sums and squares", codes, classes.size
         )
         counts, means, variances = moments_from_sums(noisy, lower, upper)
         half_width = upper / 2 - lower / 2

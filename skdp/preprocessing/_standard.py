@@ -24,7 +24,7 @@ from skdp.preprocessing._mean import BoundsPlan, check_mechanism_delta
 from skdp.sensitivity import exact_moment_sums, moments_from_sums
 from skdp.utils._validation import validate_private_data
 
-__all__ = ["PrivateStandardScaler", "release_moment_sums"]
+__all__ = ["PrivateStandardScaler", "fit_moment_sums", "release_moment_sums"]
 
 
 def release_moment_sums(X, lower, upper, epsilon, delta, source, codes=None, groups=1):
@@ -39,6 +39,34 @@ def release_moment_sums(X, lower, upper, epsilon, delta, source, codes=None, gro
     l1, l2 = float(d), float(np.sqrt(d))
     noisy = additive_release(sums, l1, l2, epsilon, delta, source)
     return noisy, float(np.sqrt(additive_noise_variance(l1, l2, epsilon, delta)))
+
+
+def fit_moment_sums(estimator, X, label, codes=None, groups=1):
+    """Plan, charge and release the moment sums of an estimator's ``fit``.
+
+    The estimator has ``epsilon``, ``bounds``, ``bounds_share``,
+    ``upper_limit``, ``mechanism``, ``delta`` and ``random_state``
+    parameters. Everything that can fail does so before the charge; the
+    private bounds (if any) come first, then the sums with the rest.
+
+    Returns
+    -------
+    noisy : ndarray of shape (groups, 3, n_features)
+    lower, upper : ndarray of shape (n_features,)
+        The clipping bounds used.
+    epsilon_sums : float
+        The ε of the sums' release.
+    """
+    bounds_plan = BoundsPlan.from_estimator(estimator, X.shape[1])
+    check_mechanism_delta(estimator.mechanism, estimator.delta)
+    eps_sums = estimator.epsilon - bounds_plan.epsilon
+    source = check_random_source(estimator.random_state)
+    estimator._charge([*bounds_plan.cost_items(), (label, eps_sums, estimator.delta)])
+    lower, upper = bounds_plan.run(X, source)
+    noisy, estimator.noise_std_ = release_moment_sums(
+        X, lower, upper, eps_sums, estimator.delta, source, codes, groups
+    )
+    return noisy, lower, upper, eps_sums
 
 
 def handle_zero_scale(std):
@@ -221,20 +249,8 @@ default=None
         self : PrivateStandardScaler
         """
         X = validate_private_data(self, X)
-        bounds_plan = BoundsPlan.from_estimator(self, X.shape[1])
-        check_mechanism_delta(self.mechanism, self.delta)
-        eps_sums = self.epsilon - bounds_plan.epsilon
-        source = check_random_source(self.random_state)
-        self._charge(
-            [
-                *bounds_plan.cost_items(),
-                ("row count, clipped sums and squares", eps_sums, self.delta),
-            ]
-        )
-        lower, upper = bounds_plan.run(X, source)
-        self._epsilon_sums = eps_sums
-        noisy, self.noise_std_ = release_moment_sums(
-            X, lower, upper, eps_sums, self.delta, source
+        noisy, lower, upper, self._epsilon_sums = fit_moment_sums(
+            self, X, "row count, clipped sums and squares"
         )
         counts, means, variances = moments_from_sums(noisy, lower, upper)
         self.n_samples_seen_ = float(counts[0])
