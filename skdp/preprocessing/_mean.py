@@ -11,10 +11,15 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
-from skdp.mechanisms._additive import additive_noise_variance, additive_release
+from skdp.mechanisms._additive import (
+    additive_noise_bound,
+    additive_noise_variance,
+    additive_release,
+)
 from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.preprocessing._svt_clip import plan_svt_bounds, run_svt_bounds
 from skdp.sensitivity import (
@@ -86,6 +91,39 @@ class MeanRelease(NamedTuple):
         return additive_noise_variance(
             d, np.sqrt(d), eps_s, delta_s
         ) + additive_noise_variance(1.0, 1.0, eps_n, delta_n)
+
+    def noise_margins(self, alpha):
+        """Margins on the count and on each centred sum, all holding w.p. 1 - α.
+
+        A union bound over the released coordinates: paired, ``2d`` split
+        sums each within ``t`` give ``2t`` on every ``S_j = u_j - v_j`` and on
+        the count (a mean of ``u_j + v_j``); separate, the count and the
+        ``d`` sums with ``α / (d + 1)`` each.
+        """
+        d = self.n_features
+        if self.paired:
+            t = additive_noise_bound(
+                alpha / (2 * d), float(d), np.sqrt(d), self.epsilon, self.delta
+            )
+            return 2 * t, 2 * t
+        (eps_n, delta_n), (eps_s, delta_s) = self.split()
+        share = alpha / (d + 1)
+        return (
+            additive_noise_bound(share, 1.0, 1.0, eps_n, delta_n),
+            additive_noise_bound(share, float(d), np.sqrt(d), eps_s, delta_s),
+        )
+
+
+def ratio_interval(sums, count, sum_margin, count_margin):
+    """Range of ``S / n`` over ``|S - sums| <= sum_margin``, ``|n - count| <=
+    count_margin``, clipped to [-1, 1]; the whole of it if ``n`` may be 0."""
+    low_count, high_count = count - count_margin, count + count_margin
+    if low_count <= 0:
+        return np.full(sums.shape, -1.0), np.full(sums.shape, 1.0)
+    low, high = sums - sum_margin, sums + sum_margin
+    low = np.where(low >= 0, low / high_count, low / low_count)
+    high = np.where(high >= 0, high / low_count, high / high_count)
+    return np.clip(low, -1, 1), np.clip(high, -1, 1)
 
 
 def plan_mean_release(epsilon, delta, n_features, mechanism):
@@ -418,6 +456,38 @@ default=None
         lower, upper = bounds_plan.run(X, source)
 
         self.count_, noisy_sums = noisy_count_and_sums(X, lower, upper, plan, source)
+        self._plan, self._noisy_sums = plan, noisy_sums
         self.mean_ = mean_from_release(self.count_, noisy_sums, lower, upper)
         self.lower_, self.upper_ = lower, upper
         return self
+
+    def confidence_interval(self, alpha=0.05):
+        """An interval for each mean that holds despite the noise w.p. 1 - α.
+
+        Post-processing of the release (free). It covers the noise only, not
+        the clipping to ``[lower_, upper_]``.
+
+        Parameters
+        ----------
+        alpha : float, default=0.05
+            Failure probability, for all features at once.
+
+        Returns
+        -------
+        low, high : ndarray of shape (`n_features_in_`,)
+            Within the bounds.
+
+        Notes
+        -----
+        Every released coordinate is within a margin of its exact value
+        with probability ``1 - α`` (union bound over the Laplace or Gaussian
+        tails); the interval is the range of ``S / n`` over that box, mapped
+        to data units.
+        """
+        check_is_fitted(self)
+        count_margin, sum_margin = self._plan.noise_margins(alpha)
+        low, high = ratio_interval(
+            self._noisy_sums, self.count_, sum_margin, count_margin
+        )
+        centre, radius = centre_and_radius(self.lower_, self.upper_)
+        return centre + radius * low, centre + radius * high

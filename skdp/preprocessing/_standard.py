@@ -20,8 +20,12 @@ from skdp.mechanisms._additive import (
     additive_release,
 )
 from skdp.preprocessing._affine import AffineTransformMixin
-from skdp.preprocessing._mean import BoundsPlan, check_mechanism_delta
-from skdp.sensitivity import exact_moment_sums, moments_from_sums
+from skdp.preprocessing._mean import (
+    BoundsPlan,
+    check_mechanism_delta,
+    ratio_interval,
+)
+from skdp.sensitivity import centre_and_radius, exact_moment_sums, moments_from_sums
 from skdp.utils._validation import validate_private_data
 
 __all__ = ["PrivateStandardScaler", "fit_moment_sums", "release_moment_sums"]
@@ -281,9 +285,10 @@ default=None
         Every one of the ``3d`` released sums is within ``t`` of its exact
         value, with ``P(|noise| > t) = α / (3d)`` (union bound; Laplace or
         Gaussian tails, :func:`~skdp.mechanisms._additive.additive_noise_bound`).
-        Then ``Σ a = P1/2 + P2`` is within ``1.5 t`` and the count (a mean of
-        triple totals) within ``3 t``, and the interval is the range of their
-        ratio over that box (the whole range when the count could be 0).
+        Then ``Σ (2a - 1) = P2 - P0`` is within ``2 t`` and the count (a mean
+        of triple totals) within ``3 t``, and the interval is the range of
+        their ratio over that box (the whole range when the count could be
+        0), as for :class:`PrivateMean`.
         """
         check_is_fitted(self)
         d = self.n_features_in_
@@ -291,16 +296,11 @@ default=None
             alpha / (3 * d), float(d), np.sqrt(d), self._epsilon_sums, self.delta
         )
         sums = self._released_sums
-        first = 0.5 * sums[1] + sums[2]
+        centred = sums[2] - sums[0]  # Σ (2a - 1) = P2 - P0
         count = sums.sum(axis=0).mean()
-        low_count, high_count = count - 3 * t, count + 3 * t
-        if low_count <= 0:
-            return self.lower_.copy(), self.upper_.copy()
-        # Σ a >= 0 exactly, so the box's sum starts at 0 at the lowest
-        low_a = np.clip(np.maximum(first - 1.5 * t, 0) / high_count, 0, 1)
-        high_a = np.clip(np.maximum(first + 1.5 * t, 0) / low_count, 0, 1)
-        width = self.upper_ - self.lower_
-        return self.lower_ + width * low_a, self.lower_ + width * high_a
+        low, high = ratio_interval(centred, count, 2 * t, 3 * t)
+        centre, radius = centre_and_radius(self.lower_, self.upper_)
+        return centre + radius * low, centre + radius * high
 
     def _affine_parameters(self):
         super()._affine_parameters()  # checks that the scaler is fitted

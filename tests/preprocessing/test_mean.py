@@ -344,3 +344,24 @@ def test_audit_catches_a_third_of_the_noise():
         lambda d, s: fit_mean(d, s, noise_for=3 * EPS), D0, D1, **AUDIT
     )
     assert mutant.epsilon_lower_bound > EPS
+
+
+@pytest.mark.parametrize("d", [1, 8])  # paired and separate releases
+def test_confidence_interval_covers_the_clipped_mean(d):
+    X = np.random.default_rng(3).uniform(0, 10, size=(3_000, d))
+    truth = X.mean(axis=0)
+    misses, widths = 0, []
+    for seed in range(300):
+        est = PrivateMean(0.5, bounds=(0, 10), random_state=seed).fit(X)
+        low, high = est.confidence_interval(alpha=0.2)
+        assert np.all(low <= est.mean_ + 1e-12) and np.all(est.mean_ <= high + 1e-12)
+        misses += int(np.any((truth < low) | (truth > high)))
+        widths.append(np.mean(high - low))
+    assert misses / 300 < 0.2
+    assert np.median(widths) < 0.5 * d  # far narrower than the bounds
+
+
+def test_confidence_interval_when_the_count_may_be_zero():
+    est = PrivateMean(0.01, bounds=(0, 10), random_state=0).fit(np.ones((2, 1)))
+    low, high = est.confidence_interval()
+    assert (low[0], high[0]) == (0.0, 10.0)
