@@ -58,7 +58,8 @@ class PrivatePCA(
     delta : float, default=1e-6
         δ of one ``fit``, ``0 < delta < 1``.
     max_norm : float, default=1.0
-        Public bound on a row's L2 norm: rows are scaled down to it. Scale
+        Public bound on a row's L2 norm, in ``[1e-150, 1e150]``: rows are
+        scaled down to it. Scale
         the features by public ranges first (the noise in data units grows
         like ``max_norm²``).
     accountant : BudgetAccountant or None, default=None
@@ -188,6 +189,12 @@ class PrivatePCA(
                 f"features ({d})."
             )
         check_term_size((d + 1) ** 2)
+        if not (1e-150 <= self.max_norm <= 1e150):
+            raise ValueError(
+                f"max_norm={self.max_norm} is out of range: the second moments "
+                "are in units of max_norm², which must be a normal float; use "
+                "1e-150 <= max_norm <= 1e150 (scale the features instead)."
+            )
         (multiplier,) = gaussian_noise_multipliers(self.epsilon, self.delta, [1.0])
         source = check_random_source(self.random_state)
         self._charge([("count, sums and second moments", self.epsilon, self.delta)])

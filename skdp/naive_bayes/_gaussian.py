@@ -197,14 +197,16 @@ default=None
         # a variance is not resolved below its own noise level (in units of
         # a²: noise_std / count); a floor there keeps a class whose noisy
         # variance came out as 0 from dominating every prediction
-        noise_floor = 4 * half_width**2 * self.noise_std_ / counts[:, None]
+        with np.errstate(over="ignore"):  # inf only for bounds near 1e154
+            noise_floor = 4 * half_width**2 * self.noise_std_ / counts[:, None]
         self.classes_ = classes
         self.class_count_ = counts
         self.class_prior_ = counts / counts.sum() if priors is None else priors
         self.theta_ = means
-        self.var_ = (
-            np.maximum(variances, noise_floor) + self.var_smoothing * half_width**2
-        )
+        with np.errstate(over="ignore"):
+            self.var_ = (
+                np.maximum(variances, noise_floor) + self.var_smoothing * half_width**2
+            )
         self.lower_, self.upper_ = lower, upper
         return self
 

@@ -30,7 +30,7 @@ def _column_values(X, j, name):
                 f"column {name} contains NaN or infinity; impute it with a "
                 "data-independent rule (or a public category) before encoding."
             )
-        return column
+        return column + 0.0  # -0.0 becomes 0.0: one category, whatever the rows
     if all(isinstance(v, str) for v in column):
         return column.astype(str)
     if all(isinstance(v, Real) and not isinstance(v, bool) for v in column):
@@ -196,7 +196,11 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
         for column in columns:
             values, counts = np.unique(column, return_counts=True)
             keep, noisy = partition_selection(counts, eps, delta, random_state=source)
-            self.categories_.append(values[keep])
+            # rebuilt from the kept values alone: the column's string width
+            # (that of its longest value, kept or not) must not show
+            self.categories_.append(
+                np.array(values[keep].tolist(), dtype=values.dtype.kind)
+            )
             self.category_counts_.append(noisy[keep])
         return self
 
@@ -216,8 +220,10 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
             )
         public = []
         for given, column in zip(self.categories, columns, strict=True):
-            values = np.unique(np.asarray(given, dtype=column.dtype))
-            public.append(values)
+            # the public list's own types: never cast to the data's string
+            # width, which would truncate a longer public category
+            kind = str if column.dtype.kind == "U" else float
+            public.append(np.unique(np.asarray(given, dtype=kind)))
         return public
 
     def transform(self, X):

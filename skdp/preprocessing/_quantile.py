@@ -17,6 +17,7 @@ from skdp.mechanisms._quantile_sampling import (
 from skdp.mechanisms._selection import _select_many
 from skdp.preprocessing._quantile_joint import (
     JOINT_GRID_BITS,
+    check_joint_levels,
     grid_size,
     joint_release,
     log_binomial,
@@ -407,12 +408,23 @@ default=None
             )
         lower, upper = check_bounds(self.bounds, n_features)
         levels = check_quantile_levels(self.quantiles)
+        grid = None
         if self.method == "permute_and_flip":
             grid = candidate_grid(self.candidates, lower, upper)
-        epsilon_each = self.epsilon / (levels.size * n_features)
+        if self.method == "joint":
+            check_joint_levels(levels, lower, upper)
         source = check_random_source(self.random_state)
         self._charge([(self._ledger_label(levels, n_features), self.epsilon, 0.0)])
 
+        with np.errstate(all="ignore"):  # after the charge nothing may warn
+            released = self._release(X, lower, upper, levels, grid, source)
+        self.quantiles_ = released
+        self.lower_, self.upper_ = lower, upper
+        return self
+
+    def _release(self, X, lower, upper, levels, grid, source):
+        n_features = X.shape[1]
+        epsilon_each = self.epsilon / (levels.size * n_features)
         released = np.empty((levels.size, n_features))
         for j in range(n_features):
             if self.method == "joint":
@@ -434,9 +446,7 @@ default=None
                 released[:, j] = permute_and_flip_release(
                     column, grid[:, j], levels, epsilon_each, source
                 )
-        self.quantiles_ = released
-        self.lower_, self.upper_ = lower, upper
-        return self
+        return released
 
     def rank_error_bound(self, alpha=0.05):
         """Rank error the mechanism guarantees with probability ``1 - alpha``.

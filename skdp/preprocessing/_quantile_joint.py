@@ -12,7 +12,13 @@ from skdp.sensitivity._joint_quantile import (
 )
 from skdp.sensitivity._quantile_grid import quantile_grid_exponent
 
-__all__ = ["JOINT_GRID_BITS", "grid_size", "joint_release", "log_binomial"]
+__all__ = [
+    "JOINT_GRID_BITS",
+    "check_joint_levels",
+    "grid_size",
+    "joint_release",
+    "log_binomial",
+]
 
 #: The joint release's grid has between 2**11 and 2**12 points over the bounds.
 JOINT_GRID_BITS = 11
@@ -45,3 +51,17 @@ def joint_release(column, lower, upper, levels, epsilon, source):
     )
     points = (first + states // ((1 << SPLIT_BITS) + 1)).astype(np.float64)
     return np.ldexp(points, k)[inverse]
+
+
+def check_joint_levels(levels, lower, upper):
+    """Refuse more distinct levels than the joint grid has states (public)."""
+    needed = np.unique(levels).size
+    for lo, hi in zip(lower, upper, strict=True):
+        k = quantile_grid_exponent(lo, hi, bits=JOINT_GRID_BITS)
+        states = grid_size(lo, hi, k) * ((1 << SPLIT_BITS) + 1)
+        if needed > states:
+            raise ValueError(
+                f"{needed} distinct levels need at least as many grid states; "
+                f"bounds ({lo}, {hi}) give {states}. Widen the bounds or use "
+                "method='exponential'."
+            )

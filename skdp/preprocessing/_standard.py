@@ -256,11 +256,13 @@ default=None
         noisy, lower, upper, self._epsilon_sums = fit_moment_sums(
             self, X, "row count, clipped sums and squares"
         )
-        counts, means, variances = moments_from_sums(noisy, lower, upper)
+        counts, means, variances, stds = moments_from_sums(
+            noisy, lower, upper, return_std=True
+        )
         self.n_samples_seen_ = float(counts[0])
         self._released_sums = noisy[0]
         self.mean_, self.var_ = means[0], variances[0]
-        self.scale_ = handle_zero_scale(np.sqrt(self.var_))
+        self.scale_ = handle_zero_scale(stds[0])
         self.lower_, self.upper_ = lower, upper
         return self
 

@@ -115,7 +115,7 @@ def _group_sums(terms, codes, n_groups):
     return sums
 
 
-def moments_from_sums(sums, lower, upper):
+def moments_from_sums(sums, lower, upper, *, return_std=False):
     """Counts, means and variances from (noisy) Bernstein sums (post-processing).
 
     Parameters
@@ -124,6 +124,9 @@ def moments_from_sums(sums, lower, upper):
         Released sums of :func:`exact_moment_sums`, as floats.
     lower, upper : ndarray of shape (n_features,)
         The public bounds used for the sums.
+    return_std : bool, default=False
+        Also return the standard deviations, computed without squaring the
+        width (finite for any finite bounds, where a variance may overflow).
 
     Returns
     -------
@@ -132,7 +135,10 @@ def moments_from_sums(sums, lower, upper):
         at least 1.
     means, variances : ndarray of shape (n_groups, n_features)
         In data units; the means are clipped to the bounds and the variances
-        to ``[0, ((U - L)/2)²]`` (a data-independent rule).
+        to ``[0, ((U - L)/2)²]`` (a data-independent rule; ``inf`` only where
+        that square overflows).
+    stds : ndarray of shape (n_groups, n_features)
+        With ``return_std``: ``sqrt`` of the variances, in ``[0, (U - L)/2]``.
 
     Examples
     --------
@@ -143,14 +149,19 @@ def moments_from_sums(sums, lower, upper):
     (array([4.]), array([[6.25]]), array([[17.1875]]))
     """
     sums = np.asarray(sums, dtype=float)
-    counts = np.maximum(sums.sum(axis=1).mean(axis=1), 1.0)
-    first = (0.5 * sums[:, 1] + sums[:, 2]) / counts[:, None]
-    second = sums[:, 2] / counts[:, None]
-    mean_a = np.clip(first, 0.0, 1.0)
-    var_a = np.clip(second - mean_a**2, 0.0, 0.25)
-    width = upper / 2 - lower / 2
-    means = np.clip(lower + 2 * width * mean_a, lower, upper)
-    return counts, means, 4 * width**2 * var_a
+    with np.errstate(all="ignore"):  # post-processing: nothing may warn
+        counts = np.maximum(sums.sum(axis=1).mean(axis=1), 1.0)
+        first = (0.5 * sums[:, 1] + sums[:, 2]) / counts[:, None]
+        second = sums[:, 2] / counts[:, None]
+        mean_a = np.clip(first, 0.0, 1.0)
+        var_a = np.clip(second - mean_a**2, 0.0, 0.25)
+        centre, half = upper / 2 + lower / 2, upper / 2 - lower / 2
+        means = np.clip(centre + half * (2 * mean_a - 1), lower, upper)
+        stds = 2 * half * np.sqrt(var_a)
+        variances = stds**2
+    if return_std:
+        return counts, means, variances, stds
+    return counts, means, variances
 
 
 def exact_histogram_counts(X, edges):
@@ -204,10 +215,11 @@ def _bin_indices(column, edges):
     """
     last = edges.size - 2
     width = edges[-1] - edges[0]
-    steps = np.diff(edges)
-    if not (np.isfinite(width) and np.allclose(steps, width / (last + 1), rtol=1e-9)):
+    factor = (last + 1) / width
+    even = np.allclose(np.diff(edges), width / (last + 1), rtol=1e-9, atol=0.0)
+    if not (even and np.isfinite(width) and np.isfinite(factor) and factor > 0):
         return np.searchsorted(edges[1:-1], column, side="right")
-    guess = np.floor((column - edges[0]) * ((last + 1) / width))
+    guess = np.floor((column - edges[0]) * factor)
     bins = np.clip(guess, 0, last).astype(np.intp)
     bins -= (column < edges[bins]) & (bins > 0)
     bins += (column >= edges[bins + 1]) & (bins < last)
