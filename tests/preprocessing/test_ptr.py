@@ -269,7 +269,8 @@ def test_refusal_warns_spends_and_gives_nan():
     assert est.refused_.tolist() == [True]
     assert np.isnan(est.median_[0])
     assert acc.total() == pytest.approx((1.0, 1e-6))
-    assert np.isnan(est.transform(X)).all()
+    with pytest.warns(PTRRefusedWarning, match="refused at fit"):
+        assert np.isnan(est.transform(X)).all()
 
 
 def test_refusal_raises_after_spending():
