@@ -118,7 +118,7 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
     >>> X = np.array([["a"]] * 500 + [["b"]] * 500 + [["rare"]])
     >>> enc = PrivateOneHotEncoder(random_state=0).fit(X)
     >>> enc.categories_
-    [array(['a', 'b'], dtype='<U4')]
+    [array(['a', 'b'], dtype='<U1')]
     >>> enc.transform([["b"], ["rare"]]).toarray()
     array([[0., 1.],
            [0., 0.]])
