@@ -8,6 +8,7 @@ from fractions import Fraction
 
 from skdp.accounting._composition import (
     advanced_filter_epsilon,
+    decimal_units,
     exact,
     filter_slope,
 )
@@ -221,18 +222,44 @@ class BudgetAccountant:
             statements.append((Fraction(adv), delta))
         return statements
 
-    def _fits(self, statements):
-        budget_eps = None if math.isinf(self._epsilon) else exact(self._epsilon)
-        budget_delta = None if self._delta == 1.0 else exact(self._delta)
-        return any(
-            (budget_eps is None or eps <= budget_eps)
-            and (budget_delta is None or delta <= budget_delta)
-            for eps, delta in statements
-        )
+    def _fits(self, totals):
+        """Whether spends with these totals respect the budget (see _compose).
+
+        The same rule as :meth:`_compose`, evaluated on the exact integer
+        sums: the advanced statement is a float ``a``, and ``a <= B`` for the
+        exact budget ``B`` exactly when ``a`` is at most the largest float
+        below ``B``.
+        """
+        eps_budget, delta_budget, slack, eps_budget_down = self._budget_units()
+        advanced = slack is not None
+        delta = totals.delta_units + (slack if advanced else 0)
+        if delta_budget is not None and delta > delta_budget:
+            return False
+        if eps_budget is None or totals.epsilon_units <= eps_budget:
+            return True
+        if not (advanced and totals.count):
+            return False
+        slope = filter_slope(self._epsilon, self._slack)
+        return advanced_filter_epsilon(totals, self._slack, slope) <= eps_budget_down
+
+    def _budget_units(self):
+        """``(ε, δ, slack)`` of the budget in decimal units (None: no limit or
+        no slack) and the largest float at most the ε budget; cached."""
+        cached = getattr(self, "_budget_cache", None)
+        key = (self._epsilon, self._delta, self._slack)
+        if cached is None or cached[0] != key:
+            finite = not math.isinf(self._epsilon)
+            eps = decimal_units(self._epsilon) if finite else None
+            delta = None if self._delta == 1.0 else decimal_units(self._delta)
+            slack = decimal_units(self._slack) if self._slack and finite else None
+            down = _float_down(exact(self._epsilon)) if finite else math.inf
+            cached = (key, (eps, delta, slack, down))
+            self._budget_cache = cached
+        return cached[1]
 
     def _check_spend(self, totals, items):
         after = totals.add_all((eps, delta) for _, eps, delta in items)
-        if not self._fits(self._compose(after)):
+        if not self._fits(after):
             spent_eps, spent_delta = self._total_of(totals)
             eps = math.fsum(eps for _, eps, _ in items)
             delta = math.fsum(d for _, _, d in items)
@@ -243,6 +270,7 @@ class BudgetAccountant:
                 f"{totals.count} entries. Nothing was charged and no data was "
                 "read."
             )
+        return after
 
     def _total_of(self, totals):
         eps, delta = min(self._compose(totals))

@@ -8,17 +8,29 @@ it is evaluated in floating point and rounded outward (up) before the exact
 comparison, so rounding can only make the accountant more conservative.
 """
 
+import functools
 import math
 from fractions import Fraction
 from typing import NamedTuple
 
 __all__ = [
+    "DECIMAL_ONE",
     "SpendTotals",
     "advanced_filter_epsilon",
+    "binary_units",
+    "decimal_units",
     "exact",
     "filter_slope",
     "split_budget",
 ]
+
+#: The shortest repr of every finite float is a multiple of 10**-DECIMAL_PLACES
+#: (its last digit is at most 10**-340), and every finite float is a multiple
+#: of 2**-BINARY_PLACES: sums of these integer units are exact and fast.
+DECIMAL_PLACES = 400
+DECIMAL_ONE = 10**DECIMAL_PLACES
+BINARY_PLACES = 1074
+BINARY_ONE = 1 << BINARY_PLACES
 
 # Relative outward rounding applied to float evaluations of the advanced bound.
 # Each term is computed with a few ulps of error; 1e-12 covers that with room.
@@ -28,6 +40,29 @@ _ROUND_UP = 1e-12
 def exact(value):
     """The decimal value of a float as an exact fraction (``exact(0.1) == 1/10``)."""
     return Fraction(repr(float(value)))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def decimal_units(value):
+    """``exact(value) * 10**DECIMAL_PLACES`` as an int (``value`` finite).
+
+    Examples
+    --------
+    >>> from skdp.accounting._composition import DECIMAL_ONE, decimal_units
+    >>> decimal_units(0.1) * 10 == DECIMAL_ONE
+    True
+    """
+    mantissa, _, power = repr(float(value)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    shift = DECIMAL_PLACES + int(power or 0) - len(fraction)
+    return int(whole + fraction) * 10**shift
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def binary_units(value):
+    """The float ``value`` times ``2**BINARY_PLACES``, exactly, as an int."""
+    numerator, denominator = float(value).as_integer_ratio()
+    return numerator << (BINARY_PLACES - denominator.bit_length() + 1)
 
 
 def split_budget(total, weights):
@@ -75,28 +110,50 @@ def round_up(value):
 class SpendTotals(NamedTuple):
     """Running sums over a ledger's entries, enough for every composition rule.
 
-    ``epsilon`` and ``delta`` are the exact (decimal) sums; ``tanh_sum`` and
-    ``square_sum`` are the exact sums of the float terms
-    ``epsilon_i * tanh(epsilon_i / 2)`` and ``epsilon_i ** 2`` used by advanced
-    composition. Adding one spend is O(1), so checking a budget never re-reads
-    the history.
+    Exact integers: ``epsilon_units`` and ``delta_units`` are the decimal
+    sums of the spends in units of ``10**-400`` (:func:`decimal_units`);
+    ``tanh_units`` and ``square_units`` the sums of the float terms
+    ``epsilon_i * tanh(epsilon_i / 2)`` and ``epsilon_i ** 2`` used by
+    advanced composition, in units of ``2**-1074``. Adding one spend is a few
+    integer additions, so checking a budget never re-reads the history (and
+    costs microseconds, where the same sums as fractions cost tens).
     """
 
     count: int = 0
-    epsilon: Fraction = Fraction(0)
-    delta: Fraction = Fraction(0)
-    tanh_sum: Fraction = Fraction(0)
-    square_sum: Fraction = Fraction(0)
+    epsilon_units: int = 0
+    delta_units: int = 0
+    tanh_units: int = 0
+    square_units: int = 0
+
+    @property
+    def epsilon(self):
+        """The exact sum of the ε spent, as a fraction."""
+        return Fraction(self.epsilon_units, DECIMAL_ONE)
+
+    @property
+    def delta(self):
+        """The exact sum of the δ spent, as a fraction."""
+        return Fraction(self.delta_units, DECIMAL_ONE)
+
+    @property
+    def tanh_sum(self):
+        """``Σ ε_i tanh(ε_i / 2)`` of the float terms, exactly."""
+        return Fraction(self.tanh_units, BINARY_ONE)
+
+    @property
+    def square_sum(self):
+        """``Σ ε_i²`` of the float terms, exactly."""
+        return Fraction(self.square_units, BINARY_ONE)
 
     def add(self, epsilon, delta):
         """The totals after one more spend of ``(epsilon, delta)``."""
         eps = float(epsilon)
         return SpendTotals(
             self.count + 1,
-            self.epsilon + exact(eps),
-            self.delta + exact(delta),
-            self.tanh_sum + Fraction(eps * math.tanh(eps / 2.0)),
-            self.square_sum + Fraction(eps * eps),
+            self.epsilon_units + decimal_units(eps),
+            self.delta_units + decimal_units(delta),
+            self.tanh_units + binary_units(eps * math.tanh(eps / 2.0)),
+            self.square_units + binary_units(eps * eps),
         )
 
     def add_all(self, spends):
@@ -183,6 +240,6 @@ def advanced_filter_epsilon(totals, slack, slope):
     >>> 5.75 < eps < 5.76  # basic composition: 10.0
     True
     """
-    t = float(totals.tanh_sum)
-    s = float(totals.square_sum)
+    t = totals.tanh_units / BINARY_ONE  # int division: correctly rounded
+    s = totals.square_units / BINARY_ONE
     return round_up(t + math.log(1.0 / slack) / slope + slope * s / 2.0)

@@ -58,14 +58,15 @@ class MemoryLedger:
     def append_if(self, accept, items):
         """Append ``items`` (label, epsilon, delta) if ``accept(totals, items)``.
 
-        ``accept`` raises to refuse; nothing is appended then.
+        ``accept`` raises to refuse; nothing is appended then. It returns the
+        totals after the items (computed once, for the check and the record).
         """
         with self._lock:
-            accept(self._totals, items)
+            after = accept(self._totals, items)
             now = time.time()
             new = [LedgerEntry(label, eps, delta, now) for label, eps, delta in items]
             self._entries.extend(new)
-            self._totals = self._totals.add_all((e.epsilon, e.delta) for e in new)
+            self._totals = after
             return tuple(new)
 
 
@@ -188,7 +189,7 @@ class SQLiteLedger:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 totals = self._fold_new_rows(conn)
-                accept(totals, items)
+                after = accept(totals, items)
                 now = time.time()
                 new = [LedgerEntry(label, e, d, now) for label, e, d in items]
                 conn.executemany(
@@ -201,7 +202,7 @@ class SQLiteLedger:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-        self._remember(last_id, totals.add_all((e.epsilon, e.delta) for e in new))
+        self._remember(last_id, after)
         return tuple(new)
 
 

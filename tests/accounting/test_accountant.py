@@ -368,3 +368,26 @@ def test_repr_shows_budget_and_spend(tmp_path):
     text = repr(acc)
     assert "epsilon=2.0" in text and "spent epsilon=0.5" in text
     assert "x.sqlite" in text
+
+
+def test_integer_units_are_the_exact_decimal_and_binary_values():
+    from fractions import Fraction
+
+    from skdp.accounting._composition import (
+        BINARY_ONE,
+        DECIMAL_ONE,
+        binary_units,
+        decimal_units,
+    )
+
+    rng = np.random.default_rng(0)
+    values = np.concatenate(
+        [
+            rng.uniform(0, 1, 200),
+            10.0 ** rng.uniform(-320, 308, 200),
+            [0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.1, 1e-5],
+        ]
+    )
+    for value in values.tolist():
+        assert Fraction(decimal_units(value), DECIMAL_ONE) == Fraction(repr(value))
+        assert Fraction(binary_units(value), BINARY_ONE) == Fraction(value)
