@@ -85,16 +85,36 @@ CREATE TABLE IF NOT EXISTS entries (
     time REAL NOT NULL,
     pid INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS totals (
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    last_id INTEGER NOT NULL,
+    sums TEXT NOT NULL
+);
 """
+
+
+def _encode_totals(totals):
+    """The exact running sums as text (their integers can exceed 64 bits)."""
+    return " ".join(str(int(value)) for value in totals)
+
+
+def _decode_totals(text):
+    return SpendTotals(*(int(value) for value in text.split()))
 
 
 class SQLiteLedger:
     """Entries in a SQLite file shared by every thread and process that opens it.
 
-    Each operation opens its own connection (connections must not cross threads
-    or processes), and a spend runs in a ``BEGIN IMMEDIATE`` transaction that
-    holds the database's write lock from the read of the history to the commit.
-    ``synchronous=FULL`` makes a returned spend durable across crashes.
+    Each thread of each process keeps one connection (connections must not
+    cross threads or processes; a forked child opens its own). The file is
+    in write-ahead-log mode with ``synchronous=FULL``: a returned spend is
+    durable across crashes and power loss, and readers never block the
+    writer. A spend runs in a ``BEGIN IMMEDIATE`` transaction that holds the
+    write lock from the read of the running totals to the commit, so threads
+    and processes sharing the file can never overspend together. The exact
+    running totals are stored in the file with the entries (same
+    transaction), so opening a long ledger, checking a spend and ``total()``
+    never re-read the history.
 
     Parameters
     ----------
@@ -110,36 +130,36 @@ class SQLiteLedger:
 
     def __init__(self, path, budget):
         self.path = os.path.abspath(os.fspath(path))
-        self._cache = (0, SpendTotals())  # (last entry id folded in, totals)
-        self._cache_lock = threading.Lock()
-        with self._connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                row = conn.execute(
-                    "SELECT epsilon, delta, slack FROM budget WHERE id = 0"
-                ).fetchone()
-                if row is None:
-                    if budget is None:
-                        raise FileNotFoundError(
-                            f"No budget is stored in the ledger {self.path!r}; "
-                            "create it with BudgetAccountant(epsilon, delta, "
-                            "ledger=...)."
-                        )
-                    conn.execute(
-                        "INSERT INTO budget (id, epsilon, delta, slack) "
-                        "VALUES (0, ?, ?, ?)",
-                        budget,
+        self._local = threading.local()
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            row = conn.execute(
+                "SELECT epsilon, delta, slack FROM budget WHERE id = 0"
+            ).fetchone()
+            if row is None:
+                if budget is None:
+                    raise FileNotFoundError(
+                        f"No budget is stored in the ledger {self.path!r}; "
+                        "create it with BudgetAccountant(epsilon, delta, "
+                        "ledger=...)."
                     )
-                    self.budget = tuple(budget)
-                else:
-                    self.budget = tuple(row)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+                conn.execute(
+                    "INSERT INTO budget (id, epsilon, delta, slack) "
+                    "VALUES (0, ?, ?, ?)",
+                    budget,
+                )
+                self.budget = tuple(budget)
+            else:
+                self.budget = tuple(row)
+            self._read_totals(conn)  # a ledger of an older layout is folded once
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
         if budget is not None and tuple(budget) != self.budget:
             eps, delta, slack = self.budget
             raise ValueError(
@@ -150,70 +170,88 @@ class SQLiteLedger:
                 "BudgetAccountant.open(path), or start a new ledger file."
             )
 
-    def _connect(self):
-        conn = sqlite3.connect(self.path, timeout=self._TIMEOUT, isolation_level=None)
-        conn.execute("PRAGMA synchronous = FULL")
-        return _Closing(conn)
+    def __getstate__(self):
+        return {"path": self.path, "budget": self.budget}
+
+    def __setstate__(self, state):
+        self.path, self.budget = state["path"], state["budget"]
+        self._local = threading.local()
+
+    def _connection(self):
+        """This thread's connection in this process (a forked child opens anew)."""
+        local, pid = self._local, os.getpid()
+        if getattr(local, "pid", None) != pid:
+            conn = sqlite3.connect(
+                self.path, timeout=self._TIMEOUT, isolation_level=None
+            )
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            local.conn, local.pid = conn, pid
+        return local.conn
 
     def read(self):
-        with self._connect() as conn:
-            rows = conn.execute(
-                "SELECT label, epsilon, delta, time FROM entries ORDER BY id"
-            ).fetchall()
+        rows = (
+            self._connection()
+            .execute("SELECT label, epsilon, delta, time FROM entries ORDER BY id")
+            .fetchall()
+        )
         return tuple(LedgerEntry(*row) for row in rows)
 
-    def _fold_new_rows(self, conn):
-        """Totals including every row committed so far (entries only grow)."""
-        with self._cache_lock:
-            last_id, totals = self._cache
+    def _read_totals(self, conn):
+        """The stored running totals; folds any rows they do not cover yet.
+
+        Rows are only ever appended together with the totals that cover them,
+        so the fold finds rows only in a ledger written before totals were
+        stored (it then stores them, inside the caller's transaction).
+        """
+        row = conn.execute("SELECT last_id, sums FROM totals WHERE id = 0").fetchone()
+        last_id, totals = (
+            (0, SpendTotals())
+            if row is None
+            else (
+                row[0],
+                _decode_totals(row[1]),
+            )
+        )
         rows = conn.execute(
             "SELECT id, epsilon, delta FROM entries WHERE id > ? ORDER BY id",
             (last_id,),
         ).fetchall()
-        if rows:
+        if rows or row is None:
             totals = totals.add_all((eps, delta) for _, eps, delta in rows)
-            self._remember(rows[-1][0], totals)
+            last_id = rows[-1][0] if rows else last_id
+            if conn.in_transaction:
+                self._write_totals(conn, last_id, totals)
         return totals
 
-    def _remember(self, last_id, totals):
-        with self._cache_lock:
-            if last_id > self._cache[0]:
-                self._cache = (last_id, totals)
+    @staticmethod
+    def _write_totals(conn, last_id, totals):
+        conn.execute(
+            "INSERT OR REPLACE INTO totals (id, last_id, sums) VALUES (0, ?, ?)",
+            (last_id, _encode_totals(totals)),
+        )
 
     def totals(self):
-        with self._connect() as conn:
-            return self._fold_new_rows(conn)
+        return self._read_totals(self._connection())
 
     def append_if(self, accept, items):
-        with self._connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                totals = self._fold_new_rows(conn)
-                after = accept(totals, items)
-                now = time.time()
-                new = [LedgerEntry(label, e, d, now) for label, e, d in items]
-                conn.executemany(
-                    "INSERT INTO entries (label, epsilon, delta, time, pid) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    [(*entry, os.getpid()) for entry in new],
-                )
-                last_id = conn.execute("SELECT max(id) FROM entries").fetchone()[0]
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        self._remember(last_id, after)
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            after = accept(self._read_totals(conn), items)
+            now = time.time()
+            new = [LedgerEntry(label, e, d, now) for label, e, d in items]
+            pid = os.getpid()
+            cursor = conn.executemany(
+                "INSERT INTO entries (label, epsilon, delta, time, pid) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(*entry, pid) for entry in new],
+            )
+            last_id = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
+            del cursor
+            self._write_totals(conn, last_id, after)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
         return tuple(new)
-
-
-class _Closing:
-    """Context manager that closes a connection (sqlite3's own only commits)."""
-
-    def __init__(self, conn):
-        self.conn = conn
-
-    def __enter__(self):
-        return self.conn
-
-    def __exit__(self, *exc):
-        self.conn.close()

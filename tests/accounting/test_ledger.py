@@ -1,7 +1,9 @@
 """The SQLite ledger: shared by processes, durable, and its budget is fixed."""
 
+import math
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -9,6 +11,7 @@ import textwrap
 import pytest
 
 from skdp import BudgetAccountant, BudgetExceededError
+from skdp.accounting._composition import SpendTotals
 
 
 def run_python(code, *args):
@@ -95,3 +98,50 @@ def test_ledger_path_is_reported(tmp_path):
     path = tmp_path / "ledger.sqlite"
     assert BudgetAccountant(ledger=path).ledger == os.fspath(path)
     assert BudgetAccountant().ledger is None
+
+
+def test_the_file_keeps_exact_running_totals_and_is_in_wal_mode(tmp_path):
+    path = tmp_path / "budget.sqlite"
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-5, ledger=path)
+    for i in range(30):
+        acc.spend(0.1, 1e-8, label=f"query {i % 3}")
+    acc.spend_many([("a", 0.3, 0.0), ("b", 1e-300, 5e-324)])
+    conn = sqlite3.connect(path)
+    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    last_id, sums = conn.execute("SELECT last_id, sums FROM totals").fetchone()
+    rows = conn.execute("SELECT epsilon, delta FROM entries ORDER BY id").fetchall()
+    conn.close()
+    assert mode == "wal"
+    assert last_id == len(rows) == 32
+    assert SpendTotals(*map(int, sums.split())) == SpendTotals().add_all(rows)
+    # exact sums 3.3 + 1e-300 and 3e-7 + 5e-324, rounded up
+    expected = (math.nextafter(3.3, math.inf), math.nextafter(3e-7, math.inf))
+    assert BudgetAccountant.open(path).total() == acc.total() == expected
+
+
+def test_a_ledger_without_stored_totals_is_folded_once_on_open(tmp_path):
+    # the layout of earlier versions: budget and entries only
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE budget (id INTEGER PRIMARY KEY CHECK (id = 0), "
+        "epsilon TEXT NOT NULL, delta TEXT NOT NULL, slack TEXT NOT NULL);"
+        "CREATE TABLE entries (id INTEGER PRIMARY KEY AUTOINCREMENT, label TEXT "
+        "NOT NULL, epsilon REAL NOT NULL, delta REAL NOT NULL, time REAL NOT "
+        "NULL, pid INTEGER NOT NULL);"
+        "INSERT INTO budget VALUES (0, '1.0', '0.0', '0.0');"
+    )
+    conn.executemany(
+        "INSERT INTO entries (label, epsilon, delta, time, pid) VALUES (?, ?, ?, 0, 0)",
+        [("old", 0.1, 0.0)] * 7,
+    )
+    conn.commit()
+    conn.close()
+    acc = BudgetAccountant.open(path)
+    assert acc.total() == (0.7, 0.0)
+    acc.spend(0.3, label="new")
+    with pytest.raises(BudgetExceededError):
+        acc.spend(1e-9, label="one too many")
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT last_id FROM totals").fetchone()[0] == 8
+    conn.close()
