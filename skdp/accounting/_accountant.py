@@ -260,17 +260,45 @@ class BudgetAccountant:
     def _check_spend(self, totals, items):
         after = totals.add_all((eps, delta) for _, eps, delta in items)
         if not self._fits(after):
-            spent_eps, spent_delta = self._total_of(totals)
-            eps = math.fsum(eps for _, eps, _ in items)
-            delta = math.fsum(d for _, _, d in items)
-            raise BudgetExceededError(
-                f"Spending epsilon={eps}, delta={delta} would exceed the privacy "
-                f"budget (epsilon={self._epsilon}, delta={self._delta}); already "
-                f"spent epsilon={spent_eps}, delta={spent_delta} in "
-                f"{totals.count} entries. Nothing was charged and no data was "
-                "read."
-            )
+            raise BudgetExceededError(self._refusal_message(totals, after, items))
         return after
+
+    def _refusal_message(self, totals, after, items):
+        """Who asked, which dimension is short, and what to do about it."""
+        spent_eps, spent_delta = self._total_of(totals)
+        eps = math.fsum(eps for _, eps, _ in items)
+        delta = math.fsum(d for _, _, d in items)
+        names = {label.split(": ", 1)[0] for label, _, _ in items if ": " in label}
+        who = f"{', '.join(sorted(names))}: " if len(names) == 1 else ""
+        _, delta_budget, slack, _ = self._budget_units()
+        delta_used = after.delta_units + (slack or 0)
+        if delta_budget is not None and delta_used > delta_budget:
+            if self._delta == 0:
+                short = (
+                    f"this charge needs delta={delta}, and the accountant was "
+                    "created with delta=0.0 (pure epsilon-DP): create it with a "
+                    "delta budget, e.g. BudgetAccountant(epsilon=..., "
+                    "delta=1e-5), or use mechanisms that spend no delta"
+                )
+            else:
+                short = (
+                    f"delta is short: this charge needs delta={delta}; the budget "
+                    f"is delta={self._delta} with delta={spent_delta} already "
+                    "spent" + (" (the slack included)" if slack else "")
+                )
+        else:
+            short = (
+                f"epsilon is short: this charge needs epsilon={eps}; the budget "
+                f"is epsilon={self._epsilon} with epsilon={spent_eps} already spent"
+            )
+        verb = "spending" if who else "Spending"
+        return (
+            f"{who}{verb} epsilon={eps}, delta={delta} would exceed the privacy "
+            f"budget (epsilon={self._epsilon}, delta={self._delta}); already "
+            f"spent epsilon={spent_eps}, delta={spent_delta} in {totals.count} "
+            f"entries. {short[0].upper() + short[1:]}. Nothing was charged and "
+            "no data was read."
+        )
 
     def _total_of(self, totals):
         eps, delta = min(self._compose(totals))

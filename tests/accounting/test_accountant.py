@@ -391,3 +391,24 @@ def test_integer_units_are_the_exact_decimal_and_binary_values():
     for value in values.tolist():
         assert Fraction(decimal_units(value), DECIMAL_ONE) == Fraction(repr(value))
         assert Fraction(binary_units(value), BINARY_ONE) == Fraction(value)
+
+
+def test_refusals_name_the_estimator_and_the_short_dimension():
+    from skdp import PrivateLogisticRegression, PrivateMean
+
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(
+        BudgetExceededError,
+        match=r"^PrivateLogisticRegression: .*"
+        r"created with delta=0.0 .* delta=1e-5",
+    ):
+        PrivateLogisticRegression(accountant=BudgetAccountant(1.0)).fit(X, y)
+    with pytest.raises(BudgetExceededError, match=r"^PrivateMean: .*Epsilon is short"):
+        PrivateMean(2.0, bounds=(0, 1), accountant=BudgetAccountant(1.0)).fit(X)
+    tight = BudgetAccountant(5.0, 1e-7)
+    with pytest.raises(BudgetExceededError, match=r"Delta is short: .*delta=1e-06"):
+        PrivateLogisticRegression(accountant=tight).fit(X, y)
+    with pytest.raises(BudgetExceededError, match=r"^Spending epsilon=9"):
+        tight.spend(9.0, label="by hand")
+    assert tight.total() == (0.0, 0.0)
