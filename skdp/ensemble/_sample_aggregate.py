@@ -807,8 +807,11 @@ class SampleAggregateEstimator(
         kind = get_tags(self.estimator).estimator_type
         if kind not in ("classifier", "regressor"):
             raise ValueError(
-                "SampleAggregateEstimator needs a classifier or a regressor; "
-                f"{type(self.estimator).__name__} has estimator_type={kind!r}."
+                "SampleAggregateEstimator wraps supervised estimators (a "
+                f"classifier or a regressor); {type(self.estimator).__name__} "
+                f"has estimator_type={kind!r}, and unsupervised estimators such "
+                "as clusterers are not supported (their outputs, e.g. cluster "
+                "labels, have no common space in which blocks could vote)."
             )
         return kind
 
@@ -916,7 +919,7 @@ class SampleAggregateEstimator(
         return mode, template, layout, space
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y=None):
         """Fit the blocks and, for ``'parameters'``, release the private model.
 
         Parameters
@@ -931,6 +934,11 @@ class SampleAggregateEstimator(
         self : SampleAggregateEstimator
         """
         kind = self._kind()
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y "
+                "is None: it fits supervised estimators."
+            )
         regressor = kind == "regressor"
         X, y = validate_private_data(
             self, X, y, multi_output=regressor, y_numeric=regressor

@@ -798,3 +798,13 @@ def test_mode_guess_fits_one_template_per_setting(monkeypatch):
     other = SampleAggregateEstimator(LogisticRegression(C=2.0), output_bounds=(-1, 1))
     assert other._mode_before_fit() == "parameters"
     assert len(calls) == 2  # another setting: a guess of its own
+
+
+def test_an_unsupervised_estimator_is_refused_with_the_reason():
+    acc = BudgetAccountant(epsilon=10.0)
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    with pytest.raises(ValueError, match="unsupervised estimators such as"):
+        SampleAggregateEstimator(KMeans(2), accountant=acc).fit(X)
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        SampleAggregateEstimator(LogisticRegression(), accountant=acc).fit(X)
+    assert acc.total() == (0.0, 0.0)
