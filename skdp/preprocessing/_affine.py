@@ -1,13 +1,12 @@
 """The affine transform shared by the private centring and scaling estimators."""
 
-import warnings
-
 import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.exceptions import PTRRefusedWarning
 from skdp.utils._validation import validate_private_data
+from skdp.utils._warnings import warn_at_caller
 
 __all__ = ["AffineTransformMixin"]
 
@@ -53,14 +52,13 @@ class AffineTransformMixin(TransformerMixin):
         columns = np.flatnonzero(np.broadcast_to(refused, (self.n_features_in_,)))
         shown = [repr(names[j]) if names is not None else str(j) for j in columns]
         name = type(self).__name__
-        warnings.warn(
+        warn_at_caller(
             f"{name}: the statistics of feature(s) {', '.join(shown)} were refused "
             "at fit (a propose-test-release test failed), so transform returns NaN "
             "in those columns; this is not missing data. Refit with more epsilon, "
             "tighter public bounds or a method that does not refuse, or pass "
             "on_refuse='raise' to stop at fit.",
             PTRRefusedWarning,
-            stacklevel=3,
         )
 
     def transform(self, X):

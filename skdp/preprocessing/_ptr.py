@@ -1,7 +1,6 @@
 """Propose-test-release median under add/remove-one-row neighbours."""
 
 import math
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -27,6 +26,7 @@ from skdp.utils._validation import (
     check_required_bounds,
     validate_private_data,
 )
+from skdp.utils._warnings import warn_at_caller
 
 __all__ = [
     "PTRMedian",
@@ -180,7 +180,7 @@ def handle_refusals(refused, on_refuse, what, feature_names=None):
     )
     if on_refuse == "raise":
         raise PTRRefusedError(message)
-    warnings.warn(message, PTRRefusedWarning, stacklevel=3)
+    warn_at_caller(message, PTRRefusedWarning)
 
 
 class PTRMedian(

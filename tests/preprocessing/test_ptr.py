@@ -8,6 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
 
 from skdp import BudgetAccountant
 from skdp.audit import assert_dp, audit_mechanism
@@ -358,3 +361,16 @@ def test_pandas_output_and_inverse():
     assert list(out.columns) == ["a", "b"]
     np.testing.assert_allclose(out.to_numpy(), X.to_numpy() - est.median_)
     np.testing.assert_allclose(est.inverse_transform(out), X.to_numpy())
+
+
+def test_refusal_warnings_point_at_the_users_line():
+    X = np.array([[10.0], [90.0], [90.0]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = PTRMedian(bounds=(0, 100), proposed_sensitivity=1.0, random_state=0)
+        est.fit(X)
+        make_pipeline(FunctionTransformer(), clone(est)).fit(X)
+        est.transform(X)
+    refusals = [w for w in caught if issubclass(w.category, PTRRefusedWarning)]
+    assert len(refusals) == 3
+    assert {w.filename for w in refusals} == {__file__}
