@@ -15,6 +15,7 @@ from skdp.ensemble import SampleAggregateEstimator
 from skdp.exceptions import (
     AccountantCopyError,
     BudgetExceededError,
+    NoiseDominatedWarning,
     PTRRefusedError,
     PTRRefusedWarning,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "BudgetExceededError",
     "DPClipper",
     "IQRScale",
+    "NoiseDominatedWarning",
     "NoisyMaxSearchCV",
     "PTRMedian",
     "PTRRefusedError",

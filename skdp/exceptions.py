@@ -3,6 +3,7 @@
 __all__ = [
     "AccountantCopyError",
     "BudgetExceededError",
+    "NoiseDominatedWarning",
     "PTRRefusedError",
     "PTRRefusedWarning",
 ]
@@ -69,6 +70,28 @@ class PTRRefusedWarning(UserWarning):
     ...     _ = ptr.fit(X)
     >>> caught[0].category is PTRRefusedWarning, ptr.refused_
     (True, array([ True]))
+    """
+
+
+class NoiseDominatedWarning(UserWarning):
+    """A released value says the setting was dominated by noise.
+
+    Raised after a release, from the released values only (they are public
+    by then), e.g. when :class:`~skdp.DPClipper` with ``method="quantile"``
+    returns bounds near the ends of its domain ``±upper_limit``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from skdp import DPClipper, NoiseDominatedWarning
+    >>> ages = np.random.default_rng(0).integers(17, 90, size=(32_000, 1))
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = DPClipper(epsilon=0.01, method="quantile",
+    ...                   random_state=0).fit(ages)
+    >>> any(w.category is NoiseDominatedWarning for w in caught)
+    True
     """
 
 

@@ -14,8 +14,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
+from skdp.exceptions import NoiseDominatedWarning
 from skdp.preprocessing._svt_clip import SVTClipSelector
 from skdp.utils._validation import check_bounds, validate_private_data
+from skdp.utils._warnings import warn_at_caller
 
 __all__ = ["DPClipper"]
 
@@ -206,6 +208,27 @@ default=None
         ).fit(X)
         lower, upper = quantile.quantiles_
         self._adopt_bounds(quantile, lower, np.maximum(upper, lower))
+        self._warn_if_at_the_limits()
+
+    def _warn_if_at_the_limits(self):
+        """Say so when a released bound lies in the outer half of the domain.
+
+        The bounds are released values (public now): for data of ordinary
+        magnitude a bound beyond ``upper_limit / 2`` means the quantile
+        release was dominated by noise.
+        """
+        far = np.maximum(np.abs(self.lower_), np.abs(self.upper_))
+        columns = np.flatnonzero(far > self.upper_limit / 2)
+        if columns.size:
+            warn_at_caller(
+                f"DPClipper: the private bounds of feature(s) "
+                f"{columns.tolist()} lie beyond half of upper_limit="
+                f"{self.upper_limit:g} (e.g. {self.lower_[columns[0]]:.3g}, "
+                f"{self.upper_[columns[0]]:.3g}): the quantile release was "
+                "dominated by noise. Raise epsilon, lower upper_limit to a "
+                "plausible magnitude, or use method='svt'.",
+                NoiseDominatedWarning,
+            )
 
     def _adopt_bounds(self, selector, lower, upper):
         """Take the bounds and the cost from the estimator that chose them."""

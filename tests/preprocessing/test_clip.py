@@ -1,5 +1,7 @@
 """DPClipper with public bounds."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -7,7 +9,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from skdp import BudgetAccountant, DPClipper
+from skdp import BudgetAccountant, DPClipper, NoiseDominatedWarning
 
 
 def test_clips_each_feature_to_its_bounds():
@@ -105,3 +107,13 @@ def test_quantile_method_chooses_bounds_at_public_levels():
     with pytest.raises(ValueError, match="two increasing levels"):
         DPClipper(method="quantile", quantiles=(0.9, 0.1), accountant=acc).fit(X)
     assert len(acc.entries) == 1
+
+
+def test_quantile_bounds_near_the_domain_ends_warn_that_noise_dominated():
+    ages = np.random.default_rng(0).integers(17, 90, size=(32_000, 1)).astype(float)
+    with pytest.warns(NoiseDominatedWarning, match="dominated by noise"):
+        DPClipper(epsilon=0.01, method="quantile", random_state=0).fit(ages)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseDominatedWarning)
+        clipper = DPClipper(epsilon=1.0, method="quantile", random_state=0).fit(ages)
+    assert 10 < clipper.lower_[0] < clipper.upper_[0] < 100
