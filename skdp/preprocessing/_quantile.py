@@ -310,8 +310,9 @@ default=None
     Sampled exactly by a forward-backward chain in log space
     (:mod:`skdp.mechanisms._joint_quantile`); outputs are grid points. Mean
     rank error of 9 deciles at ε = 1 (``benchmarks/bench_statistics.py``):
-    about 5 rows on N(0, 5) with n = 1000 (JointExp: 6; the independent
-    split: 15), and 25 rows on Adult's hours-per-week against 309.
+    5.8 rows on N(0, 5) with n = 1000 (a reference JointExp: 5.7, standard
+    errors 0.2; the independent split: 15.3), and 26 rows on Adult's
+    hours-per-week against 308.
 
     **Budget split (public).** ``"joint"``: one release per feature at
     ``ε/d``. Otherwise each of the ``k`` levels of each of the ``d`` features
