@@ -19,7 +19,7 @@ from skdp.accounting import BudgetAccountant, PrivacyCost
 from skdp.accounting._composition import exact
 from skdp.base import PrivateEstimatorMixin
 
-__all__ = ["fit_cost"]
+__all__ = ["check_budget", "fit_cost"]
 
 # Composites known to fit each estimator they hold exactly once per fit.
 _FIT_ONCE = (Pipeline, ColumnTransformer, FeatureUnion, TransformedTargetRegressor)
@@ -123,6 +123,74 @@ def fit_cost(estimator, n_features=None):
             "by hand."
         )
     return sum_costs(costs)
+
+
+def check_budget(estimator, accountant=None, *, n_features=None):
+    """Check that one ``fit`` of ``estimator`` fits the budget, before any fit.
+
+    One call for a planned experiment: the cost of a ``GridSearchCV``,
+    ``RandomizedSearchCV``, pipeline or private estimator (:func:`fit_cost`)
+    against what the accountant has left. Nothing is charged and no data is
+    read; run it before ``fit`` so that a search that cannot finish never
+    starts (the folds would otherwise spend the rest of the budget and fail).
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The unfitted estimator or search.
+    accountant : BudgetAccountant or None, default=None
+        The accountant ``fit`` will charge; ``None`` uses the default
+        accountant (as the estimators do when their ``accountant`` is None).
+    n_features : int or None, default=None
+        Number of input features, if known (see :func:`fit_cost`).
+
+    Returns
+    -------
+    cost : PrivacyCost
+        The cost of one ``fit``, which fits the remaining budget.
+
+    Raises
+    ------
+    BudgetExceededError
+        When it does not fit; the message names the estimator, the cost, what
+        is left and, for a SQLite ledger, that the file keeps its spends
+        between runs.
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from skdp import BudgetAccountant, PrivateMean
+    >>> from skdp.model_selection import check_budget
+    >>> search = GridSearchCV(PrivateMean(bounds=(0, 1)),
+    ...                       {"epsilon": [0.1, 0.2]}, cv=3)
+    >>> check_budget(search, BudgetAccountant(epsilon=2.0))  # 3 x 0.3 + 0.2
+    PrivacyCost(epsilon=1.1, delta=0.0, rho=None)
+    >>> check_budget(search, BudgetAccountant(epsilon=1.0))
+    Traceback (most recent call last):
+    ...
+    skdp.exceptions.BudgetExceededError: GridSearchCV: one fit costs epsilon=1.1, ...
+    """
+    from skdp.accounting import default_accountant
+    from skdp.exceptions import BudgetExceededError
+
+    cost = fit_cost(estimator, n_features)
+    accountant = default_accountant() if accountant is None else accountant
+    try:
+        accountant.check(cost.epsilon, cost.delta)
+    except BudgetExceededError as exc:
+        left_eps, left_delta = accountant.remaining()
+        where = (
+            f" The ledger {accountant.ledger!r} keeps every spend between runs: "
+            "use a new file (or delete it) to start with a fresh budget."
+            if accountant.ledger is not None
+            else ""
+        )
+        raise BudgetExceededError(
+            f"{type(estimator).__name__}: one fit costs epsilon={cost.epsilon:g}, "
+            f"delta={cost.delta:g}, and the accountant has epsilon={left_eps:g}, "
+            f"delta={left_delta:g} left. Nothing was run or charged.{where}"
+        ) from exc
+    return cost
 
 
 def sum_costs(costs):
