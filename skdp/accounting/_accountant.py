@@ -519,7 +519,8 @@ class BudgetAccountant:
         from skdp.accounting import _report
 
         _report.check_by(by)
-        return _report.format_report(_report.take_snapshot(self), by=by)
+        snapshot = _report.take_snapshot(self, entries=by == "entry")
+        return _report.format_report(snapshot, by=by)
 
     def _repr_html_(self):
         """An HTML summary for notebooks: budget, spent, remaining, labels.
@@ -579,7 +580,8 @@ class BudgetAccountant:
         """
         from skdp.accounting import _report
 
-        return _report.plot_ledger(_report.take_snapshot(self), ax, delta=delta)
+        snapshot = _report.take_snapshot(self, entries=True)
+        return _report.plot_ledger(snapshot, ax, delta=delta)
 
     # -- sklearn, copying and pickling --------------------------------------
 

@@ -14,9 +14,9 @@ import threading
 import time
 from typing import NamedTuple
 
-from skdp.accounting._composition import SpendTotals
+from skdp.accounting._composition import SpendTotals, decimal_units
 
-__all__ = ["LedgerEntry", "MemoryLedger", "SQLiteLedger"]
+__all__ = ["LedgerEntry", "MemoryLedger", "SQLiteLedger", "add_to_labels"]
 
 
 class LedgerEntry(NamedTuple):
@@ -37,6 +37,20 @@ class LedgerEntry(NamedTuple):
     time: float
 
 
+def add_to_labels(labels, entries):
+    """Add entries to per-label exact sums ``{label: (count, eps, delta)}``
+    (decimal units, :func:`~skdp.accounting._composition.decimal_units`),
+    kept in order of first appearance; returns ``labels``."""
+    for entry in entries:
+        count, eps, delta = labels.get(entry.label, (0, 0, 0))
+        labels[entry.label] = (
+            count + 1,
+            eps + decimal_units(entry.epsilon),
+            delta + decimal_units(entry.delta),
+        )
+    return labels
+
+
 class MemoryLedger:
     """Entries held in this process, guarded by a lock."""
 
@@ -45,6 +59,7 @@ class MemoryLedger:
     def __init__(self, entries=()):
         self._entries = [LedgerEntry(*entry) for entry in entries]
         self._totals = SpendTotals().add_all((e.epsilon, e.delta) for e in entries)
+        self._labels = add_to_labels({}, self._entries)
         self._lock = threading.Lock()
 
     def read(self):
@@ -54,6 +69,11 @@ class MemoryLedger:
     def totals(self):
         with self._lock:
             return self._totals
+
+    def label_totals(self):
+        """``(totals, {label: (count, epsilon_units, delta_units)})`` together."""
+        with self._lock:
+            return self._totals, dict(self._labels)
 
     def append_if(self, accept, items):
         """Append ``items`` (label, epsilon, delta) if ``accept(totals, items)``.
@@ -67,6 +87,7 @@ class MemoryLedger:
             new = [LedgerEntry(label, eps, delta, now) for label, eps, delta in items]
             self._entries.extend(new)
             self._totals = after
+            add_to_labels(self._labels, new)
             return tuple(new)
 
 
@@ -90,16 +111,30 @@ CREATE TABLE IF NOT EXISTS totals (
     last_id INTEGER NOT NULL,
     sums TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS labels (
+    label TEXT PRIMARY KEY,
+    first_id INTEGER NOT NULL,
+    sums TEXT NOT NULL
+);
 """
 
 
+def _encode_sums(values):
+    """Exact integer sums as text (they exceed 64 bits): hexadecimal, which
+    converts in linear time."""
+    return " ".join(format(int(value), "x") for value in values)
+
+
+def _decode_sums(text):
+    return tuple(int(value, 16) for value in text.split())
+
+
 def _encode_totals(totals):
-    """The exact running sums as text (their integers can exceed 64 bits)."""
-    return " ".join(str(int(value)) for value in totals)
+    return _encode_sums(totals)
 
 
 def _decode_totals(text):
-    return SpendTotals(*(int(value) for value in text.split()))
+    return SpendTotals(*_decode_sums(text))
 
 
 class SQLiteLedger:
@@ -131,6 +166,7 @@ class SQLiteLedger:
     def __init__(self, path, budget):
         self.path = os.path.abspath(os.fspath(path))
         self._local = threading.local()
+        self._cached_totals = None
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -156,6 +192,7 @@ class SQLiteLedger:
             else:
                 self.budget = tuple(row)
             self._read_totals(conn)  # a ledger of an older layout is folded once
+            self._fold_labels_once(conn)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -176,6 +213,7 @@ class SQLiteLedger:
     def __setstate__(self, state):
         self.path, self.budget = state["path"], state["budget"]
         self._local = threading.local()
+        self._cached_totals = None
 
     def _connection(self):
         """This thread's connection in this process (a forked child opens anew)."""
@@ -204,25 +242,36 @@ class SQLiteLedger:
         so the fold finds rows only in a ledger written before totals were
         stored (it then stores them, inside the caller's transaction).
         """
-        row = conn.execute("SELECT last_id, sums FROM totals WHERE id = 0").fetchone()
-        last_id, totals = (
-            (0, SpendTotals())
-            if row is None
-            else (
-                row[0],
-                _decode_totals(row[1]),
-            )
-        )
-        rows = conn.execute(
-            "SELECT id, epsilon, delta FROM entries WHERE id > ? ORDER BY id",
-            (last_id,),
-        ).fetchall()
-        if rows or row is None:
+        stored_id, newest = conn.execute(
+            "SELECT (SELECT last_id FROM totals WHERE id = 0), "
+            "(SELECT coalesce(max(id), 0) FROM entries)"
+        ).fetchone()
+        if stored_id is None:
+            last_id, totals = 0, SpendTotals()
+        else:
+            last_id, totals = self._stored(conn, stored_id)
+        rows = []
+        if newest > last_id:  # rows the stored totals do not cover yet
+            rows = conn.execute(
+                "SELECT id, epsilon, delta FROM entries WHERE id > ? ORDER BY id",
+                (last_id,),
+            ).fetchall()
+        if rows or stored_id is None:
             totals = totals.add_all((eps, delta) for _, eps, delta in rows)
             last_id = rows[-1][0] if rows else last_id
             if conn.in_transaction:
                 self._write_totals(conn, last_id, totals)
         return totals
+
+    def _stored(self, conn, last_id):
+        """The stored totals as of ``last_id``: decoded once per change (the
+        file's ids only grow, so a known id means known totals)."""
+        cached = self._cached_totals
+        if cached is not None and cached[0] == last_id:
+            return cached
+        text = conn.execute("SELECT sums FROM totals WHERE id = 0").fetchone()[0]
+        self._cached_totals = (last_id, _decode_totals(text))
+        return self._cached_totals
 
     @staticmethod
     def _write_totals(conn, last_id, totals):
@@ -234,6 +283,75 @@ class SQLiteLedger:
     def totals(self):
         return self._read_totals(self._connection())
 
+    def _fold_labels_once(self, conn):
+        """Per-label sums for a ledger written before they were stored."""
+        if conn.execute("SELECT count(*) FROM labels").fetchone()[0]:
+            return
+        rows = conn.execute(
+            "SELECT id, label, epsilon, delta FROM entries ORDER BY id"
+        ).fetchall()
+        first = {}
+        for row_id, label, _, _ in rows:
+            first.setdefault(label, row_id)
+        entries = [LedgerEntry(label, e, d, 0.0) for _, label, e, d in rows]
+        self._write_labels(conn, add_to_labels({}, entries), first)
+
+    @staticmethod
+    def _insert_entries(conn, new):
+        """Insert the entries; the id of the last (ids are consecutive: the
+        write lock is held)."""
+        insert = (
+            "INSERT INTO entries (label, epsilon, delta, time, pid) "
+            "VALUES (?, ?, ?, ?, ?)"
+        )
+        pid = os.getpid()
+        if len(new) == 1:
+            return conn.execute(insert, (*new[0], pid)).lastrowid
+        conn.executemany(insert, [(*entry, pid) for entry in new])
+        return conn.execute("SELECT last_insert_rowid()").fetchone()[0]
+
+    def _update_labels(self, conn, new, first_new_id):
+        """Add the new entries to the stored per-label sums (same transaction)."""
+        names = list(dict.fromkeys(entry.label for entry in new))
+        stored = []
+        for start in range(0, len(names), 500):  # below SQLite's variable limit
+            chunk = names[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            stored += conn.execute(
+                f"SELECT label, first_id, sums FROM labels WHERE label IN ({marks})",
+                chunk,
+            ).fetchall()
+        labels = {label: _decode_sums(sums) for label, _, sums in stored}
+        first = {label: first_id for label, first_id, _ in stored}
+        for offset, entry in enumerate(new):
+            first.setdefault(entry.label, first_new_id + offset)
+        self._write_labels(conn, add_to_labels(labels, new), first)
+
+    @staticmethod
+    def _write_labels(conn, labels, first_ids):
+        conn.executemany(
+            "INSERT OR REPLACE INTO labels (label, first_id, sums) VALUES (?, ?, ?)",
+            [
+                (label, first_ids[label], _encode_sums(sums))
+                for label, sums in labels.items()
+            ],
+        )
+
+    def label_totals(self):
+        """``(totals, {label: (count, epsilon_units, delta_units)})`` read in
+        one transaction, labels in order of first appearance."""
+        conn = self._connection()
+        conn.execute("BEGIN")
+        try:
+            totals = self._read_totals(conn)
+            rows = conn.execute(
+                "SELECT label, sums FROM labels ORDER BY first_id"
+            ).fetchall()
+        finally:
+            conn.execute("COMMIT")
+        labels = {label: _decode_sums(sums) for label, sums in rows}
+        return totals, labels
+
     def append_if(self, accept, items):
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
@@ -241,17 +359,14 @@ class SQLiteLedger:
             after = accept(self._read_totals(conn), items)
             now = time.time()
             new = [LedgerEntry(label, e, d, now) for label, e, d in items]
-            pid = os.getpid()
-            cursor = conn.executemany(
-                "INSERT INTO entries (label, epsilon, delta, time, pid) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [(*entry, pid) for entry in new],
-            )
-            last_id = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
-            del cursor
+            last_id = self._insert_entries(conn, new)
             self._write_totals(conn, last_id, after)
+            self._update_labels(conn, new, last_id - len(new) + 1)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        # committed: a pair the file holds (set only now, from this thread's
+        # own values; a rolled-back id may be reused, so never before COMMIT)
+        self._cached_totals = (last_id, after)
         return tuple(new)

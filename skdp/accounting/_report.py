@@ -8,15 +8,14 @@ float is read as the decimal number its repr writes.
 """
 
 import decimal
-import functools
 import html
 import itertools
 import math
-from collections import Counter
 from datetime import UTC, datetime
 from typing import NamedTuple
 
 from skdp.accounting._accountant import _float_up
+from skdp.accounting._composition import DECIMAL_ONE
 
 __all__ = [
     "Snapshot",
@@ -47,9 +46,13 @@ class Snapshot(NamedTuple):
 
     ``basic`` is the exact sum of the entries rounded up; ``spent`` is what
     :meth:`BudgetAccountant.total` reports for them and ``composition``
-    (``"basic"`` or ``"advanced"``) the rule that gave it.
+    (``"basic"`` or ``"advanced"``) the rule that gave it. ``labels`` holds
+    the exact per-label sums the ledger keeps (so grouped reports never read
+    the entries); ``entries`` is filled only for the views that list them.
     """
 
+    count: int
+    labels: dict
     entries: tuple
     budget: tuple
     slack: float
@@ -60,29 +63,32 @@ class Snapshot(NamedTuple):
     ledger: str | None
 
 
-def take_snapshot(accountant, *, attempts=3):
-    """Read an accountant's entries, totals and remaining budget together.
+def take_snapshot(accountant, *, entries=False, attempts=3):
+    """Read an accountant's totals, per-label sums and remaining budget together.
 
-    The ledger only grows, so the first ``totals.count`` entries are exactly
-    those its totals cover. ``remaining`` is read in between; if a concurrent
-    spend lands meanwhile the reading is retried, and after ``attempts`` the
-    remaining budget may already include that newer spend.
+    The totals and the per-label sums are read together (one transaction or
+    lock). With ``entries``, the entries are read too: the ledger only grows,
+    so the first ``totals.count`` entries are exactly those its totals cover.
+    ``remaining`` is read in between; if a concurrent spend lands meanwhile
+    the reading is retried, and after ``attempts`` the remaining budget may
+    already include that newer spend.
     """
     ledger = accountant._ledger
     for _ in range(attempts):
-        totals = ledger.totals()
+        totals, labels = ledger.label_totals()
         remaining = accountant.remaining()
-        entries = ledger.read()
-        if len(entries) == totals.count:
+        if ledger.totals().count == totals.count:
             break
-    entries = entries[: totals.count]
+    listed = ledger.read()[: totals.count] if entries else ()
     statements = accountant._compose(totals)
     chosen = min(statements)
     # min() keeps the first of equal statements, so ties count as basic.
     composition = "basic" if statements.index(chosen) == 0 else "advanced"
     basic_eps, basic_delta = statements[0]
     return Snapshot(
-        entries=entries,
+        count=totals.count,
+        labels=labels,
+        entries=listed,
         budget=(accountant.epsilon, accountant.delta),
         slack=accountant.slack,
         basic=(_float_up(basic_eps), _float_up(basic_delta)),
@@ -112,18 +118,6 @@ class _Memo(dict):
         return result
 
 
-def exact_sum(values):
-    """``sum(exact(v) for v in values)``, exactly, as a Decimal.
-
-    Decimals add exactly in :data:`_EXACT`, several times faster than
-    Fractions (the decimal module is implemented in C), and a ledger repeats a
-    few values many times, so each distinct value is read once.
-    """
-    counts = Counter(values)
-    terms = map(_EXACT.multiply, map(decimal_reading, counts), counts.values())
-    return functools.reduce(_EXACT.add, terms, decimal.Decimal(0))
-
-
 def cumulative_sums(values):
     """The running exact sums of ``values``, each rounded to the nearest float."""
     readings = map(_Memo(decimal_reading).__getitem__, values)
@@ -144,34 +138,6 @@ def check_by(by):
 def estimator_of(label):
     """The part of a label before its first ``": "`` (the estimator's class)."""
     return label.split(": ", 1)[0]
-
-
-def group_entries(entries, by):
-    """Entries grouped by label or estimator, in one pass.
-
-    Returns a dict mapping each group's name to its list of entries, in order
-    of first appearance.
-    """
-    key = estimator_of if by == "estimator" else None
-    groups = {}
-    for entry in entries:
-        name = entry.label if key is None else key(entry.label)
-        group = groups.get(name)
-        if group is None:
-            groups[name] = [entry]
-        else:
-            group.append(entry)
-    return groups
-
-
-def group_totals(group):
-    """``(spends, epsilon, delta)`` of a group, the exact sums rounded to floats."""
-    if len(group) == 1:  # the exact reading of a float rounds back to it
-        _, eps, delta, _ = group[0]
-        return 1, eps, delta
-    eps = exact_sum(entry.epsilon for entry in group)
-    delta = exact_sum(entry.delta for entry in group)
-    return len(group), float(eps), float(delta)
 
 
 # -- text -------------------------------------------------------------------
@@ -212,11 +178,26 @@ def format_table(rows, header=None, right=()):
     return lines
 
 
+def label_groups(labels, by):
+    """``{name: (spends, epsilon, delta)}`` from the exact per-label sums,
+    grouped by label or by estimator, in order of first appearance."""
+    key = estimator_of if by == "estimator" else None
+    groups = {}
+    for label, (count, eps, delta) in labels.items():
+        name = label if key is None else key(label)
+        total = groups.get(name, (0, 0, 0))
+        groups[name] = (total[0] + count, total[1] + eps, total[2] + delta)
+    return {
+        name: (count, eps / DECIMAL_ONE, delta / DECIMAL_ONE)
+        for name, (count, eps, delta) in groups.items()
+    }
+
+
 def grouped_lines(snapshot, by):
-    cells = []
-    for name, group in group_entries(snapshot.entries, by).items():
-        count, eps, delta = group_totals(group)
-        cells.append([printable(name), str(count), *map(format_number, (eps, delta))])
+    cells = [
+        [printable(name), str(count), *map(format_number, (eps, delta))]
+        for name, (count, eps, delta) in label_groups(snapshot.labels, by).items()
+    ]
     return format_table(cells, [by, "spends", "epsilon", "delta"], right={1, 2, 3})
 
 
@@ -283,7 +264,7 @@ def budget_lines(snapshot):
 def format_report(snapshot, by="label"):
     """The text report of :meth:`BudgetAccountant.report`."""
     check_by(by)
-    n = len(snapshot.entries)
+    n = snapshot.count
     where = "in memory" if snapshot.ledger is None else f"in {snapshot.ledger}"
     title = f"BudgetAccountant ledger ({where}): {n} spend{'s' * (n != 1)}"
     if by == "entry":
@@ -331,11 +312,10 @@ def format_html(snapshot, max_rows=HTML_MAX_ROWS):
         ),
     ]
 
-    groups = group_entries(snapshot.entries, "label")
+    groups = label_groups(snapshot.labels, "label")
     columns = [_LEFT, _RIGHT, _RIGHT, _RIGHT]
     rows = [_html_row(["label", "spends", "epsilon", "delta"], "th", columns)]
-    for name, group in itertools.islice(groups.items(), max_rows):
-        count, eps, delta = group_totals(group)
+    for name, (count, eps, delta) in itertools.islice(groups.items(), max_rows):
         cells = [name, str(count), format_number(eps), format_number(delta)]
         rows.append(_html_row(cells, aligns=columns))
     hidden = len(groups) - max_rows
@@ -347,7 +327,7 @@ def format_html(snapshot, max_rows=HTML_MAX_ROWS):
     if not groups:
         rows.append(f'<tr><td colspan="4" {_LEFT}>(no spends)</td></tr>')
 
-    n = len(snapshot.entries)
+    n = snapshot.count
     where = "" if snapshot.ledger is None else f", ledger {snapshot.ledger}"
     caption = html.escape(f"BudgetAccountant: {n} spend{'s' * (n != 1)}{where}")
     return (

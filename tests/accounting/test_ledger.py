@@ -113,7 +113,9 @@ def test_the_file_keeps_exact_running_totals_and_is_in_wal_mode(tmp_path):
     conn.close()
     assert mode == "wal"
     assert last_id == len(rows) == 32
-    assert SpendTotals(*map(int, sums.split())) == SpendTotals().add_all(rows)
+    assert SpendTotals(*(int(v, 16) for v in sums.split())) == SpendTotals().add_all(
+        rows
+    )
     # exact sums 3.3 + 1e-300 and 3e-7 + 5e-324, rounded up
     expected = (math.nextafter(3.3, math.inf), math.nextafter(3e-7, math.inf))
     assert BudgetAccountant.open(path).total() == acc.total() == expected
@@ -145,3 +147,24 @@ def test_a_ledger_without_stored_totals_is_folded_once_on_open(tmp_path):
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT last_id FROM totals").fetchone()[0] == 8
     conn.close()
+
+
+def test_grouped_reports_use_the_stored_label_sums_not_the_entries(tmp_path):
+    path = tmp_path / "budget.sqlite"
+    first = BudgetAccountant(epsilon=10.0, delta=1e-5, ledger=path)
+    second = BudgetAccountant.open(path)  # another writer of the same file
+    memory = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    for i in range(12):
+        for acc in ((first, second)[i % 2], memory):
+            acc.spend(0.1, 1e-8, label=f"PrivateMean: part {i % 3}")
+    for acc in (first, memory):
+        acc.spend_many([("PCA: a", 0.3, 0.0), ("PCA: a", 0.2, 0.0)])
+    refuse = lambda: (_ for _ in ()).throw(AssertionError("read every entry"))  # noqa: E731
+    reports = []
+    for acc in (BudgetAccountant.open(path), memory):
+        acc._ledger.read = refuse
+        reports.append([acc.report(), acc.report(by="estimator"), acc._repr_html_()])
+    assert reports[0][0].split("\n")[1:] == reports[1][0].split("\n")[1:]
+    assert reports[0][1].split("\n")[1:] == reports[1][1].split("\n")[1:]
+    assert "PrivateMean: part 0" in reports[0][0] and "     4      0.4" in reports[0][0]
+    assert "PCA               2      0.5" in reports[0][1]

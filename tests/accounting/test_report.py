@@ -115,11 +115,15 @@ def test_estimator_groups_split_at_first_colon_space():
     assert [row[0] for row in rows] == ["Pipeline", "no colon"]
 
 
-def test_exact_sum_reads_floats_as_their_decimal_repr():
+def test_label_sums_read_floats_as_their_decimal_repr():
+    from skdp.accounting._ledger import add_to_labels
+
     values = [0.1] * 10 + [0.2, 0.7, 1e-300, 5e-324, 1e308, 0.1 + 0.2]
-    assert _report.exact_sum(values) == fsum_exact(values)
-    assert _report.exact_sum([0.1] * 10) == 1
-    assert _report.exact_sum([]) == 0
+    entries = [LedgerEntry("a", v, v, 0.0) for v in values]
+    entries += [LedgerEntry("b", 0.1, 0.0, 0.0)] * 10
+    groups = _report.label_groups(add_to_labels({}, entries), "label")
+    assert groups["a"] == (len(values), float(fsum_exact(values)), groups["a"][2])
+    assert groups["b"] == (10, 1.0, 0.0)  # ten times 0.1 is exactly 1
 
 
 def test_cumulative_sums_round_the_exact_running_sums():
@@ -288,7 +292,7 @@ def test_snapshot_covers_only_the_entries_its_totals_include(monkeypatch):
     read = ledger.read
     late = LedgerEntry("PrivateMean: late", 0.1, 0.0, 0.0)
     monkeypatch.setattr(ledger, "read", lambda: (*read(), late))
-    snapshot = _report.take_snapshot(acc)
+    snapshot = _report.take_snapshot(acc, entries=True)
     assert snapshot.entries == read()
 
 
