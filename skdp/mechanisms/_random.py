@@ -397,6 +397,20 @@ def _forget_buffers_after_fork():
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_buffers_after_fork)
 
+_SHARED = []
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_system_source():
+    """The process's one secure source, so that a fit does not pay for a
+    fresh 256 KiB ``os.urandom`` buffer: its bytes are handed out once each,
+    under its lock, and a forked child drops them (above)."""
+    if not _SHARED:
+        with _SHARED_LOCK:
+            if not _SHARED:
+                _SHARED.append(SystemRandomSource())
+    return _SHARED[0]
+
 
 class SeededRandomSource(RandomSource):
     """Reproducible (not cryptographically secure) source backed by PCG64.
@@ -468,7 +482,7 @@ def check_random_source(random_state=None):
     array([...])
     """
     if random_state is None:
-        return SystemRandomSource()
+        return _shared_system_source()
     if isinstance(random_state, RandomSource):
         return random_state
     if isinstance(random_state, Integral) and not isinstance(random_state, bool):

@@ -183,3 +183,25 @@ def test_forked_child_never_reuses_buffered_bytes():
     child = os.read(read, 64)
     parent = source.uint8(64).tobytes()
     assert child != parent
+
+
+def test_the_secure_source_is_shared_and_threads_never_get_the_same_bytes():
+    # one buffer per process (a fit no longer pays for a fresh 256 KiB read);
+    # its lock hands every byte out once, whatever the thread
+    import threading
+
+    assert check_random_source(None) is check_random_source(None)
+    words, lock = [], threading.Lock()
+
+    def draw():
+        mine = check_random_source(None).uint64(5_000)
+        with lock:
+            words.append(mine)
+
+    threads = [threading.Thread(target=draw) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    drawn = np.concatenate(words)
+    assert len(np.unique(drawn)) == drawn.size == 20_000
