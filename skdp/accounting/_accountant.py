@@ -174,6 +174,15 @@ class BudgetAccountant:
 
     def _set_budget(self, budget):
         self._epsilon, self._delta, self._slack = (float(v) for v in budget)
+        # The budget in decimal units (None: no limit, or no slack) and the
+        # largest float at most the ε budget, for the exact checks of _fits.
+        finite = not math.isinf(self._epsilon)
+        self._budget_units = (
+            decimal_units(self._epsilon) if finite else None,
+            None if self._delta == 1.0 else decimal_units(self._delta),
+            decimal_units(self._slack) if self._slack and finite else None,
+            _float_down(exact(self._epsilon)) if finite else math.inf,
+        )
 
     # -- the budget ---------------------------------------------------------
 
@@ -230,7 +239,7 @@ class BudgetAccountant:
         exact budget ``B`` exactly when ``a`` is at most the largest float
         below ``B``.
         """
-        eps_budget, delta_budget, slack, eps_budget_down = self._budget_units()
+        eps_budget, delta_budget, slack, eps_budget_down = self._budget_units
         advanced = slack is not None
         delta = totals.delta_units + (slack if advanced else 0)
         if delta_budget is not None and delta > delta_budget:
@@ -241,21 +250,6 @@ class BudgetAccountant:
             return False
         slope = filter_slope(self._epsilon, self._slack)
         return advanced_filter_epsilon(totals, self._slack, slope) <= eps_budget_down
-
-    def _budget_units(self):
-        """``(ε, δ, slack)`` of the budget in decimal units (None: no limit or
-        no slack) and the largest float at most the ε budget; cached."""
-        cached = getattr(self, "_budget_cache", None)
-        key = (self._epsilon, self._delta, self._slack)
-        if cached is None or cached[0] != key:
-            finite = not math.isinf(self._epsilon)
-            eps = decimal_units(self._epsilon) if finite else None
-            delta = None if self._delta == 1.0 else decimal_units(self._delta)
-            slack = decimal_units(self._slack) if self._slack and finite else None
-            down = _float_down(exact(self._epsilon)) if finite else math.inf
-            cached = (key, (eps, delta, slack, down))
-            self._budget_cache = cached
-        return cached[1]
 
     def _check_spend(self, totals, items):
         after = totals.add_all((eps, delta) for _, eps, delta in items)
@@ -270,7 +264,7 @@ class BudgetAccountant:
         delta = math.fsum(d for _, _, d in items)
         names = {label.split(": ", 1)[0] for label, _, _ in items if ": " in label}
         who = f"{', '.join(sorted(names))}: " if len(names) == 1 else ""
-        _, delta_budget, slack, _ = self._budget_units()
+        _, delta_budget, slack, _ = self._budget_units
         delta_used = after.delta_units + (slack or 0)
         if delta_budget is not None and delta_used > delta_budget:
             if self._delta == 0:

@@ -129,10 +129,6 @@ def _decode_sums(text):
     return tuple(int(value, 16) for value in text.split())
 
 
-def _encode_totals(totals):
-    return _encode_sums(totals)
-
-
 def _decode_totals(text):
     return SpendTotals(*_decode_sums(text))
 
@@ -277,7 +273,7 @@ class SQLiteLedger:
     def _write_totals(conn, last_id, totals):
         conn.execute(
             "INSERT OR REPLACE INTO totals (id, last_id, sums) VALUES (0, ?, ?)",
-            (last_id, _encode_totals(totals)),
+            (last_id, _encode_sums(totals)),
         )
 
     def totals(self):
