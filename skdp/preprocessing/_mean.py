@@ -205,15 +205,19 @@ class BoundsPlan(NamedTuple):
         epsilon = estimator.epsilon * estimator.bounds_share
         return cls.build(estimator.bounds, n_features, epsilon, estimator.upper_limit)
 
+    @staticmethod
+    def chooses_privately(bounds):
+        """``(private, public lower bound)``: whether ``bounds`` asks for a
+        private search (None, or ``(lower, None)`` with a public lower)."""
+        if isinstance(bounds, tuple | list) and len(bounds) == 2:
+            return bounds[1] is None and bounds[0] is not None, bounds[0]
+        return bounds is None, None
+
     @classmethod
     def build(cls, bounds, n_features, epsilon, upper_limit):
         """Public ``bounds``, or a search spending ``epsilon`` when they are
         None or ``(lower, None)``; raises before any charge when invalid."""
-        if isinstance(bounds, tuple | list) and len(bounds) == 2:
-            private_lower, private = bounds[0], bounds[1] is None
-            private = private and private_lower is not None
-        else:
-            private_lower, private = None, bounds is None
+        private, private_lower = cls.chooses_privately(bounds)
         if not private:
             lower, upper = check_bounds(bounds, n_features)
             return cls(0.0, None, lower, upper)

@@ -122,17 +122,8 @@ default=None
         self.random_state = random_state
 
     def _fit_cost(self, n_features=None):
-        if self._public_bounds():
-            return PrivacyCost(0.0, 0.0)
-        return PrivacyCost(self.epsilon, 0.0)
-
-    def _public_bounds(self):
-        bounds = self.bounds
-        if bounds is None:
-            return False
-        return not (isinstance(bounds, tuple | list) and len(bounds) == 2) or (
-            bounds[1] is not None or bounds[0] is None
-        )
+        private, _ = BoundsPlan.chooses_privately(self.bounds)
+        return PrivacyCost(self.epsilon if private else 0.0, 0.0)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
