@@ -3,7 +3,6 @@
 from numbers import Integral, Real
 
 import numpy as np
-from scipy import sparse
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
@@ -11,7 +10,9 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
+from skdp.preprocessing._encoders import one_hot, one_hot_feature_names
 from skdp.preprocessing._quantile_joint import joint_release
+from skdp.sensitivity._moments import bin_indices
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = ["PrivateKBinsDiscretizer"]
@@ -183,20 +184,10 @@ class PrivateKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstim
         """
         check_is_fitted(self)
         X = validate_private_data(self, X, reset=False)
-        codes = np.column_stack(
-            [
-                np.searchsorted(edges[1:-1], X[:, j], side="right")
-                for j, edges in enumerate(self.bin_edges_)
-            ]
-        )
+        codes = [bin_indices(X[:, j], e) for j, e in enumerate(self.bin_edges_)]
         if self.encode == "ordinal":
-            return codes.astype(float)
-        n, d = codes.shape
-        columns = (codes + np.arange(d) * self.n_bins).ravel()
-        rows = np.repeat(np.arange(n), d)
-        onehot = sparse.csr_matrix(
-            (np.ones(n * d), (rows, columns)), shape=(n, d * self.n_bins)
-        )
+            return np.column_stack(codes).astype(float)
+        onehot = one_hot(codes, self.n_bins_, X.shape[0])
         return onehot if self.encode == "onehot" else onehot.toarray()
 
     def inverse_transform(self, X):
@@ -235,7 +226,4 @@ class PrivateKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstim
         names = _check_feature_names_in(self, input_features)
         if self.encode == "ordinal":
             return names
-        return np.asarray(
-            [f"{name}_{k}" for name in names for k in range(self.n_bins)],
-            dtype=object,
-        )
+        return one_hot_feature_names(names, [range(self.n_bins)] * len(names))

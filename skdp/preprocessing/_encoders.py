@@ -17,7 +17,28 @@ from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source, partition_selection
 from skdp.mechanisms._partition import partition_noise_std, partition_threshold
 
-__all__ = ["PrivateOneHotEncoder"]
+__all__ = ["PrivateOneHotEncoder", "one_hot", "one_hot_feature_names"]
+
+
+def one_hot(codes, widths, n_rows):
+    """CSR one-hot matrix: column ``j``'s codes (``-1``: none) in its own
+    block of ``widths[j]`` output columns, blocks side by side."""
+    offsets = np.concatenate(([0], np.cumsum(widths)))
+    rows = [np.flatnonzero(c >= 0) for c in codes]
+    cols = [c[r] + off for c, r, off in zip(codes, rows, offsets, strict=False)]
+    rows, cols = np.concatenate([[], *rows]), np.concatenate([[], *cols])
+    return sparse.csr_matrix(
+        (np.ones(rows.size), (rows.astype(np.intp), cols.astype(np.intp))),
+        shape=(n_rows, int(offsets[-1])),
+    )
+
+
+def one_hot_feature_names(names, values):
+    """``"<column>_<value>"`` for every value of every column, in order."""
+    return np.asarray(
+        [f"{name}_{v}" for name, vs in zip(names, values, strict=True) for v in vs],
+        dtype=object,
+    )
 
 
 def _column_values(X, j, name):
@@ -241,7 +262,7 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
         check_is_fitted(self)
         columns = self._validate_columns(X, reset=False)
         n = columns[0].shape[0]
-        blocks, offset = [], 0
+        all_codes = []
         for j, (column, cats) in enumerate(zip(columns, self.categories_, strict=True)):
             # no cast: a cast to the categories' string width would truncate
             codes = np.minimum(np.searchsorted(cats, column), max(cats.size - 1, 0))
@@ -251,12 +272,9 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
                     f"column {j} has values outside the fitted categories; use "
                     "handle_unknown='ignore' to encode them as zeros."
                 )
-            rows = np.flatnonzero(known)
-            blocks.append((rows, codes[known] + offset))
-            offset += cats.size
-        rows = np.concatenate([r for r, _ in blocks])
-        cols = np.concatenate([c for _, c in blocks])
-        out = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, offset))
+            all_codes.append(np.where(known, codes, -1))
+        widths = [cats.size for cats in self.categories_]
+        out = one_hot(all_codes, widths, n)
         return out if self.sparse_output else out.toarray()
 
     def get_feature_names_out(self, input_features=None):
@@ -274,11 +292,4 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
         """
         check_is_fitted(self)
         names = _check_feature_names_in(self, input_features)
-        return np.asarray(
-            [
-                f"{name}_{value}"
-                for name, cats in zip(names, self.categories_, strict=True)
-                for value in cats
-            ],
-            dtype=object,
-        )
+        return one_hot_feature_names(names, self.categories_)

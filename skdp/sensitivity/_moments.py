@@ -26,7 +26,12 @@ from skdp.sensitivity._mean import (
     centre_and_radius,
 )
 
-__all__ = ["exact_histogram_counts", "exact_moment_sums", "moments_from_sums"]
+__all__ = [
+    "bin_indices",
+    "exact_histogram_counts",
+    "exact_moment_sums",
+    "moments_from_sums",
+]
 
 _ONE = 1 << FIXED_POINT_BITS
 
@@ -199,13 +204,13 @@ def exact_histogram_counts(X, edges):
     """
     counts = []
     for j, feature_edges in enumerate(edges):
-        bins = _bin_indices(X[:, j], np.asarray(feature_edges, dtype=float))
+        bins = bin_indices(X[:, j], np.asarray(feature_edges, dtype=float))
         counts.extend(np.bincount(bins, minlength=feature_edges.size - 1).tolist())
     return FixedPoint(tuple(int(c) for c in counts), 0, (len(counts),))
 
 
 @np.errstate(over="ignore", invalid="ignore")
-def _bin_indices(column, edges):
+def bin_indices(column, edges):
     """Bin of each value: ``k`` with ``e_k <= x < e_{k+1}``, clipped to the ends.
 
     Evenly spaced (public) edges give the bin by one multiplication,
