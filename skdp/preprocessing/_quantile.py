@@ -16,13 +16,12 @@ from skdp.mechanisms._quantile_sampling import (
 )
 from skdp.mechanisms._selection import _select_many
 from skdp.preprocessing._quantile_joint import (
-    JOINT_GRID_BITS,
     check_joint_levels,
     grid_size,
     joint_release,
+    joint_state_count,
     log_binomial,
 )
-from skdp.sensitivity._joint_quantile import SPLIT_BITS
 from skdp.sensitivity._quantile import (
     candidate_rank_scores,
     quantile_score_sensitivity,
@@ -488,8 +487,7 @@ default=None
         for j in range(d):
             lower, upper = self.lower_[j], self.upper_[j]
             if self.method == "joint":
-                k = quantile_grid_exponent(lower, upper, bits=JOINT_GRID_BITS)
-                states = grid_size(lower, upper, k) * ((1 << SPLIT_BITS) + 1)
+                states = joint_state_count(lower, upper)
                 m = np.unique(levels).size
                 log_outputs = log_binomial(states, m)
                 eps = self.epsilon / d

@@ -6,7 +6,7 @@ import numpy as np
 
 from skdp.mechanisms._joint_quantile import joint_quantile_states
 from skdp.sensitivity._joint_quantile import (
-    SPLIT_BITS,
+    STATES_PER_POINT,
     grid_rank_counts,
     rank_states,
 )
@@ -17,6 +17,7 @@ __all__ = [
     "check_joint_levels",
     "grid_size",
     "joint_release",
+    "joint_state_count",
     "log_binomial",
 ]
 
@@ -28,6 +29,12 @@ def grid_size(lower, upper, k):
     """Number of points of ``{j 2**k} ∩ [lower, upper]``."""
     step = math.ldexp(1.0, k)
     return math.floor(upper / step) - math.ceil(lower / step) + 1
+
+
+def joint_state_count(lower, upper):
+    """Number of rank states of the joint release on ``[lower, upper]`` (public)."""
+    k = quantile_grid_exponent(lower, upper, bits=JOINT_GRID_BITS)
+    return grid_size(lower, upper, k) * STATES_PER_POINT
 
 
 def log_binomial(n, m):
@@ -49,7 +56,7 @@ def joint_release(column, lower, upper, levels, epsilon, source):
     states = joint_quantile_states(
         ranks, column.size, distinct, epsilon, random_state=source
     )
-    points = (first + states // ((1 << SPLIT_BITS) + 1)).astype(np.float64)
+    points = (first + states // STATES_PER_POINT).astype(np.float64)
     return np.ldexp(points, k)[inverse]
 
 
@@ -57,8 +64,7 @@ def check_joint_levels(levels, lower, upper):
     """Refuse more distinct levels than the joint grid has states (public)."""
     needed = np.unique(levels).size
     for lo, hi in zip(lower, upper, strict=True):
-        k = quantile_grid_exponent(lo, hi, bits=JOINT_GRID_BITS)
-        states = grid_size(lo, hi, k) * ((1 << SPLIT_BITS) + 1)
+        states = joint_state_count(lo, hi)
         if needed > states:
             raise ValueError(
                 f"{needed} distinct levels need at least as many grid states; "

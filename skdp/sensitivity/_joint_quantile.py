@@ -30,11 +30,18 @@ import numpy as np
 
 from skdp.sensitivity._quantile_grid import _grid_floor
 
-__all__ = ["SPLIT_BITS", "grid_rank_counts", "joint_quantile_utility", "rank_states"]
+__all__ = [
+    "SPLIT_BITS",
+    "STATES_PER_POINT",
+    "grid_rank_counts",
+    "joint_quantile_utility",
+    "rank_states",
+]
 
 #: Each grid point has ``2**SPLIT_BITS + 1`` states; ``s`` is a multiple of
 #: ``2**-SPLIT_BITS``, so ``lo + s a`` is exact in floats.
 SPLIT_BITS = 5
+STATES_PER_POINT = (1 << SPLIT_BITS) + 1
 
 
 def grid_rank_counts(column, lower, upper, k):
