@@ -16,6 +16,7 @@ from skdp.mechanisms._additive import (
 )
 from skdp.preprocessing._mean import check_mechanism_delta
 from skdp.sensitivity import exact_histogram_counts
+from skdp.sensitivity._mean import per_feature_sensitivities
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = ["PrivateHistogram"]
@@ -137,7 +138,7 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
         source = check_random_source(self.random_state)
         self._charge([(f"histograms of {d} feature(s)", self.epsilon, self.delta)])
         counts = exact_histogram_counts(X, edges)
-        l1, l2 = float(d), float(np.sqrt(d))
+        l1, l2 = per_feature_sensitivities(d)
         noisy = additive_release(counts, l1, l2, self.epsilon, self.delta, source)
         self.counts_ = noisy.reshape(d, self.bins)
         self.bin_edges_ = np.array(edges)
@@ -162,6 +163,9 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         d = self.n_features_in_
         t = additive_noise_bound(
-            alpha / self.counts_.size, float(d), np.sqrt(d), self.epsilon, self.delta
+            alpha / self.counts_.size,
+            *per_feature_sensitivities(d),
+            self.epsilon,
+            self.delta,
         )
         return np.maximum(self.counts_ - t, 0.0), self.counts_ + t

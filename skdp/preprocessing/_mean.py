@@ -28,6 +28,7 @@ from skdp.sensitivity import (
     exact_count,
     exact_split_sums,
 )
+from skdp.sensitivity._mean import per_feature_sensitivities
 from skdp.utils._validation import check_bounds, validate_private_data
 
 __all__ = ["PrivateMean"]
@@ -85,11 +86,13 @@ class MeanRelease(NamedTuple):
         d = self.n_features
         if self.paired:
             # S_j = u_j - v_j and the count averaged over the d pairs
-            pair = additive_noise_variance(d, np.sqrt(d), self.epsilon, self.delta)
+            pair = additive_noise_variance(
+                *per_feature_sensitivities(d), self.epsilon, self.delta
+            )
             return 2 * pair + 2 * pair / d
         (eps_n, delta_n), (eps_s, delta_s) = self.split()
         return additive_noise_variance(
-            d, np.sqrt(d), eps_s, delta_s
+            *per_feature_sensitivities(d), eps_s, delta_s
         ) + additive_noise_variance(1.0, 1.0, eps_n, delta_n)
 
     def noise_margins(self, alpha):
@@ -103,14 +106,14 @@ class MeanRelease(NamedTuple):
         d = self.n_features
         if self.paired:
             t = additive_noise_bound(
-                alpha / (2 * d), float(d), np.sqrt(d), self.epsilon, self.delta
+                alpha / (2 * d), *per_feature_sensitivities(d), self.epsilon, self.delta
             )
             return 2 * t, 2 * t
         (eps_n, delta_n), (eps_s, delta_s) = self.split()
         share = alpha / (d + 1)
         return (
             additive_noise_bound(share, 1.0, 1.0, eps_n, delta_n),
-            additive_noise_bound(share, float(d), np.sqrt(d), eps_s, delta_s),
+            additive_noise_bound(share, *per_feature_sensitivities(d), eps_s, delta_s),
         )
 
 
@@ -150,13 +153,15 @@ def noisy_count_and_sums(X, lower, upper, plan, source):
     if plan.paired:
         pairs = exact_split_sums(X, lower, upper)
         noisy = additive_release(
-            pairs, float(d), np.sqrt(d), plan.epsilon, plan.delta, source
+            pairs, *per_feature_sensitivities(d), plan.epsilon, plan.delta, source
         )
         return float(noisy.sum(axis=0).mean()), noisy[0] - noisy[1]
     (eps_n, delta_n), (eps_s, delta_s) = plan.split()
     count = additive_release(exact_count(X), 1.0, 1.0, eps_n, delta_n, source)
     sums = exact_centred_sums(X, lower, upper)
-    noisy_sums = additive_release(sums, float(d), np.sqrt(d), eps_s, delta_s, source)
+    noisy_sums = additive_release(
+        sums, *per_feature_sensitivities(d), eps_s, delta_s, source
+    )
     return float(count), noisy_sums
 
 

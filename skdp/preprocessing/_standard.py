@@ -26,6 +26,7 @@ from skdp.preprocessing._mean import (
     ratio_interval,
 )
 from skdp.sensitivity import centre_and_radius, exact_moment_sums, moments_from_sums
+from skdp.sensitivity._mean import per_feature_sensitivities
 from skdp.utils._validation import validate_private_data
 
 __all__ = ["PrivateStandardScaler", "fit_moment_sums", "release_moment_sums"]
@@ -40,7 +41,7 @@ def release_moment_sums(X, lower, upper, epsilon, delta, source, codes=None, gro
     """
     d = X.shape[1]
     sums = exact_moment_sums(X, lower, upper, codes, groups)
-    l1, l2 = float(d), float(np.sqrt(d))
+    l1, l2 = per_feature_sensitivities(d)
     noisy = additive_release(sums, l1, l2, epsilon, delta, source)
     return noisy, float(np.sqrt(additive_noise_variance(l1, l2, epsilon, delta)))
 
@@ -295,7 +296,10 @@ default=None
         check_is_fitted(self)
         d = self.n_features_in_
         t = additive_noise_bound(
-            alpha / (3 * d), float(d), np.sqrt(d), self._epsilon_sums, self.delta
+            alpha / (3 * d),
+            *per_feature_sensitivities(d),
+            self._epsilon_sums,
+            self.delta,
         )
         sums = self._released_sums
         centred = sums[2] - sums[0]  # Σ (2a - 1) = P2 - P0

@@ -32,6 +32,16 @@ _BLOCK_ROWS = 1 << 16
 _HALF_MAX = np.finfo(np.float64).max / 4
 
 
+def per_feature_sensitivities(n_features):
+    """``(L1, L2)`` sensitivity of a vector in which one row moves each of
+    ``n_features`` coordinates by at most 1: ``(d, sqrt(d))``.
+
+    The shape of every per-feature release here: centred and split sums,
+    Bernstein moment sums (per group), histogram counts.
+    """
+    return float(n_features), float(np.sqrt(n_features))
+
+
 def centre_and_radius(lower, upper):
     """Midpoint and half-width of public bounds, without overflow.
 
