@@ -15,9 +15,10 @@ from sklearn.model_selection._search import BaseSearchCV
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder
 
-from skdp.accounting import BudgetAccountant, PrivacyCost
+from skdp.accounting import BudgetAccountant, PrivacyCost, default_accountant
 from skdp.accounting._composition import exact
 from skdp.base import PrivateEstimatorMixin
+from skdp.exceptions import BudgetExceededError
 
 __all__ = ["check_budget", "fit_cost"]
 
@@ -170,9 +171,6 @@ def check_budget(estimator, accountant=None, *, n_features=None):
     ...
     skdp.exceptions.BudgetExceededError: GridSearchCV: one fit costs epsilon=1.1, ...
     """
-    from skdp.accounting import default_accountant
-    from skdp.exceptions import BudgetExceededError
-
     cost = fit_cost(estimator, n_features)
     accountant = default_accountant() if accountant is None else accountant
     try:
