@@ -16,7 +16,9 @@ from skdp import (
     PrivateMinMaxScaler,
     PrivateOneHotEncoder,
 )
+from skdp.audit import audit_mechanism
 from skdp.mechanisms import partition_threshold
+from skdp.preprocessing import _histogram
 
 
 def colours(n_common=2_000, n_rare=3, seed=0):
@@ -227,3 +229,29 @@ def test_histogram_bad_input_charges_nothing():
             [[1.0]]
         )
     assert acc.total() == (0.0, 0.0)
+
+
+# -- histogram audit -----------------------------------------------------------
+
+HIST_AUDIT = {"n_samples": 3_000, "n_pilot": 800, "random_state": 0}
+D0 = np.full((3, 4), 0.5)  # four features, every row in bin 0 of each
+D1 = np.vstack([D0, np.full((1, 4), 0.5)])
+
+
+def released_bin_total(data, seed):
+    """The four released counts of the added row's bins, summed
+    (post-processing of the release)."""
+    hist = PrivateHistogram(2, bounds=(0, 2), random_state=seed).fit(data)
+    return float(hist.counts_[:, 0].sum())
+
+
+def test_histogram_audit_passes_and_a_missing_split_over_features_is_caught(
+    monkeypatch,
+):
+    honest = audit_mechanism(released_bin_total, D0, D1, **HIST_AUDIT)
+    assert honest.epsilon_lower_bound <= 1.0, str(honest)
+    # the twin calibrates to one feature's sensitivity: a row moves four
+    # counts by 1 each, so it spends 4 epsilon while claiming 1
+    monkeypatch.setattr(_histogram, "per_feature_sensitivities", lambda d: (1.0, 1.0))
+    mutant = audit_mechanism(released_bin_total, D0, D1, **HIST_AUDIT)
+    assert mutant.epsilon_lower_bound > 1.0, str(mutant)
