@@ -27,13 +27,14 @@ def second_moments(matrix, max_norm):
     """Count, mean and covariance from the noisy Gram of ``[clip(x), c]/(c√2)``.
 
     Post-processing: the count is at least 1, the covariance is symmetric.
+    The released sums are divided by the count before the units (``2c`` and
+    ``2c²``) are restored, so no intermediate grows with the row count.
     """
     d = matrix.shape[0] - 1
-    unscaled = matrix * (2.0 * max_norm**2)
-    count = max(unscaled[d, d] / max_norm**2, 1.0)
-    mean = unscaled[:d, d] / (max_norm * count)
-    covariance = unscaled[:d, :d] / count - np.outer(mean, mean)
-    return count, mean, covariance
+    count = max(2.0 * matrix[d, d], 1.0)
+    mean = (matrix[:d, d] / count) * (2.0 * max_norm)
+    second = (matrix[:d, :d] / count) * (2.0 * max_norm**2)
+    return count, mean, second - np.outer(mean, mean)
 
 
 class PrivatePCA(
