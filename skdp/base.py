@@ -62,13 +62,14 @@ class PrivateEstimatorMixin:
         return PrivacyCost(self.epsilon, getattr(self, "delta", 0.0))
 
     def _charge(self, items):
-        """Charge ``(label, epsilon, delta)`` items atomically; set the spent totals.
+        """Charge ``(label, epsilon, delta)`` or ``(label, PrivacyCost)`` items
+        atomically; set the spent totals.
 
         Labels are prefixed with the class name. Returns the accountant.
         """
         accountant = self._resolve_accountant()
         name = type(self).__name__
-        items = [(f"{name}: {label}", eps, delta) for label, eps, delta in items]
+        items = [(f"{name}: {label}", *cost) for label, *cost in items]
         entries = accountant.spend_many(items) if items else ()
         self.epsilon_spent_ = math.fsum(e.epsilon for e in entries)
         self.delta_spent_ = math.fsum(e.delta for e in entries)

@@ -7,16 +7,27 @@ import threading
 from fractions import Fraction
 
 from skdp.accounting._composition import (
+    DECIMAL_ONE,
     advanced_filter_epsilon,
     decimal_units,
     exact,
     filter_slope,
 )
-from skdp.accounting._ledger import MemoryLedger, SQLiteLedger
+from skdp.accounting._cost import PrivacyCost
+from skdp.accounting._ledger import (
+    LedgerEntry,
+    MemoryLedger,
+    SQLiteLedger,
+    add_to_groups,
+)
+from skdp.accounting._pld import pld_delta, pld_epsilon
+from skdp.accounting._zcdp import zcdp_epsilon
 from skdp.exceptions import AccountantCopyError, BudgetExceededError
 from skdp.utils._validation import check_delta, check_epsilon
 
 __all__ = ["BudgetAccountant", "default_accountant", "set_default_accountant"]
+
+COMPOSITIONS = ("basic", "advanced", "zcdp", "pld")
 
 
 class BudgetAccountant:
@@ -43,12 +54,22 @@ class BudgetAccountant:
     delta : float, default=0.0
         Total δ budget, in [0, 1]; ``1.0`` places no limit on δ.
     slack : float, default=0.0
-        If > 0 (with a finite ``epsilon``), spends are admitted by an
-        advanced-composition privacy filter, valid when each spend is chosen
-        after seeing earlier releases, whenever that admits more than the sum;
-        ``slack`` of the δ budget is reserved for it (see Notes). Must not
-        exceed ``delta``. Ignored with ``epsilon=inf`` (a filter needs a
-        budget fixed in advance).
+        The part of the δ budget reserved for a composition rule: for
+        ``"advanced"`` (then > 0; with ``composition=None``, a positive slack
+        selects ``"advanced"``), or for the conversion of ``"zcdp"`` (``0``
+        means the whole ``delta``). Must not exceed ``delta``. The advanced
+        filter is ignored with ``epsilon=inf`` (a filter needs a budget fixed
+        in advance).
+    composition : {"basic", "advanced", "zcdp", "pld"} or None, default=None
+        How spends add up (see Notes); the budget is always stated as
+        ``(epsilon, delta)``. ``None``: ``"advanced"`` if ``slack > 0``,
+        otherwise ``"basic"``. ``"basic"`` sums the entries exactly;
+        ``"advanced"`` admits a spend when the sum or the advanced-composition
+        filter fits; ``"zcdp"`` adds up zero-concentrated DP and converts
+        the total at ``δ = slack`` (valid for fully adaptive use); ``"pld"``
+        composes privacy loss distributions at the δ budget, the tightest
+        (see Notes for when it holds). Gaussian releases gain most from the
+        last two; a few pure ε-DP spends are best summed.
     ledger : str, os.PathLike or None, default=None
         ``None`` keeps the ledger in memory (one process). A path stores it in
         a SQLite file shared by every thread and process that opens it, durable
@@ -96,6 +117,50 @@ class BudgetAccountant:
     δ; it is what the filter has consumed, while the guarantee of the
     interaction is the budget.
 
+    **zCDP (``composition="zcdp"``).** Each entry enters with a zCDP
+    parameter ``ρ_i`` and a "reveal" probability ``r_i``
+    (:func:`skdp.accounting._composition.entry_profile`): a Gaussian release
+    with noise multiplier ``m`` has ``ρ = 1/(2m²)`` (exact also for the
+    discrete Gaussian, Canonne, Kamath and Steinke 2020) and ``r = 0``; any
+    other ``(ε, δ)`` release is a post-processing of the canonical pair of
+    Kairouz, Oh and Viswanath (2015), which reveals with probability ``δ``
+    and is otherwise ``ε``-randomised response, ``ε²/2``-zCDP (Bun and
+    Steinke 2016; smaller where the mechanism states it, e.g. ``ε²/8`` for
+    the exponential mechanism). A spend is accepted while ``Σ r_i + slack
+    <= δ`` and the conversion of ``Σ ρ_i`` at ``δ' = slack`` (Canonne, Kamath
+    and Steinke 2020, Cor. 13, minimised over the order) is ``<= ε``; as the
+    conversion increases in ``ρ``, this is ``Σ ρ_i <= ρ_B`` for a ``ρ_B``
+    fixed by the budget. **Theorem:** every interaction this accountant
+    accepted is ``(ε, δ)``-DP, for fully adaptive choices of the releases
+    and their parameters. Proof: on the paths where no release revealed
+    (under either neighbour the non-reveal parts have the same weights
+    ``Π(1 - r_i)``, which depend only on earlier outputs), the losses are
+    those of Gaussian and randomised-response releases with predictable
+    ``ρ_i``, so ``exp((α-1)(L_n - α Σ_{i<=n} ρ_i))`` is a supermartingale
+    and the Rényi filter of Feldman and Zrnic (2021, Thm 3.1) bounds
+    ``E[exp((α-1)L)]`` by ``exp((α-1)α ρ_B)`` for every ``α > 1``; the
+    conversion's pointwise inequality bounds ``P(S) - e^ε Q(S)`` on those
+    paths by the conversion's δ; the reveal events add at most the
+    largest ``Σ r_i`` of a path, ``<= δ - slack``.
+
+    **PLD (``composition="pld"``).** The entries' dominating pairs (the
+    Gaussian's exact curve with ``μ² = Σ 1/m_i²``; the canonical pair for
+    every other entry) are composed by :mod:`skdp.accounting._pld`, with
+    every privacy loss rounded up to its grid (pessimistic), and a spend is
+    accepted while ``δ(ε) <= δ`` at the ε budget. What holds: (a) when the
+    parameters of every release are fixed before the first release (its
+    input and mechanism may depend on earlier outputs; a planned grid
+    search or pipeline checked with
+    :func:`~skdp.model_selection.check_budget`), the interaction is
+    ``(ε, δ)``-DP (Dong, Roth and Su 2022, Thm 3.2; Koskela et al. 2020);
+    (b) when every entry is a Gaussian release, it is ``(ε, δ)``-DP also
+    for fully adaptive noise multipliers, by the Gaussian-DP filter of
+    Smith and Thakurta (2022) (``Σ 1/m_i² <= μ_B²``, and the rule above is
+    exactly that); (c) otherwise, under fully adaptive choices of ε, no PLD
+    filter is known: use ``"zcdp"`` when the next fit's budget depends on
+    earlier results. The discrete Gaussian's curve is taken to be the
+    continuous one, as in :func:`~skdp.mechanisms.gaussian_mechanism`.
+
     **Atomicity.** ``spend`` checks and records under a lock (memory) or an
     immediate SQLite transaction (file), so concurrent threads or processes
     never overspend together.
@@ -115,6 +180,18 @@ class BudgetAccountant:
        composition in differential privacy", ICML 2023.
     .. [2] C. Dwork, G. N. Rothblum and S. Vadhan, "Boosting and differential
        privacy", FOCS 2010.
+    .. [5] M. Bun and T. Steinke, "Concentrated differential privacy:
+       simplifications, extensions, and lower bounds", TCC 2016.
+    .. [6] C. L. Canonne, G. Kamath and T. Steinke, "The discrete Gaussian for
+       differential privacy", NeurIPS 2020.
+    .. [7] V. Feldman and T. Zrnic, "Individual privacy accounting via a
+       Rényi filter", NeurIPS 2021.
+    .. [8] J. Dong, A. Roth and W. J. Su, "Gaussian differential privacy",
+       JRSS B 2022.
+    .. [9] A. Koskela, J. Jälkö and A. Honkela, "Computing tight differential
+       privacy guarantees using FFT", AISTATS 2020.
+    .. [10] A. Smith and A. Thakurta, "Fully adaptive composition for Gaussian
+       differential privacy", arXiv:2210.17520, 2022.
 
     Examples
     --------
@@ -128,18 +205,28 @@ class BudgetAccountant:
     Traceback (most recent call last):
     ...
     skdp.exceptions.BudgetExceededError: Spending epsilon=0.1, delta=0.0 ...
+
+    A grid of 100 Gaussian fits at ``(0.1, 1e-7)`` each sums to ε = 10; its
+    PLD composition at δ = 1e-5 is below 1:
+
+    >>> from skdp.mechanisms import gaussian_cost
+    >>> acc = BudgetAccountant(epsilon=1.0, delta=1e-5, composition="pld")
+    >>> for _ in range(100):
+    ...     _ = acc.spend(gaussian_cost(0.1, 1e-7), label="fit")
+    >>> round(acc.total()[0], 3)
+    0.894
     """
 
-    def __init__(self, epsilon=math.inf, delta=0.0, *, slack=0.0, ledger=None):
+    def __init__(
+        self, epsilon=math.inf, delta=0.0, *, slack=0.0, composition=None, ledger=None
+    ):
         epsilon = check_epsilon(epsilon, allow_zero=True, allow_inf=True)
         delta = 1.0 if delta == 1 else check_delta(delta)
         slack = check_delta(slack, name="slack")
-        if slack > delta:
-            raise ValueError(
-                f"slack must not exceed the delta budget: slack={slack} is the "
-                f"part of delta={delta} spent on advanced composition."
-            )
-        budget = (repr(epsilon), repr(delta), repr(slack))
+        composition = _check_composition(composition, epsilon, delta, slack)
+        if composition == "zcdp" and slack == 0:
+            slack = delta
+        budget = (repr(epsilon), repr(delta), repr(slack), composition)
         if ledger is None:
             self._ledger = MemoryLedger()
         else:
@@ -173,15 +260,28 @@ class BudgetAccountant:
         return self
 
     def _set_budget(self, budget):
-        self._epsilon, self._delta, self._slack = (float(v) for v in budget)
+        self._epsilon, self._delta, self._slack = (float(v) for v in budget[:3])
+        composition = budget[3] if len(budget) > 3 else ""
+        if not composition:  # a ledger file of an older layout
+            composition = "advanced" if self._slack > 0 else "basic"
+        self._composition = composition
         # The budget in decimal units (None: no limit, or no slack) and the
         # largest float at most the ε budget, for the exact checks of _fits.
         finite = not math.isinf(self._epsilon)
+        advanced = composition == "advanced" and finite
         self._budget_units = (
             decimal_units(self._epsilon) if finite else None,
             None if self._delta == 1.0 else decimal_units(self._delta),
-            decimal_units(self._slack) if self._slack and finite else None,
+            decimal_units(self._slack) if composition == "zcdp" or advanced else None,
             _float_down(exact(self._epsilon)) if finite else math.inf,
+        )
+
+    def _budget_strings(self):
+        return (
+            repr(self._epsilon),
+            repr(self._delta),
+            repr(self._slack),
+            self._composition,
         )
 
     # -- the budget ---------------------------------------------------------
@@ -198,8 +298,13 @@ class BudgetAccountant:
 
     @property
     def slack(self):
-        """δ set aside for advanced composition."""
+        """δ set aside for advanced composition or the zCDP conversion."""
         return self._slack
+
+    @property
+    def composition(self):
+        """The composition rule: basic, advanced, zcdp or pld."""
+        return self._composition
 
     @property
     def ledger(self):
@@ -213,33 +318,70 @@ class BudgetAccountant:
 
     # -- composition --------------------------------------------------------
 
-    def _compose(self, totals):
+    def _compose(self, totals, groups=None):
         """The (epsilon, delta) statements that hold for spends with these totals.
 
         Returns a list of ``(epsilon, delta)`` pairs of exact fractions; the
-        budget is respected while any of them fits (class Notes). The first is
-        basic composition. With ``slack > 0`` and a finite ε budget the second
-        is the advanced-composition filter, and both carry the slack in δ.
+        first is basic composition (the sum of the entries). With
+        ``"advanced"`` (and a finite ε budget) the second is the filter's, and
+        both carry the slack in δ; :meth:`total` reports the smaller. With
+        ``"zcdp"`` and ``"pld"`` the second is what that composition gives,
+        and :meth:`total` reports it (class Notes).
         """
-        if self._slack == 0 or math.isinf(self._epsilon):
-            return [(totals.epsilon, totals.delta)]
-        delta = totals.delta + exact(self._slack)
-        statements = [(totals.epsilon, delta)]
-        if totals.count:
-            slope = filter_slope(self._epsilon, self._slack)
-            adv = advanced_filter_epsilon(totals, self._slack, slope)
-            statements.append((Fraction(adv), delta))
-        return statements
+        basic = (totals.epsilon, totals.delta)
+        mode = self._composition
+        if mode == "basic" or (mode == "advanced" and math.isinf(self._epsilon)):
+            return [basic]
+        if mode == "advanced":
+            delta = totals.delta + exact(self._slack)
+            statements = [(totals.epsilon, delta)]
+            if totals.count:
+                slope = filter_slope(self._epsilon, self._slack)
+                adv = advanced_filter_epsilon(totals, self._slack, slope)
+                statements.append((Fraction(adv), delta))
+            return statements
+        if not totals.count:
+            return [basic, (Fraction(0), Fraction(0))]
+        if mode == "zcdp":
+            eps = zcdp_epsilon(totals.rho, self._slack)
+            delta = Fraction(totals.reveal_units, DECIMAL_ONE) + exact(self._slack)
+            return [basic, (Fraction(eps), delta)]
+        groups = self._ledger_groups() if groups is None else groups
+        eps = pld_epsilon(
+            self._delta, totals.mu_squared, list(groups.items()), totals.reveal
+        )
+        return [
+            basic,
+            (Fraction(eps) if math.isfinite(eps) else eps, exact(self._delta)),
+        ]
 
-    def _fits(self, totals):
+    def _ledger_groups(self):
+        return self._ledger.groups()
+
+    def _fits(self, totals, groups=None):
         """Whether spends with these totals respect the budget (see _compose).
 
-        The same rule as :meth:`_compose`, evaluated on the exact integer
-        sums: the advanced statement is a float ``a``, and ``a <= B`` for the
-        exact budget ``B`` exactly when ``a`` is at most the largest float
-        below ``B``.
+        ``basic`` and ``advanced`` are decided on the exact integer sums: the
+        advanced statement is a float ``a``, and ``a <= B`` for the exact
+        budget ``B`` exactly when ``a`` is at most the largest float below
+        ``B``. ``zcdp`` and ``pld`` compare outward-rounded floats with the
+        same exact budget.
         """
         eps_budget, delta_budget, slack, eps_budget_down = self._budget_units
+        mode = self._composition
+        if mode == "zcdp":
+            if delta_budget is not None and totals.reveal_units + slack > delta_budget:
+                return False
+            return eps_budget is None or zcdp_epsilon(totals.rho, self._slack) <= (
+                eps_budget_down
+            )
+        if mode == "pld":
+            if eps_budget is None:
+                return totals.reveal < self._delta
+            delta = pld_delta(
+                eps_budget_down, totals.mu_squared, list(groups.items()), totals.reveal
+            )
+            return delta <= self._delta
         advanced = slack is not None
         delta = totals.delta_units + (slack if advanced else 0)
         if delta_budget is not None and delta > delta_budget:
@@ -251,60 +393,93 @@ class BudgetAccountant:
         slope = filter_slope(self._epsilon, self._slack)
         return advanced_filter_epsilon(totals, self._slack, slope) <= eps_budget_down
 
-    def _check_spend(self, totals, items):
-        after = totals.add_all((eps, delta) for _, eps, delta in items)
-        if not self._fits(after):
-            raise BudgetExceededError(self._refusal_message(totals, after, items))
+    def _check_spend(self, totals, items, read_groups=None):
+        after = totals.add_all(item[1:5] for item in items)
+        before = groups = None
+        if self._composition == "pld":
+            # read here, not through the ledger: the caller may hold its lock
+            before = dict(read_groups()) if read_groups else {}
+            pending = [LedgerEntry(label, *c[:2], 0.0, *c[2:]) for label, *c in items]
+            groups = add_to_groups(dict(before), pending)
+        if not self._fits(after, groups):
+            message = self._refusal_message(totals, after, items, before)
+            raise BudgetExceededError(message)
         return after
 
-    def _refusal_message(self, totals, after, items):
+    def _refusal_message(self, totals, after, items, groups=None):
         """Who asked, which dimension is short, and what to do about it."""
-        spent_eps, spent_delta = self._total_of(totals)
-        eps = math.fsum(eps for _, eps, _ in items)
-        delta = math.fsum(d for _, _, d in items)
-        names = {label.split(": ", 1)[0] for label, _, _ in items if ": " in label}
+        spent_eps, spent_delta = self._total_of(totals, groups)
+        eps = math.fsum(item[1] for item in items)
+        delta = math.fsum(item[2] for item in items)
+        labels = [item[0] for item in items]
+        names = {label.split(": ", 1)[0] for label in labels if ": " in label}
         who = f"{', '.join(sorted(names))}: " if len(names) == 1 else ""
-        _, delta_budget, slack, _ = self._budget_units
-        delta_used = after.delta_units + (slack or 0)
-        if delta_budget is not None and delta_used > delta_budget:
-            if self._delta == 0:
-                short = (
-                    f"this charge needs delta={delta}, and the accountant was "
-                    "created with delta=0.0 (pure epsilon-DP): create it with a "
-                    "delta budget, e.g. BudgetAccountant(epsilon=..., "
-                    "delta=1e-5), or use mechanisms that spend no delta"
-                )
-            else:
-                short = (
-                    f"delta is short: this charge needs delta={delta}; the budget "
-                    f"is delta={self._delta} with delta={spent_delta} already "
-                    "spent" + (" (the slack included)" if slack else "")
-                )
-        else:
-            short = (
-                f"epsilon is short: this charge needs epsilon={eps}; the budget "
-                f"is epsilon={self._epsilon} with epsilon={spent_eps} already spent"
-            )
+        short = self._what_is_short(after, eps, delta, spent_eps, spent_delta)
         verb = "spending" if who else "Spending"
+        how = "" if self._composition == "basic" else f" ({self._composition})"
         return (
             f"{who}{verb} epsilon={eps}, delta={delta} would exceed the privacy "
             f"budget (epsilon={self._epsilon}, delta={self._delta}); already "
-            f"spent epsilon={spent_eps}, delta={spent_delta} in {totals.count} "
-            f"entries. {short[0].upper() + short[1:]}. Nothing was charged and "
-            "no data was read."
+            f"spent{how} epsilon={spent_eps}, delta={spent_delta} in "
+            f"{totals.count} entries. {short[0].upper() + short[1:]}. Nothing "
+            "was charged and no data was read."
         )
 
-    def _total_of(self, totals):
-        eps, delta = min(self._compose(totals))
+    def _what_is_short(self, after, eps, delta, spent_eps, spent_delta):
+        _, delta_budget, slack, _ = self._budget_units
+        mode = self._composition
+        if mode in ("basic", "advanced"):
+            used = after.delta_units + (slack or 0)
+        elif mode == "zcdp":
+            used = after.reveal_units + slack
+        else:
+            used = after.reveal_units
+        if delta_budget is None or used <= delta_budget:
+            return (
+                f"epsilon is short: this charge needs epsilon={eps}; the budget "
+                f"is epsilon={self._epsilon} with epsilon={spent_eps} already spent"
+                + ("" if mode == "basic" else f" under {mode} composition")
+            )
+        if self._delta == 0:
+            return (
+                f"this charge needs delta={delta}, and the accountant was "
+                "created with delta=0.0 (pure epsilon-DP): create it with a "
+                "delta budget, e.g. BudgetAccountant(epsilon=..., "
+                "delta=1e-5), or use mechanisms that spend no delta"
+            )
+        if mode == "zcdp":
+            return (
+                f"delta is short: this charge needs delta={delta} outside the "
+                f"zCDP conversion, and slack={self._slack} of delta={self._delta} "
+                "is reserved for the conversion: create the accountant with "
+                "a smaller slack to leave delta for (epsilon, delta) charges "
+                "such as PTR"
+            )
+        return (
+            f"delta is short: this charge needs delta={delta}; the budget "
+            f"is delta={self._delta} with delta={spent_delta} already spent"
+            + (" (the slack included)" if slack else "")
+        )
+
+    def _total_of(self, totals, groups=None):
+        statements = self._compose(totals, groups)
+        eps, delta = (
+            statements[-1]
+            if self._composition in ("zcdp", "pld")
+            else (min(statements))
+        )
         return _float_up(eps), _float_up(delta)
 
     def total(self):
         """The privacy spent so far, as ``(epsilon, delta)``.
 
-        With ``slack > 0`` (and a finite budget) this is the smaller ε used
-        by the basic sum and the advanced-composition filter, with the slack
-        included in δ (class Notes). Values are rounded up where the exact
-        sum is not a float.
+        Under ``"basic"`` composition, the exact sums of the entries. Under
+        ``"advanced"`` the smaller ε of the basic sum and the
+        advanced-composition filter, with the slack included in δ. Under
+        ``"zcdp"`` the ε of the zCDP conversion at ``δ = slack`` plus the δ of
+        ``(ε, δ)``-only charges; under ``"pld"`` the ε of the PLD composition
+        at the δ budget (class Notes). Values are rounded up where the exact
+        value is not a float.
 
         Returns
         -------
@@ -316,8 +491,8 @@ class BudgetAccountant:
         """The largest single further spend that fits, as ``(epsilon, delta)``.
 
         Under basic composition this is the budget minus :meth:`total`. Under
-        advanced composition ε is found by bisection on :meth:`check`, with the
-        whole remaining δ.
+        the other compositions ε is the largest pure ε-DP spend that
+        :meth:`check` accepts, found by bisection, with the remaining δ.
 
         Returns
         -------
@@ -325,25 +500,34 @@ class BudgetAccountant:
         """
         totals = self._ledger.totals()
         delta = max(exact(self._delta) - totals.delta, Fraction(0))
+        if self._composition in ("zcdp", "pld"):
+            used = Fraction(totals.reveal_units, DECIMAL_ONE)
+            if self._composition == "zcdp":
+                used += exact(self._slack)
+            delta = max(exact(self._delta) - used, Fraction(0))
         if math.isinf(self._epsilon):
             return math.inf, _float_down(delta)
         eps = max(exact(self._epsilon) - totals.epsilon, Fraction(0))
-        if self._slack == 0:
+        if self._composition == "basic":
             return _float_down(eps), _float_down(delta)
-        lo, hi = float(eps), 2.0 * self._epsilon + 1.0
+        groups = self._ledger.groups() if self._composition == "pld" else None
+        lo, hi = 0.0, 2.0 * self._epsilon + 1.0
+        if self._composition == "advanced":
+            lo = float(eps)
         for _ in range(200):  # largest ε that fits, to float precision
             mid = (lo + hi) / 2.0
-            if mid in (lo, hi):
+            if mid in (lo, hi) or hi - lo <= 1e-9 * hi:
                 break
-            if self._would_fit(totals, [("", mid, 0.0)]):
+            item = ("", mid, 0.0, None, None, None)
+            if self._would_fit(totals, [item], groups):
                 lo = mid
             else:
                 hi = mid
         return lo, _float_down(delta)
 
-    def _would_fit(self, totals, items):
+    def _would_fit(self, totals, items, groups=None):
         try:
-            self._check_spend(totals, items)
+            self._check_spend(totals, items, (lambda: groups) if groups else None)
         except BudgetExceededError:
             return False
         return True
@@ -355,7 +539,10 @@ class BudgetAccountant:
 
         Parameters
         ----------
-        epsilon : float
+        epsilon : float or PrivacyCost
+            The ε of the spend, or its whole cost (e.g. from
+            :func:`~skdp.model_selection.fit_cost`), whose parts are composed
+            as this accountant composes (then ``delta`` is ignored).
         delta : float, default=0.0
 
         Returns
@@ -368,9 +555,10 @@ class BudgetAccountant:
         BudgetExceededError
             When it does not.
         """
-        items = [self._validate_item("check", epsilon, delta)]
+        items = self._validate_item("check", epsilon, delta)
         self._refuse_if_copy()
-        self._check_spend(self._ledger.totals(), items)
+        groups = self._ledger.groups if self._composition == "pld" else None
+        self._check_spend(self._ledger.totals(), items, groups)
         return True
 
     def spend(self, epsilon, delta=0.0, *, label):
@@ -378,17 +566,18 @@ class BudgetAccountant:
 
         Parameters
         ----------
-        epsilon : float
-            ε of the release, ``>= 0``.
+        epsilon : float or PrivacyCost
+            ε of the release, ``>= 0``; or its cost, which says what the
+            mechanism was (a sum of costs is recorded as one entry per part).
         delta : float, default=0.0
-            δ of the release.
+            δ of the release (ignored with a ``PrivacyCost``).
         label : str
             What was released (shown in the ledger).
 
         Returns
         -------
         entry : LedgerEntry
-            The recorded entry.
+            The recorded entry (the last, for a sum of costs).
 
         Raises
         ------
@@ -397,7 +586,7 @@ class BudgetAccountant:
         AccountantCopyError
             When this is a pickled copy of an in-memory accountant.
         """
-        return self.spend_many([(label, epsilon, delta)])[0]
+        return self.spend_many([(label, epsilon, delta)])[-1]
 
     def spend_many(self, items):
         """Record several spends atomically: all of them, or none.
@@ -408,25 +597,28 @@ class BudgetAccountant:
 
         Parameters
         ----------
-        items : iterable of (label, epsilon, delta)
+        items : iterable of (label, epsilon, delta) or (label, PrivacyCost)
 
         Returns
         -------
         entries : tuple of LedgerEntry
         """
-        items = [self._validate_item(*item) for item in items]
+        items = [part for item in items for part in self._validate_item(*item)]
         self._refuse_if_copy()
         return self._ledger.append_if(self._check_spend, items)
 
     @staticmethod
     def _validate_item(label, epsilon, delta=0.0):
+        """``[(label, epsilon, delta, rho, noise_multiplier, mechanism), ...]``."""
         if not isinstance(label, str):
             raise TypeError(f"label must be a string; got {label!r}.")
-        return (
-            label,
-            check_epsilon(epsilon, allow_zero=True),
-            check_delta(delta),
-        )
+        if isinstance(epsilon, PrivacyCost):
+            return [
+                (label, c.epsilon, c.delta, c.rho, c.noise_multiplier, c.mechanism)
+                for c in epsilon.atoms
+            ]
+        eps = check_epsilon(epsilon, allow_zero=True)
+        return [(label, eps, check_delta(delta), None, None, None)]
 
     def _refuse_if_copy(self):
         """Refuse to spend from a copy of an in-memory ledger.
@@ -590,7 +782,7 @@ class BudgetAccountant:
 
     def __getstate__(self):
         state = {
-            "budget": (repr(self._epsilon), repr(self._delta), repr(self._slack)),
+            "budget": self._budget_strings(),
             "path": self._ledger.path,
             "pid": self._owner_pid if self._copy_of_pid is None else self._copy_of_pid,
         }
@@ -630,10 +822,52 @@ class BudgetAccountant:
         eps, delta = self.total()
         ledger = "" if self.ledger is None else f", ledger={self.ledger!r}"
         slack = f", slack={self._slack}" if self._slack else ""
+        mode = (
+            ""
+            if self._composition in ("basic", "advanced")
+            else (f", composition={self._composition!r}")
+        )
         return (
             f"BudgetAccountant(epsilon={self._epsilon}, delta={self._delta}"
-            f"{slack}{ledger}; spent epsilon={eps}, delta={delta})"
+            f"{slack}{mode}{ledger}; spent epsilon={eps}, delta={delta})"
         )
+
+
+def _check_composition(composition, epsilon, delta, slack):
+    """The composition rule, checked against the budget (class Notes)."""
+    if composition is not None and composition not in COMPOSITIONS:
+        raise ValueError(
+            f"composition must be one of {COMPOSITIONS} or None; got {composition!r}."
+        )
+    if slack > delta:
+        raise ValueError(
+            f"slack must not exceed the delta budget: slack={slack} is the part "
+            f"of delta={delta} spent on {composition or 'advanced'} composition."
+        )
+    if composition is None:
+        return "advanced" if slack > 0 else "basic"
+    if composition == "advanced" and slack == 0:
+        raise ValueError(
+            "composition='advanced' needs slack > 0: the part of delta reserved "
+            "for the advanced-composition filter, e.g. slack=1e-6."
+        )
+    if composition in ("zcdp", "pld") and not 0 < delta < 1:
+        raise ValueError(
+            f"composition={composition!r} states its total as (epsilon, delta) "
+            f"with delta in (0, 1); got delta={delta}. With delta=0 use "
+            "composition='basic' (pure epsilon-DP)."
+        )
+    if composition == "basic" and slack > 0:
+        raise ValueError(
+            "slack is the part of delta reserved for advanced composition or the "
+            "zCDP conversion; composition='basic' uses none: pass slack=0."
+        )
+    if composition == "pld" and slack > 0:
+        raise ValueError(
+            "composition='pld' needs no slack: the PLD accounts the whole delta "
+            "budget at once; pass slack=0."
+        )
+    return composition
 
 
 def _float_up(value):

@@ -19,6 +19,7 @@ __all__ = [
     "advanced_filter_epsilon",
     "binary_units",
     "decimal_units",
+    "entry_profile",
     "exact",
     "filter_slope",
     "split_budget",
@@ -107,6 +108,32 @@ def round_up(value):
     return math.nextafter(value * (1.0 + _ROUND_UP), math.inf)
 
 
+def entry_profile(epsilon, delta, rho=None, noise_multiplier=None):
+    """How one entry enters the tight compositions (zCDP and PLD).
+
+    Returns ``(rho, reveal, mu_squared)``: its zCDP parameter, the part of its
+    ``δ`` that is a "reveal" probability (the canonical ``(ε, δ)`` pair of
+    Kairouz, Oh and Viswanath 2015 with loss ``+∞`` on an event of
+    probability ``δ`` and pure ``ε``-DP otherwise) and, for a Gaussian
+    release with multiplier ``r``, ``μ² = 1/r²`` (its privacy curve is that
+    of ``1/r``-GDP and it is ``1/(2r²)``-zCDP, with no reveal part). A
+    release with ``δ = 0`` is pure ``ε``-DP: ``ρ = ε²/2`` (Bun and Steinke
+    2016, Prop. 1.4) unless the mechanism states a smaller one.
+    """
+    if noise_multiplier is not None:
+        mu_squared = _up(1.0 / (noise_multiplier * noise_multiplier))
+        return _up(0.5 * mu_squared), 0.0, mu_squared
+    generic = _up(0.5 * epsilon * epsilon)
+    if delta == 0 and rho is not None:
+        return min(rho, generic), 0.0, 0.0
+    return generic, delta, 0.0
+
+
+def _up(value):
+    """Above ``value`` by more than the error of two float operations."""
+    return math.nextafter(value * (1.0 + 2.0**-50), math.inf) if value else 0.0
+
+
 class SpendTotals(NamedTuple):
     """Running sums over a ledger's entries, enough for every composition rule.
 
@@ -114,9 +141,12 @@ class SpendTotals(NamedTuple):
     sums of the spends in units of ``10**-400`` (:func:`decimal_units`);
     ``tanh_units`` and ``square_units`` the sums of the float terms
     ``epsilon_i * tanh(epsilon_i / 2)`` and ``epsilon_i ** 2`` used by
-    advanced composition, in units of ``2**-1074``. Adding one spend is a few
-    integer additions, so checking a budget never re-reads the history (and
-    costs microseconds, where the same sums as fractions cost tens).
+    advanced composition, in units of ``2**-1074``; ``rho_units``,
+    ``reveal_units`` (decimal) and ``mu2_units`` the sums of the terms of
+    :func:`entry_profile` used by zCDP and PLD composition. Adding one spend
+    is a few integer additions, so checking a budget never re-reads the
+    history (and costs microseconds, where the same sums as fractions cost
+    tens).
     """
 
     count: int = 0
@@ -124,6 +154,9 @@ class SpendTotals(NamedTuple):
     delta_units: int = 0
     tanh_units: int = 0
     square_units: int = 0
+    rho_units: int = 0
+    reveal_units: int = 0
+    mu2_units: int = 0
 
     @property
     def epsilon(self):
@@ -145,22 +178,56 @@ class SpendTotals(NamedTuple):
         """``Σ ε_i²`` of the float terms, exactly."""
         return Fraction(self.square_units, BINARY_ONE)
 
-    def add(self, epsilon, delta):
+    @property
+    def rho(self):
+        """``Σ ρ_i``, rounded up to a float."""
+        return _ratio_up(self.rho_units, BINARY_ONE)
+
+    @property
+    def reveal(self):
+        """``Σ`` of the reveal ``δ_i``, rounded up to a float."""
+        return _ratio_up(self.reveal_units, DECIMAL_ONE)
+
+    @property
+    def mu_squared(self):
+        """``Σ 1/r_i²`` over the Gaussian entries, rounded up to a float."""
+        return _ratio_up(self.mu2_units, BINARY_ONE)
+
+    def add(self, epsilon, delta, rho=None, noise_multiplier=None):
         """The totals after one more spend of ``(epsilon, delta)``."""
-        eps = float(epsilon)
-        return SpendTotals(
-            self.count + 1,
-            self.epsilon_units + decimal_units(eps),
-            self.delta_units + decimal_units(delta),
-            self.tanh_units + binary_units(eps * math.tanh(eps / 2.0)),
-            self.square_units + binary_units(eps * eps),
-        )
+        units = _spend_units(float(epsilon), float(delta), rho, noise_multiplier)
+        sums = [a + b for a, b in zip(self[1:], units, strict=True)]
+        return SpendTotals(self.count + 1, *sums)
 
     def add_all(self, spends):
+        """The totals after ``(epsilon, delta[, rho, noise_multiplier])`` spends."""
         totals = self
-        for epsilon, delta in spends:
-            totals = totals.add(epsilon, delta)
+        for spend in spends:
+            totals = totals.add(*spend)
         return totals
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _spend_units(eps, delta, rho, noise_multiplier):
+    """What one spend adds to each sum of :class:`SpendTotals` (after count)."""
+    rho_i, reveal, mu_squared = entry_profile(eps, delta, rho, noise_multiplier)
+    return (
+        decimal_units(eps),
+        decimal_units(delta),
+        binary_units(eps * math.tanh(eps / 2.0)),
+        binary_units(eps * eps),
+        binary_units(rho_i),
+        decimal_units(reveal) if reveal else 0,
+        binary_units(mu_squared) if mu_squared else 0,
+    )
+
+
+def _ratio_up(numerator, denominator):
+    """The smallest float ``>= numerator / denominator`` (non-negative ints)."""
+    value = numerator / denominator  # correctly rounded
+    if Fraction(value) < Fraction(numerator, denominator):
+        value = math.nextafter(value, math.inf)
+    return value
 
 
 def filter_slope(budget_epsilon, slack):

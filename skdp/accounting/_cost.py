@@ -1,22 +1,48 @@
-"""The privacy cost of one mechanism call."""
+"""The privacy cost of one mechanism call, and what the mechanism is."""
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from skdp.utils._validation import check_delta, check_epsilon
 
-__all__ = ["PrivacyCost"]
+__all__ = ["MECHANISMS", "PrivacyCost"]
+
+#: Mechanism names a cost may carry (informational, except ``"gaussian"``
+#: whose ``noise_multiplier`` the tight compositions use).
+MECHANISMS = (
+    "laplace",
+    "gaussian",
+    "exponential",
+    "permute_and_flip",
+    "svt",
+    "ptr",
+    "smooth_sensitivity",
+    "composite",
+)
 
 
 @dataclass(frozen=True)
 class PrivacyCost:
-    """What one release costs: (epsilon, delta)-DP, and rho-zCDP where it has one.
+    """What one release costs, and what mechanism made it.
 
     Every mechanism in :mod:`skdp.mechanisms` reports its cost as a
-    ``PrivacyCost`` so that estimators charge exactly what they use.
-    ``rho`` is informational (``None`` when the mechanism has no zCDP
-    guarantee tighter than its (epsilon, delta) one); accountants compose the
-    ``(epsilon, delta)`` pair.
+    ``PrivacyCost`` so that estimators charge exactly what they use. The
+    ``(epsilon, delta)`` pair is what basic and advanced composition add up;
+    the tight compositions of :class:`~skdp.BudgetAccountant`
+    (``composition="zcdp"`` or ``"pld"``) also use what the mechanism is:
+
+    * a Gaussian release (``noise_multiplier`` ``r = σ/Δ₂``, all its
+      coordinates together) enters as ``1/(2r²)``-zCDP and as the exact
+      Gaussian privacy curve;
+    * any other release with ``delta == 0`` enters as pure ``epsilon``-DP
+      (``rho``, default ``epsilon²/2``; e.g. ``epsilon²/8`` for the
+      exponential mechanism, which has bounded range);
+    * a release with ``delta > 0`` and no noise multiplier (PTR, smooth
+      sensitivity) enters as the canonical ``(epsilon, delta)`` pair.
+
+    A sum of costs (``a + b``) keeps its parts, so a planned experiment's
+    total (:func:`~skdp.model_selection.fit_cost`) is checked by the
+    accountant in its own composition.
 
     Parameters
     ----------
@@ -26,32 +52,77 @@ class PrivacyCost:
         Failure probability in ``[0, 1)``.
     rho : float or None, default=None
         zCDP parameter, if the mechanism satisfies ``rho``-zCDP.
+    noise_multiplier : float or None, default=None
+        For a Gaussian release, ``σ/Δ₂ > 0`` (its ``rho`` is then
+        ``1/(2 r²)``).
+    mechanism : str or None, default=None
+        One of :data:`MECHANISMS`, for the ledger.
 
     Examples
     --------
     >>> from skdp.accounting import PrivacyCost
     >>> PrivacyCost(0.5) + PrivacyCost(0.25, 1e-6)
     PrivacyCost(epsilon=0.75, delta=1e-06, rho=None)
+    >>> len((PrivacyCost(0.5) + PrivacyCost(0.25, 1e-6)).parts)
+    2
     """
 
     epsilon: float
     delta: float = 0.0
     rho: float | None = None
+    noise_multiplier: float | None = None
+    mechanism: str | None = None
+    parts: tuple = field(default=(), repr=False, compare=False)
 
     def __post_init__(self):
-        object.__setattr__(
-            self, "epsilon", check_epsilon(self.epsilon, allow_zero=True)
-        )
-        object.__setattr__(self, "delta", check_delta(self.delta))
+        set_ = object.__setattr__
+        set_(self, "epsilon", check_epsilon(self.epsilon, allow_zero=True))
+        set_(self, "delta", check_delta(self.delta))
+        if self.noise_multiplier is not None:
+            ratio = float(self.noise_multiplier)
+            if not (ratio > 0 and math.isfinite(ratio)):
+                raise ValueError(
+                    "noise_multiplier must be finite and > 0; got "
+                    f"{self.noise_multiplier}."
+                )
+            set_(self, "noise_multiplier", ratio)
+            if self.rho is None:
+                set_(self, "rho", 0.5 / ratio**2)
+            if self.mechanism is None:
+                set_(self, "mechanism", "gaussian")
         if self.rho is not None:
             rho = float(self.rho)
             if not (rho >= 0 and math.isfinite(rho)):
                 raise ValueError(f"rho must be finite and >= 0; got {self.rho}.")
-            object.__setattr__(self, "rho", rho)
+            set_(self, "rho", rho)
+        if self.mechanism is not None and self.mechanism not in MECHANISMS:
+            raise ValueError(
+                f"mechanism must be one of {MECHANISMS} or None; got "
+                f"{self.mechanism!r}."
+            )
+
+    def __repr__(self):
+        text = f"epsilon={self.epsilon!r}, delta={self.delta!r}, rho={self.rho!r}"
+        if self.noise_multiplier is not None:
+            text += f", noise_multiplier={self.noise_multiplier!r}"
+        if self.mechanism not in (None, "gaussian", "composite"):
+            text += f", mechanism={self.mechanism!r}"
+        return f"PrivacyCost({text})"
+
+    @property
+    def atoms(self):
+        """The single releases this cost composes (itself if it is one)."""
+        return self.parts or (self,)
 
     def __add__(self, other):
-        """Basic (sequential) composition."""
+        """Basic (sequential) composition; the parts are kept."""
         if not isinstance(other, PrivacyCost):
             return NotImplemented
         rho = None if self.rho is None or other.rho is None else self.rho + other.rho
-        return PrivacyCost(self.epsilon + other.epsilon, self.delta + other.delta, rho)
+        return PrivacyCost(
+            self.epsilon + other.epsilon,
+            self.delta + other.delta,
+            rho,
+            mechanism="composite",
+            parts=self.atoms + other.atoms,
+        )

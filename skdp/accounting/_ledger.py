@@ -16,11 +16,21 @@ from typing import NamedTuple
 
 from skdp.accounting._composition import SpendTotals, decimal_units
 
-__all__ = ["LedgerEntry", "MemoryLedger", "SQLiteLedger", "add_to_labels"]
+__all__ = [
+    "LedgerEntry",
+    "MemoryLedger",
+    "SQLiteLedger",
+    "add_to_groups",
+    "add_to_labels",
+]
 
 
 class LedgerEntry(NamedTuple):
     """One spend: its label, cost and wall-clock time (seconds since the epoch).
+
+    ``rho``, ``noise_multiplier`` and ``mechanism`` say what the mechanism was
+    (:class:`~skdp.accounting.PrivacyCost`), for the tight compositions;
+    ``None`` when the charge stated only ``(epsilon, delta)``.
 
     Examples
     --------
@@ -35,6 +45,14 @@ class LedgerEntry(NamedTuple):
     epsilon: float
     delta: float
     time: float
+    rho: float | None = None
+    noise_multiplier: float | None = None
+    mechanism: str | None = None
+
+    @property
+    def cost(self):
+        """``(epsilon, delta, rho, noise_multiplier)``, as totals add them."""
+        return self.epsilon, self.delta, self.rho, self.noise_multiplier
 
 
 def add_to_labels(labels, entries):
@@ -51,6 +69,15 @@ def add_to_labels(labels, entries):
     return labels
 
 
+def add_to_groups(groups, entries):
+    """Count the non-Gaussian entries with ``epsilon > 0`` by ``epsilon``:
+    ``{epsilon: count}``, what the PLD composes; returns ``groups``."""
+    for entry in entries:
+        if entry.noise_multiplier is None and entry.epsilon > 0:
+            groups[entry.epsilon] = groups.get(entry.epsilon, 0) + 1
+    return groups
+
+
 class MemoryLedger:
     """Entries held in this process, guarded by a lock."""
 
@@ -58,8 +85,9 @@ class MemoryLedger:
 
     def __init__(self, entries=()):
         self._entries = [LedgerEntry(*entry) for entry in entries]
-        self._totals = SpendTotals().add_all((e.epsilon, e.delta) for e in entries)
+        self._totals = SpendTotals().add_all(e.cost for e in self._entries)
         self._labels = add_to_labels({}, self._entries)
+        self._groups = add_to_groups({}, self._entries)
         self._lock = threading.Lock()
 
     def read(self):
@@ -70,24 +98,35 @@ class MemoryLedger:
         with self._lock:
             return self._totals
 
+    def groups(self):
+        """:func:`add_to_groups` of every entry."""
+        with self._lock:
+            return dict(self._groups)
+
     def label_totals(self):
         """``(totals, {label: (count, epsilon_units, delta_units)})`` together."""
         with self._lock:
             return self._totals, dict(self._labels)
 
     def append_if(self, accept, items):
-        """Append ``items`` (label, epsilon, delta) if ``accept(totals, items)``.
+        """Append ``items`` if ``accept(totals, items, groups)`` returns.
 
-        ``accept`` raises to refuse; nothing is appended then. It returns the
-        totals after the items (computed once, for the check and the record).
+        Items are ``(label, epsilon, delta, rho, noise_multiplier,
+        mechanism)``. ``accept`` raises to refuse; nothing is appended then.
+        It returns the totals after the items (computed once, for the check
+        and the record); ``groups()`` reads :func:`add_to_groups`'s counts of
+        the recorded entries, for the PLD.
         """
         with self._lock:
-            after = accept(self._totals, items)
+            after = accept(self._totals, items, lambda: dict(self._groups))
             now = time.time()
-            new = [LedgerEntry(label, eps, delta, now) for label, eps, delta in items]
+            new = [
+                LedgerEntry(label, *cost[:2], now, *cost[2:]) for label, *cost in items
+            ]
             self._entries.extend(new)
             self._totals = after
             add_to_labels(self._labels, new)
+            add_to_groups(self._groups, new)
             return tuple(new)
 
 
@@ -96,7 +135,8 @@ CREATE TABLE IF NOT EXISTS budget (
     id INTEGER PRIMARY KEY CHECK (id = 0),
     epsilon TEXT NOT NULL,
     delta TEXT NOT NULL,
-    slack TEXT NOT NULL
+    slack TEXT NOT NULL,
+    composition TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS entries (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -104,7 +144,10 @@ CREATE TABLE IF NOT EXISTS entries (
     epsilon REAL NOT NULL,
     delta REAL NOT NULL,
     time REAL NOT NULL,
-    pid INTEGER NOT NULL
+    pid INTEGER NOT NULL,
+    rho REAL,
+    noise_multiplier REAL,
+    mechanism TEXT
 );
 CREATE TABLE IF NOT EXISTS totals (
     id INTEGER PRIMARY KEY CHECK (id = 0),
@@ -130,7 +173,34 @@ def _decode_sums(text):
 
 
 def _decode_totals(text):
-    return SpendTotals(*_decode_sums(text))
+    """The stored totals, or ``None`` if stored by an older layout (fewer sums)."""
+    sums = _decode_sums(text)
+    return SpendTotals(*sums) if len(sums) == len(SpendTotals._fields) else None
+
+
+# Columns added after the first layout: (table, column, declaration).
+_ADDED_COLUMNS = (
+    ("budget", "composition", "TEXT NOT NULL DEFAULT ''"),
+    ("entries", "rho", "REAL"),
+    ("entries", "noise_multiplier", "REAL"),
+    ("entries", "mechanism", "TEXT"),
+)
+
+
+def _add_missing_columns(conn):
+    """Bring a ledger of an older layout up to date (inside a transaction)."""
+    for table, column, declaration in _ADDED_COLUMNS:
+        names = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in names:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+
+
+def _same_budget(given, stored):
+    """Whether a given budget matches the stored one (an older file stores no
+    composition: it is basic or advanced, as its slack says)."""
+    if stored[3] == "":
+        stored = (*stored[:3], "advanced" if float(stored[2]) > 0 else "basic")
+    return tuple(given) == tuple(stored)
 
 
 class SQLiteLedger:
@@ -152,9 +222,10 @@ class SQLiteLedger:
     path : str or os.PathLike
         The ledger file; created if absent.
     budget : tuple of str
-        ``(epsilon, delta, slack)`` as decimal strings. Stored when the file is
-        created; when it exists, it must match (a ledger's budget never changes).
-        ``None`` adopts the stored budget.
+        ``(epsilon, delta, slack, composition)`` as strings. Stored when the
+        file is created; when it exists, it must match (a ledger's budget
+        never changes). ``None`` adopts the stored budget. A ledger written
+        before compositions were stored has ``composition == ""``.
     """
 
     _TIMEOUT = 600.0
@@ -169,8 +240,9 @@ class SQLiteLedger:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
+            _add_missing_columns(conn)
             row = conn.execute(
-                "SELECT epsilon, delta, slack FROM budget WHERE id = 0"
+                "SELECT epsilon, delta, slack, composition FROM budget WHERE id = 0"
             ).fetchone()
             if row is None:
                 if budget is None:
@@ -180,8 +252,8 @@ class SQLiteLedger:
                         "ledger=...)."
                     )
                 conn.execute(
-                    "INSERT INTO budget (id, epsilon, delta, slack) "
-                    "VALUES (0, ?, ?, ?)",
+                    "INSERT INTO budget (id, epsilon, delta, slack, composition) "
+                    "VALUES (0, ?, ?, ?, ?)",
                     budget,
                 )
                 self.budget = tuple(budget)
@@ -193,12 +265,13 @@ class SQLiteLedger:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        if budget is not None and tuple(budget) != self.budget:
-            eps, delta, slack = self.budget
+        if budget is not None and not _same_budget(budget, self.budget):
+            eps, delta, slack, composition = self.budget
             raise ValueError(
                 f"The ledger {self.path!r} was created with the budget "
-                f"epsilon={eps}, delta={delta}, slack={slack}; got "
-                f"epsilon={budget[0]}, delta={budget[1]}, slack={budget[2]}. A "
+                f"epsilon={eps}, delta={delta}, slack={slack}, "
+                f"composition={composition or 'basic'!r}; got epsilon={budget[0]}, "
+                f"delta={budget[1]}, slack={budget[2]}, composition={budget[3]!r}. A "
                 "ledger's budget cannot change: open it with "
                 "BudgetAccountant.open(path), or start a new ledger file."
             )
@@ -226,10 +299,21 @@ class SQLiteLedger:
     def read(self):
         rows = (
             self._connection()
-            .execute("SELECT label, epsilon, delta, time FROM entries ORDER BY id")
+            .execute(
+                "SELECT label, epsilon, delta, time, rho, noise_multiplier, "
+                "mechanism FROM entries ORDER BY id"
+            )
             .fetchall()
         )
         return tuple(LedgerEntry(*row) for row in rows)
+
+    def groups(self):
+        """:func:`add_to_groups` of every entry, counted by SQLite."""
+        rows = self._connection().execute(
+            "SELECT epsilon, count(*) FROM entries WHERE noise_multiplier IS NULL "
+            "AND epsilon > 0 GROUP BY epsilon"
+        )
+        return dict(rows.fetchall())
 
     def _read_totals(self, conn):
         """The stored running totals; folds any rows they do not cover yet.
@@ -242,18 +326,20 @@ class SQLiteLedger:
             "SELECT (SELECT last_id FROM totals WHERE id = 0), "
             "(SELECT coalesce(max(id), 0) FROM entries)"
         ).fetchone()
-        if stored_id is None:
-            last_id, totals = 0, SpendTotals()
-        else:
+        last_id, totals = 0, SpendTotals()
+        if stored_id is not None:
             last_id, totals = self._stored(conn, stored_id)
+            if totals is None:  # an older layout: fold every row again
+                stored_id, last_id, totals = None, 0, SpendTotals()
         rows = []
         if newest > last_id:  # rows the stored totals do not cover yet
             rows = conn.execute(
-                "SELECT id, epsilon, delta FROM entries WHERE id > ? ORDER BY id",
+                "SELECT id, epsilon, delta, rho, noise_multiplier FROM entries "
+                "WHERE id > ? ORDER BY id",
                 (last_id,),
             ).fetchall()
         if rows or stored_id is None:
-            totals = totals.add_all((eps, delta) for _, eps, delta in rows)
+            totals = totals.add_all(row[1:] for row in rows)
             last_id = rows[-1][0] if rows else last_id
             if conn.in_transaction:
                 self._write_totals(conn, last_id, totals)
@@ -261,13 +347,16 @@ class SQLiteLedger:
 
     def _stored(self, conn, last_id):
         """The stored totals as of ``last_id``: decoded once per change (the
-        file's ids only grow, so a known id means known totals)."""
+        file's ids only grow, so a known id means known totals). ``None``
+        for totals of an older layout."""
         cached = self._cached_totals
         if cached is not None and cached[0] == last_id:
             return cached
         text = conn.execute("SELECT sums FROM totals WHERE id = 0").fetchone()[0]
-        self._cached_totals = (last_id, _decode_totals(text))
-        return self._cached_totals
+        totals = _decode_totals(text)
+        if totals is not None:
+            self._cached_totals = (last_id, totals)
+        return last_id, totals
 
     @staticmethod
     def _write_totals(conn, last_id, totals):
@@ -297,8 +386,8 @@ class SQLiteLedger:
         """Insert the entries; the id of the last (ids are consecutive: the
         write lock is held)."""
         insert = (
-            "INSERT INTO entries (label, epsilon, delta, time, pid) "
-            "VALUES (?, ?, ?, ?, ?)"
+            "INSERT INTO entries (label, epsilon, delta, time, rho, "
+            "noise_multiplier, mechanism, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         )
         pid = os.getpid()
         if len(new) == 1:
@@ -352,9 +441,11 @@ class SQLiteLedger:
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            after = accept(self._read_totals(conn), items)
+            after = accept(self._read_totals(conn), items, self.groups)
             now = time.time()
-            new = [LedgerEntry(label, e, d, now) for label, e, d in items]
+            new = [
+                LedgerEntry(label, *cost[:2], now, *cost[2:]) for label, *cost in items
+            ]
             last_id = self._insert_entries(conn, new)
             self._write_totals(conn, last_id, after)
             self._update_labels(conn, new, last_id - len(new) + 1)

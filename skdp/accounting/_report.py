@@ -45,8 +45,9 @@ class Snapshot(NamedTuple):
     """One consistent reading of an accountant, as plain values.
 
     ``basic`` is the exact sum of the entries rounded up; ``spent`` is what
-    :meth:`BudgetAccountant.total` reports for them and ``composition``
-    (``"basic"`` or ``"advanced"``) the rule that gave it. ``labels`` holds
+    :meth:`BudgetAccountant.total` reports for them, ``mode`` the
+    accountant's composition and ``composition`` the rule that gave
+    ``spent`` (with ``"advanced"``, the smaller of basic and advanced). ``labels`` holds
     the exact per-label sums the ledger keeps (so grouped reports never read
     the entries); ``entries`` is filled only for the views that list them.
     """
@@ -56,6 +57,7 @@ class Snapshot(NamedTuple):
     entries: tuple
     budget: tuple
     slack: float
+    mode: str
     basic: tuple
     spent: tuple
     composition: str
@@ -81,9 +83,11 @@ def take_snapshot(accountant, *, entries=False, attempts=3):
             break
     listed = ledger.read()[: totals.count] if entries else ()
     statements = accountant._compose(totals)
-    chosen = min(statements)
-    # min() keeps the first of equal statements, so ties count as basic.
-    composition = "basic" if statements.index(chosen) == 0 else "advanced"
+    composition = accountant.composition
+    if composition == "advanced":
+        # min() keeps the first of equal statements, so ties count as basic.
+        chosen = min(statements)
+        composition = "basic" if statements.index(chosen) == 0 else "advanced"
     basic_eps, basic_delta = statements[0]
     return Snapshot(
         count=totals.count,
@@ -91,6 +95,7 @@ def take_snapshot(accountant, *, entries=False, attempts=3):
         entries=listed,
         budget=(accountant.epsilon, accountant.delta),
         slack=accountant.slack,
+        mode=accountant.composition,
         basic=(_float_up(basic_eps), _float_up(basic_delta)),
         spent=accountant._total_of(totals),
         composition=composition,
@@ -218,7 +223,7 @@ def entry_lines(snapshot):
             next(cum_eps),
             next(cum_delta),
         ]
-        for i, (label, eps, delta, time) in enumerate(entries, start=1)
+        for i, (label, eps, delta, time, *_) in enumerate(entries, start=1)
     ]
     header = [
         "#",
@@ -232,6 +237,14 @@ def entry_lines(snapshot):
     return format_table(cells, header, right={0, 3, 4, 5, 6})
 
 
+_SPENT_NOTES = {
+    "basic": "basic composition: the sum of the entries",
+    "advanced": "advanced composition, smaller than the basic sum",
+    "zcdp": "zCDP composition, converted at delta (Canonne-Kamath-Steinke)",
+    "pld": "PLD composition at the delta budget (pessimistic)",
+}
+
+
 def budget_lines(snapshot):
     """The budget, what was spent under which composition, and what remains."""
     budget_eps, budget_delta = snapshot.budget
@@ -242,20 +255,20 @@ def budget_lines(snapshot):
 
     budget_note = "no limit on delta" if budget_delta == 1.0 else ""
     if slack > 0:
-        budget_note = (
-            f"slack={format_number(slack)} of delta for advanced composition"
-            + (f"; {budget_note}" if budget_note else "")
+        purpose = (
+            "the zCDP conversion"
+            if snapshot.mode == "zcdp"
+            else ("advanced composition")
+        )
+        budget_note = f"slack={format_number(slack)} of delta for {purpose}" + (
+            f"; {budget_note}" if budget_note else ""
         )
     rows = [["budget", *pair(budget_eps, budget_delta), budget_note]]
-    if slack > 0:
+    if snapshot.mode != "basic":
         rows.append(["basic sum", *pair(*snapshot.basic), "sum of the entries"])
-        note = (
-            "advanced composition, smaller than the basic sum"
-            if snapshot.composition == "advanced"
-            else "basic composition, no larger than advanced"
-        )
-    else:
-        note = "basic composition: the sum of the entries"
+    note = _SPENT_NOTES[snapshot.composition]
+    if snapshot.mode == "advanced" and snapshot.composition == "basic":
+        note = "basic composition, no larger than advanced"
     rows.append(["spent", *pair(*snapshot.spent), note])
     rows.append(["remaining", *pair(*snapshot.remaining), ""])
     return format_table(rows)
@@ -297,12 +310,12 @@ def _html_row(cells, tag="td", aligns=None):
 def format_html(snapshot, max_rows=HTML_MAX_ROWS):
     """A small self-contained HTML summary: budget, spent, remaining, labels."""
     numbers = [_LEFT, _RIGHT, _RIGHT]
-    spent = "spent" if snapshot.slack == 0 else f"spent ({snapshot.composition})"
+    spent = "spent" if snapshot.mode == "basic" else f"spent ({snapshot.composition})"
     summary = [
         _html_row(["", "epsilon", "delta"], "th", numbers),
         _html_row(["budget", *map(format_number, snapshot.budget)], aligns=numbers),
     ]
-    if snapshot.slack > 0:
+    if snapshot.mode != "basic":
         basic = map(format_number, snapshot.basic)
         summary.append(_html_row(["basic sum", *basic], aligns=numbers))
     summary += [
@@ -368,14 +381,14 @@ def plot_ledger(snapshot, ax=None, *, delta=True):
     budget_eps, budget_delta = snapshot.budget
     if math.isfinite(budget_eps):
         ax.axhline(budget_eps, color="C0", linestyle="--", label="epsilon budget")
-    if snapshot.composition == "advanced":
+    if snapshot.composition != "basic":
         ax.plot(
             [len(entries)],
             [snapshot.spent[0]],
             marker="o",
             linestyle="none",
             color="C2",
-            label="epsilon spent, advanced composition",
+            label=f"epsilon spent, {snapshot.composition} composition",
         )
     ax.set_xlabel("entry")
     ax.set_ylabel("cumulative epsilon (basic composition)")

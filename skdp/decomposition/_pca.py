@@ -198,7 +198,8 @@ class PrivatePCA(
             )
         (multiplier,) = gaussian_noise_multipliers(self.epsilon, self.delta, [1.0])
         source = check_random_source(self.random_state)
-        self._charge([("count, sums and second moments", self.epsilon, self.delta)])
+        cost = gaussian_fit_cost(self.epsilon, self.delta)
+        self._charge([("count, sums and second moments", cost)])
 
         with np.errstate(all="ignore"):
             gram, _ = exact_clipped_gram(X, self.max_norm, intercept=True)

@@ -25,7 +25,7 @@ from skdp.mechanisms import (
     check_random_source,
     laplace_mechanism,
 )
-from skdp.mechanisms._additive import additive_release
+from skdp.mechanisms._additive import additive_cost, additive_release
 from skdp.mechanisms._gaussian import _gaussian_grid, _sigma_ratio
 from skdp.mechanisms._laplace import _laplace_grid
 from skdp.mechanisms._selection import _select_many
@@ -957,7 +957,8 @@ class SampleAggregateEstimator(
                 space, k, self.epsilon, delta, size, self.output_bounds
             )
         if mode == "parameters":
-            self._charge([("averaged block parameters", self.epsilon, self.delta)])
+            cost = additive_cost(self.epsilon, self.delta)
+            self._charge([("averaged block parameters", cost)])
         else:
             self._charge([])  # releases nothing; predict charges per row
 

@@ -12,6 +12,7 @@ from skdp.base import PrivateEstimatorMixin
 from skdp.linear_model._release import (
     GaussianFitMixin,
     floored_inverse,
+    gaussian_fit_cost,
     noisy_gram,
     release_sum,
     spectral_noise_bound,
@@ -226,7 +227,8 @@ class PrivateLinearRegression(
             self.epsilon, self.delta, [GRAM_SHARE, 1.0 - GRAM_SHARE]
         )
         source = check_random_source(self.random_state)
-        self._charge([("Gram matrix and cross products", self.epsilon, self.delta)])
+        cost = gaussian_fit_cost(self.epsilon, self.delta)
+        self._charge([("Gram matrix and cross products", cost)])
 
         centre, half = self._target_scale(low, high)
         with np.errstate(all="ignore"):

@@ -14,6 +14,7 @@ from skdp.base import PrivateEstimatorMixin
 from skdp.linear_model._release import (
     GaussianFitMixin,
     floored_inverse,
+    gaussian_fit_cost,
     noisy_count,
     noisy_gram,
     release_sum,
@@ -289,8 +290,7 @@ class PrivateLogisticRegression(
             [
                 (
                     f"count, curvature and {self.max_iter} gradient steps",
-                    self.epsilon,
-                    self.delta,
+                    gaussian_fit_cost(self.epsilon, self.delta),
                 )
             ]
         )

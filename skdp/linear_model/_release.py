@@ -59,10 +59,13 @@ class GaussianFitMixin:
 def gaussian_fit_cost(epsilon, delta):
     """Cost of a fit made of Gaussian releases calibrated to ``(epsilon, delta)``.
 
-    Its ``rho`` is the zCDP of the composition, ``Σ 1/(2 r_i²) = 1/(2 R²)``.
+    Its ``rho`` is the zCDP of the composition, ``Σ 1/(2 r_i²) = 1/(2 R²)``,
+    and its ``noise_multiplier`` is ``R``: Gaussian releases with multipliers
+    ``r_i`` compose exactly to one with ``1/R² = Σ 1/r_i²`` (Dong, Roth and
+    Su 2022, Cor. 3.3).
     """
     ratio = float(gaussian_noise_multipliers(epsilon, delta, [1.0])[0])
-    return PrivacyCost(epsilon, delta, 0.5 / ratio**2)
+    return PrivacyCost(epsilon, delta, noise_multiplier=ratio)
 
 
 def noisy_count(X, multiplier, source):

@@ -5,8 +5,24 @@ import math
 import numpy as np
 from scipy.stats import norm
 
-from skdp.mechanisms._gaussian import analytic_gaussian_sigma, gaussian_mechanism
-from skdp.mechanisms._laplace import laplace_mechanism
+from skdp.mechanisms._gaussian import (
+    analytic_gaussian_sigma,
+    gaussian_cost,
+    gaussian_mechanism,
+)
+from skdp.mechanisms._laplace import laplace_cost, laplace_mechanism
+
+
+def additive_cost(epsilon, delta):
+    """The cost of one :func:`additive_release`, saying which mechanism it is.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms._additive import additive_cost
+    >>> additive_cost(0.5, 0.0).mechanism, additive_cost(0.5, 1e-6).mechanism
+    ('laplace', 'gaussian')
+    """
+    return gaussian_cost(epsilon, delta) if delta > 0 else laplace_cost(epsilon)
 
 
 def additive_release(value, l1_sensitivity, l2_sensitivity, epsilon, delta, source):

@@ -329,20 +329,21 @@ def gaussian_cost(epsilon, delta):
     -------
     cost : PrivacyCost
         ``(epsilon, delta)``-DP with ``rho = Δ² / (2σ²) = 1 / (2 r²)`` for
-        ``r = analytic_gaussian_sigma(1, epsilon, delta)`` (the released noise
-        has ``σ >= r`` times the rounded sensitivity, so this bounds its ρ).
+        the noise multiplier ``r = analytic_gaussian_sigma(1, epsilon,
+        delta)`` (the released noise has ``σ >= r`` times the rounded
+        sensitivity, so this bounds its ρ), carried as ``noise_multiplier``.
 
     Examples
     --------
     >>> from skdp.mechanisms import gaussian_cost
     >>> cost = gaussian_cost(1.0, 1e-5)
-    >>> cost.epsilon, cost.delta, round(cost.rho, 4)
-    (1.0, 1e-05, 0.0359)
+    >>> cost.epsilon, cost.delta, round(cost.rho, 4), round(cost.noise_multiplier, 3)
+    (1.0, 1e-05, 0.0359, 3.73)
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=False)
     ratio = _sigma_ratio(epsilon, delta)
-    return PrivacyCost(epsilon, delta, 1.0 / (2.0 * ratio**2))
+    return PrivacyCost(epsilon, delta, noise_multiplier=ratio)
 
 
 def gaussian_noise_multipliers(epsilon, delta, shares):

@@ -182,7 +182,7 @@ def laplace_cost(epsilon):
     --------
     >>> from skdp.mechanisms import laplace_cost
     >>> laplace_cost(0.5)
-    PrivacyCost(epsilon=0.5, delta=0.0, rho=0.125)
+    PrivacyCost(epsilon=0.5, delta=0.0, rho=0.125, mechanism='laplace')
     """
     epsilon = check_epsilon(epsilon)
-    return PrivacyCost(epsilon, 0.0, epsilon**2 / 2)
+    return PrivacyCost(epsilon, 0.0, epsilon**2 / 2, mechanism="laplace")

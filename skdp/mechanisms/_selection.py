@@ -339,10 +339,11 @@ def selection_cost(epsilon, *, noise="gumbel"):
     --------
     >>> from skdp.mechanisms._selection import selection_cost
     >>> selection_cost(1.0)
-    PrivacyCost(epsilon=1.0, delta=0.0, rho=0.125)
+    PrivacyCost(epsilon=1.0, delta=0.0, rho=0.125, mechanism='exponential')
     """
     epsilon = check_epsilon(epsilon)
     if noise not in _NOISES:
         raise ValueError(f"noise must be one of {_NOISES}; got {noise!r}.")
     rho = epsilon**2 / 8.0 if noise == "gumbel" else epsilon**2 / 2.0
-    return PrivacyCost(epsilon, 0.0, rho)
+    mechanism = "permute_and_flip" if noise == "exponential" else "exponential"
+    return PrivacyCost(epsilon, 0.0, rho, mechanism=mechanism)

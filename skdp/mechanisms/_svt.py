@@ -517,7 +517,7 @@ def svt_cost(epsilon):
     --------
     >>> from skdp.mechanisms._svt import svt_cost
     >>> svt_cost(0.5)
-    PrivacyCost(epsilon=0.5, delta=0.0, rho=0.125)
+    PrivacyCost(epsilon=0.5, delta=0.0, rho=0.125, mechanism='svt')
     """
     epsilon = check_epsilon(epsilon)
-    return PrivacyCost(epsilon, 0.0, epsilon**2 / 2.0)
+    return PrivacyCost(epsilon, 0.0, epsilon**2 / 2.0, mechanism="svt")

@@ -1,5 +1,6 @@
 """What fitting an estimator costs, known before any data is read."""
 
+import math
 from fractions import Fraction
 from numbers import Integral
 
@@ -70,7 +71,11 @@ def fit_cost(estimator, n_features=None):
     Returns
     -------
     cost : PrivacyCost
-        ``(epsilon, delta)`` of one fit under basic composition.
+        ``(epsilon, delta)`` of one fit under basic composition, with its
+        ``parts``: every release and its mechanism, which
+        :meth:`BudgetAccountant.check` composes the way the accountant does
+        (so a ``composition="pld"`` accountant checks a grid of Gaussian fits
+        at their PLD total, not at the basic sum).
 
     Raises
     ------
@@ -86,8 +91,8 @@ def fit_cost(estimator, n_features=None):
     so that its candidates are known) fit every candidate on every split
     (the number of splits must be known without data) and refit one candidate,
     charged at the largest candidate cost: use this to check a budget before an
-    experiment starts, e.g. ``cost = fit_cost(search)`` then
-    ``accountant.check(cost.epsilon, cost.delta)``. Other meta-estimators that
+    experiment starts, e.g. ``accountant.check(fit_cost(search))`` or
+    :func:`check_budget`. Other meta-estimators that
     hold private estimators (one-vs-rest wrappers, bagging, calibration) may
     fit them any number of times and raise. Meta-estimators of skdp run every
     fit under an accountant holding exactly this budget, so a fit that spends
@@ -174,7 +179,7 @@ def check_budget(estimator, accountant=None, *, n_features=None):
     cost = fit_cost(estimator, n_features)
     accountant = default_accountant() if accountant is None else accountant
     try:
-        accountant.check(cost.epsilon, cost.delta)
+        accountant.check(cost)
     except BudgetExceededError as exc:
         left_eps, left_delta = accountant.remaining()
         where = (
@@ -192,15 +197,34 @@ def check_budget(estimator, accountant=None, *, n_features=None):
 
 
 def sum_costs(costs):
-    """Basic composition, summed exactly as the accountant sums."""
-    epsilon = sum((exact(c.epsilon) for c in costs), Fraction(0))
-    delta = sum((exact(c.delta) for c in costs), Fraction(0))
-    return PrivacyCost(float(epsilon), float(delta))
+    """Basic composition, summed exactly as the accountant sums; the parts are
+    kept, so an accountant with a tight composition composes them its way."""
+    atoms = tuple(a for c in costs for a in c.atoms if a.epsilon > 0 or a.delta > 0)
+    epsilon = sum((exact(a.epsilon) for a in atoms), Fraction(0))
+    delta = sum((exact(a.delta) for a in atoms), Fraction(0))
+    if len(atoms) == 1:
+        return atoms[0]
+    rhos = [a.rho for a in atoms]
+    rho = None if None in rhos or not rhos else math.fsum(rhos)
+    mechanism = "composite" if atoms else None
+    return PrivacyCost(float(epsilon), float(delta), rho, None, mechanism, atoms)
 
 
 def largest_cost(costs):
-    """The cost that covers any one of ``costs`` (unknown which in advance)."""
+    """The cost that covers any one of ``costs`` (unknown which in advance).
+
+    When every cost is made of the same releases, that cost; otherwise the
+    ``(max epsilon, max delta)`` pair, which covers each of them (and enters
+    a tight composition as a generic ``(epsilon, delta)`` release).
+    """
+    signatures = {tuple(sorted(map(_signature, c.atoms))) for c in costs}
+    if len(signatures) == 1:
+        return costs[0]
     return PrivacyCost(max(c.epsilon for c in costs), max(c.delta for c in costs))
+
+
+def _signature(cost):
+    return (cost.epsilon, cost.delta, cost.rho or 0.0, cost.noise_multiplier or 0.0)
 
 
 def _search_cost(search, n_features):

@@ -411,30 +411,42 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             # no check of n_blocks against the row count, which is private:
             # a block without rows (or whose fits fail) abstains
             check_scoring(self.estimator, self.scoring)
-            items = [("vote selection (permute-and-flip)", eps, 0.0)]
+            selection = PrivacyCost(eps, mechanism="permute_and_flip")
+            items = [("vote selection (permute-and-flip)", selection)]
         else:
             for candidate in candidates:
                 check_private_model(candidate)
             plan["scoring"], plan["sensitivity"] = self._holdout_scoring()
             plan["costs"] = [fit_cost(c, n_features) for c in candidates]
-            training = sum_costs(plan["costs"])
-            items = [
-                (
-                    "candidate training || holdout selection (disjoint rows)",
-                    max(training.epsilon, eps),
-                    training.delta,
-                )
-            ]
+            items = self._holdout_items(sum_costs(plan["costs"]), eps)
         if refits is not None:
             plan["refit_cost"] = largest_cost([fit_cost(m, n_features) for m in refits])
             items.append(
                 (
                     "refit of the chosen candidate (largest candidate cost)",
-                    plan["refit_cost"].epsilon,
-                    plan["refit_cost"].delta,
+                    plan["refit_cost"],
                 )
             )
         return plan, items
+
+    def _holdout_items(self, training, epsilon):
+        """Ledger items of candidate training and holdout selection.
+
+        They use disjoint rows, so together they cost the larger of the two
+        (parallel composition), charged as one ``(max epsilon, delta)``
+        entry. An accountant with a tight composition (``"zcdp"``, ``"pld"``)
+        gains more from the releases' own profiles than it loses by adding
+        them up (sequential composition, also an upper bound), so it is
+        charged each training release and the selection instead.
+        """
+        if self._resolve_accountant().composition in ("zcdp", "pld"):
+            selection = PrivacyCost(epsilon, mechanism="permute_and_flip")
+            return [
+                ("candidate training (parts)", training),
+                ("holdout selection (permute-and-flip)", selection),
+            ]
+        cost = PrivacyCost(max(training.epsilon, epsilon), training.delta)
+        return [("candidate training || holdout selection (disjoint rows)", cost)]
 
     # -- fit -----------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
@@ -455,8 +467,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         X, y = indexable(X, y)
         n_features = X.shape[1] if hasattr(X, "shape") and X.ndim == 2 else None
         plan, items = self._plan(n_features)
-        total = sum_costs([PrivacyCost(e, d) for _, e, d in items])
-        self._resolve_accountant().check(total.epsilon, total.delta)
+        self._resolve_accountant().check(sum_costs([cost for _, cost in items]))
         for model in plan["refits"] or ():
             check_fit_inputs(model, X, y)
         if self.method == "holdout":
@@ -472,7 +483,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         self.best_params_ = dict(plan["grid"][self.best_index_])
         self.n_candidates_ = len(plan["grid"])
         self._n_features = n_features
-        self.cost_ = PrivacyCost(self.epsilon_spent_, self.delta_spent_)
+        self.cost_ = sum_costs([cost for _, cost in items])
 
         best = None
         if plan["refits"] is not None:
@@ -643,4 +654,4 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         if not math.isfinite(self.epsilon):
             raise ValueError("epsilon must be finite.")
         _, items = self._plan(n_features)
-        return sum_costs([PrivacyCost(e, d) for _, e, d in items])
+        return sum_costs([cost for _, cost in items])

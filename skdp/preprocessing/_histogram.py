@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._additive import (
+    additive_cost,
     additive_noise_bound,
     additive_noise_variance,
     additive_release,
@@ -136,7 +137,8 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
             for lo, hi in zip(lower, upper, strict=True)
         ]
         source = check_random_source(self.random_state)
-        self._charge([(f"histograms of {d} feature(s)", self.epsilon, self.delta)])
+        cost = additive_cost(self.epsilon, self.delta)
+        self._charge([(f"histograms of {d} feature(s)", cost)])
         counts = exact_histogram_counts(X, edges)
         l1, l2 = per_feature_sensitivities(d)
         noisy = additive_release(counts, l1, l2, self.epsilon, self.delta, source)

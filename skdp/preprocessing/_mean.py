@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._additive import (
+    additive_cost,
     additive_noise_bound,
     additive_noise_variance,
     additive_release,
@@ -64,11 +65,15 @@ class MeanRelease(NamedTuple):
     mechanism: str
 
     def cost_items(self):
-        """Ledger items ``(label, epsilon, delta)``; they sum to the budget."""
+        """Ledger items ``(label, PrivacyCost)``; they sum to the budget."""
         if self.paired:
-            return [("row count and clipped sums", self.epsilon, self.delta)]
+            cost = additive_cost(self.epsilon, self.delta)
+            return [("row count and clipped sums", cost)]
         (eps_n, delta_n), (eps_s, delta_s) = self.split()
-        return [("row count", eps_n, delta_n), ("clipped sums", eps_s, delta_s)]
+        return [
+            ("row count", additive_cost(eps_n, delta_n)),
+            ("clipped sums", additive_cost(eps_s, delta_s)),
+        ]
 
     def split(self):
         """``((eps_count, delta_count), (eps_sums, delta_sums))`` when separate."""

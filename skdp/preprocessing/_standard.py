@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._additive import (
+    additive_cost,
     additive_noise_bound,
     additive_noise_variance,
     additive_release,
@@ -66,7 +67,8 @@ def fit_moment_sums(estimator, X, label, codes=None, groups=1):
     check_mechanism_delta(estimator.mechanism, estimator.delta)
     eps_sums = estimator.epsilon - bounds_plan.epsilon
     source = check_random_source(estimator.random_state)
-    estimator._charge([*bounds_plan.cost_items(), (label, eps_sums, estimator.delta)])
+    sums_cost = additive_cost(eps_sums, estimator.delta)
+    estimator._charge([*bounds_plan.cost_items(), (label, sums_cost)])
     lower, upper = bounds_plan.run(X, source)
     noisy, estimator.noise_std_ = release_moment_sums(
         X, lower, upper, eps_sums, estimator.delta, source, codes, groups

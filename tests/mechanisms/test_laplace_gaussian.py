@@ -194,7 +194,7 @@ def test_analytic_sigma_hand_checked_values():
 
 # -- costs ------------------------------------------------------------------------
 def test_costs():
-    assert laplace_cost(0.5) == PrivacyCost(0.5, 0.0, 0.125)
+    assert laplace_cost(0.5) == PrivacyCost(0.5, 0.0, 0.125, mechanism="laplace")
     cost = gaussian_cost(1.0, 1e-5)
     sigma = analytic_gaussian_sigma(1.0, 1.0, 1e-5)
     assert cost.epsilon == 1.0 and cost.delta == 1e-5

@@ -228,8 +228,10 @@ def test_bad_noise():
 
 
 def test_selection_cost():
-    assert selection_cost(1.0) == PrivacyCost(1.0, 0.0, 0.125)
-    assert selection_cost(0.5, noise="exponential") == PrivacyCost(0.5, 0.0, 0.125)
+    assert selection_cost(1.0) == PrivacyCost(1.0, 0.0, 0.125, mechanism="exponential")
+    assert selection_cost(0.5, noise="exponential") == PrivacyCost(
+        0.5, 0.0, 0.125, mechanism="permute_and_flip"
+    )
     assert selection_cost(2.0, noise="laplace").rho == 2.0
     with pytest.raises(ValueError):
         selection_cost(0.0)

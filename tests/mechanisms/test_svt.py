@@ -199,7 +199,7 @@ def test_bad_lazy_answer():
 
 
 def test_svt_cost():
-    assert svt_cost(0.5) == PrivacyCost(0.5, 0.0, 0.125)
+    assert svt_cost(0.5) == PrivacyCost(0.5, 0.0, 0.125, mechanism="svt")
     with pytest.raises(ValueError):
         svt_cost(-1.0)
 

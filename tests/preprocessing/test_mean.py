@@ -94,8 +94,11 @@ def test_release_plan_is_public_and_picks_the_smaller_variance():
     for mech, delta in (("laplace", 0.0), ("gaussian", 1e-6)):
         for d in (1, 2, 5, 6, 10, 60):
             plan = plan_mean_release(1.0, delta, d, mech)
-            total = np.sum([item[1:] for item in plan.cost_items()], axis=0)
+            costs = [cost for _, cost in plan.cost_items()]
+            total = np.sum([(c.epsilon, c.delta) for c in costs], axis=0)
             np.testing.assert_allclose(total, (1.0, delta))
+            expected = "gaussian" if delta else "laplace"
+            assert {c.mechanism for c in costs} == {expected}
             other = plan._replace(paired=not plan.paired)
             assert plan.worst_case_variance() <= other.worst_case_variance()
     # one feature, Laplace: the paired release has half the variance
