@@ -5,7 +5,9 @@ Build (CI does this, warnings are errors)::
     pip install -e ".[docs]"
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
-The build is offline by default. Set ``SKDP_DOCS_INTERSPHINX=1`` to link
+The build is offline by default, and so are the pages it writes: math is
+MathML converted at build time (``_ext/mathml.py``), with no MathJax or other
+script from a CDN, so formulas render with no network access. Set ``SKDP_DOCS_INTERSPHINX=1`` to link
 Python, NumPy, SciPy and scikit-learn names to their documentation (this
 downloads their inventories, so it needs network access). Set
 ``SKDP_DOCS_PLOT_GALLERY=0`` to render the gallery without running the
@@ -13,8 +15,13 @@ examples (no plots; for quick local builds of the prose).
 """
 
 import os
+import sys
+from pathlib import Path
 
 import skdp
+
+# Local extensions (docs/_ext): the MathML renderer.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 
 project = "skdp"
 author = "skdp developers"
@@ -25,7 +32,7 @@ version = release
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.mathjax",
+    "mathml",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
@@ -115,5 +122,8 @@ html_theme_options = {
     "page_width": "1100px",
     "sidebar_width": "240px",
 }
-html_static_path = []
+html_static_path = ["_static"]
+# Math is MathML written at build time (docs/_ext/mathml.py), not MathJax from
+# a CDN: the pages render their formulas with no network access.
+html_math_renderer = "mathml"
 html_title = f"skdp {release}"

@@ -2,7 +2,8 @@
 
 This is the docs build of CI: Sphinx runs every ``examples/plot_*.py`` once
 (sphinx-gallery), renders the user guide and generates an API page for every
-public name. It needs the ``docs`` extra (``pip install -e ".[docs]"``) and is
+public name. The pages must read offline: nothing they load comes from the
+network, and the math is MathML written at build time. It needs the ``docs`` extra (``pip install -e ".[docs]"``) and is
 skipped without it.
 
 The sources are copied to a temporary directory first, so that the generated
@@ -12,10 +13,13 @@ two concurrent runs cannot collide.
 
 import importlib
 import os
+import re
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -140,3 +144,115 @@ def test_gallery_renders_every_example_with_a_plot(built_docs):
             (built_docs / "_images").glob(f"sphx_glr_{example.stem}_[0-9]*.png")
         )
         assert images, f"{example.name} rendered no plot"
+
+
+class _PageResources(HTMLParser):
+    """Collect what a page loads (scripts, stylesheets, icons, images, frames)
+    and count its math: containers written by the renderer, ``<math>`` elements.
+    """
+
+    LOADING_LINKS = {"stylesheet", "icon", "preload", "modulepreload", "manifest"}
+
+    def __init__(self):
+        super().__init__()
+        self.loads = []
+        self.math_containers = 0
+        self.math_elements = 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag in ("script", "img", "iframe", "source", "audio", "video"):
+            if attrs.get("src"):
+                self.loads.append(attrs["src"])
+        elif tag == "link":
+            rels = set((attrs.get("rel") or "").split())
+            if rels & self.LOADING_LINKS and attrs.get("href"):
+                self.loads.append(attrs["href"])
+        elif tag == "math":
+            self.math_elements += 1
+        if tag in ("span", "div") and "math" in (attrs.get("class") or "").split():
+            self.math_containers += 1
+
+
+def _parse(page):
+    parser = _PageResources()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+def _is_remote(url):
+    parts = urlsplit(url)
+    return bool(parts.scheme and parts.scheme not in ("file", "data")) or bool(
+        parts.netloc
+    )
+
+
+def test_pages_load_nothing_from_the_network(built_docs):
+    # Read offline: every script, stylesheet, icon and image a page loads is a
+    # file of the build (a CDN would leave math raw and pages unstyled).
+    remote, missing = set(), set()
+    for page in built_docs.rglob("*.html"):
+        for url in _parse(page).loads:
+            if _is_remote(url):
+                remote.add(f"{page.relative_to(built_docs)}: {url}")
+            elif not url.startswith("data:"):
+                target = (page.parent / urlsplit(url).path).resolve()
+                if not target.is_file():
+                    missing.add(f"{page.relative_to(built_docs)}: {url}")
+    assert not remote, sorted(remote)[:10]
+    assert not missing, sorted(missing)[:10]
+
+
+def test_stylesheets_fetch_nothing_from_the_network(built_docs):
+    # fonts and images that a stylesheet pulls in with url(...) or @import
+    pattern = re.compile(r"(?:url\(\s*['\"]?|@import\s+['\"])((?:[a-z]+:)?//[^'\")]+)")
+    remote = {
+        f"{css.relative_to(built_docs)}: {url}"
+        for css in built_docs.rglob("*.css")
+        for url in pattern.findall(css.read_text(encoding="utf-8"))
+    }
+    assert not remote, sorted(remote)[:10]
+
+
+def test_math_is_rendered_as_mathml(built_docs):
+    # Every :math: role and math directive becomes a <math> element at build
+    # time (docs/_ext/mathml.py): no MathJax, no raw LaTeX left for a script.
+    elements = 0
+    for page in built_docs.rglob("*.html"):
+        parsed = _parse(page)
+        assert parsed.math_containers == parsed.math_elements, page.name
+        elements += parsed.math_elements
+    assert elements > 100  # the user guide's formulas are all there
+    clipping = (built_docs / "clipping.html").read_text(encoding="utf-8")
+    assert '<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">' in (
+        clipping
+    )
+    assert "\\operatorname" not in clipping
+
+
+def test_math_docutils_cannot_convert_fails_the_build(tmp_path):
+    # The renderer's contract: a formula outside docutils' LaTeX subset is a
+    # warning (an error under -W), never raw LaTeX silently left in a page.
+    pytest.importorskip("sphinx", reason="the docs extra is not installed")
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT / 'docs' / '_ext')!r})\n"
+        "extensions = ['mathml']\nhtml_math_renderer = 'mathml'\n",
+        encoding="utf-8",
+    )
+    (source / "index.rst").write_text(
+        "Math\n====\n\nFine: :math:`\\varepsilon`. "
+        "Not in the subset: :math:`\\notacommand{x}`.\n",
+        encoding="utf-8",
+    )
+    command = [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html"]
+    result = subprocess.run(
+        [*command, str(source), str(tmp_path / "html")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "cannot convert this math to MathML" in result.stderr
+    assert "notacommand" in result.stderr
