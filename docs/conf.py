@@ -7,9 +7,10 @@ Build (CI does this, warnings are errors)::
 
 The build is offline by default, and so are the pages it writes: math is
 MathML converted at build time (``_ext/mathml.py``), with no MathJax or other
-script from a CDN, so formulas render with no network access. Set ``SKDP_DOCS_INTERSPHINX=1`` to link
-Python, NumPy, SciPy and scikit-learn names to their documentation (this
-downloads their inventories, so it needs network access). Set
+script from a CDN, so formulas render with no network access. Set
+``SKDP_DOCS_INTERSPHINX=1`` to link Python, NumPy, SciPy and scikit-learn
+names to their documentation (this downloads their inventories, so it needs
+network access). Set
 ``SKDP_DOCS_PLOT_GALLERY=0`` to render the gallery without running the
 examples (no plots; for quick local builds of the prose).
 """
