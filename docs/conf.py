@@ -115,13 +115,17 @@ if os.environ.get("SKDP_DOCS_INTERSPHINX") == "1":
     }
 
 # -- HTML --------------------------------------------------------------------
-# Sphinx's default theme: no extra dependency.
-html_theme = "alabaster"
+# The theme of the scientific Python projects (NumPy, SciPy, scikit-learn).
+# It ships its fonts and icons, so the pages load nothing from the network.
+html_theme = "pydata_sphinx_theme"
 html_theme_options = {
-    "description": "Differentially private scikit-learn estimators",
-    "fixed_sidebar": True,
-    "page_width": "1100px",
-    "sidebar_width": "240px",
+    "logo": {"text": "skdp"},
+    # skdp has no hosted site or public repository to link to (yet).
+    "icon_links": [],
+    "navbar_align": "left",
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "secondary_sidebar_items": ["page-toc", "sourcelink"],
 }
 html_static_path = ["_static"]
 # Math is MathML written at build time (docs/_ext/mathml.py), not MathJax from

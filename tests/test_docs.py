@@ -3,8 +3,8 @@
 This is the docs build of CI: Sphinx runs every ``examples/plot_*.py`` once
 (sphinx-gallery), renders the user guide and generates an API page for every
 public name. The pages must read offline: nothing they load comes from the
-network, and the math is MathML written at build time. It needs the ``docs`` extra (``pip install -e ".[docs]"``) and is
-skipped without it.
+network, and the math is MathML written at build time. It needs the ``docs``
+extra (``pip install -e ".[docs]"``) and is skipped without it.
 
 The sources are copied to a temporary directory first, so that the generated
 pages (``generated/``, ``auto_examples/``) never land in the working tree and
@@ -180,6 +180,15 @@ def _parse(page):
     return parser
 
 
+def _pages(built_docs):
+    """The built HTML pages (not the templates a theme copies to ``_static``)."""
+    return [
+        page
+        for page in built_docs.rglob("*.html")
+        if "_static" not in page.relative_to(built_docs).parts
+    ]
+
+
 def _is_remote(url):
     parts = urlsplit(url)
     return bool(parts.scheme and parts.scheme not in ("file", "data")) or bool(
@@ -191,7 +200,7 @@ def test_pages_load_nothing_from_the_network(built_docs):
     # Read offline: every script, stylesheet, icon and image a page loads is a
     # file of the build (a CDN would leave math raw and pages unstyled).
     remote, missing = set(), set()
-    for page in built_docs.rglob("*.html"):
+    for page in _pages(built_docs):
         for url in _parse(page).loads:
             if _is_remote(url):
                 remote.add(f"{page.relative_to(built_docs)}: {url}")
@@ -204,21 +213,36 @@ def test_pages_load_nothing_from_the_network(built_docs):
 
 
 def test_stylesheets_fetch_nothing_from_the_network(built_docs):
-    # fonts and images that a stylesheet pulls in with url(...) or @import
-    pattern = re.compile(r"(?:url\(\s*['\"]?|@import\s+['\"])((?:[a-z]+:)?//[^'\")]+)")
-    remote = {
-        f"{css.relative_to(built_docs)}: {url}"
-        for css in built_docs.rglob("*.css")
-        for url in pattern.findall(css.read_text(encoding="utf-8"))
-    }
+    # Fonts and images that a stylesheet pulls in with url(...) or @import
+    # (the theme's icon fonts) are files of the build too.
+    pattern = re.compile(r"""(?:url\(\s*|@import\s+)['"]?([^'")\s]+)""")
+    remote, missing = set(), set()
+    for css in built_docs.rglob("*.css"):
+        for url in pattern.findall(css.read_text(encoding="utf-8")):
+            where = f"{css.relative_to(built_docs)}: {url}"
+            if _is_remote(url):
+                remote.add(where)
+            elif not url.startswith(("data:", "#")):
+                if not (css.parent / urlsplit(url).path).resolve().is_file():
+                    missing.add(where)
     assert not remote, sorted(remote)[:10]
+    assert not missing, sorted(missing)[:10]
+
+
+def test_pages_use_the_pydata_theme(built_docs):
+    # the theme of NumPy, SciPy and scikit-learn, with its stylesheet and
+    # icon fonts served from the build (checked above)
+    loads = _parse(built_docs / "index.html").loads
+    assert any("styles/pydata-sphinx-theme.css" in url for url in loads), loads
+    fonts = list((built_docs / "_static").rglob("*.woff2"))
+    assert fonts, "the theme's icon fonts are not in the build"
 
 
 def test_math_is_rendered_as_mathml(built_docs):
     # Every :math: role and math directive becomes a <math> element at build
     # time (docs/_ext/mathml.py): no MathJax, no raw LaTeX left for a script.
     elements = 0
-    for page in built_docs.rglob("*.html"):
+    for page in _pages(built_docs):
         parsed = _parse(page)
         assert parsed.math_containers == parsed.math_elements, page.name
         elements += parsed.math_elements
