@@ -11,9 +11,11 @@ pages (``generated/``, ``auto_examples/``) never land in the working tree and
 two concurrent runs cannot collide.
 """
 
+import html
 import importlib
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -144,6 +146,38 @@ def test_gallery_renders_every_example_with_a_plot(built_docs):
             (built_docs / "_images").glob(f"sphx_glr_{example.stem}_[0-9]*.png")
         )
         assert images, f"{example.name} rendered no plot"
+
+
+INDEX_EXAMPLE = ROOT / "docs" / "index_example.py"
+
+
+def _index_example_output():
+    """The output that docs/index.rst shows for its example."""
+    index = (ROOT / "docs" / "index.rst").read_text(encoding="utf-8")
+    block = re.search(
+        r"\.\. code-block:: text\n   :name: index-example-output\n\n((?:   .*\n)+)",
+        index,
+    )
+    assert block, "docs/index.rst shows no output for its example"
+    return [line.strip() for line in block.group(1).splitlines()]
+
+
+def test_index_example_prints_what_the_index_shows(capsys):
+    # the front page's code is this file (literalinclude); run it as a reader would
+    runpy.run_path(str(INDEX_EXAMPLE), run_name="__main__")
+    printed = capsys.readouterr().out.splitlines()
+    assert [line.strip() for line in printed] == _index_example_output()
+
+
+def test_index_page_shows_the_example(built_docs):
+    page = (built_docs / "index.html").read_text(encoding="utf-8")
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))
+    code = INDEX_EXAMPLE.read_text(encoding="utf-8")
+    shown = code[code.index("from sklearn.datasets") :]
+    for line in filter(None, map(str.strip, shown.splitlines())):
+        assert line in text, line
+    for line in _index_example_output():
+        assert line in text
 
 
 class _PageResources(HTMLParser):
