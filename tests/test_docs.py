@@ -22,6 +22,7 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import pytest
 
@@ -314,3 +315,30 @@ def test_math_docutils_cannot_convert_fails_the_build(tmp_path):
     assert result.returncode != 0
     assert "cannot convert this math to MathML" in result.stderr
     assert "notacommand" in result.stderr
+
+
+def _public_estimator_classes():
+    # as tests/test_common.py finds them
+    from sklearn.base import BaseEstimator
+
+    import skdp
+
+    objects = [getattr(skdp, name) for name in skdp.__all__]
+    return [
+        obj
+        for obj in objects
+        if isinstance(obj, type) and issubclass(obj, BaseEstimator)
+    ]
+
+
+def test_estimator_doc_links_open_pages_of_the_build(built_docs, monkeypatch):
+    # The "?" of each public estimator's HTML diagram, with SKDP_DOCS_URL
+    # pointed at this build, opens a page that the build has. The link does
+    # not depend on constructor arguments, so no instance is configured.
+    monkeypatch.setenv("SKDP_DOCS_URL", built_docs.as_uri())
+    classes = _public_estimator_classes()
+    assert classes
+    for cls in classes:
+        link = object.__new__(cls)._get_doc_link()
+        assert link.startswith(built_docs.as_uri()), link
+        assert Path(url2pathname(urlsplit(link).path)).is_file(), link
