@@ -289,9 +289,8 @@ def test_math_is_rendered_as_mathml(built_docs):
     assert "\\operatorname" not in clipping
 
 
-def test_math_docutils_cannot_convert_fails_the_build(tmp_path):
-    # The renderer's contract: a formula outside docutils' LaTeX subset is a
-    # warning (an error under -W), never raw LaTeX silently left in a page.
+def _build_with_mathml(tmp_path, rst):
+    """Build a one-page site with the MathML renderer (-W); the result and page."""
     pytest.importorskip("sphinx", reason="the docs extra is not installed")
     source = tmp_path / "src"
     source.mkdir()
@@ -300,11 +299,7 @@ def test_math_docutils_cannot_convert_fails_the_build(tmp_path):
         "extensions = ['mathml']\nhtml_math_renderer = 'mathml'\n",
         encoding="utf-8",
     )
-    (source / "index.rst").write_text(
-        "Math\n====\n\nFine: :math:`\\varepsilon`. "
-        "Not in the subset: :math:`\\notacommand{x}`.\n",
-        encoding="utf-8",
-    )
+    (source / "index.rst").write_text("Math\n====\n\n" + rst, encoding="utf-8")
     command = [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html"]
     result = subprocess.run(
         [*command, str(source), str(tmp_path / "html")],
@@ -312,6 +307,32 @@ def test_math_docutils_cannot_convert_fails_the_build(tmp_path):
         text=True,
         check=False,
     )
+    return result, tmp_path / "html" / "index.html"
+
+
+def test_math_renderer_writes_displays_rows_and_numbers(tmp_path):
+    rst = (
+        "Inline :math:`\\varepsilon`.\n\n"
+        ".. math::\n   :label: two\n\n   a = b\n\n   c = d\n"
+    )
+    result, page = _build_with_mathml(tmp_path, rst)
+    assert result.returncode == 0, result.stderr
+    text = page.read_text(encoding="utf-8")
+    assert "<mi>ε</mi>" in text  # inline, from the TeX command
+    assert text.count('<math xmlns="http://www.w3.org/1998/Math/MathML"') == 2
+    display = text[text.index('display="block"') :]
+    # the two equations of the directive are two rows of one display
+    assert display.count("<mtr>") == 2
+    assert '<span class="eqno">(1)' in text
+    assert "\\(" not in text
+    assert "\\[" not in text
+
+
+def test_math_docutils_cannot_convert_fails_the_build(tmp_path):
+    # The renderer's contract: a formula outside docutils' LaTeX subset is a
+    # warning (an error under -W), never raw LaTeX silently left in a page.
+    rst = "Fine: :math:`\\varepsilon`. Not in the subset: :math:`\\notacommand{x}`.\n"
+    result, _ = _build_with_mathml(tmp_path, rst)
     assert result.returncode != 0
     assert "cannot convert this math to MathML" in result.stderr
     assert "notacommand" in result.stderr
