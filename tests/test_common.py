@@ -171,6 +171,13 @@ def test_html_diagram_links_to_the_api_page(name, monkeypatch):
     assert expected in estimator._repr_html_()
 
 
+def test_html_diagram_links_a_submodule_estimator_under_its_public_module():
+    # an estimator that only a submodule exports is documented under that
+    # module (docs/api.rst), e.g. generated/skdp.ensemble.Blocks.html
+    Blocks = type("Blocks", (skdp.PrivateMean,), {"__module__": "skdp.ensemble._x"})
+    assert Blocks()._get_doc_link().endswith("/generated/skdp.ensemble.Blocks.html")
+
+
 def test_html_diagram_has_no_skdp_link_for_a_user_subclass():
     # like scikit-learn's: a class defined outside the package has no page
     class MyMean(skdp.PrivateMean):
