@@ -312,14 +312,17 @@ def _build_with_mathml(tmp_path, rst):
 
 def test_math_renderer_writes_displays_rows_and_numbers(tmp_path):
     rst = (
-        "Inline :math:`\\varepsilon`.\n\n"
+        "Inline :math:`\\varepsilon` and :math:`\\tilde S_j`.\n\n"
         ".. math::\n   :label: two\n\n   a = b\n\n   c = d\n"
     )
     result, page = _build_with_mathml(tmp_path, rst)
     assert result.returncode == 0, result.stderr
     text = page.read_text(encoding="utf-8")
     assert "<mi>ε</mi>" in text  # inline, from the TeX command
-    assert text.count('<math xmlns="http://www.w3.org/1998/Math/MathML"') == 2
+    # a subscript beside the accented S (docutils alone puts it under S)
+    assert re.search(r'<msub>\s*<mover accent="true">\s*<mi>S</mi>', text)
+    assert "munderover" not in text
+    assert text.count('<math xmlns="http://www.w3.org/1998/Math/MathML"') == 3
     display = text[text.index('display="block"') :]
     # the two equations of the directive are two rows of one display
     assert display.count("<mtr>") == 2
