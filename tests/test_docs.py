@@ -182,8 +182,10 @@ def test_index_page_shows_the_example(built_docs):
 
 
 class _PageResources(HTMLParser):
-    """Collect what a page loads (scripts, stylesheets, icons, images, frames)
-    and count its math: containers written by the renderer, ``<math>`` elements.
+    """The URLs a page loads, and how much math it has.
+
+    Loads are scripts, stylesheets, icons, images and frames; math is counted
+    twice, as the renderer's ``math`` containers and as ``<math>`` elements.
     """
 
     LOADING_LINKS = {"stylesheet", "icon", "preload", "modulepreload", "manifest"}
