@@ -5,16 +5,24 @@ Build (CI does this, warnings are errors)::
     pip install -e ".[docs]"
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
-The build is offline by default. Set ``SKDP_DOCS_INTERSPHINX=1`` to link
-Python, NumPy, SciPy and scikit-learn names to their documentation (this
-downloads their inventories, so it needs network access). Set
+The build is offline by default, and so are the pages it writes: math is
+MathML converted at build time (``_ext/mathml.py``), with no MathJax or other
+script from a CDN, so formulas render with no network access. Set
+``SKDP_DOCS_INTERSPHINX=1`` to link Python, NumPy, SciPy and scikit-learn
+names to their documentation (this downloads their inventories, so it needs
+network access). Set
 ``SKDP_DOCS_PLOT_GALLERY=0`` to render the gallery without running the
 examples (no plots; for quick local builds of the prose).
 """
 
 import os
+import sys
+from pathlib import Path
 
 import skdp
+
+# Local extensions (docs/_ext): the MathML renderer.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 
 project = "skdp"
 author = "skdp developers"
@@ -25,7 +33,7 @@ version = release
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.mathjax",
+    "mathml",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
@@ -107,13 +115,20 @@ if os.environ.get("SKDP_DOCS_INTERSPHINX") == "1":
     }
 
 # -- HTML --------------------------------------------------------------------
-# Sphinx's default theme: no extra dependency.
-html_theme = "alabaster"
+# The theme of the scientific Python projects (NumPy, SciPy, scikit-learn).
+# It ships its fonts and icons, so the pages load nothing from the network.
+html_theme = "pydata_sphinx_theme"
 html_theme_options = {
-    "description": "Differentially private scikit-learn estimators",
-    "fixed_sidebar": True,
-    "page_width": "1100px",
-    "sidebar_width": "240px",
+    "logo": {"text": "skdp"},
+    # skdp has no hosted site or public repository to link to (yet).
+    "icon_links": [],
+    "navbar_align": "left",
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "secondary_sidebar_items": ["page-toc", "sourcelink"],
 }
-html_static_path = []
+html_static_path = ["_static"]
+# Math is MathML written at build time (docs/_ext/mathml.py), not MathJax from
+# a CDN: the pages render their formulas with no network access.
+html_math_renderer = "mathml"
 html_title = f"skdp {release}"

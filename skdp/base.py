@@ -1,5 +1,6 @@
 """Base class for differentially private estimators."""
 
+import itertools
 import math
 import os
 
@@ -11,6 +12,37 @@ from skdp.accounting._accountant import (
 from skdp.accounting._cost import PrivacyCost
 
 __all__ = ["PrivateEstimatorMixin"]
+
+# Where skdp's HTML documentation is served. The "?" of an estimator's HTML
+# diagram (in a notebook) links to its page there. skdp's docs are built
+# locally, not hosted, so the default is the address of
+# ``python -m http.server 8000 -d docs/_build/html``; point SKDP_DOCS_URL
+# elsewhere to serve them elsewhere. A file:// URL is not a useful default:
+# browsers do not open file links from a notebook served over http.
+DOCS_URL_VARIABLE = "SKDP_DOCS_URL"
+DEFAULT_DOCS_URL = "http://localhost:8000/"
+
+
+def _docs_url():
+    """The documentation's base URL, ending in "/" (read on every call)."""
+    url = os.environ.get(DOCS_URL_VARIABLE, "").strip() or DEFAULT_DOCS_URL
+    return url.rstrip("/") + "/"
+
+
+def _api_page_name(cls):
+    """The name of ``cls``'s page in the API reference (``generated/<name>.html``).
+
+    A class that ``skdp`` exports is documented as ``skdp.<name>``, any other
+    under its public module (its module path up to the first private part).
+    """
+    import skdp  # at call time: skdp imports this module
+
+    if getattr(skdp, cls.__name__, None) is cls:
+        return f"skdp.{cls.__name__}"
+    module = itertools.takewhile(
+        lambda part: not part.startswith("_"), cls.__module__.split(".")
+    )
+    return ".".join([*module, cls.__name__])
 
 
 class PrivateEstimatorMixin:
@@ -35,7 +67,25 @@ class PrivateEstimatorMixin:
     :class:`~skdp.exceptions.AccountantCopyError`. A worker therefore never
     charges a private, throw-away default while the parent's ledger shows
     nothing.
+
+    **Documentation link.** In the HTML diagram that Jupyter shows for an
+    estimator, the "?" links to the estimator's page in skdp's API reference,
+    under the base URL in the environment variable ``SKDP_DOCS_URL`` (read when
+    the diagram is drawn), by default ``http://localhost:8000/``: where
+    ``python -m http.server 8000 -d docs/_build/html`` serves the docs once
+    built with ``python -m sphinx -b html docs docs/_build/html``.
     """
+
+    # scikit-learn's HTML repr draws the "?" link from these; a subclass
+    # defined outside skdp gets no link.
+    _doc_link_module = "skdp"
+
+    @property
+    def _doc_link_template(self):
+        return _docs_url() + "generated/{page}.html"
+
+    def _doc_link_url_param_generator(self):
+        return {"page": _api_page_name(type(self))}
 
     def _resolve_accountant(self):
         accountant = self.accountant

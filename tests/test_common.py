@@ -153,6 +153,40 @@ def test_public_estimators_take_an_accountant(name):
     assert params["accountant"].default is None
 
 
+def _instance_of(name):
+    return next(est for est in ESTIMATORS if type(est).__name__ == name)
+
+
+@pytest.mark.parametrize("name", sorted(public_estimator_classes()))
+def test_html_diagram_links_to_the_api_page(name, monkeypatch):
+    # The "?" of scikit-learn's HTML diagram opens the estimator's API page
+    # (docs/api.rst, generated/skdp.<name>.html) under SKDP_DOCS_URL, by
+    # default where `python -m http.server 8000 -d docs/_build/html` serves it.
+    estimator = _instance_of(name)
+    monkeypatch.delenv("SKDP_DOCS_URL", raising=False)
+    page = f"generated/skdp.{name}.html"
+    assert f'href="http://localhost:8000/{page}"' in estimator._repr_html_()
+    monkeypatch.setenv("SKDP_DOCS_URL", "https://docs.example.org/skdp")
+    expected = f'href="https://docs.example.org/skdp/{page}"'
+    assert expected in estimator._repr_html_()
+
+
+def test_html_diagram_links_a_submodule_estimator_under_its_public_module():
+    # an estimator that only a submodule exports is documented under that
+    # module (docs/api.rst), e.g. generated/skdp.ensemble.Blocks.html
+    Blocks = type("Blocks", (skdp.PrivateMean,), {"__module__": "skdp.ensemble._x"})
+    assert Blocks()._get_doc_link().endswith("/generated/skdp.ensemble.Blocks.html")
+
+
+def test_html_diagram_has_no_skdp_link_for_a_user_subclass():
+    # like scikit-learn's: a class defined outside the package has no page
+    class MyMean(skdp.PrivateMean):
+        pass
+
+    assert MyMean()._get_doc_link() == ""
+    assert "generated/skdp." not in MyMean()._repr_html_()
+
+
 @pytest.mark.filterwarnings("ignore::skdp.PTRRefusedWarning")
 @pytest.mark.parametrize(
     "estimator",
