@@ -228,7 +228,7 @@ class BudgetAccountant:
             slack = delta
         budget = (repr(epsilon), repr(delta), repr(slack), composition)
         if ledger is None:
-            self._ledger = MemoryLedger()
+            self._ledger = MemoryLedger(tight=composition in ("zcdp", "pld"))
         else:
             self._ledger = SQLiteLedger(ledger, budget)
         self._set_budget(budget)
@@ -394,7 +394,8 @@ class BudgetAccountant:
         return advanced_filter_epsilon(totals, self._slack, slope) <= eps_budget_down
 
     def _check_spend(self, totals, items, read_groups=None):
-        after = totals.add_all(item[1:5] for item in items)
+        tight = self._composition in ("zcdp", "pld")
+        after = totals.add_all((item[1:5] for item in items), tight=tight)
         before = groups = None
         if self._composition == "pld":
             # read here, not through the ledger: the caller may hold its lock
@@ -794,7 +795,8 @@ class BudgetAccountant:
         self._set_budget(state["budget"])
         self._context = threading.local()
         if state["path"] is None:
-            self._ledger = MemoryLedger(state["entries"])
+            tight = self._composition in ("zcdp", "pld")
+            self._ledger = MemoryLedger(state["entries"], tight=tight)
             self._copy_of_pid = state["pid"]
         else:
             self._ledger = SQLiteLedger(state["path"], state["budget"])

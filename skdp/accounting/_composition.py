@@ -193,29 +193,58 @@ class SpendTotals(NamedTuple):
         """``Σ 1/r_i²`` over the Gaussian entries, rounded up to a float."""
         return _ratio_up(self.mu2_units, BINARY_ONE)
 
-    def add(self, epsilon, delta, rho=None, noise_multiplier=None):
-        """The totals after one more spend of ``(epsilon, delta)``."""
-        units = _spend_units(float(epsilon), float(delta), rho, noise_multiplier)
-        sums = [a + b for a, b in zip(self[1:], units, strict=True)]
-        return SpendTotals(self.count + 1, *sums)
+    def add(self, epsilon, delta, rho=None, noise_multiplier=None, *, tight=True):
+        """The totals after one more spend of ``(epsilon, delta)``.
 
-    def add_all(self, spends):
+        With ``tight=False`` the sums of zCDP and PLD composition are carried
+        over unchanged (an accountant with basic or advanced composition never
+        reads them, and skips their cost).
+        """
+        eps, delta = float(epsilon), float(delta)
+        e, d, t, q = _basic_units(eps, delta)
+        rho_units, reveal_units, mu2_units = self[5:]
+        if tight:
+            r, v, m = _tight_units(eps, delta, rho, noise_multiplier)
+            rho_units, reveal_units, mu2_units = (
+                rho_units + r,
+                reveal_units + v,
+                (mu2_units + m),
+            )
+        return SpendTotals(
+            self.count + 1,
+            self.epsilon_units + e,
+            self.delta_units + d,
+            self.tanh_units + t,
+            self.square_units + q,
+            rho_units,
+            reveal_units,
+            mu2_units,
+        )
+
+    def add_all(self, spends, *, tight=True):
         """The totals after ``(epsilon, delta[, rho, noise_multiplier])`` spends."""
         totals = self
         for spend in spends:
-            totals = totals.add(*spend)
+            totals = totals.add(*spend, tight=tight)
         return totals
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _spend_units(eps, delta, rho, noise_multiplier):
-    """What one spend adds to each sum of :class:`SpendTotals` (after count)."""
-    rho_i, reveal, mu_squared = entry_profile(eps, delta, rho, noise_multiplier)
+def _basic_units(eps, delta):
+    """What one spend adds to the sums of basic and advanced composition."""
     return (
         decimal_units(eps),
         decimal_units(delta),
         binary_units(eps * math.tanh(eps / 2.0)),
         binary_units(eps * eps),
+    )
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _tight_units(eps, delta, rho, noise_multiplier):
+    """What one spend adds to the sums of zCDP and PLD composition."""
+    rho_i, reveal, mu_squared = entry_profile(eps, delta, rho, noise_multiplier)
+    return (
         binary_units(rho_i),
         decimal_units(reveal) if reveal else 0,
         binary_units(mu_squared) if mu_squared else 0,

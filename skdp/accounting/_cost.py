@@ -57,6 +57,9 @@ class PrivacyCost:
         ``1/(2 r²)``).
     mechanism : str or None, default=None
         One of :data:`MECHANISMS`, for the ledger.
+    parts : tuple of PrivacyCost, default=()
+        The single releases a sum of costs is made of (set by ``+``; empty
+        for a single release).
 
     Examples
     --------

@@ -79,13 +79,18 @@ def add_to_groups(groups, entries):
 
 
 class MemoryLedger:
-    """Entries held in this process, guarded by a lock."""
+    """Entries held in this process, guarded by a lock.
+
+    ``tight``: whether the running totals include the sums of zCDP and PLD
+    composition (an accountant with basic or advanced composition skips them).
+    """
 
     path = None
 
-    def __init__(self, entries=()):
+    def __init__(self, entries=(), *, tight=False):
         self._entries = [LedgerEntry(*entry) for entry in entries]
-        self._totals = SpendTotals().add_all(e.cost for e in self._entries)
+        costs = (e.cost for e in self._entries)
+        self._totals = SpendTotals().add_all(costs, tight=tight)
         self._labels = add_to_labels({}, self._entries)
         self._groups = add_to_groups({}, self._entries)
         self._lock = threading.Lock()
@@ -339,7 +344,8 @@ class SQLiteLedger:
                 (last_id,),
             ).fetchall()
         if rows or stored_id is None:
-            totals = totals.add_all(row[1:] for row in rows)
+            tight = self.budget[3] in ("zcdp", "pld")
+            totals = totals.add_all((row[1:] for row in rows), tight=tight)
             last_id = rows[-1][0] if rows else last_id
             if conn.in_transaction:
                 self._write_totals(conn, last_id, totals)
