@@ -111,6 +111,16 @@ class PrivateEstimatorMixin:
         """
         return PrivacyCost(self.epsilon, getattr(self, "delta", 0.0))
 
+    @staticmethod
+    def _cost_of_items(items):
+        """The cost of ledger items ``(label, PrivacyCost)`` or ``(label,
+        epsilon, delta)``, as a sum that keeps each release (its parts)."""
+        costs = [
+            cost[0] if isinstance(cost[0], PrivacyCost) else PrivacyCost(*cost)
+            for _, *cost in items
+        ]
+        return sum(costs[1:], costs[0]) if costs else PrivacyCost(0.0)
+
     def _charge(self, items):
         """Charge ``(label, epsilon, delta)`` or ``(label, PrivacyCost)`` items
         atomically; set the spent totals.

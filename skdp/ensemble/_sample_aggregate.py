@@ -843,7 +843,7 @@ class SampleAggregateEstimator(
 
     def _fit_cost(self, n_features=None):
         if self._mode_before_fit() == "parameters":
-            return PrivacyCost(self.epsilon, self.delta)
+            return additive_cost(self.epsilon, self.delta)
         return PrivacyCost(0.0)  # releases nothing at fit; predict charges
 
     def _charges_at_predict(self):

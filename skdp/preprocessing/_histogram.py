@@ -113,6 +113,9 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
         self.accountant = accountant
         self.random_state = random_state
 
+    def _fit_cost(self, n_features=None):
+        return additive_cost(self.epsilon, self.delta)
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Release the noisy counts of every feature's bins.

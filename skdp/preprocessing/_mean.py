@@ -443,6 +443,15 @@ default=None
         self.accountant = accountant
         self.random_state = random_state
 
+    def _fit_cost(self, n_features=None):
+        if n_features is None:  # the split depends on the number of features
+            return super()._fit_cost(n_features)
+        bounds_plan = BoundsPlan.from_estimator(self, n_features)
+        plan = plan_mean_release(
+            self.epsilon - bounds_plan.epsilon, self.delta, n_features, self.mechanism
+        )
+        return self._cost_of_items([*bounds_plan.cost_items(), *plan.cost_items()])
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Release the private mean of each feature.

@@ -207,3 +207,21 @@ def test_sqlite_ledger_keeps_mechanisms_and_composition(tmp_path):
     assert [e.mechanism for e in again.entries] == ["gaussian", "laplace"]
     with pytest.raises(ValueError, match="composition='pld'"):
         BudgetAccountant(1.0, 1e-5, ledger=path)
+
+
+def test_a_planned_grid_of_gaussian_fits_is_checked_at_its_pld_total():
+    from sklearn.model_selection import GridSearchCV
+
+    from skdp import PrivateMean
+    from skdp.model_selection import check_budget, fit_cost
+
+    search = GridSearchCV(
+        PrivateMean(bounds=(0, 1), delta=1e-7), {"epsilon": [0.1] * 10}, cv=3
+    )
+    cost = fit_cost(search, n_features=1)
+    assert len(cost.parts) == 31 and cost.epsilon == pytest.approx(3.1)
+    assert {part.mechanism for part in cost.parts} == {"gaussian"}
+    pld = BudgetAccountant(1.0, 1e-5, composition="pld")
+    assert check_budget(search, pld, n_features=1) is not None
+    with pytest.raises(BudgetExceededError):
+        check_budget(search, BudgetAccountant(1.0, 1e-5), n_features=1)
