@@ -159,6 +159,10 @@ CREATE TABLE IF NOT EXISTS totals (
     last_id INTEGER NOT NULL,
     sums TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS epsilon_groups (
+    epsilon REAL PRIMARY KEY,
+    count INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS labels (
     label TEXT PRIMARY KEY,
     first_id INTEGER NOT NULL,
@@ -242,10 +246,19 @@ class SQLiteLedger:
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
+            had_groups = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'epsilon_groups'"
+            ).fetchone()
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
             _add_missing_columns(conn)
+            if had_groups is None:  # a ledger of an older layout: count once
+                conn.execute(
+                    "INSERT INTO epsilon_groups (epsilon, count) SELECT epsilon, "
+                    "count(*) FROM entries WHERE noise_multiplier IS NULL AND "
+                    "epsilon > 0 GROUP BY epsilon"
+                )
             row = conn.execute(
                 "SELECT epsilon, delta, slack, composition FROM budget WHERE id = 0"
             ).fetchone()
@@ -313,12 +326,20 @@ class SQLiteLedger:
         return tuple(LedgerEntry(*row) for row in rows)
 
     def groups(self):
-        """:func:`add_to_groups` of every entry, counted by SQLite."""
-        rows = self._connection().execute(
-            "SELECT epsilon, count(*) FROM entries WHERE noise_multiplier IS NULL "
-            "AND epsilon > 0 GROUP BY epsilon"
-        )
+        """:func:`add_to_groups` of every entry, kept in the file."""
+        rows = self._connection().execute("SELECT epsilon, count FROM epsilon_groups")
         return dict(rows.fetchall())
+
+    @staticmethod
+    def _update_groups(conn, new):
+        """Add the new entries to the stored counts (same transaction)."""
+        counts = add_to_groups({}, new)
+        if counts:
+            conn.executemany(
+                "INSERT INTO epsilon_groups (epsilon, count) VALUES (?, ?) "
+                "ON CONFLICT (epsilon) DO UPDATE SET count = count + excluded.count",
+                list(counts.items()),
+            )
 
     def _read_totals(self, conn):
         """The stored running totals; folds any rows they do not cover yet.
@@ -455,6 +476,7 @@ class SQLiteLedger:
             last_id = self._insert_entries(conn, new)
             self._write_totals(conn, last_id, after)
             self._update_labels(conn, new, last_id - len(new) + 1)
+            self._update_groups(conn, new)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

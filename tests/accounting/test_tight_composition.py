@@ -225,3 +225,18 @@ def test_a_planned_grid_of_gaussian_fits_is_checked_at_its_pld_total():
     assert check_budget(search, pld, n_features=1) is not None
     with pytest.raises(BudgetExceededError):
         check_budget(search, BudgetAccountant(1.0, 1e-5), n_features=1)
+
+
+def test_sqlite_pld_counts_are_kept_in_the_file_not_recounted(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "ledger.sqlite"
+    acc = BudgetAccountant(5.0, 1e-5, composition="pld", ledger=path)
+    other = BudgetAccountant.open(path)  # a second writer of the same file
+    for i in range(6):
+        (acc, other)[i % 2].spend(laplace_cost(0.1 * (1 + i % 3)), label="l")
+    acc.spend(gaussian_cost(0.1, 1e-7), label="g")
+    with sqlite3.connect(path) as conn:
+        stored = dict(conn.execute("SELECT epsilon, count FROM epsilon_groups"))
+    assert stored == {0.1: 2, 0.2: 2, 0.30000000000000004: 2}
+    assert other.total() == acc.total()
