@@ -566,3 +566,30 @@ def test_more_blocks_than_rows_is_not_an_error(clf_data):
         ).fit(X[:n], y[:n])
         outcomes.append((search.best_index_ in (0, 1), len(acc.entries)))
     assert outcomes == [(True, 1), (True, 1)]
+
+
+def test_holdout_under_pld_charges_each_release_in_the_accountants_currency(
+    clf_data,
+):
+    from skdp.linear_model import PrivateLogisticRegression
+
+    model = PrivateLogisticRegression(
+        epsilon=0.3, delta=1e-7, max_norm=4.0, random_state=0
+    )
+    search = NoisyMaxSearchCV(
+        model,
+        {"C": [0.1, 1.0, 10.0]},
+        epsilon=0.5,
+        method="holdout",
+        random_state=0,
+    )
+    pld = BudgetAccountant(epsilon=1.0, delta=1e-5, composition="pld")
+    cost = fit_cost(search.set_params(accountant=pld))
+    search.fit(*clf_data)
+    kinds = [e.mechanism for e in pld.entries]
+    # three Gaussian trainings, the selection, the Gaussian refit
+    assert kinds == ["gaussian"] * 3 + ["permute_and_flip", "gaussian"]
+    assert search.cost_.epsilon == pytest.approx(cost.epsilon)
+    assert len(search.cost_.parts) == 5
+    # the sum would be 0.9 + 0.5 + 0.3; the PLD total stays within epsilon=1
+    assert pld.total()[0] <= 1.0 < search.cost_.epsilon
