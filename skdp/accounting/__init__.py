@@ -7,11 +7,13 @@ from skdp.accounting._accountant import (
 )
 from skdp.accounting._cost import PrivacyCost
 from skdp.accounting._ledger import LedgerEntry
+from skdp.accounting._plan import plan_epsilon
 
 __all__ = [
     "BudgetAccountant",
     "LedgerEntry",
     "PrivacyCost",
     "default_accountant",
+    "plan_epsilon",
     "set_default_accountant",
 ]

@@ -7,20 +7,17 @@ import threading
 from fractions import Fraction
 
 from skdp.accounting._composition import (
+    BINARY_ONE,
     DECIMAL_ONE,
     advanced_filter_epsilon,
+    binary_units,
     decimal_units,
     exact,
     filter_slope,
 )
 from skdp.accounting._cost import PrivacyCost
-from skdp.accounting._ledger import (
-    LedgerEntry,
-    MemoryLedger,
-    SQLiteLedger,
-    add_to_groups,
-)
-from skdp.accounting._pld import pld_delta, pld_epsilon
+from skdp.accounting._ledger import MemoryLedger, SQLiteLedger
+from skdp.accounting._pld import gaussian_mu_budget, pld_epsilon
 from skdp.accounting._zcdp import zcdp_epsilon
 from skdp.exceptions import AccountantCopyError, BudgetExceededError
 from skdp.utils._validation import check_delta, check_epsilon
@@ -66,10 +63,10 @@ class BudgetAccountant:
         otherwise ``"basic"``. ``"basic"`` sums the entries exactly;
         ``"advanced"`` admits a spend when the sum or the advanced-composition
         filter fits; ``"zcdp"`` adds up zero-concentrated DP and converts
-        the total at ``δ = slack`` (valid for fully adaptive use); ``"pld"``
-        composes privacy loss distributions at the δ budget, the tightest
-        (see Notes for when it holds). Gaussian releases gain most from the
-        last two; a few pure ε-DP spends are best summed.
+        the total at ``δ = slack``; ``"pld"`` takes Gaussian releases only
+        and composes their exact privacy curve, the tightest. All four hold
+        for fully adaptive use (see Notes). Gaussian releases gain most from
+        the last two; a few pure ε-DP spends are best summed.
     ledger : str, os.PathLike or None, default=None
         ``None`` keeps the ledger in memory (one process). A path stores it in
         a SQLite file shared by every thread and process that opens it, durable
@@ -143,23 +140,22 @@ class BudgetAccountant:
     paths by the conversion's δ; the reveal events add at most the
     largest ``Σ r_i`` of a path, ``<= δ - slack``.
 
-    **PLD (``composition="pld"``).** The entries' dominating pairs (the
-    Gaussian's exact curve with ``μ² = Σ 1/m_i²``; the canonical pair for
-    every other entry) are composed by :mod:`skdp.accounting._pld`, with
-    every privacy loss rounded up to its grid (pessimistic), and a spend is
-    accepted while ``δ(ε) <= δ`` at the ε budget. What holds: (a) when the
-    parameters of every release are fixed before the first release (its
-    input and mechanism may depend on earlier outputs; a planned grid
-    search or pipeline checked with
-    :func:`~skdp.model_selection.check_budget`), the interaction is
-    ``(ε, δ)``-DP (Dong, Roth and Su 2022, Thm 3.2; Koskela et al. 2020);
-    (b) when every entry is a Gaussian release, it is ``(ε, δ)``-DP also
-    for fully adaptive noise multipliers, by the Gaussian-DP filter of
-    Smith and Thakurta (2022) (``Σ 1/m_i² <= μ_B²``, and the rule above is
-    exactly that); (c) otherwise, under fully adaptive choices of ε, no PLD
-    filter is known: use ``"zcdp"`` when the next fit's budget depends on
-    earlier results. The discrete Gaussian's curve is taken to be the
-    continuous one, as in :func:`~skdp.mechanisms.gaussian_mechanism`.
+    **PLD (``composition="pld"``), for Gaussian releases.** Gaussian
+    releases with multipliers ``m_i`` compose exactly to one with ``μ² = Σ
+    1/m_i²`` (Dong, Roth and Su 2022, Cor. 3.3); a spend is accepted while
+    ``Σ 1/m_i² <= μ_B²``, the largest ``μ²`` whose exact curve (Balle and
+    Wang 2018, evaluated with outward margins by
+    :mod:`skdp.accounting._pld`) gives ``δ(ε) <= δ``, and :meth:`total`
+    reports the ε of ``μ`` at the δ budget. **Theorem** (Smith and Thakurta
+    2022): every interaction this accountant accepted is ``(ε, δ)``-DP, for
+    fully adaptive choices of the releases and their multipliers. Other
+    mechanisms are refused (``ValueError``, nothing charged): for a mix of
+    mechanisms chosen adaptively no PLD filter is known, and a sequence of
+    PLD checks is *not* one (an analyst who picks the next releases after
+    seeing the first can exceed δ); use ``"zcdp"`` for such ledgers, and
+    :func:`~skdp.accounting.plan_epsilon` for the PLD of a plan fixed in
+    advance. The discrete Gaussian's curve is taken to be the continuous
+    one, as in :func:`~skdp.mechanisms.gaussian_mechanism`.
 
     **Atomicity.** ``spend`` checks and records under a lock (memory) or an
     immediate SQLite transaction (file), so concurrent threads or processes
@@ -275,6 +271,12 @@ class BudgetAccountant:
             decimal_units(self._slack) if composition == "zcdp" or advanced else None,
             _float_down(exact(self._epsilon)) if finite else math.inf,
         )
+        self._mu2_budget_units = None
+        if composition == "pld":
+            mu2 = gaussian_mu_budget(self._budget_units[3], self._delta)
+            self._mu2_budget_units = (
+                binary_units(mu2) if math.isfinite(mu2) else math.inf
+            )
 
     def _budget_strings(self):
         return (
@@ -318,7 +320,7 @@ class BudgetAccountant:
 
     # -- composition --------------------------------------------------------
 
-    def _compose(self, totals, groups=None):
+    def _compose(self, totals):
         """The (epsilon, delta) statements that hold for spends with these totals.
 
         Returns a list of ``(epsilon, delta)`` pairs of exact fractions; the
@@ -346,19 +348,13 @@ class BudgetAccountant:
             eps = zcdp_epsilon(totals.rho, self._slack)
             delta = Fraction(totals.reveal_units, DECIMAL_ONE) + exact(self._slack)
             return [basic, (Fraction(eps), delta)]
-        groups = self._ledger_groups() if groups is None else groups
-        eps = pld_epsilon(
-            self._delta, totals.mu_squared, list(groups.items()), totals.reveal
-        )
+        eps = pld_epsilon(self._delta, totals.mu_squared, [], 0.0)
         return [
             basic,
             (Fraction(eps) if math.isfinite(eps) else eps, exact(self._delta)),
         ]
 
-    def _ledger_groups(self):
-        return self._ledger.groups()
-
-    def _fits(self, totals, groups=None):
+    def _fits(self, totals):
         """Whether spends with these totals respect the budget (see _compose).
 
         ``basic`` and ``advanced`` are decided on the exact integer sums: the
@@ -376,12 +372,7 @@ class BudgetAccountant:
                 eps_budget_down
             )
         if mode == "pld":
-            if eps_budget is None:
-                return totals.reveal < self._delta
-            delta = pld_delta(
-                eps_budget_down, totals.mu_squared, list(groups.items()), totals.reveal
-            )
-            return delta <= self._delta
+            return totals.mu2_units <= self._mu2_budget_units
         advanced = slack is not None
         delta = totals.delta_units + (slack if advanced else 0)
         if delta_budget is not None and delta > delta_budget:
@@ -393,23 +384,16 @@ class BudgetAccountant:
         slope = filter_slope(self._epsilon, self._slack)
         return advanced_filter_epsilon(totals, self._slack, slope) <= eps_budget_down
 
-    def _check_spend(self, totals, items, read_groups=None):
+    def _check_spend(self, totals, items):
         tight = self._composition in ("zcdp", "pld")
         after = totals.add_all((item[1:5] for item in items), tight=tight)
-        before = groups = None
-        if self._composition == "pld":
-            # read here, not through the ledger: the caller may hold its lock
-            before = dict(read_groups()) if read_groups else {}
-            pending = [LedgerEntry(label, *c[:2], 0.0, *c[2:]) for label, *c in items]
-            groups = add_to_groups(dict(before), pending)
-        if not self._fits(after, groups):
-            message = self._refusal_message(totals, after, items, before)
-            raise BudgetExceededError(message)
+        if not self._fits(after):
+            raise BudgetExceededError(self._refusal_message(totals, after, items))
         return after
 
-    def _refusal_message(self, totals, after, items, groups=None):
+    def _refusal_message(self, totals, after, items):
         """Who asked, which dimension is short, and what to do about it."""
-        spent_eps, spent_delta = self._total_of(totals, groups)
+        spent_eps, spent_delta = self._total_of(totals)
         eps = math.fsum(item[1] for item in items)
         delta = math.fsum(item[2] for item in items)
         labels = [item[0] for item in items]
@@ -462,14 +446,12 @@ class BudgetAccountant:
             + (" (the slack included)" if slack else "")
         )
 
-    def _total_of(self, totals, groups=None):
-        statements = self._compose(totals, groups)
-        eps, delta = (
-            statements[-1]
-            if self._composition in ("zcdp", "pld")
-            else (min(statements))
-        )
-        return _float_up(eps), _float_up(delta)
+    def _total_of(self, totals):
+        statements = self._compose(totals)
+        tight = self._composition in ("zcdp", "pld")
+        eps, delta = statements[-1] if tight else min(statements)
+        eps = math.inf if eps == math.inf else _float_up(eps)
+        return eps, _float_up(delta)
 
     def total(self):
         """The privacy spent so far, as ``(epsilon, delta)``.
@@ -511,7 +493,8 @@ class BudgetAccountant:
         eps = max(exact(self._epsilon) - totals.epsilon, Fraction(0))
         if self._composition == "basic":
             return _float_down(eps), _float_down(delta)
-        groups = self._ledger.groups() if self._composition == "pld" else None
+        if self._composition == "pld":
+            return self._remaining_gaussian(totals), _float_down(delta)
         lo, hi = 0.0, 2.0 * self._epsilon + 1.0
         if self._composition == "advanced":
             lo = float(eps)
@@ -520,15 +503,23 @@ class BudgetAccountant:
             if mid in (lo, hi) or hi - lo <= 1e-9 * hi:
                 break
             item = ("", mid, 0.0, None, None, None)
-            if self._would_fit(totals, [item], groups):
+            if self._would_fit(totals, [item]):
                 lo = mid
             else:
                 hi = mid
         return lo, _float_down(delta)
 
-    def _would_fit(self, totals, items, groups=None):
+    def _remaining_gaussian(self, totals):
+        """The ε (at the δ budget) of the largest further Gaussian release."""
+        left = self._mu2_budget_units - totals.mu2_units
+        if left <= 0:
+            return 0.0
+        mu_squared = left / BINARY_ONE
+        return pld_epsilon(self._delta, mu_squared * (1.0 - 1e-12), [], 0.0)
+
+    def _would_fit(self, totals, items):
         try:
-            self._check_spend(totals, items, (lambda: groups) if groups else None)
+            self._check_spend(totals, items)
         except BudgetExceededError:
             return False
         return True
@@ -556,10 +547,9 @@ class BudgetAccountant:
         BudgetExceededError
             When it does not.
         """
-        items = self._validate_item("check", epsilon, delta)
+        items = self._validate_items([("check", epsilon, delta)])
         self._refuse_if_copy()
-        groups = self._ledger.groups if self._composition == "pld" else None
-        self._check_spend(self._ledger.totals(), items, groups)
+        self._check_spend(self._ledger.totals(), items)
         return True
 
     def spend(self, epsilon, delta=0.0, *, label):
@@ -604,9 +594,17 @@ class BudgetAccountant:
         -------
         entries : tuple of LedgerEntry
         """
-        items = [part for item in items for part in self._validate_item(*item)]
+        items = self._validate_items(items)
         self._refuse_if_copy()
         return self._ledger.append_if(self._check_spend, items)
+
+    def _validate_items(self, items):
+        parts = [part for item in items for part in self._validate_item(*item)]
+        if self._composition == "pld":
+            for label, eps, delta, _, multiplier, mechanism in parts:
+                if multiplier is None and (eps > 0 or delta > 0):
+                    raise ValueError(_pld_refusal(label, eps, delta, mechanism))
+        return parts
 
     @staticmethod
     def _validate_item(label, epsilon, delta=0.0):
@@ -833,6 +831,19 @@ class BudgetAccountant:
             f"BudgetAccountant(epsilon={self._epsilon}, delta={self._delta}"
             f"{slack}{mode}{ledger}; spent epsilon={eps}, delta={delta})"
         )
+
+
+def _pld_refusal(label, epsilon, delta, mechanism):
+    what = f"a {mechanism} release" if mechanism else "a release without a noise"
+    what += "" if mechanism else " multiplier"
+    return (
+        f"{label!r}: composition='pld' composes Gaussian releases only (it is "
+        "valid for fully adaptive use by the Gaussian-DP filter of Smith and "
+        f"Thakurta 2022); this is {what} (epsilon={epsilon}, delta={delta}). "
+        "No PLD filter is known for mixed mechanisms chosen adaptively: use "
+        "composition='zcdp' for this ledger, or compute the PLD of a plan "
+        "fixed in advance with skdp.accounting.plan_epsilon. Nothing was charged."
+    )
 
 
 def _check_composition(composition, epsilon, delta, slack):

@@ -21,6 +21,36 @@ MECHANISMS = (
 )
 
 
+def _check_gaussian(cost):
+    """The noise multiplier, checked against the stated ``(epsilon, delta)``.
+
+    A Gaussian release with multiplier ``m`` is ``(ε, δ_G(ε))``-DP for the
+    curve ``δ_G`` of ``1/m``-GDP and for no smaller δ; a cost that states a
+    smaller δ (or ``δ = 0``) would be charged less by basic composition than
+    the tight compositions charge, so it is refused.
+    """
+    from skdp.accounting._pld import _gaussian_curve
+
+    ratio = float(cost.noise_multiplier)
+    if not (1e-100 <= ratio <= 1e100):
+        raise ValueError(
+            f"noise_multiplier must be in [1e-100, 1e100]; got {cost.noise_multiplier}."
+        )
+    if cost.mechanism not in (None, "gaussian"):
+        raise ValueError(
+            f"a noise_multiplier describes a Gaussian release, not {cost.mechanism!r}."
+        )
+    curve = float(_gaussian_curve(float(cost.epsilon), 1.0 / ratio))
+    if curve > cost.delta * (1.0 + 1e-6):
+        raise ValueError(
+            f"a Gaussian release with noise_multiplier={ratio} is not "
+            f"(epsilon={cost.epsilon}, delta={cost.delta})-DP: at this epsilon "
+            f"its delta is {curve:.3g}. State the (epsilon, delta) it was "
+            "calibrated to (skdp.mechanisms.gaussian_cost does)."
+        )
+    return ratio
+
+
 @dataclass(frozen=True)
 class PrivacyCost:
     """What one release costs, and what mechanism made it.
@@ -82,12 +112,7 @@ class PrivacyCost:
         set_(self, "epsilon", check_epsilon(self.epsilon, allow_zero=True))
         set_(self, "delta", check_delta(self.delta))
         if self.noise_multiplier is not None:
-            ratio = float(self.noise_multiplier)
-            if not (ratio > 0 and math.isfinite(ratio)):
-                raise ValueError(
-                    "noise_multiplier must be finite and > 0; got "
-                    f"{self.noise_multiplier}."
-                )
+            ratio = _check_gaussian(self)
             set_(self, "noise_multiplier", ratio)
             if self.rho is None:
                 set_(self, "rho", 0.5 / ratio**2)

@@ -20,7 +20,6 @@ __all__ = [
     "LedgerEntry",
     "MemoryLedger",
     "SQLiteLedger",
-    "add_to_groups",
     "add_to_labels",
 ]
 
@@ -69,15 +68,6 @@ def add_to_labels(labels, entries):
     return labels
 
 
-def add_to_groups(groups, entries):
-    """Count the non-Gaussian entries with ``epsilon > 0`` by ``epsilon``:
-    ``{epsilon: count}``, what the PLD composes; returns ``groups``."""
-    for entry in entries:
-        if entry.noise_multiplier is None and entry.epsilon > 0:
-            groups[entry.epsilon] = groups.get(entry.epsilon, 0) + 1
-    return groups
-
-
 class MemoryLedger:
     """Entries held in this process, guarded by a lock.
 
@@ -92,7 +82,6 @@ class MemoryLedger:
         costs = (e.cost for e in self._entries)
         self._totals = SpendTotals().add_all(costs, tight=tight)
         self._labels = add_to_labels({}, self._entries)
-        self._groups = add_to_groups({}, self._entries)
         self._lock = threading.Lock()
 
     def read(self):
@@ -103,27 +92,21 @@ class MemoryLedger:
         with self._lock:
             return self._totals
 
-    def groups(self):
-        """:func:`add_to_groups` of every entry."""
-        with self._lock:
-            return dict(self._groups)
-
     def label_totals(self):
         """``(totals, {label: (count, epsilon_units, delta_units)})`` together."""
         with self._lock:
             return self._totals, dict(self._labels)
 
     def append_if(self, accept, items):
-        """Append ``items`` if ``accept(totals, items, groups)`` returns.
+        """Append ``items`` if ``accept(totals, items)`` returns.
 
         Items are ``(label, epsilon, delta, rho, noise_multiplier,
         mechanism)``. ``accept`` raises to refuse; nothing is appended then.
         It returns the totals after the items (computed once, for the check
-        and the record); ``groups()`` reads :func:`add_to_groups`'s counts of
-        the recorded entries, for the PLD.
+        and the record).
         """
         with self._lock:
-            after = accept(self._totals, items, lambda: dict(self._groups))
+            after = accept(self._totals, items)
             now = time.time()
             new = [
                 LedgerEntry(label, *cost[:2], now, *cost[2:]) for label, *cost in items
@@ -131,7 +114,6 @@ class MemoryLedger:
             self._entries.extend(new)
             self._totals = after
             add_to_labels(self._labels, new)
-            add_to_groups(self._groups, new)
             return tuple(new)
 
 
@@ -158,10 +140,6 @@ CREATE TABLE IF NOT EXISTS totals (
     id INTEGER PRIMARY KEY CHECK (id = 0),
     last_id INTEGER NOT NULL,
     sums TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS epsilon_groups (
-    epsilon REAL PRIMARY KEY,
-    count INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS labels (
     label TEXT PRIMARY KEY,
@@ -246,19 +224,10 @@ class SQLiteLedger:
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            had_groups = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'epsilon_groups'"
-            ).fetchone()
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
             _add_missing_columns(conn)
-            if had_groups is None:  # a ledger of an older layout: count once
-                conn.execute(
-                    "INSERT INTO epsilon_groups (epsilon, count) SELECT epsilon, "
-                    "count(*) FROM entries WHERE noise_multiplier IS NULL AND "
-                    "epsilon > 0 GROUP BY epsilon"
-                )
             row = conn.execute(
                 "SELECT epsilon, delta, slack, composition FROM budget WHERE id = 0"
             ).fetchone()
@@ -324,22 +293,6 @@ class SQLiteLedger:
             .fetchall()
         )
         return tuple(LedgerEntry(*row) for row in rows)
-
-    def groups(self):
-        """:func:`add_to_groups` of every entry, kept in the file."""
-        rows = self._connection().execute("SELECT epsilon, count FROM epsilon_groups")
-        return dict(rows.fetchall())
-
-    @staticmethod
-    def _update_groups(conn, new):
-        """Add the new entries to the stored counts (same transaction)."""
-        counts = add_to_groups({}, new)
-        if counts:
-            conn.executemany(
-                "INSERT INTO epsilon_groups (epsilon, count) VALUES (?, ?) "
-                "ON CONFLICT (epsilon) DO UPDATE SET count = count + excluded.count",
-                list(counts.items()),
-            )
 
     def _read_totals(self, conn):
         """The stored running totals; folds any rows they do not cover yet.
@@ -468,7 +421,7 @@ class SQLiteLedger:
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            after = accept(self._read_totals(conn), items, self.groups)
+            after = accept(self._read_totals(conn), items)
             now = time.time()
             new = [
                 LedgerEntry(label, *cost[:2], now, *cost[2:]) for label, *cost in items
@@ -476,7 +429,6 @@ class SQLiteLedger:
             last_id = self._insert_entries(conn, new)
             self._write_totals(conn, last_id, after)
             self._update_labels(conn, new, last_id - len(new) + 1)
-            self._update_groups(conn, new)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

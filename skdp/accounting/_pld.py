@@ -38,7 +38,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 from scipy.stats import binom
 
-__all__ = ["pld_delta", "pld_epsilon"]
+__all__ = ["gaussian_mu_budget", "pld_delta", "pld_epsilon"]
 
 #: Largest number of grid points of the discretised ``±ε`` part.
 MAX_GRID_POINTS = 1 << 20
@@ -130,7 +130,7 @@ def pld_delta(epsilon, mu_squared, groups, reveal):
 
     Parameters
     ----------
-    epsilon : float or ndarray
+    epsilon : float
     mu_squared : float
         ``Σ 1/r_i²`` over the Gaussian entries.
     groups : sequence of (float, int)
@@ -140,14 +140,26 @@ def pld_delta(epsilon, mu_squared, groups, reveal):
 
     Returns
     -------
-    delta : float or ndarray
+    delta : float
     """
     values, probs, pruned = _prepared(groups)
-    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
+    return _delta_bound(float(epsilon), values, probs, reveal + pruned, mu_squared)
+
+
+def _delta_bound(epsilon, values, probs, fixed, mu_squared):
+    """``fixed + Σ p_j δ_G(ε - l_j)``, rounded outward.
+
+    The loss values and ``ε - l_j`` carry a few units in the last place of
+    rounding; ``δ_G`` (and ``1 - e^t``) changes by at most the change of its
+    argument (its slope is at most 1 in magnitude), so an absolute margin of
+    eight units of the largest magnitude covers them. Relative margins cover
+    the CDFs, the pmfs and the sum.
+    """
     mu = math.sqrt(mu_squared)
-    curve = np.array([np.sum(probs * _gaussian_curve(e - values, mu)) for e in eps])
-    out = reveal + pruned + curve * (1.0 + _MARGIN)
-    return out if np.ndim(epsilon) else float(out[0])
+    curve = float(np.sum(probs * _gaussian_curve(epsilon - values, mu)))
+    scale = max(abs(epsilon), float(np.max(np.abs(values))))
+    total = math.fsum([fixed, curve * (1.0 + _MARGIN), 8.0 * math.ulp(scale)])
+    return math.nextafter(total, math.inf)
 
 
 def _prepared(groups):
@@ -177,21 +189,19 @@ def pld_epsilon(delta, mu_squared, groups, reveal):
     4.3772
     """
     values, probs, pruned = _prepared(groups)
-    mu = math.sqrt(mu_squared)
-    fixed = reveal + pruned
+    fixed = math.nextafter(reveal + pruned, math.inf) if reveal + pruned else 0.0
 
     def bound(eps):
-        curve = float(np.sum(probs * _gaussian_curve(eps - values, mu)))
-        return fixed + curve * (1.0 + _MARGIN)
+        return _delta_bound(eps, values, probs, fixed, mu_squared)
 
-    if fixed >= delta:
+    if fixed > delta:
         return math.inf
     lo, hi = 0.0, 1.0
     if bound(lo) <= delta:
         return 0.0
     while bound(hi) > delta:
         lo, hi = hi, 2.0 * hi
-        if hi > 1e6:
+        if hi > 1e12:
             return math.inf
     while True:
         mid = (lo + hi) / 2.0
@@ -201,3 +211,38 @@ def pld_epsilon(delta, mu_squared, groups, reveal):
             hi = mid
         else:
             lo = mid
+
+
+def gaussian_mu_budget(epsilon, delta):
+    """The largest float ``μ²`` whose Gaussian curve bound gives ``δ(ε) <= delta``.
+
+    Every ``μ'² <= μ²`` then has ``δ(ε) <= delta`` too (the exact curve
+    increases in ``μ``, and the bound at ``μ²`` covers it), so comparing an
+    exact sum ``Σ 1/m_i²`` with this value is the Gaussian-DP filter's rule.
+
+    Examples
+    --------
+    >>> from skdp.accounting._pld import gaussian_mu_budget, pld_epsilon
+    >>> mu2 = gaussian_mu_budget(1.0, 1e-5)
+    >>> round(mu2, 4), pld_epsilon(1e-5, mu2, [], 0.0) <= 1.0
+    (0.0719, True)
+    """
+    if math.isinf(epsilon):
+        return math.inf
+
+    def fits(mu_squared):
+        return pld_delta(epsilon, mu_squared, [], 0.0) <= delta
+
+    lo, hi = 0.0, 1.0
+    while fits(hi):
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e300:
+            return math.inf
+    while True:
+        mid = (lo + hi) / 2.0
+        if mid in (lo, hi):
+            return lo
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid

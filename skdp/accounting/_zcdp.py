@@ -20,7 +20,7 @@ import numpy as np
 __all__ = ["zcdp_epsilon"]
 
 # Orders searched: a geometric grid, then a local refinement around the best.
-_ORDERS = np.geomspace(1.0 + 1e-4, 1e6, 4001)
+_ORDERS = np.geomspace(1.0 + 1e-6, 1e12, 8001)
 _ROUND_UP = 1e-12
 
 

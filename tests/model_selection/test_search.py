@@ -20,6 +20,7 @@ from skdp import (
     PrivateMean,
     SampleAggregateEstimator,
 )
+from skdp.accounting import plan_epsilon
 from skdp.audit import assert_dp, audit_mechanism
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import _selection, check_random_source
@@ -568,7 +569,7 @@ def test_more_blocks_than_rows_is_not_an_error(clf_data):
     assert outcomes == [(True, 1), (True, 1)]
 
 
-def test_holdout_under_pld_charges_each_release_in_the_accountants_currency(
+def test_holdout_under_zcdp_charges_each_release_in_the_accountants_currency(
     clf_data,
 ):
     from skdp.linear_model import PrivateLogisticRegression
@@ -583,13 +584,14 @@ def test_holdout_under_pld_charges_each_release_in_the_accountants_currency(
         method="holdout",
         random_state=0,
     )
-    pld = BudgetAccountant(epsilon=1.0, delta=1e-5, composition="pld")
-    cost = fit_cost(search.set_params(accountant=pld))
+    zcdp = BudgetAccountant(epsilon=5.0, delta=1e-5, composition="zcdp")
+    cost = fit_cost(search.set_params(accountant=zcdp))
     search.fit(*clf_data)
-    kinds = [e.mechanism for e in pld.entries]
+    kinds = [e.mechanism for e in zcdp.entries]
     # three Gaussian trainings, the selection, the Gaussian refit
     assert kinds == ["gaussian"] * 3 + ["permute_and_flip", "gaussian"]
     assert search.cost_.epsilon == pytest.approx(cost.epsilon)
     assert len(search.cost_.parts) == 5
-    # the sum would be 0.9 + 0.5 + 0.3; the PLD total stays within epsilon=1
-    assert pld.total()[0] <= 1.0 < search.cost_.epsilon
+    # the ledger holds what the plan said: its zCDP total is the plan's
+    assert zcdp.total()[0] == pytest.approx(plan_epsilon(cost, 1e-5, "zcdp"))
+    assert search.cost_.epsilon == pytest.approx(0.9 + 0.5 + 0.3)

@@ -1,0 +1,76 @@
+"""The ε of a plan of releases fixed in advance, under each composition."""
+
+import math
+from fractions import Fraction
+
+from skdp.accounting._composition import SpendTotals, exact
+from skdp.accounting._pld import pld_epsilon
+from skdp.accounting._zcdp import zcdp_epsilon
+from skdp.utils._validation import check_delta
+
+__all__ = ["plan_epsilon"]
+
+
+def plan_epsilon(costs, delta, composition="pld"):
+    """The ε at ``delta`` of releases whose parameters are all fixed in advance.
+
+    A planning tool, not a budget: it states what a whole experiment costs
+    when every release and its parameters are chosen before the first one
+    (the mechanisms' inputs may depend on earlier outputs). Composition of a
+    fixed sequence is then exactly the composition of the releases' privacy
+    profiles (Dong, Roth and Su 2022, Thm 3.2), so ``"pld"`` may mix
+    Gaussian, pure ε-DP and ``(ε, δ)`` releases here, while the accountant's
+    ``composition="pld"`` (which must hold for adaptive choices) takes
+    Gaussian releases only.
+
+    Parameters
+    ----------
+    costs : PrivacyCost or iterable of PrivacyCost
+        The releases (a sum of costs counts each of its parts).
+    delta : float
+        The δ of the statement, in (0, 1).
+    composition : {"pld", "zcdp", "basic"}, default="pld"
+        ``"pld"``: the Gaussian releases' exact curve composed with the
+        canonical pairs of the others, losses rounded up
+        (:mod:`skdp.accounting._pld`); ``"zcdp"``: the CKS conversion of
+        ``Σ ρ_i`` at ``delta`` minus the others' δ; ``"basic"``: the sum of
+        the ε when the δ add up to at most ``delta``.
+
+    Returns
+    -------
+    epsilon : float
+        Rounded up; ``inf`` when the releases' own δ exceed ``delta``.
+
+    Examples
+    --------
+    >>> from skdp.accounting import plan_epsilon
+    >>> from skdp.mechanisms import gaussian_cost, laplace_cost
+    >>> plan = [laplace_cost(0.1)] * 50 + [gaussian_cost(0.1, 1e-7)] * 50
+    >>> round(plan_epsilon(plan, 1e-5), 3), plan_epsilon(plan, 1e-5, "basic")
+    (2.953, 10.0)
+    """
+    from skdp.accounting._cost import PrivacyCost
+
+    if isinstance(costs, PrivacyCost):
+        costs = [costs]
+    atoms = [atom for cost in costs for atom in cost.atoms]
+    delta = check_delta(delta, allow_zero=False)
+    if composition == "basic":
+        if sum((exact(a.delta) for a in atoms), Fraction(0)) > exact(delta):
+            return math.inf
+        return float(sum((exact(a.epsilon) for a in atoms), Fraction(0)))
+    totals = SpendTotals().add_all(
+        (a.epsilon, a.delta, a.rho, a.noise_multiplier) for a in atoms
+    )
+    if composition == "zcdp":
+        left = exact(delta) - Fraction(totals.reveal_units, 10**400)
+        return zcdp_epsilon(totals.rho, float(left)) if left > 0 else math.inf
+    if composition != "pld":
+        raise ValueError(
+            f"composition must be 'pld', 'zcdp' or 'basic'; got {composition!r}."
+        )
+    groups = {}
+    for a in atoms:
+        if a.noise_multiplier is None and a.epsilon > 0:
+            groups[a.epsilon] = groups.get(a.epsilon, 0) + 1
+    return pld_epsilon(delta, totals.mu_squared, list(groups.items()), totals.reveal)
