@@ -1,49 +1,23 @@
 """Soft counts from per-bin tallies: bit for bit the sorted computation.
 
-The reference below is the implementation of skdp up to ac0d316 (one sort,
-prefix sums of the rounded ramps), kept verbatim as the definition of the
-released queries: the tallies must reproduce it exactly, not approximately.
+The reference (tests/_sorted_soft_counts.py) is the implementation of skdp up
+to ac0d316 (one sort, prefix sums of the rounded ramps), kept verbatim as the
+definition of the released queries: the tallies must reproduce it exactly,
+not approximately.
 """
 
 import numpy as np
 import pytest
+from _sorted_soft_counts import sorted_soft_counts_above
 
 from skdp.sensitivity import soft_counts_above, soft_counts_below
 from skdp.sensitivity._soft_counts import (
-    SOFT_COUNT_BITS,
     GridTally,
     sign_counts_from_tally,
     soft_count_layout,
     soft_counts_from_tally,
     tally_columns,
 )
-
-_HALF_MAX = np.finfo(np.float64).max / 4
-
-
-def sorted_soft_counts_above(x, grid):
-    """The sort-based soft counts of skdp <= ac0d316 (the reference)."""
-    x = np.sort(np.asarray(x, dtype=float).ravel())
-    grid = np.asarray(grid, dtype=float)
-    k = grid.size
-    if k < 2:
-        return np.empty(0, dtype=float)
-    if max(abs(grid[0]), abs(grid[-1])) > _HALF_MAX:
-        x, grid = x / 2, grid / 2
-    edges = np.searchsorted(x, grid, side="right")
-    rows_above = x.size - edges[1:]
-    first, last = edges[0], edges[-1]
-    per_interval = np.diff(edges)
-    ramp = x[first:last] - np.repeat(grid[:-1], per_interval)
-    ramp /= np.repeat(np.diff(grid), per_interval)
-    np.clip(ramp, 0.0, 1.0, out=ramp)
-    ramp *= float(1 << SOFT_COUNT_BITS)
-    units = np.rint(ramp).astype(np.int64)
-    prefix = np.concatenate(([0], np.cumsum(units)))
-    inside = prefix[edges[1:] - first] - prefix[edges[:-1] - first]
-    total = (rows_above.astype(np.int64) << SOFT_COUNT_BITS) + inside
-    return np.ldexp(total.astype(np.float64), -SOFT_COUNT_BITS)
-
 
 WIDTHS = 1e9 * np.exp2(-np.arange(160, -1, -1) / 4)  # the default grid
 GRIDS = {
