@@ -66,9 +66,10 @@ def centre_and_radius(lower, upper):
     return lower / 2 + upper / 2, upper / 2 - lower / 2
 
 
-def _normalised_terms(block, lower, upper, centre, radius):
-    """``(clip(x) - centre) / radius``, in [-1, 1], for one block of rows."""
-    terms = np.clip(block, lower, upper)
+def _normalised_terms(block, lower, upper, centre, radius, out=None):
+    """``(clip(x) - centre) / radius``, in [-1, 1], for one block of rows
+    (written into ``out`` when given)."""
+    terms = np.clip(block, lower, upper, out=out)
     if max(np.abs(lower).max(), np.abs(upper).max()) < _HALF_MAX:
         terms -= centre
         terms /= radius
@@ -84,8 +85,11 @@ def exact_centred_sums(X, lower, upper):
 
     Each row's term ``(clip(x_j) - c_j) / r_j`` lies in [-1, 1]; it is
     rounded to the nearest multiple of ``2**-32`` (still in [-1, 1]) and the
-    multiples are added in integers: int64 within blocks of ``2**16`` rows,
-    Python ints across blocks, so the sum is exact for every number of rows.
+    multiples are added exactly: within a block of ``2**16`` rows as doubles
+    (integers of magnitude at most ``2**32``, so every partial sum is an
+    integer below ``2**48 < 2**53`` and exact in any order), across blocks
+    as Python ints, so the sum is exact for every number of rows. One
+    buffer of a block is reused: no temporary of the size of ``X``.
 
     Parameters
     ----------
@@ -119,13 +123,15 @@ def exact_centred_sums(X, lower, upper):
     centre, radius = centre_and_radius(lower, upper)
     totals = [0] * X.shape[1]
     scale = float(2**FIXED_POINT_BITS)
+    buffer = np.empty((min(X.shape[0], _BLOCK_ROWS), X.shape[1]))
     for start in range(0, X.shape[0], _BLOCK_ROWS):
-        terms = _normalised_terms(
-            X[start : start + _BLOCK_ROWS], lower, upper, centre, radius
-        )
+        block = X[start : start + _BLOCK_ROWS]
+        terms = buffer[: block.shape[0]]
+        _normalised_terms(block, lower, upper, centre, radius, out=terms)
         terms *= scale  # exact: a power of two, |terms| <= 2**32
-        block = np.rint(terms).astype(np.int64).sum(axis=0)
-        totals = [t + int(b) for t, b in zip(totals, block.tolist(), strict=True)]
+        np.rint(terms, out=terms)
+        sums = terms.sum(axis=0)  # integers below 2**48: exact
+        totals = [t + int(b) for t, b in zip(totals, sums.tolist(), strict=True)]
     return FixedPoint(tuple(totals), -FIXED_POINT_BITS, (X.shape[1],))
 
 
