@@ -106,7 +106,7 @@ def bounds_layouts(plan, n_features, *, lookup=True):
     return [
         (
             np.flatnonzero(group == g),
-            soft_count_layout(origin + plan.widths, lookup=lookup),
+            soft_count_layout(origin + plan.widths, origin=origin, lookup=lookup),
         )
         for g, origin in enumerate(origins)
     ]

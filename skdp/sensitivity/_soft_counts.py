@@ -117,7 +117,7 @@ def _ramp_tables(grid, halved, folded):
     return grid[:-1], width
 
 
-def soft_count_layout(grid, *, two_sided=False, lookup=True):
+def soft_count_layout(grid, *, two_sided=False, origin=0.0, lookup=True):
     """The public binning of rows against a strictly increasing grid.
 
     Parameters
@@ -127,6 +127,10 @@ def soft_count_layout(grid, *, two_sided=False, lookup=True):
     two_sided : bool, default=False
         Also tally ``-x`` against the same grid (the lower-bound search around
         0), and the signs of the rows; needs ``grid[0] > 0``.
+    origin : float, default=0.0
+        Public point the grid spreads out from (one-sided): rows are binned
+        by the top bits of ``x - origin``, so a geometric grid around any
+        origin gets a small lookup table. Any value gives the same bins.
     lookup : bool, default=True
         Build the bucket table that bins rows by lookup; without it (worth it
         for small data only) rows are binned by ``searchsorted``. The bins,
@@ -153,7 +157,7 @@ def soft_count_layout(grid, *, two_sided=False, lookup=True):
     halved = max(abs(grid[0]), abs(grid[-1])) > _HALF_MAX
     scale = 0.5 if halved else 1.0
     folded = bool(np.min(np.diff(grid * scale)) >= 2.0**-1002)
-    origin, width = _ramp_tables(grid, halved, folded)
+    ramp_origin, ramp_width = _ramp_tables(grid, halved, folded)
     if not two_sided:
         breakpoints = grid[1:-1]
         low, high = grid[0], grid[-1]
@@ -164,17 +168,22 @@ def soft_count_layout(grid, *, two_sided=False, lookup=True):
         breakpoints = np.concatenate([-grid[-2::-1], [tiny, 0.0], grid[:-1]])
         low, high = -grid[-1], grid[-1]
         middle = np.zeros(3)
-        origin = np.concatenate([-origin[::-1], middle, origin])
-        width = np.concatenate([-width[::-1], np.full(3, np.inf), width])
-    table = _bucket_table(breakpoints, float(low), float(high)) if lookup else None
+        ramp_origin = np.concatenate([-ramp_origin[::-1], middle, ramp_origin])
+        ramp_width = np.concatenate([-ramp_width[::-1], np.full(3, np.inf), ramp_width])
+    table = None
+    if lookup:
+        offset = 0.0 if two_sided else float(origin)
+        table = _bucket_table(breakpoints, float(low), float(high), offset)
+        if table is None and offset != 0:
+            table = _bucket_table(breakpoints, float(low), float(high))
     return SoftCountLayout(
         grid,
         two_sided,
         float(low),
         float(high),
         breakpoints,
-        origin,
-        width,
+        ramp_origin,
+        ramp_width,
         halved,
         folded,
         table,
@@ -184,8 +193,10 @@ def soft_count_layout(grid, *, two_sided=False, lookup=True):
 @dataclass(frozen=True)
 class _BucketTable:
     """Binning by lookup: the bin of ``x`` is ``base[q] + (x > edge[q])``
-    for the bucket ``q = (bits of x) >> shift``, minus ``first``."""
+    for the bucket ``q`` of ``x - offset``: its bits ``>> shift``, minus
+    ``first``."""
 
+    offset: float
     shift: int
     first: int
     base: np.ndarray
@@ -207,40 +218,60 @@ def _key_span(low, high, shift):
     return int(keys.min()), int(keys.max())
 
 
-def _bucket_table(breakpoints, low, high):
+def _bucket_bounds(first, last, shift):
+    """``(vmin, vmax, valid)``: the doubles of every bucket key in range."""
+    keys = np.arange(first, last + 1, dtype=np.int64)
+    small = (keys << shift).view(np.float64)  # nearest to 0 in the bucket
+    large = (((keys + 1) << shift) - 1).view(np.float64)  # farthest
+    with np.errstate(invalid="ignore"):
+        vmin = np.where(keys >= 0, small, large)
+        vmax = np.where(keys >= 0, large, small)
+        valid = np.isfinite(vmin) & np.isfinite(vmax)  # not inf or NaN
+    return np.where(valid, vmin, 0.0), np.where(valid, vmax, 0.0)
+
+
+def _bucket_table(breakpoints, low, high, offset=0.0):
     """The smallest bucket table with at most one breakpoint per bucket.
 
     A bucket is the set of doubles sharing their sign, exponent and top
     ``52 - shift`` mantissa bits: an interval ``[vmin, vmax]`` of doubles.
-    On it ``#{t : B_t < x}`` is ``L = #{t : B_t < vmin}`` plus the number of
-    breakpoints ``B_t`` in ``[vmin, x)``; with at most one breakpoint in
-    ``[vmin, vmax)`` that is ``L + (x > edge)``, exactly (float comparisons
-    only, so 0.0 and -0.0 compare equal as in ``searchsorted``). Returns
-    None when every table with that property has more than ``_MAX_TABLE``
-    entries (a grid with very close points): rows are then binned by
-    ``searchsorted``.
+    Keys are taken of ``y = x - offset`` (rounded; 0 for none), a
+    non-decreasing function of ``x``, so the ``x`` of a bucket form an
+    interval too, and a breakpoint ``B_t`` below ``x`` has ``B_t - offset``
+    at most ``y``. On a bucket, ``#{t : B_t < x}`` is therefore
+    ``L = #{t : B_t - offset < vmin}`` plus the breakpoints with
+    ``B_t - offset`` in ``[vmin, vmax]`` (``[vmin, vmax)`` without offset,
+    where ``B_t = vmax`` is never below ``x``) that are below ``x``; with at most
+    one such breakpoint that is ``L + (x > edge)``, exactly (the comparison
+    is of ``x`` with ``B_t`` themselves, so rounding in ``y`` cannot move a
+    row to another bin, and 0.0 and -0.0 compare equal as in
+    ``searchsorted``). Returns None when every table with that property has
+    more than ``_MAX_TABLE`` entries (a grid with very close points): rows
+    are then binned by ``searchsorted``.
     """
     if breakpoints.size == 0:  # one bin
+        return None
+    with np.errstate(over="ignore"):
+        mapped = breakpoints - offset
+        low, high = low - offset, high - offset
+    if not (np.all(np.isfinite(mapped)) and np.isfinite(low) and np.isfinite(high)):
         return None
     for precision in range(0, 53):
         shift = 52 - precision
         first, last = _key_span(low, high, shift)
         if last - first + 1 > _MAX_TABLE:
             return None
-        keys = np.arange(first, last + 1, dtype=np.int64)
-        small = (keys << shift).view(np.float64)  # nearest to 0 in the bucket
-        large = (((keys + 1) << shift) - 1).view(np.float64)  # farthest
-        with np.errstate(invalid="ignore"):
-            vmin = np.where(keys >= 0, small, large)
-            vmax = np.where(keys >= 0, large, small)
-            valid = np.isfinite(vmin) & np.isfinite(vmax)  # not inf or NaN
-        base = np.searchsorted(breakpoints, np.where(valid, vmin, 0.0), "left")
-        steps = np.searchsorted(breakpoints, np.where(valid, vmax, 0.0), "left")
+        vmin, vmax = _bucket_bounds(first, last, shift)
+        base = np.searchsorted(mapped, vmin, "left")
+        # with rounding in y, a breakpoint mapped onto vmax may be below x;
+        # without (offset 0) it never is, and the bucket of -0.0 must not
+        # count the breakpoint 0.0 (equal as floats)
+        steps = np.searchsorted(mapped, vmax, "left" if offset == 0 else "right")
         steps -= base
         if np.max(steps, initial=0) <= 1:
             inside = breakpoints[np.minimum(base, breakpoints.size - 1)]
             edge = np.where(steps == 1, inside, np.inf)
-            return _BucketTable(shift, first, base.astype(np.intp), edge)
+            return _BucketTable(offset, shift, first, base.astype(np.intp), edge)
     return None
 
 
@@ -271,7 +302,10 @@ def _bin_values(values, layout, work):
     if table is None:
         bins[...] = np.searchsorted(layout.breakpoints, values, side="left")
         return
-    np.right_shift(values.view(np.int64), table.shift, out=keys)
+    keyed = values
+    if table.offset != 0:
+        keyed = np.subtract(values, table.offset, out=other)
+    np.right_shift(keyed.view(np.int64), table.shift, out=keys)
     keys -= table.first
     np.take(table.base, keys, out=bins, mode="clip")
     np.take(table.edge, keys, out=other, mode="clip")

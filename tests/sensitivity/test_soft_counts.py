@@ -33,6 +33,8 @@ GRIDS = {
     "subnormal steps": np.array([0.0, 5e-324, 1e-323, 1e-310, 1.0]),
     "two points": np.array([1.0, 2.0]),
 }
+# the public origin of the grids that spread out from one (keys of x - origin)
+ORIGINS = {"around -3.5": -3.5, "around 1000": 1000.0, "around -1e9": -1e9}
 POSITIVE = [name for name, grid in GRIDS.items() if grid[0] > 0]
 
 
@@ -56,8 +58,8 @@ def adversarial_column(rng, grid, n):
     return np.array([rng.choice(pools[i]) for i in which])
 
 
-def tallied_above(x, grid, lookup):
-    layout = soft_count_layout(grid, lookup=lookup)
+def tallied_above(x, grid, lookup, origin=0.0):
+    layout = soft_count_layout(grid, origin=origin, lookup=lookup)
     above, below = soft_counts_from_tally(tally_columns(x[:, None], layout))
     assert below is None
     return above[0]
@@ -84,7 +86,9 @@ def test_tallies_equal_the_sorted_reference_bit_for_bit(name):
             x = adversarial_column(rng, grid, n)
             expected = sorted_soft_counts_above(x, grid)
             for lookup in (True, False):
-                np.testing.assert_array_equal(tallied_above(x, grid, lookup), expected)
+                for origin in {0.0, ORIGINS.get(name, 0.0)}:
+                    got = tallied_above(x, grid, lookup, origin)
+                    np.testing.assert_array_equal(got, expected)
             np.testing.assert_array_equal(soft_counts_above(x, grid), expected)
 
 
@@ -146,20 +150,24 @@ def test_many_blocks_and_columns():
 @pytest.mark.parametrize("name", list(GRIDS))
 def test_lookup_table_bins_equal_searchsorted(name):
     # every bucket boundary and its neighbours, binned by the table
-    layout = soft_count_layout(GRIDS[name], two_sided=GRIDS[name][0] > 0)
+    grid = GRIDS[name]
+    layout = soft_count_layout(
+        grid, two_sided=grid[0] > 0 and name not in ORIGINS, origin=ORIGINS.get(name, 0)
+    )
     table = layout.table
     if table is None:
         pytest.skip("no table for this grid: rows are binned by searchsorted")
     keys = np.arange(table.first, table.first + table.base.size, dtype=np.int64)
     starts = (keys << table.shift).view(np.float64)
-    starts = starts[np.isfinite(starts)]
+    starts = starts[np.isfinite(starts)] + table.offset
     values = np.concatenate(
         [starts, np.nextafter(starts, -np.inf), np.nextafter(starts, np.inf)]
     )
-    values = np.clip(values, layout.low, layout.high)
     values = np.concatenate([values, layout.breakpoints, [0.0, -0.0]])
+    values = np.concatenate([values, np.nextafter(layout.breakpoints, np.inf)])
     values = np.clip(values, layout.low, layout.high)
-    shifted = (values.view(np.int64) >> table.shift) - table.first
+    keyed = values - table.offset if table.offset != 0 else values
+    shifted = (keyed.view(np.int64) >> table.shift) - table.first
     bins = table.base[shifted] + (values > table.edge[shifted])
     expected = np.searchsorted(layout.breakpoints, values, side="left")
     np.testing.assert_array_equal(bins, expected)

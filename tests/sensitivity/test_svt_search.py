@@ -62,7 +62,7 @@ def assert_same_release(make, X, module, monkeypatch, seeds):
 def test_private_mean_releases_what_the_sorted_search_released(name, monkeypatch):
     X = datasets()[name]
     seeds = range(40) if X.shape[0] < 10_000 else range(4)
-    for bounds in (None, (0.0, None), (-3.5, None)):
+    for bounds in (None, (0.0, None), (-3.5, None), (1000.0, None)):
         assert_same_release(
             lambda seed, b=bounds: PrivateMean(1.0, bounds=b, random_state=seed),
             X,
