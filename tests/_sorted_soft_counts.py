@@ -18,7 +18,11 @@ _HALF_MAX = np.finfo(np.float64).max / 4
 def sorted_soft_counts_above(x, grid):
     """The sort-based soft counts of skdp <= ac0d316 (the reference)."""
     x = np.sort(np.asarray(x, dtype=float).ravel())
-    grid = np.asarray(grid, dtype=float)
+    return soft_counts_above_sorted(x, np.asarray(grid, dtype=float))
+
+
+def soft_counts_above_sorted(x, grid):
+    """The soft counts of sorted rows, as computed up to ac0d316."""
     k = grid.size
     if k < 2:
         return np.empty(0, dtype=float)
@@ -65,7 +69,7 @@ def sorted_run_svt_bounds(X, plan, source):
         if search_upper[f]:
             candidates = plan.origin[f] + plan.widths
             upper[f] = _svt_upper_bound(
-                sorted_soft_counts_above(column, candidates),
+                soft_counts_above_sorted(column, candidates),
                 candidates,
                 n_above,
                 epsilon_run,
@@ -75,7 +79,7 @@ def sorted_run_svt_bounds(X, plan, source):
         if search_lower[f]:
             candidates = -plan.origin[f] + plan.widths
             lower[f] = -_svt_upper_bound(
-                sorted_soft_counts_above(-column[::-1], candidates),
+                soft_counts_above_sorted(-column[::-1], candidates),
                 candidates,
                 n_above,
                 epsilon_run,

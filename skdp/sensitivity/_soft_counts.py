@@ -483,7 +483,7 @@ def soft_counts_above(x, upper_grid):
     with ramp 1: the contributions they have in the formula). One pass over
     the rows in blocks bins them (a lookup table on the doubles' top bits,
     or ``searchsorted``) and adds ``c`` and ``u`` with one ``bincount``:
-    O(n + k), no copy of ``x`` (:func:`tally_columns`). Tallies of chunks
+    O(n + k), no copy of ``x`` (``tally_columns``). Tallies of chunks
     of rows add up, so the queries of chunked data are the same.
 
     **Exact in floating point.** Each row's ramp is clipped to [0, 1] and
