@@ -22,6 +22,7 @@ from skdp.preprocessing._svt_search import (
     run_svt_bounds,
     svt_bounds_statistic,
 )
+from skdp.sensitivity._soft_counts import soft_count_widths
 from skdp.utils._validation import check_per_feature, validate_private_data
 
 __all__ = [
@@ -157,7 +158,8 @@ def _check_feasible(plan, n_features, epsilon):
     overflow the float range), and the candidate bounds ``origin ± widths``
     must be finite and strictly increasing doubles (near ±1.8e308 they
     overflow or collapse onto the origin, and the search would return
-    ``lower_ == upper_``).
+    ``lower_ == upper_``), also as the soft counts compute their widths
+    (:func:`~skdp.sensitivity._soft_counts.soft_count_widths`).
     """
     problem = None
     try:
@@ -182,11 +184,14 @@ def _check_feasible(plan, n_features, epsilon):
                     np.all(np.isfinite(candidates))
                     and np.all(candidates[:, 0] > sign * plan.origin)
                     and np.all(steps > 0)
+                    and all(np.all(soft_count_widths(c) > 0) for c in candidates)
                 ):
                     problem = (
                         "the candidate bounds origin + widths overflow or "
                         "collapse onto the origin in floating point (lower is "
-                        "too close to the float limit for upper_limit)"
+                        "too close to the float limit for upper_limit, or "
+                        "subnormal candidates merge when a grid reaching the "
+                        "float limit is halved)"
                     )
     if problem is not None:
         raise ValueError(

@@ -26,6 +26,7 @@ __all__ = [
     "SoftCountLayout",
     "sign_counts_from_tally",
     "soft_count_layout",
+    "soft_count_widths",
     "soft_counts_above",
     "soft_counts_below",
     "soft_counts_from_tally",
@@ -107,6 +108,33 @@ class SoftCountLayout:
         return self.breakpoints.size + 1
 
 
+def _halved(grid):
+    """Whether the grid is halved first: an end beyond a quarter of the
+    largest double, where differences of grid points could overflow."""
+    return max(abs(grid[0]), abs(grid[-1])) > _HALF_MAX
+
+
+def soft_count_widths(grid):
+    """The widths ``b_{j+1} - b_j`` as the soft counts compute them.
+
+    Parameters
+    ----------
+    grid : ndarray of shape (k,)
+        Public strictly increasing candidate bounds, finite.
+
+    Returns
+    -------
+    widths : ndarray of shape (k - 1,)
+        Computed on the halved grid when an end is beyond a quarter of the
+        largest double. Halving can merge two subnormal points (``4 * 2**-1074``
+        and ``5 * 2**-1074`` both halve to ``2 * 2**-1074``): the grid is usable
+        only if every width is positive, which callers check before any
+        charge.
+    """
+    grid = np.asarray(grid, dtype=np.float64)
+    return np.diff(grid / 2 if _halved(grid) else grid)
+
+
 def _ramp_tables(grid, halved, folded):
     """Origins and widths of the k - 1 upper ramps (halved, scaled if asked)."""
     if halved:
@@ -152,11 +180,46 @@ def soft_count_layout(grid, *, two_sided=False, origin=0.0, lookup=True):
     ``-x`` is computed as ``(x - (-b_j)) / (-(b_{j+1} - b_j))``, which
     rounds to exactly ``((-x) - b_j) / (b_{j+1} - b_j)``: negation is exact
     and rounding to nearest is symmetric.
+
+    **The same doubles as the sorted computation.** Every rounded ramp is
+    the one the sort and prefix sums of earlier versions gave the row:
+
+    * *Bins.* A row with ``b_j < x <= b_{j+1}`` is in bin j, the interval
+      whose block of sorted rows held it. A row exactly on ``b_{j+1}`` has
+      ramp exactly 1 in bin j (``d / d``) and 0 in bin j + 1, which
+      contribute alike, so the side of a boundary never matters.
+    * *No clip needed.* Rounding is monotone, so for ``b_j < x <= b_{j+1}``
+      the computed ``x - b_j`` lies in ``[0, b_{j+1} - b_j]`` (as computed)
+      and the quotient in [0, 1]: the clip of the ramp was the identity.
+      Rows below ``b_0`` or above ``b_{k-1}`` are clipped to them first,
+      which gives them the ramp 0 or exactly 1 that clipping the ramp gave.
+    * *Folded scaling.* With every width at least ``2**-1002``, the width
+      times ``2**-20`` is exact and ``(x - b_j) / (w 2**-20)`` rounds to
+      ``2**20`` times the rounded quotient whenever that is normal; a
+      subnormal or zero quotient rounds to 0 units either way. The rounded
+      units are the same integers.
+    * *Halved grids* (an end beyond a quarter of the largest double): the
+      ramps are computed on the clipped ``x / 2`` and the halved grid, as
+      before; bins come from ``x`` itself. Halving is monotone, so the
+      ramp stays in [0, 1]; where it merges ``x > b_j`` with ``b_j``
+      (subnormal halves), the sorted computation put the row in bin j - 1
+      with ramp 1 and this one puts it in bin j with ramp 0: the same
+      contributions.
+
+    The tests compare the queries with the sorted computation (kept there as
+    the reference) bit for bit on adversarial inputs: grid ties and their
+    neighbouring doubles, signed zeros, subnormals, values near the float
+    limit, one row, columns entirely outside the grid.
     """
     grid = np.asarray(grid, dtype=np.float64)
-    halved = max(abs(grid[0]), abs(grid[-1])) > _HALF_MAX
-    scale = 0.5 if halved else 1.0
-    folded = bool(np.min(np.diff(grid * scale)) >= 2.0**-1002)
+    halved = _halved(grid)
+    widths = soft_count_widths(grid)
+    if not np.all(widths > 0):
+        raise ValueError(
+            "The grid of the soft counts must be strictly increasing, also "
+            "once halved near the float limit (subnormal points may merge)."
+        )
+    folded = bool(np.min(widths) >= 2.0**-1002)
     ramp_origin, ramp_width = _ramp_tables(grid, halved, folded)
     if not two_sided:
         breakpoints = grid[1:-1]
@@ -410,7 +473,9 @@ def soft_counts_above(x, upper_grid):
     apart to doubles at most 1 apart: the released queries keep sensitivity
     exactly 1, which a float sum of the ramps does not guarantee
     (Casacuberta et al. 2022). A float64 array of ``2**53`` rows would need
-    64 PiB. Nothing overflows (a grid near the float limit is halved first).
+    64 PiB. Nothing overflows (a grid near the float limit is halved first;
+    one whose halved points merge raises ValueError, where earlier versions
+    divided by a zero width).
     The values are bit for bit those of the sort and prefix sums of earlier
     versions (checked on random and adversarial inputs in the tests).
 

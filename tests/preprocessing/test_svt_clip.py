@@ -99,6 +99,16 @@ def test_bad_input_charges_nothing(kwargs, X, match):
     assert acc.entries == ()
 
 
+def test_refuses_a_grid_whose_halved_candidates_merge_before_charging():
+    # 4 and 5 units of 2**-1074 halve to the same double, and a grid reaching
+    # the float limit is halved before the ramps are computed
+    acc = BudgetAccountant(epsilon=1.0)
+    sel = SVTClipSelector(grid=[2e-323, 2.5e-323, 1.7e308], accountant=acc)
+    with pytest.raises(ValueError, match="Nothing was charged"):
+        sel.fit(np.ones((5, 1)))
+    assert acc.total() == (0.0, 0.0)
+
+
 def test_odd_inputs():
     for X in (np.zeros((1, 1)), np.full((10, 2), 1e308), np.array([[True], [False]])):
         sel = SVTClipSelector(1.0, random_state=0).fit(X)

@@ -15,6 +15,7 @@ from skdp.sensitivity._soft_counts import (
     GridTally,
     sign_counts_from_tally,
     soft_count_layout,
+    soft_count_widths,
     soft_counts_from_tally,
     tally_columns,
 )
@@ -31,6 +32,7 @@ GRIDS = {
     "tiny steps": np.array([1.0, 1.0 + 2**-40, 1.0 + 2**-39, 2.0]),
     "huge steps": np.array([-1e300, 0.0, 1e-300, 1e300]),
     "subnormal steps": np.array([0.0, 5e-324, 1e-323, 1e-310, 1.0]),
+    "subnormal and halved": np.array([-1.7e308, 0.0, 1e-323, 1.5e-323, 1.7e308]),
     "two points": np.array([1.0, 2.0]),
 }
 # the public origin of the grids that spread out from one (keys of x - origin)
@@ -43,16 +45,19 @@ def adversarial_column(rng, grid, n):
     near = np.concatenate(
         [grid, np.nextafter(grid, -np.inf), np.nextafter(grid, np.inf)]
     )
+    # uniform between the grid's ends, halved so that nothing overflows
+    inside = (grid[0] / 2 + rng.uniform(0, 1, 64) * (grid[-1] / 2 - grid[0] / 2)) * 2
     pools = [
         near,
         -near,
         np.array([0.0, -0.0, 5e-324, -5e-324, 2.2e-308, -2.2e-308]),
         np.array([1.7e308, -1.7e308, 1e300, -1e300]),
-        rng.uniform(grid[0], grid[-1], 64),
-        -rng.uniform(grid[0], grid[-1], 64),
+        inside,
+        -inside,
         rng.lognormal(0, 30, 64) * rng.choice([-1.0, 1.0], 64),
         rng.standard_normal(64),
     ]
+    assert all(np.all(np.isfinite(pool)) for pool in pools)
     weights = rng.dirichlet(np.ones(len(pools)))
     which = rng.choice(len(pools), size=n, p=weights)
     return np.array([rng.choice(pools[i]) for i in which])
@@ -191,6 +196,19 @@ def test_sensitivity_one_by_brute_force_on_a_small_domain():
             before = two_sided(x, grid, False)
             assert np.all((above - before[0] >= 0) & (above - before[0] <= 1))
             assert np.all((below - before[1] >= 0) & (below - before[1] <= 1))
+
+
+def test_a_grid_whose_halved_points_merge_is_refused():
+    # near the float limit the grid is halved, and 4 and 5 units of 2**-1074
+    # both halve to 2 units: a zero width (the sorted computation divided by
+    # it and cast NaN to int64)
+    merging = np.array([0.0, 2e-323, 2.5e-323, 1.7e308])
+    assert soft_count_widths(merging)[1] == 0
+    with pytest.raises(ValueError, match="once halved"):
+        soft_counts_above([1.0], merging)
+    with pytest.raises(ValueError, match="once halved"):
+        soft_count_layout(merging[1:], two_sided=True)
+    assert np.all(soft_count_widths(merging[:3]) > 0)  # not halved: fine
 
 
 def test_soft_counts_below_mirror():
