@@ -105,7 +105,7 @@ def bounds_layouts(plan, n_features, *, lookup=True):
     origins, group = np.unique(plan.origin[:n_features], return_inverse=True)
     return [
         (
-            np.flatnonzero(group == g),
+            None if origins.size == 1 else np.flatnonzero(group == g),
             soft_count_layout(origin + plan.widths, origin=origin, lookup=lookup),
         )
         for g, origin in enumerate(origins)
