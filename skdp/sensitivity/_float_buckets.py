@@ -1,9 +1,11 @@
 """Binning doubles against sorted breakpoints by a lookup on their top bits.
 
-A double's sign, exponent and top mantissa bits, read as an integer, are a
-non-decreasing function of its value on each sign; a table indexed by them
-gives the number of breakpoints below every value of a bucket but the one
-breakpoint (at most) inside it, which one comparison settles. Used by the
+A double's sign, exponent and top mantissa bits, read as an integer (a
+bucket key), are monotone in its value on each sign (increasing for positive
+values, decreasing for negative ones), so the doubles of one bucket form an
+interval; a table indexed by the key gives the number of breakpoints below
+every value of a bucket but the one breakpoint (at most) inside it, which one
+comparison settles. Used by the
 soft counts of :mod:`skdp.sensitivity._soft_counts` instead of a binary
 search per row; the bins are exactly those of ``np.searchsorted``.
 """
