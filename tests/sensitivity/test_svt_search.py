@@ -89,7 +89,7 @@ def test_selector_releases_what_the_sorted_search_released(name, monkeypatch):
             )
 
 
-@pytest.mark.parametrize("lower", [None, 0.0])
+@pytest.mark.parametrize("lower", [None, 0.0, [-1.0, 0.0, 2.0]])
 def test_release_of_summed_chunk_statistics_equals_the_whole(lower):
     X = datasets()["lookup path, 3 features"]
     plan = plan_svt_bounds(
