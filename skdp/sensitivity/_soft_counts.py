@@ -51,6 +51,10 @@ _BLOCK = 1 << 15
 _COUNT_SHIFT = 36
 _COUNT_WEIGHT = float(1 << _COUNT_SHIFT)
 
+# Columns read together: each block's bincount has this many times n_bins
+# bins (few, however wide X is), and one column gets blocks of 2**15 rows.
+_GROUP = 8
+
 #: Below this many rows the lookup table is not worth building.
 LOOKUP_MIN_ROWS = 1 << 14
 
@@ -349,24 +353,37 @@ def tally_columns(X, layout, columns=None):
     added in int64, exact below ``2**43`` rows.
 
     **Memory.** Five buffers of ``2**15`` values (about 1 MiB) and no copy
-    of ``X``: one pass over the data in blocks.
+    of ``X``: one pass over the data in blocks of rows, reading up to 8
+    columns together (wider data in groups of 8).
     """
-    n_rows = X.shape[0]
-    n_columns = X.shape[1] if columns is None else len(columns)
-    n_bins = layout.n_bins
-    counts = np.zeros((n_columns, n_bins), dtype=np.int64)
-    units = np.zeros((n_columns, n_bins), dtype=np.int64)
-    rows = max(1, _BLOCK // max(n_columns, 1))
-    work = _Workspace(min(rows, n_rows) * n_columns)
+    columns = np.arange(X.shape[1]) if columns is None else np.asarray(columns)
+    counts = np.zeros((columns.size, layout.n_bins), dtype=np.int64)
+    units = np.zeros((columns.size, layout.n_bins), dtype=np.int64)
     with np.errstate(over="ignore"):  # a value halved past the grid: ramp 0 or 1
-        for start in range(0, n_rows, rows):
-            block = X[start : start + rows]
-            if columns is not None:
-                block = block[:, columns]  # a copy of one block only
-            block_counts, block_units = _tally_block(block, layout, work, n_bins)
-            counts += block_counts
-            units += block_units
+        for first in range(0, columns.size, _GROUP):
+            group = columns[first : first + _GROUP]
+            counts[first : first + group.size], units[first : first + group.size] = (
+                _tally_group(X, group, layout)
+            )
     return GridTally(counts, units)
+
+
+def _tally_group(X, group, layout):
+    """Counts and units of a few columns, read together block by block."""
+    n_rows, n_bins = X.shape[0], layout.n_bins
+    if np.array_equal(group, np.arange(group[0], group[0] + group.size)):
+        group = slice(group[0], group[0] + group.size)  # a view, not a copy
+    size = X[:0, group].shape[1]
+    rows = _BLOCK // size
+    work = _Workspace(min(rows, n_rows) * size)
+    counts = np.zeros((size, n_bins), dtype=np.int64)
+    units = np.zeros((size, n_bins), dtype=np.int64)
+    for start in range(0, n_rows, rows):
+        block = X[start : start + rows, group]  # a copy of one block at most
+        block_counts, block_units = _tally_block(block, layout, work, n_bins)
+        counts += block_counts
+        units += block_units
+    return counts, units
 
 
 def _queries(counts, units):

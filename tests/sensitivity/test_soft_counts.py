@@ -223,3 +223,20 @@ def test_tally_is_a_frozen_pair():
     tally = GridTally(np.zeros(2, dtype=np.int64), np.ones(2, dtype=np.int64))
     doubled = tally + tally
     np.testing.assert_array_equal(doubled.units, [2, 2])
+
+
+def test_wide_data_in_groups_of_columns():
+    # 19 columns: groups of 8, 8 and 3, and an arbitrary column selection
+    rng = np.random.default_rng(6)
+    grid = GRIDS["default widths"]
+    X = rng.standard_t(2, size=(3000, 19)) * 30
+    layout = soft_count_layout(grid, two_sided=True, lookup=True)
+    whole = tally_columns(X, layout)
+    above, below = soft_counts_from_tally(whole, two_sided=True)
+    for f in (0, 7, 8, 15, 16, 18):
+        np.testing.assert_array_equal(above[f], sorted_soft_counts_above(X[:, f], grid))
+        np.testing.assert_array_equal(
+            below[f], sorted_soft_counts_above(-X[:, f], grid)
+        )
+    picked = tally_columns(X, layout, [18, 3, 4, 5, 0])
+    np.testing.assert_array_equal(picked.units, whole.units[[18, 3, 4, 5, 0]])
