@@ -66,6 +66,7 @@ STEPS = [
         ["--n", "10000000", "--repeat", "5"],
         no_dpl=["--no-dpl"],
     ),
+    Step("bench_bounds_pass.py", ["--n", "10000000", "--repeat", "5"]),
     Step("bench_sensitivity.py", ["--n", "10000000", "--repeat", "5"]),
     Step(
         "bench_local_sensitivity.py",

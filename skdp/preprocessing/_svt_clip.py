@@ -14,13 +14,25 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
-from skdp.mechanisms import above_threshold, check_random_source, laplace_mechanism
+from skdp.mechanisms import check_random_source
 from skdp.mechanisms._laplace import _laplace_grid
 from skdp.mechanisms._svt import check_svt_feasible
-from skdp.sensitivity._clipped_sums import soft_counts_above_sorted
+from skdp.preprocessing._svt_search import (
+    release_svt_bounds,
+    run_svt_bounds,
+    svt_bounds_statistic,
+)
+from skdp.sensitivity._soft_counts import soft_count_widths
 from skdp.utils._validation import check_per_feature, validate_private_data
 
-__all__ = ["SVTClipSelector", "plan_svt_bounds", "run_svt_bounds", "svt_bound_widths"]
+__all__ = [
+    "SVTClipSelector",
+    "plan_svt_bounds",
+    "release_svt_bounds",
+    "run_svt_bounds",
+    "svt_bound_widths",
+    "svt_bounds_statistic",
+]
 
 # Default public grid: widths from upper_limit * 2**-40 to upper_limit, a
 # factor 2**(1/4) (about 19%) apart: 161 candidates.
@@ -32,10 +44,9 @@ _GRID_STEPS_PER_OCTAVE = 4
 # Default share of a search's epsilon spent on the threshold noise (Lyu-Su-Li
 # eps1 / eps): 0.8 makes the runaway tail decay like K**-4 (class Notes).
 _THRESHOLD_SHARE = 0.8
-# With lower=None: share of the bound budget spent on the sign test, and the
-# test's threshold in noise scales (class Notes).
+# With lower=None: share of the bound budget spent on the sign test (class
+# Notes); the test's threshold is in _svt_search.
 _SIGN_SHARE = 0.15
-_SIGN_SCALES = 3.0
 
 
 def svt_bound_widths(grid, upper_limit):
@@ -70,28 +81,6 @@ def svt_bound_widths(grid, upper_limit):
             "increasing, positive, finite distances from the origin."
         )
     return widths
-
-
-def _svt_upper_bound(x_sorted, candidates, n_above, epsilon, share, source):
-    """AboveThreshold over candidate upper bounds; returns the chosen bound.
-
-    Query j is ``-q_j`` with ``q_j`` the soft count of rows above
-    ``candidates[j]`` (ramping up to ``candidates[j+1]``); it fires once at
-    most about ``n_above`` rows lie above, and the bound returned is
-    ``candidates[j + 1]``, above which at most ``q_j`` rows lie. No hit: the
-    largest candidate (data-independent).
-    """
-    queries = -soft_counts_above_sorted(x_sorted, candidates)
-    hit = above_threshold(
-        queries,
-        -n_above,
-        epsilon,
-        sensitivity=1.0,
-        monotonic=True,
-        threshold_share=share,
-        random_state=source,
-    )
-    return candidates[-1] if hit is None else candidates[hit + 1]
 
 
 class SVTBoundsPlan(NamedTuple):
@@ -169,7 +158,8 @@ def _check_feasible(plan, n_features, epsilon):
     overflow the float range), and the candidate bounds ``origin ± widths``
     must be finite and strictly increasing doubles (near ±1.8e308 they
     overflow or collapse onto the origin, and the search would return
-    ``lower_ == upper_``).
+    ``lower_ == upper_``), also as the soft counts compute their widths
+    (:func:`~skdp.sensitivity._soft_counts.soft_count_widths`).
     """
     problem = None
     try:
@@ -194,11 +184,14 @@ def _check_feasible(plan, n_features, epsilon):
                     np.all(np.isfinite(candidates))
                     and np.all(candidates[:, 0] > sign * plan.origin)
                     and np.all(steps > 0)
+                    and all(np.all(soft_count_widths(c) > 0) for c in candidates)
                 ):
                     problem = (
                         "the candidate bounds origin + widths overflow or "
                         "collapse onto the origin in floating point (lower is "
-                        "too close to the float limit for upper_limit)"
+                        "too close to the float limit for upper_limit, or "
+                        "subnormal candidates merge when a grid reaching the "
+                        "float limit is halved)"
                     )
     if problem is not None:
         raise ValueError(
@@ -206,75 +199,6 @@ def _check_feasible(plan, n_features, epsilon):
             f"{n_features} feature(s): {problem}. Nothing was charged. Use a "
             "larger epsilon, or a lower/upper_limit well inside the float range."
         )
-
-
-def _sign_counts(X):
-    """Counts of negative, then of positive values per feature: shape (2d,).
-
-    Under add/remove one row adds or removes 1 in at most one of the two
-    counts of each feature (a value is negative, positive or 0), so the
-    vector has L1 sensitivity d (brute-forced in the tests).
-    """
-    return np.concatenate([(X < 0).sum(axis=0), (X > 0).sum(axis=0)]).astype(float)
-
-
-def _searched_sides(noisy_counts, n_features, epsilon_sign):
-    """Post-processing of the noisy sign counts: ``(search_lower, search_upper)``.
-
-    A side is searched when its noisy count exceeds ``_SIGN_SCALES`` noise
-    scales ``n_features / epsilon_sign``; if neither does, the upper side is.
-    Works row-wise on an array of shape (..., 2d).
-    """
-    noisy = np.asarray(noisy_counts, dtype=float)
-    cutoff = _SIGN_SCALES * n_features / epsilon_sign
-    negatives = noisy[..., :n_features] > cutoff
-    positives = noisy[..., n_features:] > cutoff
-    return negatives, positives | ~negatives
-
-
-def _sign_test(X, plan, source):
-    """Per feature, which sides to search: the noisy sign counts (Laplace of
-    scale ``d / epsilon_sign``, ε_sign-DP), post-processed."""
-    n_features = X.shape[1]
-    noisy = laplace_mechanism(
-        _sign_counts(X), float(n_features), plan.epsilon_sign, random_state=source
-    )
-    return _searched_sides(noisy, n_features, plan.epsilon_sign)
-
-
-def run_svt_bounds(X, plan, source):
-    """Choose ``(lower, upper)`` per feature; the caller has charged the cost."""
-    n_features = X.shape[1]
-    lower, upper = plan.origin.copy(), plan.origin.copy()
-    if plan.two_sided:
-        search_lower, search_upper = _sign_test(X, plan, source)
-    else:
-        search_lower = np.zeros(n_features, dtype=bool)
-        search_upper = np.ones(n_features, dtype=bool)
-    share = plan.threshold_share
-    for f in range(n_features):
-        n_sides = int(search_lower[f]) + int(search_upper[f])
-        epsilon_run, n_above = plan.run_parameters(n_features, n_sides)
-        column = np.sort(X[:, f])
-        if search_upper[f]:
-            upper[f] = _svt_upper_bound(
-                column,
-                plan.origin[f] + plan.widths,
-                n_above,
-                epsilon_run,
-                share,
-                source,
-            )
-        if search_lower[f]:  # the same search on -x, sorted by reversal
-            lower[f] = -_svt_upper_bound(
-                -column[::-1],
-                -plan.origin[f] + plan.widths,
-                n_above,
-                epsilon_run,
-                share,
-                source,
-            )
-    return lower, upper
 
 
 class SVTClipSelector(
@@ -406,9 +330,15 @@ class SVTClipSelector(
     columns. Keep ``upper_limit`` realistic: it is the fallback when nothing
     fires.
 
-    **Computation.** One sort of each column and prefix sums give every
-    candidate's query at once; the noise is drawn for all candidates in one
-    vectorised call; only the first hit matters.
+    **Computation.** One pass over the data in blocks of rows, no sort and
+    no copy of ``X``: each value is binned against the public grid and every
+    bin's row count and rounded ramp sum are added up (with the sign counts,
+    in one tally for both sides of every feature); every candidate's query
+    follows from these per-bin sums, bit for bit the values of a sort and
+    prefix sums (:func:`skdp.sensitivity.soft_counts_above`). The tallies of
+    chunks of rows add up, so chunked data give the same release
+    (``svt_bounds_statistic``, ``release_svt_bounds``). The noise is drawn
+    for all candidates in one vectorised call; only the first hit matters.
 
     References
     ----------

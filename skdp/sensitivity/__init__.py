@@ -9,12 +9,7 @@ candidate bound of a public grid. Inputs are clean float arrays and public
 parameters; validation is the calling estimator's job.
 """
 
-from skdp.sensitivity._clipped_sums import (
-    lower_clipped_sums,
-    soft_counts_above,
-    soft_counts_below,
-    upper_clipped_sums,
-)
+from skdp.sensitivity._clipped_sums import lower_clipped_sums, upper_clipped_sums
 from skdp.sensitivity._iqr import (
     interquartile_range,
     iqr_instability_distance,
@@ -45,6 +40,7 @@ from skdp.sensitivity._moments import (
     moments_from_sums,
 )
 from skdp.sensitivity._order import padded_order_statistics, select_order_statistics
+from skdp.sensitivity._soft_counts import soft_counts_above, soft_counts_below
 
 __all__ = [
     "centre_and_radius",

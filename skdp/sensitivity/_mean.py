@@ -66,10 +66,19 @@ def centre_and_radius(lower, upper):
     return lower / 2 + upper / 2, upper / 2 - lower / 2
 
 
-def _normalised_terms(block, lower, upper, centre, radius):
-    """``(clip(x) - centre) / radius``, in [-1, 1], for one block of rows."""
-    terms = np.clip(block, lower, upper)
-    if max(np.abs(lower).max(), np.abs(upper).max()) < _HALF_MAX:
+def _near_float_limit(lower, upper):
+    """Whether differences of values within the bounds may overflow."""
+    return max(np.abs(lower).max(), np.abs(upper).max()) >= _HALF_MAX
+
+
+def _normalised_terms(block, lower, upper, centre, radius, out=None, halve=None):
+    """``(clip(x) - centre) / radius``, in [-1, 1], for one block of rows
+    (written into ``out`` when given; ``halve`` is
+    ``_near_float_limit(lower, upper)``, computed if None)."""
+    terms = np.clip(block, lower, upper, out=out)
+    if halve is None:
+        halve = _near_float_limit(lower, upper)
+    if not halve:
         terms -= centre
         terms /= radius
     else:  # near the float limit: halve before subtracting so nothing overflows
@@ -84,8 +93,13 @@ def exact_centred_sums(X, lower, upper):
 
     Each row's term ``(clip(x_j) - c_j) / r_j`` lies in [-1, 1]; it is
     rounded to the nearest multiple of ``2**-32`` (still in [-1, 1]) and the
-    multiples are added in integers: int64 within blocks of ``2**16`` rows,
-    Python ints across blocks, so the sum is exact for every number of rows.
+    multiples are added exactly: within a block of at most ``2**16`` rows
+    as doubles (integers of magnitude at most ``2**32``, so every partial
+    sum is an integer below ``2**48 < 2**53`` and exact in any order),
+    across blocks as Python ints, so the sum is exact for every number of
+    rows. A block of ``2**16`` values is processed flat, with the bounds
+    tiled to it (numpy's broadcasting over a short last axis is slow), in
+    one reused buffer: no temporary of the size of ``X``.
 
     Parameters
     ----------
@@ -116,17 +130,32 @@ def exact_centred_sums(X, lower, upper):
     >>> exact_centred_sums(X, np.array([0.0]), np.array([10.0])).as_float()
     array([1.])
     """
-    centre, radius = centre_and_radius(lower, upper)
-    totals = [0] * X.shape[1]
+    n_features = X.shape[1]
+    rows = max(1, _BLOCK_ROWS // n_features)
+    bounds = (lower, upper, *centre_and_radius(lower, upper))
+    halve = _near_float_limit(lower, upper)
+    size = min(X.shape[0], rows) * n_features
+    if n_features > 1:  # the bounds of a flattened block, tiled once
+        bounds = tuple(np.tile(b, size // n_features) for b in bounds)
+        columns = np.tile(np.arange(n_features), size // n_features)
+    totals = [0] * n_features
     scale = float(2**FIXED_POINT_BITS)
-    for start in range(0, X.shape[0], _BLOCK_ROWS):
-        terms = _normalised_terms(
-            X[start : start + _BLOCK_ROWS], lower, upper, centre, radius
+    buffer = np.empty(size)
+    for start in range(0, X.shape[0], rows):
+        block = X[start : start + rows].ravel()  # row-major, as the tiles
+        terms = buffer[: block.size]
+        _normalised_terms(
+            block, *(b[: block.size] for b in bounds), out=terms, halve=halve
         )
         terms *= scale  # exact: a power of two, |terms| <= 2**32
-        block = np.rint(terms).astype(np.int64).sum(axis=0)
-        totals = [t + int(b) for t, b in zip(totals, block.tolist(), strict=True)]
-    return FixedPoint(tuple(totals), -FIXED_POINT_BITS, (X.shape[1],))
+        np.rint(terms, out=terms)
+        # integers below 2**48 per feature: every partial sum is exact
+        if n_features == 1:
+            sums = [terms.sum()]
+        else:
+            sums = np.bincount(columns[: block.size], terms, n_features)
+        totals = [t + int(b) for t, b in zip(totals, sums, strict=True)]
+    return FixedPoint(tuple(totals), -FIXED_POINT_BITS, (n_features,))
 
 
 def exact_split_sums(X, lower, upper):

@@ -11,7 +11,9 @@ from skdp.audit import assert_dp, audit_mechanism
 from skdp.mechanisms._laplace import laplace_mechanism
 from skdp.mechanisms._svt import _svt_many
 from skdp.preprocessing import _svt_clip as svt_module
-from skdp.preprocessing._svt_clip import svt_bound_widths
+from skdp.preprocessing import _svt_search as search_module
+from skdp.preprocessing._svt_clip import plan_svt_bounds, svt_bound_widths
+from skdp.sensitivity import soft_counts_above
 
 
 def test_charges_epsilon_split_over_sides_and_features():
@@ -97,6 +99,16 @@ def test_bad_input_charges_nothing(kwargs, X, match):
     assert acc.entries == ()
 
 
+def test_refuses_a_grid_whose_halved_candidates_merge_before_charging():
+    # 4 and 5 units of 2**-1074 halve to the same double, and a grid reaching
+    # the float limit is halved before the ramps are computed
+    acc = BudgetAccountant(epsilon=1.0)
+    sel = SVTClipSelector(grid=[2e-323, 2.5e-323, 1.7e308], accountant=acc)
+    with pytest.raises(ValueError, match="Nothing was charged"):
+        sel.fit(np.ones((5, 1)))
+    assert acc.total() == (0.0, 0.0)
+
+
 def test_odd_inputs():
     for X in (np.zeros((1, 1)), np.full((10, 2), 1e308), np.array([[True], [False]])):
         sel = SVTClipSelector(1.0, random_state=0).fit(X)
@@ -126,7 +138,7 @@ def select_upper(data, seed):
 
 def select_upper_many(data, seed, n_runs):
     """The selector's release for n_runs independent runs at once."""
-    queries = -svt_module.soft_counts_above_sorted(np.sort(data[:, 0]), GRID)
+    queries = -QUERIES["soft counts"](data[:, 0], GRID)
     fired = _svt_many(
         queries,
         -N_ABOVE,
@@ -140,10 +152,14 @@ def select_upper_many(data, seed, n_runs):
     return GRID[index]
 
 
-def unnormalised_counts(x_sorted, candidates):
+# the query function of the vectorised release (the fit's, unless mutated)
+QUERIES = {"soft counts": soft_counts_above}
+
+
+def unnormalised_counts(x, candidates):
     """Mutant: S(b_{j+1}) - S(b_j) without dividing by the spacing."""
-    upper = np.clip(x_sorted[:, None], None, candidates[None, 1:])
-    lower = np.clip(x_sorted[:, None], None, candidates[None, :-1])
+    upper = np.clip(x[:, None], None, candidates[None, 1:])
+    lower = np.clip(x[:, None], None, candidates[None, :-1])
     return (upper - lower).sum(axis=0)
 
 
@@ -159,7 +175,7 @@ def test_audit_svt_clip_selector():
 
 
 def test_audit_catches_unnormalised_queries(monkeypatch):
-    monkeypatch.setattr(svt_module, "soft_counts_above_sorted", unnormalised_counts)
+    monkeypatch.setitem(QUERIES, "soft counts", unnormalised_counts)
     result = audit_mechanism(
         select_upper_many, D0, D1, n_samples=50_000, random_state=0
     )
@@ -167,6 +183,14 @@ def test_audit_catches_unnormalised_queries(monkeypatch):
 
 
 # -- sign test (lower=None): sensitivity by brute force, audit with a twin ----
+
+
+def sign_counts(X):
+    """The sign counts as the fit computes them: from the two-sided tally."""
+    plan = plan_svt_bounds(
+        X.shape[1], 1.0, lower=None, upper_limit=10.0, grid="geometric", n_above=None
+    )
+    return search_module._sign_counts(search_module.svt_bounds_statistic(X, plan))
 
 
 def test_sign_counts_l1_sensitivity_by_brute_force():
@@ -180,10 +204,10 @@ def test_sign_counts_l1_sensitivity_by_brute_force():
         for size in range(4):
             for data in itertools.combinations_with_replacement(rows, size):
                 X = np.array(data, dtype=float).reshape(size, d)
-                counts = svt_module._sign_counts(X)
+                counts = sign_counts(X)
                 for row in rows:  # add a row (removal is the reverse pair)
                     bigger = np.vstack([X, np.array(row)[None, :]])
-                    change = np.abs(svt_module._sign_counts(bigger) - counts).sum()
+                    change = np.abs(sign_counts(bigger) - counts).sum()
                     worst = max(worst, change)
         assert worst == d
 
@@ -195,11 +219,11 @@ SIGN_D1 = np.vstack([SIGN_D0, [[-1.0]]])
 
 def sign_test_many(noise_factor):
     def mech(data, seed, n_runs):
-        counts = np.tile(svt_module._sign_counts(data), n_runs)
+        counts = np.tile(sign_counts(data), n_runs)
         noisy = laplace_mechanism(
             counts, noise_factor * data.shape[1], SIGN_EPS, random_state=seed
         )
-        lower, upper = svt_module._searched_sides(
+        lower, upper = search_module._searched_sides(
             noisy.reshape(n_runs, -1), data.shape[1], SIGN_EPS
         )
         return 2 * lower[:, 0].astype(int) + upper[:, 0].astype(int)

@@ -96,3 +96,25 @@ def test_a_fixed_point_release_is_the_exact_grid_release(mechanism):
         rounded = (steps + Fraction(1, 2)).__floor__()  # half up
         expected = float(rounded * Fraction(2) ** k + noise)
         assert float(release(FixedPoint((numerator,), -32, ()), seed)) == expected
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_exact_sums_of_many_features_equal_the_per_feature_oracle(order):
+    # several features with their own bounds (one near the float limit, the
+    # halving path), over more rows than one flat block of 2**16 values
+    rng = np.random.default_rng(5)
+    lower = np.array([-1.0, 0.0, -1.5e308, 3.0, -2.0])
+    upper = np.array([1.0, 10.0, 1.5e308, 3.5, 2.0])
+    n = (1 << 14) + 5
+    X = rng.uniform(-1, 1, (n, 5)) * np.array([2.0, 20.0, 1.7e308, 4.0, 3.0])
+    X[::11] = upper  # at the bounds
+    X = np.asarray(X, order=order)
+    got = as_fractions(exact_centred_sums(X, lower, upper))
+    for j in range(5):
+        alone = exact_centred_sums(
+            np.ascontiguousarray(X[:, [j]]), lower[[j]], upper[[j]]
+        )
+        assert got[j] == as_fractions(alone)[0]
+        if j < 2:  # bounds at +-1 after centring: the fraction oracle applies
+            centre, radius = (lower[j] + upper[j]) / 2, (upper[j] - lower[j]) / 2
+            assert got[j] == quantised_fraction_sum((X[:, j] - centre) / radius)
