@@ -186,6 +186,7 @@ def describe_command(args):
                 bounds=bounds,
                 accountant=accountant,
                 random_state=args.seed,
+                n_jobs=args.n_jobs,
                 verbose=int(args.verbose or (progress is not None and progress.shown)),
             )
     except BudgetExceededError as exc:
@@ -295,6 +296,13 @@ def _build_parser():
         help="public bounds of a column (repeatable); others are found privately",
     )
     desc.add_argument("--json", action="store_true", help="print JSON")
+    desc.add_argument(
+        "--n-jobs",
+        type=int,
+        metavar="N",
+        help="columns described at once, in threads (default 1; -1: all "
+        "processors); the output is the same",
+    )
     chatter = desc.add_mutually_exclusive_group()
     chatter.add_argument(
         "-q", "--quiet", action="store_true", help="no progress lines on stderr"

@@ -60,33 +60,71 @@ class NotNumericError(ValueError):
     """A column that was asked for by name has a cell that is not a number."""
 
 
+class _Column:
+    """A float64 column that grows in place: no per-block arrays to join."""
+
+    def __init__(self, blocks_hint):
+        self.blocks_hint = blocks_hint
+        self.data = np.empty(0)
+        self.size = 0
+
+    def extend(self, n):
+        """A view of the next ``n`` values, to be filled by the caller."""
+        end = self.size + n
+        if end > self.data.size:
+            if self.size == 0:  # the first block: room for the whole file
+                capacity = max(end, int(n * self.blocks_hint * 1.05) + 1024)
+            else:
+                capacity = max(end, int(self.data.size * 1.5))
+            grown = np.empty(capacity)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        view = self.data[self.size : end]
+        self.size = end
+        return view
+
+    def array(self):
+        return self.data[: self.size]
+
+
 class _Columns:
     """The wanted columns, block by block; drops a column that turns out
-    not to be numeric (or raises, for a column asked for by name)."""
+    not to be numeric (or raises, for a column asked for by name).
 
-    def __init__(self, header, wanted, explicit):
+    ``blocks_hint`` is about how many blocks the file has: the first block
+    reserves room for that many like it.
+    """
+
+    def __init__(self, header, wanted, explicit, blocks_hint=64):
         self.n_fields = len(header)
         self.index = {name: header.index(name) for name in wanted}
         self.explicit = explicit
-        self.blocks = {name: [] for name in wanted}
+        self.columns = {name: _Column(blocks_hint) for name in wanted}
         self.not_numeric = []
-
-    def add(self, name, values):
-        self.blocks[name].append(values)
 
     def reject(self, name):
         if self.explicit:
             raise NotNumericError(f"Column {name!r} is not numeric.")
-        del self.index[name], self.blocks[name]
+        del self.index[name], self.columns[name]
         self.not_numeric.append(name)
 
     def arrays(self):
-        """One float64 array per numeric column, freeing the blocks as it goes."""
-        data = {}
-        for name in list(self.blocks):
-            parts = self.blocks.pop(name)
-            data[name] = np.concatenate(parts) if parts else np.empty(0)
-        return data
+        """One float64 array per numeric column."""
+        return {name: column.array() for name, column in self.columns.items()}
+
+
+class _Workspace:
+    """Arrays reused from block to block: fresh memory for every block's
+    temporaries costs as much as the parsing (page faults)."""
+
+    def __init__(self):
+        self.arrays = {}
+
+    def get(self, name, n, dtype):
+        array = self.arrays.get(name)
+        if array is None or array.size < n:
+            array = self.arrays[name] = np.empty(max(n, BLOCK_BYTES), dtype=dtype)
+        return array[:n]
 
 
 def _open_binary(path):
@@ -183,7 +221,7 @@ def _byte_index(n):
     return _BYTE_INDEX[:n]
 
 
-def _plain_values(codes, ends):
+def _plain_values(codes, ends, work):
     """``(values, irregular)`` per field: a plain field's exact value (NaN
     if empty), and whether the field is not plain.
 
@@ -198,9 +236,12 @@ def _plain_values(codes, ends):
     places -= _byte_index(codes.size)
     places -= 1  # bytes after each byte in its field, modulo 256
     places <<= 4
-    digit = codes - np.uint8(ord("0"))  # 0-9 for a digit
+    digit = np.subtract(codes, ord("0"), out=work.get("digit", codes.size, np.uint8))
     places |= digit & np.uint8(15)
-    sums = np.cumsum(np.take(_TERMS, places.astype(np.intp)))
+    index = work.get("index", codes.size, np.intp)
+    np.copyto(index, places)
+    sums = np.take(_TERMS, index, out=work.get("sums", codes.size, np.int64))
+    np.cumsum(sums, out=sums)
     mantissas = np.diff(sums[ends], prepend=0)
     valid = (digit < 10) | (codes == _DOT) | (codes == _MINUS)
     valid |= (codes == _COMMA) | (codes == _NEWLINE)
@@ -235,7 +276,7 @@ def _undo_dots(codes, ends, mantissas, n_digits, irregular):
     return decimals
 
 
-def _add_fast_block(block, columns):
+def _add_fast_block(block, columns, work):
     """Parse a quote-free block with numpy; False if its rows are ragged."""
     if b" " in block or b"\r" in block:  # one-byte searches: memchr
         block = _tidy(block)
@@ -250,11 +291,12 @@ def _add_fast_block(block, columns):
         return False
     if ends.size == 0:
         return True
-    values, irregular = _plain_values(codes, ends)
+    values, irregular = _plain_values(codes, ends, work)
     values = values.reshape(-1, columns.n_fields)
     irregular = irregular.reshape(-1, columns.n_fields)
     for name, j in list(columns.index.items()):
-        column = values[:, j].copy()
+        column = columns.columns[name].extend(values.shape[0])
+        column[:] = values[:, j]
         for row in np.flatnonzero(irregular[:, j]):
             k = row * columns.n_fields + j
             start = ends[k - 1] + 1 if k else 0
@@ -264,8 +306,6 @@ def _add_fast_block(block, columns):
             except ValueError:
                 columns.reject(name)
                 break
-        else:
-            columns.add(name, column)
     return True
 
 
@@ -280,13 +320,13 @@ def _add_csv_block(block, columns):
         except ValueError:
             columns.reject(name)
             continue
-        columns.add(name, np.array(column, dtype=np.float64))
+        columns.columns[name].extend(len(column))[:] = column
 
 
-def _add_block(block, columns):
+def _add_block(block, columns, work):
     if not columns.index:
         return
-    if b'"' in block or not _add_fast_block(block, columns):
+    if b'"' in block or not _add_fast_block(block, columns, work):
         _add_csv_block(block, columns)
 
 
@@ -323,9 +363,16 @@ def scan_numeric_csv(path, columns=None, *, progress=None, block_bytes=BLOCK_BYT
             if unknown:
                 raise ValueError(f"Columns not in {path}: {unknown}; it has {header}.")
         wanted = list(dict.fromkeys(header if columns is None else columns))
-        table = _Columns(header, wanted, explicit=columns is not None)
+        gzipped = stream is not raw
+        table = _Columns(
+            header,
+            wanted,
+            explicit=columns is not None,
+            blocks_hint=64 if gzipped else raw_size / block_bytes,
+        )
+        work = _Workspace()
         for block in _chain(rest, blocks):
-            _add_block(block, table)
+            _add_block(block, table, work)
             if progress is not None:
                 progress.update(raw.tell())
     if progress is not None:

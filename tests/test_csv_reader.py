@@ -187,3 +187,15 @@ def test_scan_reports_the_bytes_read(tmp_path):
     size = path.stat().st_size
     assert len(seen) > 20 and seen[-1] == ("finish", size)
     assert seen[:-1] == sorted(seen[:-1]) and seen[-2] == size
+
+
+def test_columns_grow_past_the_first_estimate(tmp_path):
+    # gzip: the size of the text is unknown, the first block reserves room
+    # for 64 blocks like it, and the columns grow several times after that
+    path = tmp_path / "g.csv.gz"
+    values = np.arange(20_000) / 8
+    with gzip.open(path, "wt") as handle:
+        handle.write("x,y\n" + "".join(f"{v},{-v}\n" for v in values))
+    data = scan_numeric_csv(path, block_bytes=64)[0]
+    np.testing.assert_array_equal(data["x"], values)
+    np.testing.assert_array_equal(data["y"], -values)

@@ -360,6 +360,9 @@ def test_cli_releases_bit_for_bit_what_it_released_before(tmp_path):
         "--bounds", "age=0:100", "--epsilon", 0.5,
     )  # fmt: skip
     assert released(result.stdout) == BEFORE_SEED_5_TWO_COLUMNS
+    # columns described two at a time, in threads: the same release
+    result = run_cli("describe", path, "--json", "--seed", 3, "--n-jobs", 2)
+    assert released(result.stdout) == BEFORE_SEED_3
 
 
 def write_columns(path, columns):
