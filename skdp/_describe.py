@@ -1,5 +1,6 @@
 """Private descriptive statistics of a table: the engine of ``skdp describe``."""
 
+import numbers
 import sys
 import time
 import warnings
@@ -261,6 +262,9 @@ def describe(
     if not data:
         raise ValueError("No columns to describe.")
     epsilon = check_epsilon(epsilon)
+    integer = isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool)
+    if n_jobs is not None and not (integer and n_jobs != 0):
+        raise ValueError(f"n_jobs must be a non-zero integer or None; got {n_jobs!r}.")
     bounds = dict(bounds or {})
     unknown = sorted(set(bounds) - set(data))
     if unknown:

@@ -132,6 +132,8 @@ def test_insufficient_budget_reads_nothing(table):
         ({"a": [1.0]}, {"bounds": {"b": (0, 1)}}, "unknown columns"),
         ({"a": [1.0]}, {"bounds": {"a": (1, 0)}}, "a"),
         ({"a": [1.0]}, {"epsilon": 0.0}, "epsilon"),
+        ({"a": [1.0]}, {"n_jobs": 0}, "n_jobs"),
+        ({"a": [1.0]}, {"n_jobs": 1.5}, "n_jobs"),
     ],
 )
 def test_bad_input_charges_nothing(data, kwargs, match):
