@@ -29,7 +29,7 @@ from skdp._progress import Progress
 
 #: Seconds of reading before progress lines start (without --verbose):
 #: only long inputs get them.
-PROGRESS_DELAY = 2.0
+PROGRESS_DELAY = 1.0
 
 # Public bounds from domain knowledge, never from the data.
 DEMO_BOUNDS = {"age": (18.0, 90.0), "bmi": (15.0, 50.0), "bp": (60.0, 140.0)}

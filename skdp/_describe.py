@@ -66,9 +66,10 @@ def tail_share(n_tail, count, mean, lower, upper):
     A post-processing of released values only: ``count``, ``mean``,
     ``lower``, ``upper`` and ``n_tail``, a public number of rows (the
     tolerance of the bound search, fixed by epsilon). The private search
-    stops at the first candidate with at most about ``n_tail`` rows above
-    the one before it, so up to about ``n_tail`` rows may lie above
-    ``upper``, and they are counted as ``upper``. This is their part of the
+    (:class:`~skdp.SVTClipSelector`) returns the candidate after the first
+    one with at most about ``n_tail`` rows above it, so up to about
+    ``n_tail`` rows may lie above ``upper``, and the mean counts them as
+    ``upper``. This is their part of the
     mean measured from ``lower``: ``n_tail (upper - lower) / (count (mean -
     lower))``. A large share says the rows at the bound matter to the mean,
     so whatever they exceed it by, cut off, may matter too; a small share

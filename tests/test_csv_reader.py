@@ -199,3 +199,21 @@ def test_columns_grow_past_the_first_estimate(tmp_path):
     data = scan_numeric_csv(path, block_bytes=64)[0]
     np.testing.assert_array_equal(data["x"], values)
     np.testing.assert_array_equal(data["y"], -values)
+
+
+def test_progress_on_a_terminal_rewrites_one_line():
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    clock, out = Clock(), Terminal()
+    progress = Progress("reading", 2_000_000, stream=out, clock=clock)
+    progress.update(1_000_000)
+    clock.now = 1.5
+    progress.update(1_500_000)
+    progress.finish(2_000_000)
+    assert out.getvalue() == (
+        "\rreading:  50% (1.0 of 2.0 MB, 0.0 s)"
+        "\rreading:  75% (1.5 of 2.0 MB, 1.5 s)"
+        "\rreading: 100% (2.0 of 2.0 MB, 1.5 s)\n"
+    )
