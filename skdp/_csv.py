@@ -1,17 +1,18 @@
 """Streaming, typed reading of a CSV file's numeric columns (``skdp describe``).
 
-The file is read in blocks of whole lines and only the wanted columns are
-kept, as float64 arrays. A block without quotes whose rows all have the
-header's number of fields is parsed with numpy, a few vectorised passes over
-its bytes: a *plain* cell (an optional leading ``-``, at most 15 digits and
-at most one ``.``) is the integer of its digits divided by a power of ten,
-both exact doubles, so the one rounding of the division gives the correctly
-rounded value of the decimal, the same double as ``float(cell)``. Every other
-cell of a wanted column (``1e3``, ``+2``, ``NA``, long numbers) is parsed by
-:func:`parse_cell`, and a block with quotes or ragged rows is read by the
-standard library's :mod:`csv` module cell by cell, with the same rule. The
-values are therefore exactly those of the reference reader, which applied
-:func:`parse_cell` to every cell.
+The file is read in blocks of whole records and only the wanted columns are
+kept, as float64 arrays. A block whose rows all have the header's number of
+fields, and whose quotes (if any) are plain quoted fields, is parsed with
+numpy, a few vectorised passes over its bytes: a *plain* cell (an optional
+leading ``-``, at most 15 digits and at most one ``.``) is the integer of
+its digits divided by a power of ten, both exact doubles, so the one
+rounding of the division gives the correctly rounded value of the decimal,
+the same double as ``float(cell)``. Every other cell of a wanted column
+(``1e3``, ``+2``, ``NA``, ``"5"``, long numbers) is read by the :mod:`csv`
+module and :func:`parse_cell`, and so is a whole block with ragged rows or
+quotes the csv module reads otherwise (a quote inside an unquoted field).
+The values are therefore exactly those of the reference reader, which
+applied :func:`parse_cell` to every cell the csv module read.
 """
 
 import csv
@@ -33,7 +34,7 @@ BLOCK_BYTES = 1 << 18
 #: More digits than this and the integer of the digits may not be exact.
 _MAX_PLAIN_DIGITS = 15
 
-_COMMA, _NEWLINE, _DOT, _MINUS = b",\n.-"
+_COMMA, _NEWLINE, _DOT, _MINUS, _QUOTE = b',\n.-"'
 # _TERMS[16 * place + digit] = digit * 10**place: place 0-15 counts the
 # bytes after the digit in its field, a dot included; "digits" 10-15 stand
 # for the other bytes of a plain field (separators, dot, minus) and give 0.
@@ -203,14 +204,47 @@ def _drop_blank_lines(block):
 
 
 def _field_ends(codes, n_fields):
-    """Index of every field's separator, or None if a row is ragged."""
+    """Index of every field's separator, or None if a row is ragged or the
+    quotes are left to the :mod:`csv` module (see :func:`_outside_quotes`)."""
     ends = np.flatnonzero((codes == _COMMA) | (codes == _NEWLINE))
+    quotes = np.flatnonzero(codes == _QUOTE)
+    if quotes.size:
+        ends = _outside_quotes(codes, ends, quotes)
+        if ends is None:
+            return None
     newline = np.flatnonzero(codes[ends] == _NEWLINE)
     if ends.size % n_fields or not np.array_equal(
         newline, np.arange(n_fields - 1, ends.size, n_fields)
     ):
         return None
     return ends
+
+
+def _outside_quotes(codes, ends, quotes):
+    """The separators outside quoted fields, or None unless every quote is
+    where the csv module reads it as quoting and no quoted field holds a
+    newline.
+
+    The block starts outside quotes, so quotes open and close in turn. An
+    opening quote must start a field (or follow a closing one: ``""`` in a
+    quoted field is a quote); a closing quote must end the field or be
+    followed by a quote. Anything else (a quote inside an unquoted field,
+    text after a closing quote) is left to the csv module.
+    """
+    if quotes.size % 2:
+        return None
+    opening, closing = quotes[0::2], quotes[1::2]
+    before = codes[opening - 1]  # a block ends with a newline: right at 0
+    after = codes[closing + 1]
+    for neighbours in (before, after):
+        if not np.all(
+            (neighbours == _COMMA) | (neighbours == _NEWLINE) | (neighbours == _QUOTE)
+        ):
+            return None
+    inside = np.searchsorted(quotes, ends) % 2 == 1
+    if np.any(codes[ends[inside]] == _NEWLINE):
+        return None
+    return ends[~inside]
 
 
 def _byte_index(n):
@@ -277,8 +311,13 @@ def _undo_dots(codes, ends, mantissas, n_digits, irregular):
 
 
 def _add_fast_block(block, columns, work):
-    """Parse a quote-free block with numpy; False if its rows are ragged."""
-    if b" " in block or b"\r" in block:  # one-byte searches: memchr
+    """Parse a block with numpy; False if its rows are ragged or its quotes
+    are not plain quoted fields (the csv module then reads it)."""
+    # one-byte searches (memchr) before any copy
+    if b'"' in block:  # spaces stay: ' "5"' is not a quoted field
+        if b"\r" in block:
+            block = block.replace(b"\r\n", b"\n")
+    elif b" " in block or b"\r" in block:
         block = _tidy(block)
     codes = np.frombuffer(block, dtype=np.uint8)
     ends = _field_ends(codes, columns.n_fields)
@@ -301,6 +340,8 @@ def _add_fast_block(block, columns, work):
             k = row * columns.n_fields + j
             start = ends[k - 1] + 1 if k else 0
             cell = block[start : ends[k]].decode("utf-8")
+            if '"' in cell:  # one quoted field, no newline: the csv reading
+                cell = next(csv.reader([cell]))[0]
             try:
                 column[row] = parse_cell(cell)
             except ValueError:
@@ -326,7 +367,7 @@ def _add_csv_block(block, columns):
 def _add_block(block, columns, work):
     if not columns.index:
         return
-    if b'"' in block or not _add_fast_block(block, columns, work):
+    if not _add_fast_block(block, columns, work):
         _add_csv_block(block, columns)
 
 

@@ -217,3 +217,56 @@ def test_progress_on_a_terminal_rewrites_one_line():
         "\rreading:  75% (1.5 of 2.0 MB, 1.5 s)"
         "\rreading: 100% (2.0 of 2.0 MB, 1.5 s)\n"
     )
+
+
+# Quoted cells as the csv module reads them, and quotes it reads literally.
+QUOTED = [
+    '"5"', '"-2.5"', '""', '" 7 "', '"a, b"', '"x""y"', '"""q"""', '"NA"',
+    ' "5"', 'ab"c', '"5"x', '"5" ', '"line\nbreak"', '"1,5"', '"3"""',
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_quoted_cells_read_as_before(tmp_path, seed):
+    rng = np.random.default_rng(100 + seed)
+    plain = ["1", "-2", "3.5", "", "NA", "42"]
+    pool = plain * 6 + QUOTED[: int(rng.integers(2, len(QUOTED) + 1))]
+    n_columns = int(rng.integers(1, 5))
+    lines = [",".join(f"c{j}" for j in range(n_columns))]
+    for _ in range(int(rng.integers(1, 300))):
+        lines.append(",".join(str(rng.choice(pool)) for _ in range(n_columns)))
+    path = tmp_path / "q.csv"
+    path.write_text("\n".join(lines) + "\n")
+    expected = reference_read(path)
+    for block_bytes in (9, 100, 1 << 18):
+        if not expected:
+            with pytest.raises(ValueError, match="no numeric columns"):
+                scan_numeric_csv(path, block_bytes=block_bytes)
+            continue
+        got = scan_numeric_csv(path, block_bytes=block_bytes)[0]
+        assert_same_columns(got, expected)
+
+
+def test_plain_quoted_fields_stay_on_the_numpy_path(tmp_path, monkeypatch):
+    import skdp._csv
+
+    def no_csv_module(block, columns):
+        raise AssertionError("read by the csv module")
+
+    monkeypatch.setattr(skdp._csv, "_add_csv_block", no_csv_module)
+    path = tmp_path / "t.csv"
+    rows = [f'{i},"city, {i % 7}","{i / 4}","x""y"' for i in range(2000)]
+    path.write_text('n,"place",q,t\n' + "\n".join(rows) + "\n")
+    data, not_numeric = scan_numeric_csv(path, block_bytes=4096)
+    np.testing.assert_array_equal(data["q"], np.arange(2000) / 4)
+    assert not_numeric == ["place", "t"]
+
+
+def test_a_quote_inside_an_unquoted_field_is_left_to_the_csv_module(tmp_path):
+    # the csv module reads 'x"y', 'z"w', '5', '9' (a long row); pairing the
+    # two quotes would make it 'x"y,z"w', '5', '9' and read 9 for c
+    path = tmp_path / "l.csv"
+    path.write_text('a,b,c\n1,2,3\nx"y,z"w,5,9\n4,5,6\n')
+    data = scan_numeric_csv(path)[0]
+    assert_same_columns(data, reference_read(path))
+    np.testing.assert_array_equal(data["c"], [3.0, 5.0, 6.0])
