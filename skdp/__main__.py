@@ -138,7 +138,9 @@ def _read_table(args, columns):
     size = path.stat().st_size if path.is_file() else None
     delay = math.inf if args.quiet else 0.0 if args.verbose else PROGRESS_DELAY
     progress = Progress(f"skdp describe: reading {path.name}", size, delay=delay)
-    data, not_numeric = scan_numeric_csv(path, columns, progress=progress)
+    data, not_numeric = scan_numeric_csv(
+        path, columns, progress=progress, n_jobs=args.n_jobs
+    )
     return data, args.file, not_numeric, progress
 
 
@@ -300,8 +302,8 @@ def _build_parser():
         "--n-jobs",
         type=int,
         metavar="N",
-        help="columns described at once, in threads (default 1; -1: all "
-        "processors); the output is the same",
+        help="threads reading the file and describing columns (default 1; -1: "
+        "all processors); the output is the same",
     )
     chatter = desc.add_mutually_exclusive_group()
     chatter.add_argument(

@@ -19,9 +19,14 @@ import csv
 import gzip
 import io
 import math
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
+from joblib import effective_n_jobs
 
 from skdp._progress import Progress
 
@@ -310,8 +315,18 @@ def _undo_dots(codes, ends, mantissas, n_digits, irregular):
     return decimals
 
 
-def _add_fast_block(block, columns, work):
-    """Parse a block with numpy; False if its rows are ragged or its quotes
+class _Parsed(NamedTuple):
+    """A block parsed with numpy: per field its value and whether it is
+    irregular (left to the csv module and :func:`parse_cell`)."""
+
+    block: bytes
+    ends: np.ndarray
+    values: np.ndarray
+    irregular: np.ndarray
+
+
+def _parse_fast_block(block, n_fields, work):
+    """Parse a block with numpy; None if its rows are ragged or its quotes
     are not plain quoted fields (the csv module then reads it)."""
     # one-byte searches (memchr) before any copy
     if b'"' in block:  # spaces stay: ' "5"' is not a quoted field
@@ -320,26 +335,32 @@ def _add_fast_block(block, columns, work):
     elif b" " in block or b"\r" in block:
         block = _tidy(block)
     codes = np.frombuffer(block, dtype=np.uint8)
-    ends = _field_ends(codes, columns.n_fields)
-    blank_row_is_a_row = ends is not None and columns.n_fields == 1
+    ends = _field_ends(codes, n_fields)
+    blank_row_is_a_row = ends is not None and n_fields == 1
     if (ends is None or blank_row_is_a_row) and b"\n\n" in b"\n" + block:
         block = _drop_blank_lines(block)
         codes = np.frombuffer(block, dtype=np.uint8)
-        ends = _field_ends(codes, columns.n_fields)
+        ends = _field_ends(codes, n_fields)
     if ends is None:
-        return False
+        return None
     if ends.size == 0:
-        return True
-    values, irregular = _plain_values(codes, ends, work)
-    values = values.reshape(-1, columns.n_fields)
-    irregular = irregular.reshape(-1, columns.n_fields)
+        values, irregular = np.empty(0), np.empty(0, dtype=bool)
+    else:
+        values, irregular = _plain_values(codes, ends, work)
+    shape = (-1, n_fields)
+    return _Parsed(block, ends, values.reshape(shape), irregular.reshape(shape))
+
+
+def _store_parsed(parsed, columns):
+    """Store a parsed block's wanted columns, irregular cells read one by one."""
+    n_fields = columns.n_fields
     for name, j in list(columns.index.items()):
-        column = columns.columns[name].extend(values.shape[0])
-        column[:] = values[:, j]
-        for row in np.flatnonzero(irregular[:, j]):
-            k = row * columns.n_fields + j
-            start = ends[k - 1] + 1 if k else 0
-            cell = block[start : ends[k]].decode("utf-8")
+        column = columns.columns[name].extend(parsed.values.shape[0])
+        column[:] = parsed.values[:, j]
+        for row in np.flatnonzero(parsed.irregular[:, j]):
+            k = row * n_fields + j
+            start = parsed.ends[k - 1] + 1 if k else 0
+            cell = parsed.block[start : parsed.ends[k]].decode("utf-8")
             if '"' in cell:  # one quoted field, no newline: the csv reading
                 cell = next(csv.reader([cell]))[0]
             try:
@@ -347,7 +368,6 @@ def _add_fast_block(block, columns, work):
             except ValueError:
                 columns.reject(name)
                 break
-    return True
 
 
 def _add_csv_block(block, columns):
@@ -364,14 +384,36 @@ def _add_csv_block(block, columns):
         columns.columns[name].extend(len(column))[:] = column
 
 
-def _add_block(block, columns, work):
-    if not columns.index:
+def _parsed_blocks(blocks, n_fields, n_jobs):
+    """``(block, parsed)`` in file order, parsed in ``n_jobs`` threads (numpy
+    releases the GIL); parsed is None for a block left to the csv module."""
+    if n_jobs == 1:
+        work = _Workspace()
+        for block in blocks:
+            yield block, _parse_fast_block(block, n_fields, work)
         return
-    if not _add_fast_block(block, columns, work):
-        _add_csv_block(block, columns)
+    local = threading.local()
+
+    def parse(block):
+        if not hasattr(local, "work"):
+            local.work = _Workspace()
+        return _parse_fast_block(block, n_fields, local.work)
+
+    with ThreadPoolExecutor(n_jobs) as pool:
+        pending = deque()
+        for block in blocks:
+            pending.append((block, pool.submit(parse, block)))
+            if len(pending) > 2 * n_jobs:  # a few blocks ahead, no more
+                block, parsed = pending.popleft()
+                yield block, parsed.result()
+        while pending:
+            block, parsed = pending.popleft()
+            yield block, parsed.result()
 
 
-def scan_numeric_csv(path, columns=None, *, progress=None, block_bytes=BLOCK_BYTES):
+def scan_numeric_csv(
+    path, columns=None, *, progress=None, block_bytes=BLOCK_BYTES, n_jobs=None
+):
     """Read the numeric columns of a CSV file, streaming, with their schema.
 
     Parameters
@@ -386,6 +428,9 @@ def scan_numeric_csv(path, columns=None, *, progress=None, block_bytes=BLOCK_BYT
         ``total`` should be the file's size).
     block_bytes : int, default=BLOCK_BYTES
         Bytes read at a time.
+    n_jobs : int or None, default=None
+        Threads parsing blocks (``None``: 1, ``-1``: all processors); the
+        blocks are stored in file order, so the result is the same.
 
     Returns
     -------
@@ -411,11 +456,19 @@ def scan_numeric_csv(path, columns=None, *, progress=None, block_bytes=BLOCK_BYT
             explicit=columns is not None,
             blocks_hint=64 if gzipped else raw_size / block_bytes,
         )
-        work = _Workspace()
-        for block in _chain(rest, blocks):
-            _add_block(block, table, work)
+        parsed_blocks = _parsed_blocks(
+            _chain(rest, blocks), len(header), effective_n_jobs(n_jobs)
+        )
+        for block, parsed in parsed_blocks:
+            if parsed is None:
+                _add_csv_block(block, table)
+            else:
+                _store_parsed(parsed, table)
             if progress is not None:
                 progress.update(raw.tell())
+            if not table.index:  # nothing numeric left: the error below
+                parsed_blocks.close()
+                break
     if progress is not None:
         progress.finish(raw_size)
     data = table.arrays()

@@ -13,10 +13,13 @@ from skdp._csv import read_numeric_csv, scan_numeric_csv
 from skdp._progress import Progress
 
 
+@pytest.mark.parametrize("n_jobs", [None, 2])
 @pytest.mark.parametrize("block_bytes", [7, 64, 1000, 1 << 18])
-def test_reference_table_read_as_before_in_any_block_layout(tmp_path, block_bytes):
+def test_reference_table_read_as_before_in_any_block_layout(
+    tmp_path, block_bytes, n_jobs
+):
     path = write_reference_table(tmp_path / "t.csv")
-    data, not_numeric = scan_numeric_csv(path, block_bytes=block_bytes)
+    data, not_numeric = scan_numeric_csv(path, block_bytes=block_bytes, n_jobs=n_jobs)
     assert_same_columns(data, reference_read(path))
     assert not_numeric == ["city, state"]
     assert data["score"][13] == 1000.0 and math.copysign(1, data["score"][104]) < 0
@@ -63,14 +66,13 @@ def test_random_cells_read_as_before(tmp_path, seed):
     path = tmp_path / "r.csv"
     path.write_bytes(text.encode())
     expected = reference_read(path)
-    for block_bytes in (16, 333, 1 << 18):
+    for block_bytes, n_jobs in ((16, None), (333, 2), (1 << 18, None)):
         if not expected:
             with pytest.raises(ValueError, match="no numeric columns"):
-                scan_numeric_csv(path, block_bytes=block_bytes)
+                scan_numeric_csv(path, block_bytes=block_bytes, n_jobs=n_jobs)
             continue
-        assert_same_columns(
-            scan_numeric_csv(path, block_bytes=block_bytes)[0], expected
-        )
+        got = scan_numeric_csv(path, block_bytes=block_bytes, n_jobs=n_jobs)[0]
+        assert_same_columns(got, expected)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -238,12 +240,12 @@ def test_quoted_cells_read_as_before(tmp_path, seed):
     path = tmp_path / "q.csv"
     path.write_text("\n".join(lines) + "\n")
     expected = reference_read(path)
-    for block_bytes in (9, 100, 1 << 18):
+    for block_bytes, n_jobs in ((9, 2), (100, None), (1 << 18, 2)):
         if not expected:
             with pytest.raises(ValueError, match="no numeric columns"):
-                scan_numeric_csv(path, block_bytes=block_bytes)
+                scan_numeric_csv(path, block_bytes=block_bytes, n_jobs=n_jobs)
             continue
-        got = scan_numeric_csv(path, block_bytes=block_bytes)[0]
+        got = scan_numeric_csv(path, block_bytes=block_bytes, n_jobs=n_jobs)[0]
         assert_same_columns(got, expected)
 
 
