@@ -2,13 +2,14 @@
 
 Writes a 5,000,000-row CSV of 4 numeric columns (age and hours as integers,
 income with cents, a capital gain that is 0 for 92% of the rows; seed 0,
-about 86 MB) into /tmp once, then times, in alternated rounds, three
+about 86 MB) into /tmp once, then times, in alternated rounds, these
 commands, each a fresh process:
 
 * ``pandas.read_csv(path)`` (the reference: reading alone),
 * ``skdp describe path --quiet`` (reading and the private statistics),
 * ``skdp describe path --quiet --columns age,income``,
-* ``skdp describe path --quiet --n-jobs 2`` (two columns at a time),
+* ``skdp describe path --quiet --n-jobs 2`` (2 threads reading, then
+  describing 2 columns at a time),
 
 and, for the fixed cost in each, starting Python and importing pandas, or
 importing skdp (which imports scikit-learn and SciPy).
