@@ -8,6 +8,7 @@ import argparse
 import json
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,13 @@ from skdp import (
     PrivateMean,
     __version__,
 )
-from skdp._describe import describe, format_table, read_numeric_csv
+from skdp._csv import scan_numeric_csv
+from skdp._describe import TAIL_SHARE_NOTE, describe, format_table
+from skdp._progress import Progress
+
+#: Seconds of reading before progress lines start (without --verbose):
+#: only long inputs get them.
+PROGRESS_DELAY = 1.0
 
 # Public bounds from domain knowledge, never from the data.
 DEMO_BOUNDS = {"age": (18.0, 90.0), "bmi": (15.0, 50.0), "bp": (60.0, 140.0)}
@@ -115,37 +122,86 @@ def _open_accountant(args):
     return BudgetAccountant(epsilon=budget, ledger=args.ledger)
 
 
+def _read_table(args, columns):
+    """``(data, source, not_numeric, progress)`` of the file or the demo."""
+    if args.file is None:
+        data, source = _demo_table(), "a synthetic demo table (50,000 rows)"
+        if columns is not None:
+            unknown = sorted(set(columns) - set(data))
+            if unknown:
+                raise ValueError(
+                    f"Columns not in the demo table: {unknown}; it has {list(data)}."
+                )
+            data = {c: data[c] for c in columns}
+        return data, source, [], None
+    path = Path(args.file)
+    size = path.stat().st_size if path.is_file() else None
+    delay = math.inf if args.quiet else 0.0 if args.verbose else PROGRESS_DELAY
+    progress = Progress(f"skdp describe: reading {path.name}", size, delay=delay)
+    data, not_numeric = scan_numeric_csv(
+        path, columns, progress=progress, n_jobs=args.n_jobs
+    )
+    return data, args.file, not_numeric, progress
+
+
+def _tail_notes(rows):
+    """One sentence per column whose upper bound may cut off part of the
+    mean, from released values only (see :func:`skdp._describe.tail_share`)."""
+    notes = []
+    for name, row in rows.items():
+        share = row.get("tail_share")
+        if share is None or share < TAIL_SHARE_NOTE:
+            continue
+        notes.append(
+            f"{name}: the upper bound {row['upper']:.6g} may cut off part of the "
+            f"mean (up to about {row['tail_rows']:.0f} rows may lie above it; at "
+            f"the bound they make {share:.0%} of the mean). Pass --bounds "
+            f"{name}=LOW:HIGH if the range is known."
+        )
+    return notes
+
+
+def _note(message):
+    print(f"skdp describe: note: {message}", file=sys.stderr)
+
+
+def _notes_of(warnings_caught):
+    for warning in warnings_caught:
+        _note(str(warning.message))
+
+
 def describe_command(args):
     """``skdp describe``: private statistics of a CSV file's numeric columns."""
+    caught = []  # warnings of describe: notes, printed whatever happens next
     try:
         bounds = _parse_bounds(args.bounds)
         columns = args.columns.split(",") if args.columns else None
-        if args.file is None:
-            data, source = _demo_table(), "a synthetic demo table (50,000 rows)"
-            if columns is not None:
-                unknown = sorted(set(columns) - set(data))
-                if unknown:
-                    raise ValueError(
-                        f"Columns not in the demo table: {unknown}; it has "
-                        f"{list(data)}."
-                    )
-                data = {c: data[c] for c in columns}
-        else:
-            data, source = read_numeric_csv(args.file, columns), args.file
+        data, source, not_numeric, progress = _read_table(args, columns)
+        if not_numeric:
+            _note(f"not numeric, not described: {', '.join(not_numeric)}")
         accountant = _open_accountant(args)
-        rows = describe(
-            data,
-            epsilon=args.epsilon,
-            bounds=bounds,
-            accountant=accountant,
-            random_state=args.seed,
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            rows = describe(
+                data,
+                epsilon=args.epsilon,
+                bounds=bounds,
+                accountant=accountant,
+                random_state=args.seed,
+                n_jobs=args.n_jobs,
+                verbose=int(args.verbose or (progress is not None and progress.shown)),
+            )
     except BudgetExceededError as exc:
+        _notes_of(caught)
         print(f"skdp describe: refused: {exc}", file=sys.stderr)
         return 3
     except (OSError, ValueError, TypeError, KeyError) as exc:
+        _notes_of(caught)
         print(f"skdp describe: error: {exc}", file=sys.stderr)
         return 2
+    _notes_of(caught)
+    skipped = [name for name in data if name not in rows]
+    notes = _tail_notes(rows)
     spent, _ = accountant.total()
     if args.json:
         print(
@@ -155,6 +211,11 @@ def describe_command(args):
                     "epsilon": args.epsilon,
                     "ledger_spent": spent,
                     "columns": rows,
+                    "not_described": {
+                        **{name: "not numeric" for name in not_numeric},
+                        **{name: "no values" for name in skipped},
+                    },
+                    "notes": notes,
                 },
                 indent=2,
             )
@@ -165,6 +226,8 @@ def describe_command(args):
             f"({args.epsilon / len(rows):.3g} per column)"
         )
         print(format_table(rows))
+        for note in notes:
+            print(f"Note: {note}")
         if args.ledger is not None:
             print(f"\nLedger {args.ledger}: spent {spent:g} of {accountant.epsilon:g}")
     return 0
@@ -212,8 +275,19 @@ def _build_parser():
         help="private descriptive statistics of a CSV file",
         description="Private count, mean, median, IQR and clip bounds of every "
         "numeric column of a CSV file (.csv or .csv.gz, with a header row), at "
-        "a total epsilon split equally between the columns. Without a file, "
-        "describes a synthetic demo table.",
+        "a total epsilon split equally between the described columns. Without "
+        "a file, describes a synthetic demo table.",
+        epilog="Public (the schema, not protected): the column names, which "
+        "columns are numeric and which have no value at all. The file is "
+        "checked before anything is charged; a column that is not numeric or "
+        "has no value is left out with a note on stderr, and the budget is "
+        "split between the others. A note after the table flags a privately "
+        "chosen upper bound that may cut off part of the mean: the rows the "
+        "bound search lets lie above it would carry at least "
+        f"{TAIL_SHARE_NOTE:.0%} of the mean at the bound (computed from the "
+        "released values only). Progress lines (bytes read) go to stderr, for "
+        "the person running the command, after "
+        f"{PROGRESS_DELAY:g} s of reading.",
     )
     desc.add_argument("file", nargs="?", help="CSV file (default: a demo dataset)")
     desc.add_argument("--columns", help="comma-separated numeric columns to describe")
@@ -224,6 +298,23 @@ def _build_parser():
         help="public bounds of a column (repeatable); others are found privately",
     )
     desc.add_argument("--json", action="store_true", help="print JSON")
+    desc.add_argument(
+        "--n-jobs",
+        type=int,
+        metavar="N",
+        help="threads reading the file and describing columns (default 1; -1: "
+        "all processors); the output is the same",
+    )
+    chatter = desc.add_mutually_exclusive_group()
+    chatter.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress lines on stderr"
+    )
+    chatter.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="progress lines on stderr from the start, and one per column",
+    )
     desc.add_argument(
         "--seed", type=int, help="fixed seed: reproducible, NOT private; tests only"
     )

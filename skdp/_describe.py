@@ -1,13 +1,14 @@
 """Private descriptive statistics of a table: the engine of ``skdp describe``."""
 
-import csv
-import gzip
-import io
-import math
-from pathlib import Path
+import numbers
+import sys
+import time
+import warnings
 
 import numpy as np
+from joblib import Parallel, delayed
 
+from skdp._csv import read_numeric_csv
 from skdp.accounting import PrivacyCost, default_accountant
 from skdp.accounting._accountant import check_accountant
 from skdp.accounting._composition import exact, split_budget
@@ -15,9 +16,8 @@ from skdp.model_selection._cost import prepaid_accountant, route_accountant
 from skdp.preprocessing import PrivateMean, PrivateQuantile, SVTClipSelector
 from skdp.utils._validation import check_bounds, check_epsilon
 
-__all__ = ["describe", "read_numeric_csv"]
+__all__ = ["describe", "read_numeric_csv", "tail_share"]
 
-MISSING = frozenset({"", "?", "na", "n/a", "nan", "null", "none"})
 QUANTILES = (0.25, 0.5, 0.75)
 # Shares of a column's epsilon; without public bounds part goes to finding them.
 # The count is the one released with the mean (PrivateMean.count_), not a
@@ -25,72 +25,10 @@ QUANTILES = (0.25, 0.5, 0.75)
 SHARES_PRIVATE_BOUNDS = {"bounds": 0.2, "mean": 0.4, "quantiles": 0.4}
 SHARES_PUBLIC_BOUNDS = {"mean": 0.5, "quantiles": 0.5}
 STATISTICS = ("count", "mean", "median", "iqr", "lower", "upper")
-
-
-def _open_text(path):
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"No such file: {path}")
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
-
-
-def _parse(cell):
-    cell = cell.strip()
-    if cell.lower() in MISSING:
-        return math.nan
-    return float(cell)
-
-
-def read_numeric_csv(path, columns=None):
-    """Read the numeric columns of a CSV file (``.gz`` too) without pandas.
-
-    A column is numeric when every non-missing cell parses as a number;
-    missing cells (empty, ``?``, ``NA``, ``NaN``, ``null``) become NaN. Which
-    columns are numeric is the file's *schema*, treated as public; pass
-    ``columns`` to fix it in advance.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The CSV file, with a header row.
-    columns : list of str or None, default=None
-        Columns to read (each must be numeric); ``None`` reads every numeric
-        column.
-
-    Returns
-    -------
-    data : dict of str to ndarray
-        Column name to float values (NaN where missing), in file order.
-    """
-    with _open_text(path) as handle:
-        reader = csv.reader(handle)
-        try:
-            header = [name.strip() for name in next(reader)]
-        except StopIteration:
-            raise ValueError(f"{path} is empty: no header row.") from None
-        cells = [row for row in reader if row]
-    if columns is not None:
-        unknown = [c for c in columns if c not in header]
-        if unknown:
-            raise ValueError(f"Columns not in {path}: {unknown}; it has {header}.")
-    wanted = header if columns is None else list(columns)
-    data = {}
-    for name in wanted:
-        j = header.index(name)
-        try:
-            values = np.array(
-                [_parse(row[j]) if j < len(row) else math.nan for row in cells]
-            )
-        except ValueError:
-            if columns is not None:
-                raise ValueError(f"Column {name!r} is not numeric.") from None
-            continue
-        data[name] = values
-    if not data:
-        raise ValueError(f"{path} has no numeric columns (columns: {header}).")
-    return data
+#: A privately chosen upper bound gets a note when the rows that its search
+#: lets lie above it would carry at least this share of the mean at the bound
+#: (see :func:`tail_share`).
+TAIL_SHARE_NOTE = 0.05
 
 
 def _column_plan(epsilon, public_bounds):
@@ -122,18 +60,73 @@ def _seed_stream(random_state):
         yield int(rng.randint(2**31 - 1))
 
 
+def tail_share(n_tail, count, mean, lower, upper):
+    """Share of a clipped mean that the rows at its upper bound would carry.
+
+    A post-processing of released values only: ``count``, ``mean``,
+    ``lower``, ``upper`` and ``n_tail``, a public number of rows (the
+    tolerance of the bound search, fixed by epsilon). The private search
+    (:class:`~skdp.SVTClipSelector`) returns the candidate after the first
+    one with at most about ``n_tail`` rows above it, so up to about
+    ``n_tail`` rows may lie above ``upper``, and the mean counts them as
+    ``upper``. This is their part of the
+    mean measured from ``lower``: ``n_tail (upper - lower) / (count (mean -
+    lower))``. A large share says the rows at the bound matter to the mean,
+    so whatever they exceed it by, cut off, may matter too; a small share
+    says the cut cannot be large unless they exceed the bound many times
+    over. It never reads the data.
+
+    Returns
+    -------
+    share : float or None
+        In [0, 1]; ``None`` when the released values leave it undefined
+        (``count < 1`` or ``mean <= lower``).
+    """
+    if count < 1 or not mean > lower:
+        return None
+    return min(1.0, n_tail * (upper - lower) / (count * (mean - lower)))
+
+
+def _private_bounds(values, epsilon, seed):
+    """``(lower, upper, n_tail)`` chosen by SVT; n_tail is public."""
+    selector = _fit(SVTClipSelector(epsilon, random_state=seed), epsilon, values)
+    lower, upper = float(selector.lower_[0]), float(selector.upper_[0])
+    if upper <= lower:  # a public rule on released values: never empty
+        upper = lower + max(1.0, abs(lower)) * 1e-9
+    # both sides searched (lower < 0) halves each search's epsilon
+    n_tail = selector.n_above_ * (2 if lower < 0 else 1)
+    return lower, upper, n_tail
+
+
+def _column_seeds(random_state, plans):
+    """Per column, its estimators' seeds, drawn in column order as when the
+    columns were described one after the other (3 with private bounds, 2
+    with public ones), so that the order of the work does not matter."""
+    stream = _seed_stream(random_state)
+    return {
+        name: [next(stream) for _ in range(3 if "bounds" in plan else 2)]
+        for name, plan in plans.items()
+    }
+
+
+def _timed_column(values, plan, public_bounds, seeds, label, verbose):
+    start = time.monotonic()
+    row = _describe_column(values, plan, public_bounds, iter(seeds))
+    row["epsilon"] = float(sum(exact(e) for e in plan.values()))
+    if verbose > 0:
+        print(
+            f"[describe] {label} done in {time.monotonic() - start:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    return row
+
+
 def _describe_column(values, plan, public_bounds, seeds):
     if public_bounds is None:
-        selector = _fit(
-            SVTClipSelector(plan["bounds"], random_state=next(seeds)),
-            plan["bounds"],
-            values,
-        )
-        lower, upper = float(selector.lower_[0]), float(selector.upper_[0])
-        if upper <= lower:  # a public rule on released values: never empty
-            upper = lower + max(1.0, abs(lower)) * 1e-9
+        lower, upper, n_tail = _private_bounds(values, plan["bounds"], next(seeds))
     else:
-        lower, upper = public_bounds
+        (lower, upper), n_tail = public_bounds, None
     mean = _fit(
         PrivateMean(plan["mean"], bounds=(lower, upper), random_state=next(seeds)),
         plan["mean"],
@@ -150,7 +143,7 @@ def _describe_column(values, plan, public_bounds, seeds):
         plan["quantiles"],
         values,
     ).quantiles_[:, 0]
-    return {
+    row = {
         "count": max(0, round(float(mean.count_))),
         "mean": float(mean.mean_[0]),
         "median": float(quantiles[1]),
@@ -158,9 +151,49 @@ def _describe_column(values, plan, public_bounds, seeds):
         "lower": lower,
         "upper": upper,
     }
+    row["tail_rows"] = n_tail
+    row["tail_share"] = (
+        None
+        if n_tail is None
+        else tail_share(n_tail, row["count"], row["mean"], lower, upper)
+    )
+    return row
 
 
-def describe(data, *, epsilon=1.0, bounds=None, accountant=None, random_state=None):
+def _usable_columns(data):
+    """Validated columns without NaN, and the names of the empty ones.
+
+    Checked before anything is charged, as public properties of the input:
+    an infinite value is an error, a column with no value at all is left
+    out (the schema), and at least one column must remain.
+    """
+    columns, empty = {}, []
+    for name, values in data.items():
+        values = np.asarray(values, dtype=np.float64).ravel()
+        if np.isinf(values).any():
+            raise ValueError(f"Column {name!r} has infinite values.")
+        missing = np.isnan(values)
+        if missing.any():
+            values = values[~missing]
+        if values.size == 0:
+            empty.append(name)
+        else:
+            columns[name] = values
+    if not columns:
+        raise ValueError(f"Every column has no values: {empty}.")
+    return columns, empty
+
+
+def describe(
+    data,
+    *,
+    epsilon=1.0,
+    bounds=None,
+    accountant=None,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+):
     """Private count, mean, median, IQR and clip bounds of every column.
 
     Parameters
@@ -180,12 +213,23 @@ def describe(data, *, epsilon=1.0, bounds=None, accountant=None, random_state=No
     random_state : None or int, default=None
         ``None`` draws from the operating system's secure generator; an int
         makes the output reproducible and is for tests only.
+    n_jobs : int or None, default=None
+        Columns described at the same time, in threads (``None``: 1, ``-1``:
+        all processors). The release is the same for any value: each column
+        has its own seeds, drawn in column order.
+    verbose : int, default=0
+        Above 0, a line on stderr as each column is done (it is local
+        progress, not part of the release).
 
     Returns
     -------
     rows : dict of str to dict
-        Per column: ``count``, ``mean``, ``median``, ``iqr``, ``lower``,
-        ``upper`` (the clip bounds, public or private) and ``epsilon``.
+        Per described column: ``count``, ``mean``, ``median``, ``iqr``,
+        ``lower``, ``upper`` (the clip bounds, public or private),
+        ``epsilon``, and for private bounds ``tail_rows`` (the bound search's
+        public tolerance: about how many rows may lie above ``upper``) and
+        ``tail_share`` (:func:`tail_share`, from released values; ``None``
+        for public bounds).
 
     Notes
     -----
@@ -197,7 +241,9 @@ def describe(data, *, epsilon=1.0, bounds=None, accountant=None, random_state=No
     skdp's estimators and mechanisms and is ``epsilon``-DP in total under
     add/remove of one row.
     The number of columns, their names, and whether a column has any value
-    at all are public (the schema).
+    at all are public (the schema): like non-finite input, they are checked
+    before anything is charged. A column with no value (all NaN) is left
+    out with a ``UserWarning``, and ``d`` counts the described columns.
 
     Examples
     --------
@@ -208,27 +254,23 @@ def describe(data, *, epsilon=1.0, bounds=None, accountant=None, random_state=No
     >>> acc = BudgetAccountant(epsilon=1.0)
     >>> rows = describe({"age": rng.uniform(18, 90, 5000)}, epsilon=1.0,
     ...                 bounds={"age": (0, 120)}, accountant=acc, random_state=0)
-    >>> sorted(rows["age"])
-    ['count', 'epsilon', 'iqr', 'lower', 'mean', 'median', 'upper']
+    >>> sorted(rows["age"])  # doctest: +NORMALIZE_WHITESPACE
+    ['count', 'epsilon', 'iqr', 'lower', 'mean', 'median', 'tail_rows',
+     'tail_share', 'upper']
     >>> acc.total()
     (1.0, 0.0)
     """
     if not data:
         raise ValueError("No columns to describe.")
     epsilon = check_epsilon(epsilon)
+    integer = isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool)
+    if n_jobs is not None and not (integer and n_jobs != 0):
+        raise ValueError(f"n_jobs must be a non-zero integer or None; got {n_jobs!r}.")
     bounds = dict(bounds or {})
     unknown = sorted(set(bounds) - set(data))
     if unknown:
         raise ValueError(f"bounds given for unknown columns: {unknown}.")
-    columns = {}
-    for name, values in data.items():
-        values = np.asarray(values, dtype=np.float64).ravel()
-        if np.isinf(values).any():
-            raise ValueError(f"Column {name!r} has infinite values.")
-        values = values[~np.isnan(values)]
-        if values.size == 0:
-            raise ValueError(f"Column {name!r} has no values.")
-        columns[name] = values
+    columns, empty = _usable_columns(data)
     public = {
         name: tuple(float(b[0]) for b in check_bounds(bounds[name], 1, name=name))
         for name in bounds
@@ -241,14 +283,29 @@ def describe(data, *, epsilon=1.0, bounds=None, accountant=None, random_state=No
     if accountant is None:
         accountant = default_accountant()
     check_accountant(accountant)
+    for name in empty:
+        warnings.warn(
+            f"Column {name!r} has no values: not described, and the budget is "
+            f"split between the other {len(columns)} column(s).",
+            UserWarning,
+            stacklevel=2,
+        )
     accountant.spend_many(_ledger_items(plans))
 
-    seeds = _seed_stream(random_state)
-    rows = {}
-    for name, values in columns.items():
-        rows[name] = _describe_column(values, plans[name], public.get(name), seeds)
-        rows[name]["epsilon"] = float(sum(exact(e) for e in plans[name].values()))
-    return rows
+    seeds = _column_seeds(random_state, plans)
+    jobs = (
+        delayed(_timed_column)(
+            values,
+            plans[name],
+            public.get(name),
+            seeds[name],
+            f"column {i} of {len(columns)} ({name!r})",
+            verbose,
+        )
+        for i, (name, values) in enumerate(columns.items(), start=1)
+    )
+    rows = Parallel(n_jobs=n_jobs, prefer="threads")(jobs)
+    return dict(zip(columns, rows, strict=True))
 
 
 def format_table(rows):

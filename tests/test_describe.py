@@ -2,14 +2,25 @@
 
 import gzip
 import json
+import os
+import subprocess
+import sys
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
+from _csv_tables import write_reference_table
 
 from skdp import BudgetAccountant, BudgetExceededError
 from skdp.__main__ import main
-from skdp._describe import describe, read_numeric_csv
+from skdp._describe import (
+    STATISTICS,
+    TAIL_SHARE_NOTE,
+    describe,
+    read_numeric_csv,
+    tail_share,
+)
 from skdp.accounting._composition import exact, split_budget
 
 
@@ -121,6 +132,8 @@ def test_insufficient_budget_reads_nothing(table):
         ({"a": [1.0]}, {"bounds": {"b": (0, 1)}}, "unknown columns"),
         ({"a": [1.0]}, {"bounds": {"a": (1, 0)}}, "a"),
         ({"a": [1.0]}, {"epsilon": 0.0}, "epsilon"),
+        ({"a": [1.0]}, {"n_jobs": 0}, "n_jobs"),
+        ({"a": [1.0]}, {"n_jobs": 1.5}, "n_jobs"),
     ],
 )
 def test_bad_input_charges_nothing(data, kwargs, match):
@@ -237,3 +250,277 @@ def test_cli_ledger_options_do_not_apply_to_the_tour(tmp_path, capsys):
     assert main(["--ledger", str(tmp_path / "x.sqlite")]) == 2
     assert "apply to 'skdp describe'" in capsys.readouterr().err
     assert not (tmp_path / "x.sqlite").exists()
+
+
+# -- at scale (issue 17, items 4 and 6) -----------------------------------------
+def run_cli(*args, cwd=None):
+    """Run the console script ``skdp`` (``python -m skdp`` if it is not
+    installed next to this interpreter) on the skdp this process imports."""
+    import skdp
+
+    script = Path(sys.executable).with_name("skdp")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "skdp"]
+    env = dict(os.environ)
+    package_dir = str(Path(skdp.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (package_dir, env.get("PYTHONPATH")) if p
+    )
+    return subprocess.run(
+        [*command, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def released(out):
+    return {
+        name: tuple(row[s] for s in (*STATISTICS, "epsilon"))
+        for name, row in json.loads(out)["columns"].items()
+    }
+
+
+# From the reader before streaming (commit ac0d316), same file and options.
+BEFORE_SEED_3 = {
+    "id": (
+        2977,
+        1499.7840378338503,
+        1489.2211547484985,
+        1489.2211547484985,
+        0.0,
+        3814.697265625,
+        0.2,
+    ),
+    "age": (
+        2989,
+        53.75467762376305,
+        50.12057660754966,
+        38.56078031927642,
+        0.0,
+        84.29369702178806,
+        0.2,
+    ),
+    "income": (
+        2864,
+        50922.78583612478,
+        49243.57951701702,
+        41545.4517017017,
+        0.0,
+        122070.3125,
+        0.2,
+    ),
+    "delta": (
+        2988,
+        30.633489628267075,
+        0.4588940643804358,
+        58.538927352451104,
+        -0.13844192901192245,
+        119.20928955078125,
+        0.2,
+    ),
+    "score": (
+        2880,
+        16.046824367466023,
+        15.858044865557869,
+        18.164024543994696,
+        0.0,
+        35.44113382705215,
+        0.2,
+    ),
+}
+BEFORE_SEED_5_TWO_COLUMNS = {
+    "score": (
+        2924,
+        16.008114748128826,
+        15.989645230859697,
+        17.0865602071192,
+        0.0,
+        42.14684851089403,
+        0.25,
+    ),
+    "age": (
+        2994,
+        54.0090781716015,
+        54.254254254254256,
+        35.735735735735744,
+        0.0,
+        100.0,
+        0.25,
+    ),
+}
+
+
+def test_cli_releases_bit_for_bit_what_it_released_before(tmp_path):
+    path = write_reference_table(tmp_path / "t.csv")
+    result = run_cli("describe", path, "--json", "--seed", 3)
+    assert result.returncode == 0, result.stderr
+    assert released(result.stdout) == BEFORE_SEED_3
+    result = run_cli(
+        "describe", path, "--json", "--seed", 5, "--columns", "score,age",
+        "--bounds", "age=0:100", "--epsilon", 0.5,
+    )  # fmt: skip
+    assert released(result.stdout) == BEFORE_SEED_5_TWO_COLUMNS
+    # columns described two at a time, in threads: the same release
+    result = run_cli("describe", path, "--json", "--seed", 3, "--n-jobs", 2)
+    assert released(result.stdout) == BEFORE_SEED_3
+
+
+def write_columns(path, columns):
+    names = list(columns)
+    n = len(columns[names[0]])
+    lines = [",".join(names)]
+    lines += [",".join(str(columns[c][i]) for c in names) for i in range(n)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_cli_skips_an_empty_column_with_a_note_and_splits_over_the_rest(tmp_path):
+    rng = np.random.default_rng(0)
+    age = rng.integers(18, 90, 3000)
+    hours = rng.integers(1, 99, 3000)
+    empty = rng.choice(["", "NA", "?"], 3000)
+    with_empty = write_columns(
+        tmp_path / "e.csv", {"age": age, "unused": empty, "hours": hours}
+    )
+    without = write_columns(tmp_path / "w.csv", {"age": age, "hours": hours})
+    ledger = tmp_path / "l.sqlite"
+    run = ["--json", "--seed", 4, "--epsilon", 0.6]
+    result = run_cli("describe", with_empty, *run, "--ledger", ledger)
+    assert result.returncode == 0, result.stderr
+    assert "'unused' has no values: not described" in result.stderr
+    out = json.loads(result.stdout)
+    assert out["not_described"] == {"unused": "no values"}
+    # the same release as a file without the column: 0.3 per described column
+    assert released(result.stdout) == released(
+        run_cli("describe", without, *run).stdout
+    )
+    assert {row["epsilon"] for row in out["columns"].values()} == {0.3}
+    assert BudgetAccountant.open(ledger).total()[0] == pytest.approx(0.6)
+
+
+def test_cli_no_column_with_values_charges_nothing(tmp_path):
+    path = write_columns(tmp_path / "n.csv", {"a": [""] * 5, "b": ["NA"] * 5})
+    ledger = tmp_path / "l.sqlite"
+    result = run_cli("describe", path, "--ledger", ledger)
+    assert result.returncode == 2 and "Every column has no values" in result.stderr
+    assert BudgetAccountant.open(ledger).entries == ()
+
+
+def test_tail_share_is_a_function_of_released_values():
+    # capital-gain of UCI Adult at epsilon = 1 (seed 1): released mean 695
+    # (true 1078), upper bound 21,579, 132 rows of tolerance
+    share = tail_share(132, 32586, 695.461, 0.0, 21579.2)
+    assert share == pytest.approx(132 * 21579.2 / (32586 * 695.461))
+    assert 0.12 < share < 0.13
+    assert tail_share(132, 32562, 38.56, 0.0, 84.29) < 0.01  # age
+    assert tail_share(10, 100, 5.0, -5.0, 5.0) == pytest.approx(0.1)
+    assert tail_share(10**6, 100, 1.0, 0.0, 5.0) == 1.0
+    assert tail_share(10, 0, 5.0, 0.0, 9.0) is None
+    assert tail_share(10, 100, -1.0, 0.0, 9.0) is None
+
+
+def test_cli_notes_an_upper_bound_that_may_cut_off_the_mean(tmp_path):
+    rng = np.random.default_rng(1)
+    n = 20_000
+    gain = np.where(rng.random(n) < 0.92, 0, rng.lognormal(8.5, 1.5, n)).round()
+    age = rng.integers(18, 90, n)
+    path = write_columns(tmp_path / "g.csv", {"age": age, "gain": gain})
+    result = run_cli("describe", path, "--seed", 0)
+    assert result.returncode == 0, result.stderr
+    notes = [line for line in result.stdout.splitlines() if line.startswith("Note:")]
+    assert len(notes) == 1 and notes[0].startswith("Note: gain: the upper bound")
+    out = json.loads(run_cli("describe", path, "--seed", 0, "--json").stdout)
+    gain_row, age_row = out["columns"]["gain"], out["columns"]["age"]
+    assert gain_row["upper"] < gain.max()  # the bound cut the tail ...
+    assert gain_row["mean"] < 0.95 * gain.mean()  # ... and the mean with it
+    for row in (gain_row, age_row):  # recomputed from the released values
+        again = tail_share(
+            row["tail_rows"], row["count"], row["mean"], row["lower"], row["upper"]
+        )
+        assert row["tail_share"] == again
+    assert gain_row["tail_share"] >= TAIL_SHARE_NOTE > age_row["tail_share"]
+    assert len(out["notes"]) == 1 and out["notes"][0].startswith("gain:")
+    public = run_cli(
+        "describe", path, "--seed", 0, "--json", "--bounds", "gain=0:1000000"
+    )
+    assert json.loads(public.stdout)["columns"]["gain"]["tail_share"] is None
+
+
+def test_cli_progress_goes_to_stderr_and_quiet_silences_it(tmp_path):
+    path = write_columns(tmp_path / "p.csv", {"x": np.arange(2000), "y": np.ones(2000)})
+    verbose = run_cli("describe", path, "--json", "--seed", 0, "--verbose")
+    assert verbose.returncode == 0, verbose.stderr
+    json.loads(verbose.stdout)  # stdout is the JSON alone
+    lines = verbose.stderr.splitlines()
+    assert lines[-3].startswith("skdp describe: reading p.csv: 100% (")
+    assert lines[-2].startswith("[describe] column 1 of 2 ('x') done in")
+    assert lines[-1].startswith("[describe] column 2 of 2 ('y') done in")
+    # a short read prints nothing by default, and never with --quiet
+    assert run_cli("describe", path, "--seed", 0).stderr == ""
+    assert run_cli("describe", path, "--seed", 0, "-q").stderr == ""
+    both = run_cli("describe", path, "-q", "-v")
+    assert both.returncode == 2 and "not allowed with" in both.stderr
+
+
+def test_describe_verbose_reports_each_column(capsys):
+    rng = np.random.default_rng(0)
+    describe({"a": rng.uniform(0, 1, 500)}, bounds={"a": (0, 1)}, verbose=1)
+    assert capsys.readouterr().err.startswith("[describe] column 1 of 1 ('a') done")
+    describe({"a": rng.uniform(0, 1, 500)}, bounds={"a": (0, 1)})
+    assert capsys.readouterr().err == ""
+
+
+def test_describe_warns_and_charges_only_the_described_columns():
+    acc = BudgetAccountant(epsilon=1.0)
+    data = {"a": np.arange(100.0), "b": np.full(10, np.nan)}
+    with pytest.warns(UserWarning, match="'b' has no values"):
+        rows = describe(data, epsilon=1.0, accountant=acc, random_state=0)
+    assert list(rows) == ["a"] and rows["a"]["epsilon"] == 1.0
+    assert all("'a'" in entry.label for entry in acc.entries)
+
+
+def peak_rss_mb(result_args, tmp_path):
+    """Peak resident memory of the console script run with these arguments."""
+    import skdp
+
+    script = Path(sys.executable).with_name("skdp")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "skdp"]
+    env = dict(os.environ)
+    package_dir = str(Path(skdp.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (package_dir, env.get("PYTHONPATH")) if p
+    )
+    child = subprocess.Popen(
+        [*command, *map(str, result_args)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return usage.ru_maxrss / 1024
+
+
+@pytest.mark.skipif(not hasattr(os, "wait4"), reason="needs os.wait4 (POSIX)")
+def test_cli_columns_costs_no_memory_for_the_other_columns(tmp_path):
+    n = 600_000
+    table = np.random.default_rng(0).integers(0, 1000, size=(n, 8))
+    for name, width in (("one.csv", 1), ("eight.csv", 8)):
+        np.savetxt(
+            tmp_path / name,
+            table[:, :width],
+            fmt="%d",
+            delimiter=",",
+            header=",".join("abcdefgh"[:width]),
+            comments="",
+        )
+    run = ["--seed", 0, "--columns", "a"]
+    one = peak_rss_mb(["describe", tmp_path / "one.csv", *run], tmp_path)
+    eight = peak_rss_mb(["describe", tmp_path / "eight.csv", *run], tmp_path)
+    # seven more columns in the file, none of them read into memory: less
+    # than half of what they would take as float64 (the old reader kept
+    # every cell as a string: about 250 MB more here)
+    assert eight - one < 0.5 * 7 * 8 * n / 2**20

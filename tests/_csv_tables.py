@@ -1,0 +1,58 @@
+"""Tables and the reference reader shared by the tests of ``skdp describe``."""
+
+import csv
+import gzip
+import math
+
+import numpy as np
+
+from skdp._csv import parse_cell
+
+
+def reference_read(path, columns=None):
+    """The reader before streaming: the csv module and ``parse_cell`` on
+    every cell of the whole file (a byte-order mark is not part of a name)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle)
+        header = [name.strip() for name in next(reader)]
+        rows = [row for row in reader if row]
+    data = {}
+    for name in header if columns is None else columns:
+        j = header.index(name)
+        try:
+            cells = [parse_cell(r[j]) if j < len(r) else math.nan for r in rows]
+        except ValueError:
+            continue
+        data[name] = np.array(cells, dtype=np.float64)
+    return data
+
+
+def assert_same_columns(got, expected):
+    assert list(got) == list(expected)
+    for name in expected:
+        # bit for bit: the same doubles, NaN in the same places, signed zeros
+        np.testing.assert_array_equal(
+            got[name].view(np.uint64), expected[name].view(np.uint64), err_msg=name
+        )
+
+
+def write_reference_table(path, n=3000):
+    """A deterministic table with every kind of cell (no random generator)."""
+    lines = ['id,age,"city, state",income,delta,score']
+    odd = ["", "?", "NA", " 7.5 ", "1e3", "-0", "+2.5", ".5", "12345678901234567"]
+    for i in range(n):
+        age = 18 + (i * 37) % 73
+        age = f" {age}" if i % 11 == 0 else str(age)
+        city = '"Paris, FR"' if i % 5 == 0 else "Lyon"
+        income = "" if i % 29 == 0 else f"{(i * 7919) % 100003 + 0.25 * (i % 4):.2f}"
+        delta = f"{((i * 131) % 2001 - 1000) / 8:g}"
+        score = odd[i % 9] if i % 13 == 0 else f"{(i % 97) / 3:.6f}"
+        row = f"{i},{age},{city},{income},{delta},{score}"
+        if i % 401 == 7:
+            row = f"{i},{age},{city}"  # a short row: the rest is missing
+        lines.append(row)
+        if i % 997 == 3:
+            lines.append("")  # a blank line is no row
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

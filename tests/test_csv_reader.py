@@ -1,0 +1,274 @@
+"""The streaming CSV reader of ``skdp describe`` reads what the reference
+reader read, cell for cell and bit for bit, in every block layout."""
+
+import gzip
+import io
+import math
+
+import numpy as np
+import pytest
+from _csv_tables import assert_same_columns, reference_read, write_reference_table
+
+from skdp._csv import read_numeric_csv, scan_numeric_csv
+from skdp._progress import Progress
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+@pytest.mark.parametrize("block_bytes", [7, 64, 1000, 1 << 18])
+def test_reference_table_read_as_before_in_any_block_layout(
+    tmp_path, block_bytes, n_jobs
+):
+    path = write_reference_table(tmp_path / "t.csv")
+    data, not_numeric = scan_numeric_csv(path, block_bytes=block_bytes, n_jobs=n_jobs)
+    assert_same_columns(data, reference_read(path))
+    assert not_numeric == ["city, state"]
+    assert data["score"][13] == 1000.0 and math.copysign(1, data["score"][104]) < 0
+
+
+# Cells that exercise every branch: plain numbers of every shape, the ones
+# left to ``float`` (exponents, signs, underscores, long digits, spaces),
+# missing tokens, and text that makes a column non-numeric.
+TOKENS = [
+    "0", "7", "-3", "42", "-0", "0.0", "-0.5", "3.25", "1.", ".5", "-.5",
+    "123456789012345", "-12345678901234.5", "0.000000000000001",
+    "1234567890123456", "9007199254740993", "0.1234567890123456789",
+    "1e3", "-2.5E-3", "+4", "1_000", " 8 ", "inf", "nan", "", "?", "NA",
+    "null", "None", "n/a",
+]  # fmt: skip
+TEXT = ["abc", "1.2.3", "-", ".", "5-", "--5", "1,5"]
+
+
+def random_table(rng, n_rows, n_columns, *, text_share=0.0, crlf=False):
+    header = [f"c{j}" for j in range(n_columns)]
+    lines = [",".join(header)]
+    pool = TOKENS + [f"{x:.{d}f}" for x, d in zip(
+        rng.normal(0, 1e4, 40), rng.integers(0, 9, 40), strict=True
+    )]  # fmt: skip
+    for _ in range(n_rows):
+        cells = [str(rng.choice(pool)) for _ in range(n_columns)]
+        if rng.random() < text_share:
+            cells[rng.integers(n_columns)] = str(rng.choice(TEXT))
+        cells = [f'"{c}"' if "," in c else c for c in cells]
+        lines.append(",".join(cells))
+    return ("\r\n" if crlf else "\n").join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_cells_read_as_before(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    text = random_table(
+        rng,
+        int(rng.integers(1, 400)),
+        int(rng.integers(1, 6)),
+        text_share=float(rng.choice([0.0, 0.002, 0.05])),
+        crlf=bool(seed % 3 == 0),
+    )
+    path = tmp_path / "r.csv"
+    path.write_bytes(text.encode())
+    expected = reference_read(path)
+    for block_bytes, n_jobs in ((16, None), (333, 2), (1 << 18, None)):
+        if not expected:
+            with pytest.raises(ValueError, match="no numeric columns"):
+                scan_numeric_csv(path, block_bytes=block_bytes, n_jobs=n_jobs)
+            continue
+        got = scan_numeric_csv(path, block_bytes=block_bytes, n_jobs=n_jobs)[0]
+        assert_same_columns(got, expected)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_decimals_are_correctly_rounded(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    digits = rng.integers(1, 16, 20_000)
+    cells = [
+        f"{'-' if rng.random() < 0.5 else ''}{rng.integers(10**d)}"
+        + (f".{rng.integers(10**5):05d}" if d < 11 and rng.random() < 0.7 else "")
+        for d in digits
+    ]
+    path = tmp_path / "d.csv"
+    path.write_text("x\n" + "\n".join(cells) + "\n")
+    got = read_numeric_csv(path)["x"]
+    np.testing.assert_array_equal(got, [float(c) for c in cells])
+
+
+def test_gzip_crlf_bom_and_no_final_newline(tmp_path):
+    text = "\ufeffa,b\r\n1,x\r\n-2.5,y\r\n\r\n3,z"
+    path = tmp_path / "t.csv.gz"
+    with gzip.open(path, "wt", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+    data, not_numeric = scan_numeric_csv(path)
+    np.testing.assert_array_equal(data["a"], [1.0, -2.5, 3.0])
+    assert not_numeric == ["b"]
+
+
+def test_quoted_newlines_across_blocks(tmp_path):
+    rows = [f'{i},"line one\nline, two ""{i}""",{i / 4}' for i in range(300)]
+    path = tmp_path / "q.csv"
+    path.write_text("n,note,x\n" + "\n".join(rows) + "\n")
+    for block_bytes in (5, 50, 1 << 18):
+        data = scan_numeric_csv(path, block_bytes=block_bytes)[0]
+        assert_same_columns(data, reference_read(path))
+        np.testing.assert_array_equal(data["x"], np.arange(300) / 4)
+
+
+def test_only_the_wanted_columns_are_kept(tmp_path):
+    path = tmp_path / "w.csv"
+    path.write_text("a,b,c\n" + "".join(f"{i},t{i},{i * 2}\n" for i in range(50)))
+    data, not_numeric = scan_numeric_csv(path, ["c"])
+    assert list(data) == ["c"] and not_numeric == []
+    np.testing.assert_array_equal(data["c"], np.arange(50) * 2.0)
+    with pytest.raises(ValueError, match="'b' is not numeric"):
+        scan_numeric_csv(path, ["c", "b"])
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [("", "empty"), ("\n\n", "empty"), ("a\nx\n", "no numeric columns")],
+)
+def test_read_errors(tmp_path, text, match):
+    path = tmp_path / "e.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=match):
+        scan_numeric_csv(path)
+
+
+def test_header_only_gives_empty_columns(tmp_path):
+    path = tmp_path / "h.csv"
+    path.write_text("a,b\n")
+    data = read_numeric_csv(path)
+    assert list(data) == ["a", "b"] and data["a"].size == 0
+
+
+# -- progress ------------------------------------------------------------------
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_progress_waits_for_the_delay_then_reports_once_a_second():
+    clock, out = Clock(), io.StringIO()
+    progress = Progress("reading", 1000, delay=2.0, stream=out, clock=clock)
+    for now, done in [(0.5, 100), (1.9, 200), (2.0, 300), (2.5, 400), (3.1, 500)]:
+        clock.now = now
+        progress.update(done)
+    progress.finish(1000)
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "reading:  30% (0.0 of 0.0 MB, 2.0 s)",
+        "reading:  50% (0.0 of 0.0 MB, 3.1 s)",
+        "reading: 100% (0.0 of 0.0 MB, 3.1 s)",
+    ]
+
+
+def test_short_work_prints_nothing_and_inf_never_prints():
+    out = io.StringIO()
+    quick = Progress("reading", 10, delay=2.0, stream=out, clock=Clock())
+    quick.update(10)
+    quick.finish(10)
+    never = Progress("reading", 10, delay=math.inf, stream=out)
+    never.update(5)
+    never.finish(10)
+    assert out.getvalue() == "" and not quick.shown and not never.shown
+
+
+def test_scan_reports_the_bytes_read(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text("x\n" + "".join(f"{i}\n" for i in range(5000)))
+    seen = []
+
+    class Recorder:
+        def update(self, done):
+            seen.append(done)
+
+        def finish(self, done):
+            seen.append(("finish", done))
+
+    scan_numeric_csv(path, progress=Recorder(), block_bytes=1000)
+    size = path.stat().st_size
+    assert len(seen) > 20 and seen[-1] == ("finish", size)
+    assert seen[:-1] == sorted(seen[:-1]) and seen[-2] == size
+
+
+def test_columns_grow_past_the_first_estimate(tmp_path):
+    # gzip: the size of the text is unknown, the first block reserves room
+    # for 64 blocks like it, and the columns grow several times after that
+    path = tmp_path / "g.csv.gz"
+    values = np.arange(20_000) / 8
+    with gzip.open(path, "wt") as handle:
+        handle.write("x,y\n" + "".join(f"{v},{-v}\n" for v in values))
+    data = scan_numeric_csv(path, block_bytes=64)[0]
+    np.testing.assert_array_equal(data["x"], values)
+    np.testing.assert_array_equal(data["y"], -values)
+
+
+def test_progress_on_a_terminal_rewrites_one_line():
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    clock, out = Clock(), Terminal()
+    progress = Progress("reading", 2_000_000, stream=out, clock=clock)
+    progress.update(1_000_000)
+    clock.now = 1.5
+    progress.update(1_500_000)
+    progress.finish(2_000_000)
+    assert out.getvalue() == (
+        "\rreading:  50% (1.0 of 2.0 MB, 0.0 s)"
+        "\rreading:  75% (1.5 of 2.0 MB, 1.5 s)"
+        "\rreading: 100% (2.0 of 2.0 MB, 1.5 s)\n"
+    )
+
+
+# Quoted cells as the csv module reads them, and quotes it reads literally.
+QUOTED = [
+    '"5"', '"-2.5"', '""', '" 7 "', '"a, b"', '"x""y"', '"""q"""', '"NA"',
+    ' "5"', 'ab"c', '"5"x', '"5" ', '"line\nbreak"', '"1,5"', '"3"""',
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_quoted_cells_read_as_before(tmp_path, seed):
+    rng = np.random.default_rng(100 + seed)
+    plain = ["1", "-2", "3.5", "", "NA", "42"]
+    pool = plain * 6 + QUOTED[: int(rng.integers(2, len(QUOTED) + 1))]
+    n_columns = int(rng.integers(1, 5))
+    lines = [",".join(f"c{j}" for j in range(n_columns))]
+    for _ in range(int(rng.integers(1, 300))):
+        lines.append(",".join(str(rng.choice(pool)) for _ in range(n_columns)))
+    path = tmp_path / "q.csv"
+    path.write_text("\n".join(lines) + "\n")
+    expected = reference_read(path)
+    for block_bytes, n_jobs in ((9, 2), (100, None), (1 << 18, 2)):
+        if not expected:
+            with pytest.raises(ValueError, match="no numeric columns"):
+                scan_numeric_csv(path, block_bytes=block_bytes, n_jobs=n_jobs)
+            continue
+        got = scan_numeric_csv(path, block_bytes=block_bytes, n_jobs=n_jobs)[0]
+        assert_same_columns(got, expected)
+
+
+def test_plain_quoted_fields_stay_on_the_numpy_path(tmp_path, monkeypatch):
+    import skdp._csv
+
+    def no_csv_module(block, columns):
+        raise AssertionError("read by the csv module")
+
+    monkeypatch.setattr(skdp._csv, "_add_csv_block", no_csv_module)
+    path = tmp_path / "t.csv"
+    rows = [f'{i},"city, {i % 7}","{i / 4}","x""y"' for i in range(2000)]
+    path.write_text('n,"place",q,t\n' + "\n".join(rows) + "\n")
+    data, not_numeric = scan_numeric_csv(path, block_bytes=4096)
+    np.testing.assert_array_equal(data["q"], np.arange(2000) / 4)
+    assert not_numeric == ["place", "t"]
+
+
+def test_a_quote_inside_an_unquoted_field_is_left_to_the_csv_module(tmp_path):
+    # the csv module reads 'x"y', 'z"w', '5', '9' (a long row); pairing the
+    # two quotes would make it 'x"y,z"w', '5', '9' and read 9 for c
+    path = tmp_path / "l.csv"
+    path.write_text('a,b,c\n1,2,3\nx"y,z"w,5,9\n4,5,6\n')
+    data = scan_numeric_csv(path)[0]
+    assert_same_columns(data, reference_read(path))
+    np.testing.assert_array_equal(data["c"], [3.0, 5.0, 6.0])
