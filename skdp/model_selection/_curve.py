@@ -1,7 +1,6 @@
 """Privacy–utility curves: the test score of a private estimator against epsilon."""
 
 import math
-import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Integral
@@ -14,6 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._optional_dependencies import check_pandas_support
 from sklearn.utils.parallel import Parallel, delayed
 
+from skdp.accounting import PrivacyCost
 from skdp.accounting._accountant import (
     _float_up,
     check_accountant,
@@ -21,7 +21,13 @@ from skdp.accounting._accountant import (
 )
 from skdp.accounting._composition import exact
 from skdp.exceptions import BudgetExceededError
-from skdp.model_selection._cost import fit_cost, is_param, route_accountant
+from skdp.model_selection._cost import (
+    fit_cost,
+    is_param,
+    prepaid_accountant,
+    route_accountant,
+)
+from skdp.utils._warnings import warn_at_caller
 
 __all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
 
@@ -201,7 +207,11 @@ def privacy_utility_curve(
         :func:`~sklearn.model_selection.train_test_split`.
     reference_estimator : estimator object or None, default=None
         A non-private estimator (e.g. ``LogisticRegression()``) fitted once on
-        the train part; its test score is the curve's ``reference_score``.
+        the train part; its test score is the curve's ``reference_score``. It
+        may contain free skdp steps (those whose
+        :func:`~skdp.model_selection.fit_cost` is zero, such as a scaler with
+        public ``bounds``), e.g. the private pipeline's preprocessing followed
+        by a plain model; a step that costs anything is refused.
     accountant : BudgetAccountant or None, default=None
         Charged by every private fit. It replaces every ``accountant``
         parameter of ``estimator``. ``None`` uses the accountant the
@@ -313,7 +323,7 @@ def privacy_utility_curve(
     plan = _PrivatePlan(estimator, param_name)
     acc = plan.resolve_accountant(accountant)
     if reference_estimator is not None:
-        _check_non_private(reference_estimator)
+        reference_estimator = _check_non_private(reference_estimator, _n_features(X))
 
     check_random_state(random_state)  # rejects invalid seeds up front
     if random_state is None:
@@ -516,12 +526,11 @@ class _PrivatePlan:
             and any(k.startswith(p) for p in self.prefixes)
         ]
         if fixed and n_repeats > 1:
-            warnings.warn(
+            warn_at_caller(
                 f"random_state=None leaves the estimator's own {fixed}, so every "
                 "repeat draws the same noise and the spread over repeats is zero. "
                 "Pass random_state= to vary it.",
                 UserWarning,
-                stacklevel=3,
             )
 
     def reported_spend(self, fitted):
@@ -542,14 +551,39 @@ class _PrivatePlan:
         return eps, delta
 
 
-def _check_non_private(estimator):
+def _check_non_private(estimator, n_features):
+    """Refuse a reference estimator whose fit would spend budget.
+
+    Steps of skdp that are free (e.g. a scaler with public bounds, whose
+    :func:`fit_cost` is zero) are accepted; the reference is then fitted under
+    an accountant holding nothing, so a step that spends anyway fails instead
+    of spending unrecorded budget.
+    """
     if not hasattr(estimator, "get_params"):
         raise TypeError(f"reference_estimator must be an estimator; got {estimator!r}.")
-    if any(is_param(k, "accountant") for k in estimator.get_params(deep=True)):
+    if not any(is_param(k, "accountant") for k in estimator.get_params(deep=True)):
+        return estimator
+    try:
+        cost = fit_cost(estimator, n_features)
+    except ValueError as exc:
         raise ValueError(
-            "reference_estimator must be non-private: it has an accountant "
-            "parameter, and its fit would not be part of the sweep's budget check."
+            "reference_estimator must be non-private or free: the cost of its "
+            f"private steps cannot be bounded ({exc})."
+        ) from exc
+    if cost.epsilon > 0 or cost.delta > 0:
+        raise ValueError(
+            "reference_estimator must be non-private or free: its private steps "
+            f"cost epsilon={cost.epsilon}, delta={cost.delta} per fit, which would "
+            "not be part of the sweep's budget check. Use public bounds (free "
+            "steps) or a non-private estimator."
         )
+    return route_accountant(clone(estimator), prepaid_accountant(PrivacyCost(0.0)))
+
+
+def _n_features(X):
+    """Number of columns of a 2-D ``X`` (public), or None."""
+    shape = getattr(X, "shape", None)
+    return shape[1] if shape is not None and len(shape) == 2 else None
 
 
 def _check_budget(acc, total_eps, total_delta, n_fits):
