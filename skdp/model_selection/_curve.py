@@ -1,6 +1,7 @@
 """Privacy–utility curves: the test score of a private estimator against epsilon."""
 
 import math
+import time
 from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Integral
@@ -27,6 +28,7 @@ from skdp.model_selection._cost import (
     prepaid_accountant,
     route_accountant,
 )
+from skdp.model_selection._progress import Progress, plural
 from skdp.utils._warnings import warn_at_caller
 
 __all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
@@ -234,8 +236,14 @@ def privacy_utility_curve(
         copy of an in-memory accountant in a worker process refuses to spend.
         ``None`` means 1 unless in a joblib context.
     verbose : int, default=0
-        ``> 0`` prints one progress line per ε to standard output; ``> 1``
-        also passes ``verbose`` to joblib.
+        Progress on standard output, in scikit-learn's style: ``>= 1`` the
+        plan (``Fitting 10 repeats for each of 4 epsilons, totalling 40
+        fits``) and one line per ε with its mean score; ``>= 2`` one line per
+        fit with its time; ``>= 3`` also each fit's score and joblib's own
+        messages. The scores printed are those the returned curve holds
+        (test scores are this function's output, see the warning above about
+        the data it is run on); nothing else computed from the rows is
+        printed.
 
     Returns
     -------
@@ -375,12 +383,18 @@ def privacy_utility_curve(
             reference_scorer,
         )
 
+    progress = Progress("privacy_utility_curve", verbose)
+    progress(
+        1,
+        f"Fitting {plural(n_repeats, 'repeat')} for each of "
+        f"{plural(epsilons.size, 'epsilon')}, totalling {plural(n_fits, 'fit')}",
+    )
     n_entries_before = len(acc.entries)
     parallel = Parallel(
         n_jobs=n_jobs,
         prefer="threads",
         return_as="generator",
-        verbose=verbose if verbose > 1 else 0,
+        verbose=verbose if verbose > 2 else 0,
     )
     results = parallel(
         delayed(_private_fit_and_score)(
@@ -403,15 +417,21 @@ def privacy_utility_curve(
 
     scores = np.empty((epsilons.size, n_repeats))
     reported = []
-    for k, (score, spent) in enumerate(results):
+    for k, (score, spent, elapsed) in enumerate(results):
         i, r = divmod(k, n_repeats)
         scores[i, r] = score
         reported.append(spent)
-        if verbose > 0 and r == n_repeats - 1:
-            print(
-                f"[privacy_utility_curve] epsilon={epsilons[i]:g}: "
-                f"{n_repeats}/{n_repeats} fits, mean score {scores[i].mean():.4g}",
-                flush=True,
+        shown = f", score={score:.4g}" if verbose > 2 else ""
+        progress(
+            2,
+            f"END epsilon={epsilons[i]:g}, repeat {r + 1}/{n_repeats}{shown}; "
+            f"total time={elapsed:.1f}s",
+        )
+        if r == n_repeats - 1:
+            progress(
+                1,
+                f"epsilon={epsilons[i]:g}: {n_repeats}/{n_repeats} fits, "
+                f"mean score {scores[i].mean():.4g}",
             )
 
     new_entries = acc.entries[n_entries_before:]
@@ -629,7 +649,8 @@ def _fit_and_score(estimator, X_train, y_train, X_test, y_test, scorer):
 def _private_fit_and_score(
     base, plan, params, bound, X_train, y_train, X_test, y_test, scorer
 ):
-    """One fit of the sweep: returns the score and the spend the fit reported."""
+    """One fit of the sweep: the score, the spend the fit reported, the time."""
+    start = time.perf_counter()
     estimator = clone(base).set_params(**params)
     score = _fit_and_score(estimator, X_train, y_train, X_test, y_test, scorer)
     spent = plan.reported_spend(estimator)
@@ -643,7 +664,7 @@ def _private_fit_and_score(
             "estimators whose cost is their epsilon (e.g. SampleAggregateEstimator "
             "with aggregate='parameters', not a per-query 'vote' or 'mean')."
         )
-    return score, spent
+    return score, spent, time.perf_counter() - start
 
 
 def _within(spent, bound):

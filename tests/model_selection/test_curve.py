@@ -24,6 +24,10 @@ from skdp.model_selection import (
     privacy_utility_curve,
 )
 
+# small n_blocks on purpose (fast): the public noise-dominated warning is
+# tested in tests/ensemble/test_n_blocks_auto.py
+pytestmark = pytest.mark.filterwarnings("ignore::skdp.NoiseDominatedWarning")
+
 EPSILONS = [1.0, 0.1, 0.5]
 FIT_CALLS = []
 
@@ -373,7 +377,7 @@ def test_default_accountant_is_used_and_estimator_accountant_kept(data):
     assert own.total() == (1.0, 0.0)
 
 
-def test_verbose_prints_one_line_per_epsilon(data, capsys):
+def test_verbose_prints_the_plan_and_one_line_per_epsilon(data, capsys):
     X, y = data
     privacy_utility_curve(
         ProbeClassifier(),
@@ -385,9 +389,10 @@ def test_verbose_prints_one_line_per_epsilon(data, capsys):
         accountant=BudgetAccountant(),
     )
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2
-    assert lines[0].startswith("[privacy_utility_curve] epsilon=0.5: 3/3 fits")
-    assert "mean score" in lines[1]
+    assert len(lines) == 3  # the plan, then one line per epsilon
+    assert lines[0].endswith("totalling 6 fits")
+    assert lines[1].startswith("[privacy_utility_curve] epsilon=0.5: 3/3 fits")
+    assert "mean score" in lines[2]
 
 
 def test_to_frame_long_format():
