@@ -29,6 +29,7 @@ from skdp.model_selection._cost import (
     route_accountant,
 )
 from skdp.model_selection._progress import Progress, plural
+from skdp.utils._validation import epsilon_requirement
 from skdp.utils._warnings import warn_at_caller
 
 __all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
@@ -464,7 +465,11 @@ def _check_epsilons(epsilons):
             f"epsilons must be a non-empty 1-D array; got shape {values.shape}."
         )
     if not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(f"epsilons must be finite and > 0; got {values}.")
+        requirement, _ = epsilon_requirement()
+        raise ValueError(
+            f"epsilons must each be {requirement}; got {values}. Pass positive, "
+            "finite privacy losses, e.g. epsilons=[0.1, 1.0]."
+        )
     values = np.sort(values)
     if np.any(values[1:] == values[:-1]):
         raise ValueError(

@@ -1,6 +1,5 @@
 """Private model selection by report-noisy-max: ``NoisyMaxSearchCV``."""
 
-import math
 import warnings
 from numbers import Integral, Real
 
@@ -730,7 +729,6 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         return self.best_estimator_.score(X, y, **kwargs)
 
     def _fit_cost(self, n_features=None):
-        if not math.isfinite(self.epsilon):
-            raise ValueError("epsilon must be finite.")
+        check_epsilon(self.epsilon)
         _, items = self._plan(n_features)
         return sum_costs([cost for _, cost in items])
