@@ -1,6 +1,7 @@
 """Sample-and-aggregate: a private model from k disjoint blocks of the data."""
 
 import math
+import time
 import warnings
 from contextlib import contextmanager
 from copy import deepcopy
@@ -35,6 +36,7 @@ from skdp.mechanisms._gaussian import _gaussian_grid, _sigma_ratio
 from skdp.mechanisms._laplace import _laplace_grid
 from skdp.mechanisms._selection import _select_many
 from skdp.sensitivity import float_average_error
+from skdp.utils._progress import Progress, plural
 from skdp.utils._validation import (
     check_bounds,
     check_public_classes,
@@ -626,7 +628,10 @@ class SampleAggregateEstimator(
         ``None`` draws from the operating system's CSPRNG; an int gives
         reproducible (not secret) noise, for tests and examples.
     verbose : int, default=0
-        Verbosity of the parallel block fits.
+        Progress on standard output: ``>= 1`` the number of blocks (and
+        whether the ``"auto"`` rule chose it) before the fits, and the time
+        of the fits and the release after; ``>= 3`` also joblib's messages.
+        Only public things are printed, never anything computed from a block.
 
     Attributes
     ----------
@@ -1042,6 +1047,10 @@ class SampleAggregateEstimator(
         else:
             self._charge([])  # releases nothing; predict charges per row
 
+        progress = Progress(type(self).__name__, self.verbose)
+        rule = " (the 'auto' rule)" if self.n_blocks == "auto" else ""
+        progress(1, f"Fitting {plural(k, 'block')}{rule}, aggregate={mode!r}")
+        start = time.perf_counter()
         seeds = source.integers(_MAX_SEED, size=k)
         blocks = _block_indices(_block_labels(X.shape[0], k, source), k)
         codes = None if classes is None else np.searchsorted(classes, y)
@@ -1057,7 +1066,9 @@ class SampleAggregateEstimator(
             _quiet(),
         ):
             chunks = Parallel(
-                n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads"
+                n_jobs=self.n_jobs,
+                verbose=self.verbose if self.verbose > 2 else 0,
+                prefer="threads",
             )(
                 delayed(_fit_blocks)(
                     self.estimator,
@@ -1082,6 +1093,12 @@ class SampleAggregateEstimator(
             self.estimator_ = layout.assign(template, space.project(noisy))
         else:
             self.estimators_ = results
+        progress(
+            1,
+            f"END {plural(k, 'block fit')}"
+            + (" and the release" if mode == "parameters" else "")
+            + f"; total time={time.perf_counter() - start:.1f}s",
+        )
         if classes is not None:
             self.classes_ = classes
         self.aggregate_ = mode

@@ -28,7 +28,7 @@ from skdp.model_selection._cost import (
     prepaid_accountant,
     route_accountant,
 )
-from skdp.model_selection._progress import Progress, plural
+from skdp.utils._progress import Progress, plural
 from skdp.utils._validation import epsilon_requirement
 from skdp.utils._warnings import warn_at_caller
 

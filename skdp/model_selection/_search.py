@@ -28,7 +28,7 @@ from skdp.model_selection._cost import (
     route_accountant,
     sum_costs,
 )
-from skdp.model_selection._progress import Progress, format_params, plural
+from skdp.utils._progress import Progress, format_params, plural
 from skdp.utils._validation import check_epsilon
 
 __all__ = ["NoisyMaxSearchCV"]

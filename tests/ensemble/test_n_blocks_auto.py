@@ -2,6 +2,7 @@
 bounds of linear classifiers, and the public noise-dominated warning."""
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -127,3 +128,18 @@ def test_auto_and_a_large_enough_setting_do_not_warn():
         SampleAggregateEstimator(LogisticRegression(), n_blocks=19, random_state=0).fit(
             X, y
         )  # noise 14.1/19 < 1 of the signal
+
+
+def test_verbose_prints_the_number_of_blocks_and_nothing_from_them(capsys):
+    X, y = _data()
+    SampleAggregateEstimator(LogisticRegression(), random_state=0).fit(X, y)
+    assert capsys.readouterr().out == ""
+    SampleAggregateEstimator(LogisticRegression(), verbose=1, random_state=0).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        "[SampleAggregateEstimator] Fitting 57 blocks (the 'auto' rule), "
+        "aggregate='parameters'"
+    )
+    pattern = r"\[SampleAggregateEstimator\] END 57 block fits and the release; "
+    assert re.fullmatch(pattern + r"total time=\d+\.\ds", lines[1])
+    assert len(lines) == 2
