@@ -10,8 +10,10 @@ regularisation ``C`` and the released model.
 * **Preprocessing** is a :class:`~sklearn.compose.ColumnTransformer`. Every
   step that can be fixed from the data's published schema is *public* and
   free: numeric columns are clipped to documented ranges (heavy-tailed money
-  columns through ``log1p``) and categories come from the codebook. A step
-  that must learn from the rows (an skdp scaler without ``bounds``, a
+  columns by :class:`~skdp.DPClipper` with public ``bounds``, whose
+  :func:`~skdp.model_selection.fit_cost` is zero, then ``log1p``) and the
+  categories come from the codebook. A step that must learn from the rows
+  (``DPClipper`` or an skdp scaler without ``bounds``, a
   :class:`~skdp.PrivateOneHotEncoder`) would be charged like a model, once per
   candidate of the search; here nothing needs it.
 * **Model**: :class:`~skdp.linear_model.PrivateLogisticRegression`.
@@ -38,7 +40,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
-from skdp import BudgetAccountant, NoisyMaxSearchCV
+from skdp import BudgetAccountant, DPClipper, NoisyMaxSearchCV
 from skdp.linear_model import PrivateLogisticRegression
 
 LINEAR_RANGES = {"age": (17, 90), "education-num": (1, 16), "hours-per-week": (1, 99)}
@@ -70,14 +72,21 @@ def to_unit_interval(X):
 
 
 def log_money(X):
-    """Clip to the public caps; log1p maps [0, cap] to [0, 1]."""
-    return np.log1p(np.clip(np.asarray(X, dtype=float), 0, caps)) / np.log1p(caps)
+    """log1p maps [0, cap] to [0, 1] (after DPClipper's public clip)."""
+    return np.log1p(np.asarray(X, dtype=float)) / np.log1p(caps)
 
 
 features = ColumnTransformer(
     [
         ("linear", FunctionTransformer(to_unit_interval), list(LINEAR_RANGES)),
-        ("money", FunctionTransformer(log_money), list(MONEY_CAPS)),
+        (
+            "money",
+            make_pipeline(
+                DPClipper(bounds=(0.0, caps)),  # public bounds: free
+                FunctionTransformer(log_money),
+            ),
+            list(MONEY_CAPS),
+        ),
         (
             "categorical",
             OneHotEncoder(
