@@ -763,10 +763,10 @@ class SampleAggregateEstimator(
 
     More blocks also mean fewer rows per block. A block's estimate has an
     error of about ``sqrt(D k/n)`` (n rows), but the blocks' errors are
-    independent and the average cancels most of them, so the per-block
-    variance does not grow with k; what grows is each block's small-sample
-    bias, which turns large once a block has fewer rows than it has
-    parameters. Balancing the noise ``r/k`` against the per-block error
+    independent and the average cancels most of them: the variance of the
+    average (about ``D/n``) does not grow with k. What grows is each block's
+    small-sample bias, which turns large once a block has fewer rows than it
+    has parameters. Balancing the noise ``r/k`` against the per-block error
     ``sqrt(D k/n)`` alone (``k = (r² n/D)^(1/3)``) ignores that cancellation
     and picks too few blocks: on Adult (ε = 1, D = 66, n = 24,420,
     ``LogisticRegression()``, sphere) it gives k = 236 and 0.755 ± 0.032
