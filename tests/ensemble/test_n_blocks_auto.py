@@ -143,3 +143,20 @@ def test_verbose_prints_the_number_of_blocks_and_nothing_from_them(capsys):
     pattern = r"\[SampleAggregateEstimator\] END 57 block fits and the release; "
     assert re.fullmatch(pattern + r"total time=\d+\.\ds", lines[1])
     assert len(lines) == 2
+
+
+def test_warning_inside_a_search_names_the_callers_line():
+    from skdp.model_selection import NoisyMaxSearchCV
+
+    X, y = _data(2000)
+    search = NoisyMaxSearchCV(
+        SampleAggregateEstimator(LogisticRegression(), n_blocks=10),
+        {"estimator__C": [0.1, 1.0]},
+        method="holdout",
+        refit=False,
+        accountant=BudgetAccountant(),
+        random_state=0,
+    )
+    with pytest.warns(NoiseDominatedWarning) as caught:
+        search.fit(X, y)  # candidates fitted through joblib (n_jobs=None)
+    assert {w.filename for w in caught} == {__file__}
