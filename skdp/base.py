@@ -3,6 +3,13 @@
 import itertools
 import math
 import os
+from numbers import Real
+
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    make_constraint,
+)
 
 from skdp.accounting._accountant import (
     _explicit_default,
@@ -10,6 +17,7 @@ from skdp.accounting._accountant import (
     default_accountant,
 )
 from skdp.accounting._cost import PrivacyCost
+from skdp.utils._validation import epsilon_requirement
 
 __all__ = ["PrivateEstimatorMixin"]
 
@@ -43,6 +51,33 @@ def _api_page_name(cls):
         lambda part: not part.startswith("_"), cls.__module__.split(".")
     )
     return ".".join([*module, cls.__name__])
+
+
+def _check_epsilon_param(estimator):
+    """Raise scikit-learn's error, in skdp's words, for an invalid ``epsilon``.
+
+    Applies to an ``epsilon`` whose constraints hold a positive interval;
+    other alternatives the constraints allow (e.g. None) stay valid.
+    """
+    constraints = getattr(estimator, "_parameter_constraints", {}).get("epsilon")
+    if not isinstance(constraints, list):
+        return
+    positive = [c for c in constraints if isinstance(c, Interval) and c.left == 0]
+    if not positive:
+        return
+    value = estimator.get_params(deep=False)["epsilon"]
+    others = [make_constraint(c) for c in constraints if c not in positive]
+    is_real = isinstance(value, Real) and not isinstance(value, bool)
+    if is_real and value > 0 and math.isfinite(value):
+        return
+    if not is_real and any(c.is_satisfied_by(value) for c in others):
+        return
+    requirement, fix = epsilon_requirement()
+    alternatives = "".join(f" or {c}" for c in others if not c.hidden)
+    raise InvalidParameterError(
+        f"The 'epsilon' parameter of {type(estimator).__name__} must be "
+        f"{requirement}{alternatives}. Got {value!r} instead. {fix}"
+    )
 
 
 class PrivateEstimatorMixin:
@@ -86,6 +121,19 @@ class PrivateEstimatorMixin:
 
     def _doc_link_url_param_generator(self):
         return {"page": _api_page_name(type(self))}
+
+    def _validate_params(self):
+        """scikit-learn's parameter validation, with skdp's words for ``epsilon``.
+
+        An invalid ``epsilon`` (0, negative, NaN, infinite or not a number)
+        raises scikit-learn's :class:`InvalidParameterError` in its own form
+        (``The 'epsilon' parameter of X must be ... Got ... instead.``), but
+        with the requirement and the fix that :func:`~skdp.utils.check_epsilon`
+        gives functions: ``> 0 and finite``. (scikit-learn's ``Interval``
+        would say ``a float in the range (0.0, inf)`` and accept ``inf``.)
+        """
+        _check_epsilon_param(self)
+        super()._validate_params()
 
     def _resolve_accountant(self):
         accountant = self.accountant

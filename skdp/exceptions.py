@@ -74,11 +74,15 @@ class PTRRefusedWarning(UserWarning):
 
 
 class NoiseDominatedWarning(UserWarning):
-    """A released value says the setting was dominated by noise.
+    """A released value, or the public setting itself, is dominated by noise.
 
     Raised after a release, from the released values only (they are public
     by then), e.g. when :class:`~skdp.DPClipper` with ``method="quantile"``
-    returns bounds near the ends of its domain ``±upper_limit``.
+    returns bounds near the ends of its domain ``±upper_limit``; or before
+    anything is charged, from public parameters only, when the expected noise
+    exceeds the largest possible signal whatever the data, e.g.
+    :class:`~skdp.SampleAggregateEstimator` with too few ``n_blocks`` for
+    its ε and number of released values.
 
     Examples
     --------

@@ -1,7 +1,7 @@
 """Privacy–utility curves: the test score of a private estimator against epsilon."""
 
 import math
-import warnings
+import time
 from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Integral
@@ -14,6 +14,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._optional_dependencies import check_pandas_support
 from sklearn.utils.parallel import Parallel, delayed
 
+from skdp.accounting import PrivacyCost
 from skdp.accounting._accountant import (
     _float_up,
     check_accountant,
@@ -21,7 +22,15 @@ from skdp.accounting._accountant import (
 )
 from skdp.accounting._composition import exact
 from skdp.exceptions import BudgetExceededError
-from skdp.model_selection._cost import fit_cost, is_param, route_accountant
+from skdp.model_selection._cost import (
+    fit_cost,
+    is_param,
+    prepaid_accountant,
+    route_accountant,
+)
+from skdp.utils._progress import Progress, plural
+from skdp.utils._validation import epsilon_requirement
+from skdp.utils._warnings import warn_at_caller
 
 __all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
 
@@ -201,7 +210,11 @@ def privacy_utility_curve(
         :func:`~sklearn.model_selection.train_test_split`.
     reference_estimator : estimator object or None, default=None
         A non-private estimator (e.g. ``LogisticRegression()``) fitted once on
-        the train part; its test score is the curve's ``reference_score``.
+        the train part; its test score is the curve's ``reference_score``. It
+        may contain free skdp steps (those whose
+        :func:`~skdp.model_selection.fit_cost` is zero, such as a scaler with
+        public ``bounds``), e.g. the private pipeline's preprocessing followed
+        by a plain model; a step that costs anything is refused.
     accountant : BudgetAccountant or None, default=None
         Charged by every private fit. It replaces every ``accountant``
         parameter of ``estimator``. ``None`` uses the accountant the
@@ -224,8 +237,14 @@ def privacy_utility_curve(
         copy of an in-memory accountant in a worker process refuses to spend.
         ``None`` means 1 unless in a joblib context.
     verbose : int, default=0
-        ``> 0`` prints one progress line per ε to standard output; ``> 1``
-        also passes ``verbose`` to joblib.
+        Progress on standard output, in scikit-learn's style: ``>= 1`` the
+        plan (``Fitting 10 repeats for each of 4 epsilons, totalling 40
+        fits``) and one line per ε with its mean score; ``>= 2`` one line per
+        fit with its time; ``>= 3`` also each fit's score and joblib's own
+        messages. The scores printed are those the returned curve holds
+        (test scores are this function's output, see the warning above about
+        the data it is run on); nothing else computed from the rows is
+        printed.
 
     Returns
     -------
@@ -313,7 +332,7 @@ def privacy_utility_curve(
     plan = _PrivatePlan(estimator, param_name)
     acc = plan.resolve_accountant(accountant)
     if reference_estimator is not None:
-        _check_non_private(reference_estimator)
+        reference_estimator = _check_non_private(reference_estimator, _n_features(X))
 
     check_random_state(random_state)  # rejects invalid seeds up front
     if random_state is None:
@@ -365,12 +384,18 @@ def privacy_utility_curve(
             reference_scorer,
         )
 
+    progress = Progress("privacy_utility_curve", verbose)
+    progress(
+        1,
+        f"Fitting {plural(n_repeats, 'repeat')} for each of "
+        f"{plural(epsilons.size, 'epsilon')}, totalling {plural(n_fits, 'fit')}",
+    )
     n_entries_before = len(acc.entries)
     parallel = Parallel(
         n_jobs=n_jobs,
         prefer="threads",
         return_as="generator",
-        verbose=verbose if verbose > 1 else 0,
+        verbose=verbose if verbose > 2 else 0,
     )
     results = parallel(
         delayed(_private_fit_and_score)(
@@ -393,15 +418,21 @@ def privacy_utility_curve(
 
     scores = np.empty((epsilons.size, n_repeats))
     reported = []
-    for k, (score, spent) in enumerate(results):
+    for k, (score, spent, elapsed) in enumerate(results):
         i, r = divmod(k, n_repeats)
         scores[i, r] = score
         reported.append(spent)
-        if verbose > 0 and r == n_repeats - 1:
-            print(
-                f"[privacy_utility_curve] epsilon={epsilons[i]:g}: "
-                f"{n_repeats}/{n_repeats} fits, mean score {scores[i].mean():.4g}",
-                flush=True,
+        shown = f", score={score:.4g}" if verbose > 2 else ""
+        progress(
+            2,
+            f"END epsilon={epsilons[i]:g}, repeat {r + 1}/{n_repeats}{shown}; "
+            f"total time={elapsed:.1f}s",
+        )
+        if r == n_repeats - 1:
+            progress(
+                1,
+                f"epsilon={epsilons[i]:g}: {n_repeats}/{n_repeats} fits, "
+                f"mean score {scores[i].mean():.4g}",
             )
 
     new_entries = acc.entries[n_entries_before:]
@@ -434,7 +465,11 @@ def _check_epsilons(epsilons):
             f"epsilons must be a non-empty 1-D array; got shape {values.shape}."
         )
     if not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(f"epsilons must be finite and > 0; got {values}.")
+        requirement, _ = epsilon_requirement()
+        raise ValueError(
+            f"epsilons must each be {requirement}; got {values}. Pass positive, "
+            "finite privacy losses, e.g. epsilons=[0.1, 1.0]."
+        )
     values = np.sort(values)
     if np.any(values[1:] == values[:-1]):
         raise ValueError(
@@ -516,12 +551,11 @@ class _PrivatePlan:
             and any(k.startswith(p) for p in self.prefixes)
         ]
         if fixed and n_repeats > 1:
-            warnings.warn(
+            warn_at_caller(
                 f"random_state=None leaves the estimator's own {fixed}, so every "
                 "repeat draws the same noise and the spread over repeats is zero. "
                 "Pass random_state= to vary it.",
                 UserWarning,
-                stacklevel=3,
             )
 
     def reported_spend(self, fitted):
@@ -542,14 +576,39 @@ class _PrivatePlan:
         return eps, delta
 
 
-def _check_non_private(estimator):
+def _check_non_private(estimator, n_features):
+    """Refuse a reference estimator whose fit would spend budget.
+
+    Steps of skdp that are free (e.g. a scaler with public bounds, whose
+    :func:`fit_cost` is zero) are accepted; the reference is then fitted under
+    an accountant holding nothing, so a step that spends anyway fails instead
+    of spending unrecorded budget.
+    """
     if not hasattr(estimator, "get_params"):
         raise TypeError(f"reference_estimator must be an estimator; got {estimator!r}.")
-    if any(is_param(k, "accountant") for k in estimator.get_params(deep=True)):
+    if not any(is_param(k, "accountant") for k in estimator.get_params(deep=True)):
+        return estimator
+    try:
+        cost = fit_cost(estimator, n_features)
+    except ValueError as exc:
         raise ValueError(
-            "reference_estimator must be non-private: it has an accountant "
-            "parameter, and its fit would not be part of the sweep's budget check."
+            "reference_estimator must be non-private or free: the cost of its "
+            f"private steps cannot be bounded ({exc})."
+        ) from exc
+    if cost.epsilon > 0 or cost.delta > 0:
+        raise ValueError(
+            "reference_estimator must be non-private or free: its private steps "
+            f"cost epsilon={cost.epsilon}, delta={cost.delta} per fit, which would "
+            "not be part of the sweep's budget check. Use public bounds (free "
+            "steps) or a non-private estimator."
         )
+    return route_accountant(clone(estimator), prepaid_accountant(PrivacyCost(0.0)))
+
+
+def _n_features(X):
+    """Number of columns of a 2-D ``X`` (public), or None."""
+    shape = getattr(X, "shape", None)
+    return shape[1] if shape is not None and len(shape) == 2 else None
 
 
 def _check_budget(acc, total_eps, total_delta, n_fits):
@@ -595,7 +654,8 @@ def _fit_and_score(estimator, X_train, y_train, X_test, y_test, scorer):
 def _private_fit_and_score(
     base, plan, params, bound, X_train, y_train, X_test, y_test, scorer
 ):
-    """One fit of the sweep: returns the score and the spend the fit reported."""
+    """One fit of the sweep: the score, the spend the fit reported, the time."""
+    start = time.perf_counter()
     estimator = clone(base).set_params(**params)
     score = _fit_and_score(estimator, X_train, y_train, X_test, y_test, scorer)
     spent = plan.reported_spend(estimator)
@@ -609,7 +669,7 @@ def _private_fit_and_score(
             "estimators whose cost is their epsilon (e.g. SampleAggregateEstimator "
             "with aggregate='parameters', not a per-query 'vote' or 'mean')."
         )
-    return score, spent
+    return score, spent, time.perf_counter() - start
 
 
 def _within(spent, bound):

@@ -1,13 +1,12 @@
 """Private model selection by report-noisy-max: ``NoisyMaxSearchCV``."""
 
-import math
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.metrics import check_scoring
-from sklearn.model_selection import ParameterGrid, cross_val_score
+from sklearn.model_selection import ParameterGrid, check_cv, cross_val_score
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -29,6 +28,7 @@ from skdp.model_selection._cost import (
     route_accountant,
     sum_costs,
 )
+from skdp.utils._progress import Progress, format_params, plural
 from skdp.utils._validation import check_epsilon
 
 __all__ = ["NoisyMaxSearchCV"]
@@ -64,6 +64,13 @@ def _block_vote(candidates, X, y, cv, scoring):
     return _ABSTAIN if np.all(means == -np.inf) else int(np.argmax(means))
 
 
+def _timed_block_vote(progress, label, candidates, X, y, cv, scoring):
+    """:func:`_block_vote`, then a progress line with its time (not the vote)."""
+    return progress.timed(
+        2, lambda: _block_vote(candidates, X, y, cv, scoring), f"END {label}"
+    )
+
+
 def vote_histogram(choices, n_candidates):
     """Votes per candidate; abstaining blocks add nothing.
 
@@ -87,6 +94,13 @@ def _fit_prepaid(candidate, cost, X, y):
     """Fit a private candidate under an accountant holding exactly its cost."""
     model = route_accountant(clone(candidate), prepaid_accountant(cost))
     return model.fit(X, y)
+
+
+def _timed_fit_prepaid(progress, label, candidate, cost, X, y):
+    """:func:`_fit_prepaid`, then a progress line with its time."""
+    return progress.timed(
+        2, lambda: _fit_prepaid(candidate, cost, X, y), f"END {label}"
+    )
 
 
 def holdout_row_scores(model, X, y, scoring, loss_bound):
@@ -194,7 +208,15 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         Source of the partition, the selection noise and the candidates'
         seeds. ``None`` draws from the operating system's secure generator.
     verbose : int, default=0
-        Passed to joblib.
+        Progress on standard output, as scikit-learn's searches print it:
+        ``>= 1`` the plan (``Fitting 3 folds for each of 4 candidates in each
+        of 50 blocks, totalling 600 fits``), the charged cost and, once
+        released, the chosen candidate; ``>= 2`` one line per block
+        (``"subsample"``) or per candidate (``"holdout"``) with its parameters
+        and time; ``>= 3`` also joblib's own messages. Only public things are
+        printed (counts, parameters, timings, the cost from public parameters,
+        the released choice): never a block's vote or a candidate's score on
+        the rows, which are exactly what the private selection protects.
 
     Attributes
     ----------
@@ -474,21 +496,40 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             for model in plan["candidates"]:
                 check_fit_inputs(model, X, y)
         source = check_random_source(self.random_state)
+        progress = Progress(type(self).__name__, self.verbose)
+        progress(1, self._plan_message(plan))
         accountant = self._charge(items)
+        self.cost_ = sum_costs([cost for _, cost in items])
+        progress(
+            1,
+            f"charged epsilon={self.cost_.epsilon:.6g}, delta="
+            f"{self.cost_.delta:.6g} (computed from public parameters)",
+        )
 
         if self.method == "subsample":
-            self.best_index_, trained = self._select_subsample(X, y, plan, source), None
+            self.best_index_ = self._select_subsample(X, y, plan, source, progress)
+            trained = None
         else:
-            self.best_index_, trained = self._select_holdout(X, y, plan, source)
+            self.best_index_, trained = self._select_holdout(
+                X, y, plan, source, progress
+            )
         self.best_params_ = dict(plan["grid"][self.best_index_])
         self.n_candidates_ = len(plan["grid"])
         self._n_features = n_features
-        self.cost_ = sum_costs([cost for _, cost in items])
+        progress(
+            1,
+            f"selected candidate {self.best_index_ + 1}/{self.n_candidates_} "
+            f"(released by permute-and-flip): {format_params(self.best_params_)}",
+        )
 
         best = None
         if plan["refits"] is not None:
             model = self._seed_if_reproducible(plan["refits"][self.best_index_], source)
-            best = _fit_prepaid(model, plan["refit_cost"], X, y)
+            best = progress.timed(
+                1,
+                lambda: _fit_prepaid(model, plan["refit_cost"], X, y),
+                "END refit of the selected candidate on all rows",
+            )
         elif trained is not None:
             best = trained
         if best is not None:
@@ -517,32 +558,59 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             model.set_params(**{key: int(source.integers(_MAX_SEED))})
         return model
 
+    def _plan_message(self, plan):
+        """The work ahead, from public parameters, in GridSearchCV's words."""
+        n = len(plan["grid"])
+        refit = "" if plan["refits"] is None else ", then 1 refit on all rows"
+        if self.method == "holdout":
+            return (
+                f"Fitting {plural(n, 'candidate')} on the training part (each row "
+                f"held out with probability {self.holdout_size:g}), totalling "
+                f"{plural(n, 'fit')}{refit}"
+            )
+        k = int(self.n_blocks)
+        try:
+            folds = check_cv(self.cv).get_n_splits()
+        except Exception:  # a splitter that needs the data to count
+            return (
+                f"Fitting cross-validation folds for each of {plural(n, 'candidate')}"
+                f" in each of {plural(k, 'block')}{refit}"
+            )
+        return (
+            f"Fitting {plural(folds, 'fold')} for each of {plural(n, 'candidate')} "
+            f"in each of {plural(k, 'block')}, totalling "
+            f"{plural(folds * n * k, 'fit')}{refit}"
+        )
+
     def _parallel(self, calls):
         # Threads by default (nothing to pickle); one BLAS thread per fit, as
         # the fits are small and nested BLAS threads oversubscribe the cores.
+        verbose = self.verbose if self.verbose > 2 else 0
         with threadpool_limits(limits=1, user_api="blas"):
-            return Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads")(
+            return Parallel(n_jobs=self.n_jobs, verbose=verbose, prefer="threads")(
                 calls
             )
 
-    def _select_subsample(self, X, y, plan, source):
+    def _select_subsample(self, X, y, plan, source, progress):
         k = int(self.n_blocks)
         blocks = _block_indices(_block_labels(_num_samples(X), k, source), k)
         candidates = [route_accountant(c, None) for c in plan["candidates"]]
         choices = self._parallel(
-            delayed(_block_vote)(
+            delayed(_timed_block_vote)(
+                progress,
+                f"block {b + 1}/{k}",
                 candidates,
                 _safe_indexing(X, idx),
                 _safe_indexing(y, idx),
                 self.cv,
                 self.scoring,
             )
-            for idx in blocks
+            for b, idx in enumerate(blocks)
         )
         votes = vote_histogram(choices, len(candidates))
         return select_by_votes(votes, self.epsilon, source)
 
-    def _select_holdout(self, X, y, plan, source):
+    def _select_holdout(self, X, y, plan, source, progress):
         train, held = _holdout_split(_num_samples(X), self.holdout_size, source)
         X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
         X_held, y_held = _safe_indexing(X, held), _safe_indexing(y, held)
@@ -550,9 +618,19 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             self._seed_if_reproducible(route_accountant(c, None), source)
             for c in plan["candidates"]
         ]
+        n = len(seeded)
         trained = self._parallel(
-            delayed(_fit_prepaid)(candidate, cost, X_train, y_train)
-            for candidate, cost in zip(seeded, plan["costs"], strict=True)
+            delayed(_timed_fit_prepaid)(
+                progress,
+                f"candidate {i + 1}/{n} ({format_params(params)})",
+                candidate,
+                cost,
+                X_train,
+                y_train,
+            )
+            for i, (candidate, cost, params) in enumerate(
+                zip(seeded, plan["costs"], plan["grid"], strict=True)
+            )
         )
         if _num_samples(X_held) == 0:
             totals = np.zeros(len(trained))
@@ -651,7 +729,6 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         return self.best_estimator_.score(X, y, **kwargs)
 
     def _fit_cost(self, n_features=None):
-        if not math.isfinite(self.epsilon):
-            raise ValueError("epsilon must be finite.")
+        check_epsilon(self.epsilon)
         _, items = self._plan(n_features)
         return sum_costs([cost for _, cost in items])

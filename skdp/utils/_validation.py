@@ -20,6 +20,7 @@ __all__ = [
     "check_per_feature",
     "check_public_classes",
     "check_required_bounds",
+    "epsilon_requirement",
     "validate_private_data",
 ]
 
@@ -28,6 +29,25 @@ def _as_real(value, name):
     if isinstance(value, bool) or not isinstance(value, Real | np.number):
         raise TypeError(f"{name} must be a real number; got {value!r}.")
     return float(value)
+
+
+def epsilon_requirement(name="epsilon", *, allow_zero=False, allow_inf=False):
+    """What a valid ``epsilon`` is, and the fix: the words of every ε message.
+
+    Returns ``(requirement, fix)``, e.g. ``("> 0 and finite", "Pass a
+    positive, finite privacy loss, e.g. epsilon=1.0.")``. Functions
+    (:func:`check_epsilon`) and estimators (scikit-learn's parameter
+    validation, through :class:`~skdp.base.PrivateEstimatorMixin`) build their
+    messages from it, so every ε error reads the same.
+    """
+    relation = ">= 0" if allow_zero else "> 0"
+    if allow_inf:
+        return (
+            f"{relation} (inf for no limit)",
+            f"Pass a privacy budget {relation}, e.g. {name}=1.0, or inf for no limit.",
+        )
+    what = "finite privacy loss >= 0" if allow_zero else "positive, finite privacy loss"
+    return f"{relation} and finite", f"Pass a {what}, e.g. {name}=1.0."
 
 
 def check_epsilon(epsilon, name="epsilon", *, allow_zero=False, allow_inf=False):
@@ -56,16 +76,19 @@ def check_epsilon(epsilon, name="epsilon", *, allow_zero=False, allow_inf=False)
     >>> check_epsilon(-1)
     Traceback (most recent call last):
     ...
-    ValueError: epsilon must be > 0; got -1.0.
+    ValueError: epsilon must be > 0 and finite; got -1.0. Pass a ... epsilon=1.0.
     """
-    value = _as_real(epsilon, name)
-    if math.isnan(value):
-        raise ValueError(f"{name} must be a number; got nan.")
-    if math.isinf(value) and not (allow_inf and value > 0):
-        raise ValueError(f"{name} must be finite; got {value}.")
-    if value < 0 or (value == 0 and not allow_zero):
-        relation = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be {relation}; got {value}.")
+    requirement, fix = epsilon_requirement(
+        name, allow_zero=allow_zero, allow_inf=allow_inf
+    )
+    if isinstance(epsilon, bool) or not isinstance(epsilon, Real | np.number):
+        raise TypeError(
+            f"{name} must be a real number {requirement}; got {epsilon!r}. {fix}"
+        )
+    value = float(epsilon)
+    valid = value > 0 or (allow_zero and value == 0)  # False for nan
+    if not valid or (math.isinf(value) and not allow_inf):
+        raise ValueError(f"{name} must be {requirement}; got {value}. {fix}")
     return value
 
 

@@ -4,6 +4,7 @@ import os
 import sys
 import warnings
 
+import joblib
 import sklearn
 
 import skdp
@@ -12,12 +13,14 @@ __all__ = ["warn_at_caller"]
 
 _LIBRARY_DIRS = tuple(
     os.path.dirname(os.path.abspath(module.__file__)) + os.sep
-    for module in (skdp, sklearn)
+    # joblib: meta-estimators run their fits through it (in the caller's
+    # thread when n_jobs=1)
+    for module in (skdp, sklearn, joblib)
 )
 
 
 def _caller_stacklevel():
-    """The ``stacklevel`` of the first frame outside skdp and scikit-learn."""
+    """The ``stacklevel`` of the first frame outside skdp, scikit-learn, joblib."""
     frame, level = sys._getframe(2), 2  # 1: warn_at_caller, 2: its caller
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
         _LIBRARY_DIRS

@@ -76,8 +76,8 @@ def test_default_delta_budget_is_zero():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"epsilon": -1}, "epsilon must be >= 0; got -1"),
-        ({"epsilon": float("nan")}, "epsilon must be a number; got nan"),
+        ({"epsilon": -1}, r"epsilon must be >= 0 \(inf for no limit\); got -1"),
+        ({"epsilon": float("nan")}, r"epsilon must be >= 0 \(inf .*\); got nan"),
         ({"delta": 1.5}, r"delta must be in \[0, 1\); got 1.5"),
         ({"delta": -0.1}, r"delta must be in \[0, 1\); got -0.1"),
         ({"delta": float("nan")}, "delta must be in"),
@@ -93,8 +93,8 @@ def test_invalid_budgets_name_the_value(kwargs, match):
     "epsilon, delta, match",
     [
         (-0.5, 0.0, "epsilon must be >= 0"),
-        (float("inf"), 0.0, "epsilon must be finite"),
-        (float("nan"), 0.0, "epsilon must be a number"),
+        (float("inf"), 0.0, "epsilon must be >= 0 and finite; got inf"),
+        (float("nan"), 0.0, "epsilon must be >= 0 and finite; got nan"),
         (0.1, 1.5, r"delta must be in \[0, 1\)"),
     ],
 )

@@ -22,6 +22,10 @@ from skdp.ensemble import _sample_aggregate as sa
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._selection import _select_many
 
+# small n_blocks on purpose (fast, exact sensitivity checks): the public
+# noise-dominated warning is tested in test_n_blocks_auto.py
+pytestmark = pytest.mark.filterwarnings("ignore::skdp.NoiseDominatedWarning")
+
 EPS = 1.0
 
 
@@ -571,7 +575,7 @@ def test_accuracy_of_the_private_linear_model():
 @pytest.mark.parametrize(
     "estimator, kwargs, X, y, match",
     [
-        (LogisticRegression(), {}, None, None, "needs public output_bounds"),
+        (LinearRegression(), {}, None, "reg", "needs public output_bounds"),
         (DecisionTreeRegressor(), {}, None, "reg", "needs public output_bounds"),
         (LogisticRegression(), {"output_bounds": (0, [1, 2])}, None, None, "shape"),
         (LogisticRegression(), {"output_bounds": ("l2", -1)}, None, None, "radius"),

@@ -11,13 +11,22 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from skdp import BudgetAccountant, BudgetExceededError, SampleAggregateEstimator
+from skdp import (
+    BudgetAccountant,
+    BudgetExceededError,
+    PrivateMinMaxScaler,
+    SampleAggregateEstimator,
+)
 from skdp.base import PrivateEstimatorMixin
 from skdp.model_selection import (
     PrivacyUtilityCurve,
     PrivacyUtilityDisplay,
     privacy_utility_curve,
 )
+
+# small n_blocks on purpose (fast): the public noise-dominated warning is
+# tested in tests/ensemble/test_n_blocks_auto.py
+pytestmark = pytest.mark.filterwarnings("ignore::skdp.NoiseDominatedWarning")
 
 EPSILONS = [1.0, 0.1, 0.5]
 FIT_CALLS = []
@@ -368,7 +377,7 @@ def test_default_accountant_is_used_and_estimator_accountant_kept(data):
     assert own.total() == (1.0, 0.0)
 
 
-def test_verbose_prints_one_line_per_epsilon(data, capsys):
+def test_verbose_prints_the_plan_and_one_line_per_epsilon(data, capsys):
     X, y = data
     privacy_utility_curve(
         ProbeClassifier(),
@@ -380,9 +389,10 @@ def test_verbose_prints_one_line_per_epsilon(data, capsys):
         accountant=BudgetAccountant(),
     )
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2
-    assert lines[0].startswith("[privacy_utility_curve] epsilon=0.5: 3/3 fits")
-    assert "mean score" in lines[1]
+    assert len(lines) == 3  # the plan, then one line per epsilon
+    assert lines[0].endswith("totalling 6 fits")
+    assert lines[1].startswith("[privacy_utility_curve] epsilon=0.5: 3/3 fits")
+    assert "mean score" in lines[2]
 
 
 def test_to_frame_long_format():
@@ -482,3 +492,54 @@ def test_display_from_estimator_and_from_curve(pyplot, data):
     curve = PrivacyUtilityCurve(epsilons=[0.1, 0.5, 1.0], scores=SCORES)
     again = PrivacyUtilityDisplay.from_curve(curve, std_display_style="errorbar")
     np.testing.assert_allclose(again.line_.get_ydata(), curve.mean_scores)
+
+
+def test_fixed_random_state_warning_names_the_callers_line(data):
+    X, y = data
+    with pytest.warns(UserWarning, match="same noise") as caught:
+        privacy_utility_curve(
+            ProbeClassifier(random_state=0), X, y, epsilons=[1.0], n_repeats=2
+        )
+    assert [w.filename for w in caught] == [__file__]
+
+
+def test_reference_pipeline_may_hold_free_skdp_steps(data):
+    X, y = data
+    scaler = PrivateMinMaxScaler(bounds=(-10, 10))  # public bounds: free
+    acc = BudgetAccountant(epsilon=10.0)
+    curve = privacy_utility_curve(
+        make_pipeline(scaler, ProbeClassifier()),
+        X,
+        y,
+        epsilons=[1.0],
+        n_repeats=2,
+        param_name="probeclassifier__epsilon",
+        reference_estimator=make_pipeline(scaler, LogisticRegression()),
+        accountant=acc,
+        random_state=0,
+    )
+    X_tr, X_te, y_tr, y_te = train_test_split(
+        X, y, test_size=0.25, random_state=0, stratify=y
+    )
+    reference = make_pipeline(scaler, LogisticRegression())
+    direct = reference.fit(X_tr, y_tr).score(X_te, y_te)
+    assert curve.reference_score == direct
+    assert acc.total() == (2.0, 0.0)  # the two private fits only
+
+
+def test_reference_pipeline_with_a_costly_step_is_refused(data):
+    X, y = data
+    costly = make_pipeline(
+        PrivateMinMaxScaler(epsilon=0.5, random_state=0), LogisticRegression()
+    )
+    acc = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match=r"non-private or free.*epsilon=0\.5"):
+        privacy_utility_curve(
+            ProbeClassifier(),
+            X,
+            y,
+            epsilons=[1.0],
+            reference_estimator=costly,
+            accountant=acc,
+        )
+    assert acc.total() == (0.0, 0.0)

@@ -26,6 +26,10 @@ from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import _selection, check_random_source
 from skdp.model_selection import NoisyMaxSearchCV, _search, fit_cost
 
+# small n_blocks on purpose (fast): the public noise-dominated warning is
+# tested in tests/ensemble/test_n_blocks_auto.py
+pytestmark = pytest.mark.filterwarnings("ignore::skdp.NoiseDominatedWarning")
+
 EPS = 1.0
 FAST = {"n_samples": 20_000, "n_pilot": 5_000, "random_state": 0}
 

@@ -12,10 +12,11 @@ from skdp.utils import check_bounds, check_delta, check_epsilon, check_finite_co
 @pytest.mark.parametrize(
     "value, kwargs, match",
     [
-        (0.0, {}, "must be > 0; got 0.0"),
-        (-1, {"allow_zero": True}, "must be >= 0; got -1.0"),
-        (math.inf, {}, "must be finite; got inf"),
-        (math.nan, {}, "must be a number; got nan"),
+        (0.0, {}, "must be > 0 and finite; got 0.0"),
+        (-1, {"allow_zero": True}, "must be >= 0 and finite; got -1.0"),
+        (math.inf, {}, "must be > 0 and finite; got inf"),
+        (math.nan, {}, "must be > 0 and finite; got nan"),
+        (math.nan, {"allow_inf": True}, r"must be > 0 \(inf for no limit\); got nan"),
     ],
 )
 def test_check_epsilon_rejects(value, kwargs, match):
