@@ -39,7 +39,7 @@ def partition_noise_std(epsilon):
     >>> round(partition_noise_std(1.0), 3)
     1.357
     """
-    num, den = _scale(epsilon)
+    num, den = _scale(check_epsilon(epsilon))
     ratio = math.exp(-den / num)
     return math.sqrt(2.0 * ratio) / (1.0 - ratio)
 
