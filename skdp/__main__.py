@@ -25,7 +25,7 @@ from skdp import (
 )
 from skdp._csv import scan_numeric_csv
 from skdp._describe import TAIL_SHARE_NOTE, describe, format_table
-from skdp._progress import Progress
+from skdp.utils._progress import ProgressMeter
 
 #: Seconds of reading before progress lines start (without --verbose):
 #: only long inputs get them.
@@ -137,7 +137,7 @@ def _read_table(args, columns):
     path = Path(args.file)
     size = path.stat().st_size if path.is_file() else None
     delay = math.inf if args.quiet else 0.0 if args.verbose else PROGRESS_DELAY
-    progress = Progress(f"skdp describe: reading {path.name}", size, delay=delay)
+    progress = ProgressMeter(f"skdp describe: reading {path.name}", size, delay=delay)
     data, not_numeric = scan_numeric_csv(
         path, columns, progress=progress, n_jobs=args.n_jobs
     )

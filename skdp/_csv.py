@@ -25,7 +25,7 @@ import numpy as np
 from joblib import effective_n_jobs
 
 from skdp._csv_numbers import Workspace, parse_fast_block
-from skdp._progress import Progress
+from skdp.utils._progress import ProgressMeter
 
 __all__ = ["MISSING", "parse_cell", "read_numeric_csv", "scan_numeric_csv"]
 
@@ -232,7 +232,7 @@ def scan_numeric_csv(
     columns : list of str or None, default=None
         Columns to read (each must be numeric); ``None`` reads every numeric
         column. Only these columns are kept in memory.
-    progress : Progress or None, default=None
+    progress : ProgressMeter or None, default=None
         Told the bytes of the file read so far after every block (its
         ``total`` should be the file's size).
     block_bytes : int, default=BLOCK_BYTES
@@ -319,5 +319,5 @@ def read_numeric_csv(path, columns=None, *, verbose=0):
     progress = None
     if verbose > 0:
         size = Path(path).stat().st_size if Path(path).is_file() else None
-        progress = Progress(f"reading {Path(path).name}", size)
+        progress = ProgressMeter(f"reading {Path(path).name}", size)
     return scan_numeric_csv(path, columns, progress=progress)[0]

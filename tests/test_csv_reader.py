@@ -10,7 +10,7 @@ import pytest
 from _csv_tables import assert_same_columns, reference_read, write_reference_table
 
 from skdp._csv import read_numeric_csv, scan_numeric_csv
-from skdp._progress import Progress
+from skdp.utils._progress import ProgressMeter
 
 
 @pytest.mark.parametrize("n_jobs", [None, 2])
@@ -149,7 +149,7 @@ class Clock:
 
 def test_progress_waits_for_the_delay_then_reports_once_a_second():
     clock, out = Clock(), io.StringIO()
-    progress = Progress("reading", 1000, delay=2.0, stream=out, clock=clock)
+    progress = ProgressMeter("reading", 1000, delay=2.0, stream=out, clock=clock)
     for now, done in [(0.5, 100), (1.9, 200), (2.0, 300), (2.5, 400), (3.1, 500)]:
         clock.now = now
         progress.update(done)
@@ -164,10 +164,10 @@ def test_progress_waits_for_the_delay_then_reports_once_a_second():
 
 def test_short_work_prints_nothing_and_inf_never_prints():
     out = io.StringIO()
-    quick = Progress("reading", 10, delay=2.0, stream=out, clock=Clock())
+    quick = ProgressMeter("reading", 10, delay=2.0, stream=out, clock=Clock())
     quick.update(10)
     quick.finish(10)
-    never = Progress("reading", 10, delay=math.inf, stream=out)
+    never = ProgressMeter("reading", 10, delay=math.inf, stream=out)
     never.update(5)
     never.finish(10)
     assert out.getvalue() == "" and not quick.shown and not never.shown
@@ -209,7 +209,7 @@ def test_progress_on_a_terminal_rewrites_one_line():
             return True
 
     clock, out = Clock(), Terminal()
-    progress = Progress("reading", 2_000_000, stream=out, clock=clock)
+    progress = ProgressMeter("reading", 2_000_000, stream=out, clock=clock)
     progress.update(1_000_000)
     clock.now = 1.5
     progress.update(1_500_000)
