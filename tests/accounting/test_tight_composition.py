@@ -6,7 +6,11 @@ The references here do not share code with :mod:`skdp.accounting._zcdp` and
 ``scipy.stats.norm``, the zCDP conversion is minimised with
 ``minimize_scalar``, and the composition of randomised-response pairs (the
 exact optimal composition of ε-DP mechanisms, Kairouz, Oh and Viswanath 2015)
-is enumerated with exact loss values, no grid.
+is enumerated with exact loss values, no grid. That enumeration is also the
+exact composition of discrete Laplace mechanisms of unit sensitivity (one
+lattice step): their privacy loss is ``+ε`` on ``k <= 0`` and ``-ε`` on ``k >=
+1``, with probabilities ``e^ε/(1+e^ε)`` and ``1/(1+e^ε)``, exactly the
+randomised-response pair.
 """
 
 import itertools
