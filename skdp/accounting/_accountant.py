@@ -18,7 +18,7 @@ from skdp.accounting._composition import (
 from skdp.accounting._cost import PrivacyCost
 from skdp.accounting._ledger import MemoryLedger, SQLiteLedger
 from skdp.accounting._pld import gaussian_mu_budget, pld_epsilon
-from skdp.accounting._zcdp import zcdp_epsilon
+from skdp.accounting._zcdp import zcdp_epsilon, zcdp_rho_budget
 from skdp.exceptions import AccountantCopyError, BudgetExceededError
 from skdp.utils._validation import check_delta, check_epsilon
 
@@ -114,31 +114,32 @@ class BudgetAccountant:
     δ; it is what the filter has consumed, while the guarantee of the
     interaction is the budget.
 
-    **zCDP (``composition="zcdp"``).** Each entry enters with a zCDP
-    parameter ``ρ_i`` and a "reveal" probability ``r_i``
+    **zCDP (``composition="zcdp"``).** Each entry enters with a zCDP parameter
+    ``ρ_i`` and a "reveal" probability ``r_i``
     (:func:`skdp.accounting._composition.entry_profile`): a Gaussian release
     with noise multiplier ``m`` has ``ρ = 1/(2m²)`` (exact also for the
     discrete Gaussian, Canonne, Kamath and Steinke 2020) and ``r = 0``; any
     other ``(ε, δ)`` release is a post-processing of the canonical pair of
-    Kairouz, Oh and Viswanath (2015), which reveals with probability ``δ``
-    and is otherwise ``ε``-randomised response, ``ε²/2``-zCDP (Bun and
-    Steinke 2016; smaller where the mechanism states it, e.g. ``ε²/8`` for
-    the exponential mechanism). A spend is accepted while ``Σ r_i + slack
-    <= δ`` and the conversion of ``Σ ρ_i`` at ``δ' = slack`` (Canonne, Kamath
-    and Steinke 2020, Cor. 13, minimised over the order) is ``<= ε``; as the
+    Kairouz, Oh and Viswanath (2015), which reveals with probability ``δ`` and
+    is otherwise ``ε``-randomised response, ``ε²/2``-zCDP (Bun and Steinke
+    2016; smaller where the mechanism states it, e.g. ``ε²/8`` for the
+    exponential mechanism). A spend is accepted while ``Σ r_i + slack <= δ``
+    and the conversion of ``Σ ρ_i`` at ``δ' = slack`` (Canonne, Kamath and
+    Steinke 2020, Cor. 13, minimised over the order) is ``<= ε``; as the
     conversion increases in ``ρ``, this is ``Σ ρ_i <= ρ_B`` for a ``ρ_B``
-    fixed by the budget. **Theorem:** every interaction this accountant
-    accepted is ``(ε, δ)``-DP, for fully adaptive choices of the releases
-    and their parameters. Proof: on the paths where no release revealed
-    (under either neighbour the non-reveal parts have the same weights
-    ``Π(1 - r_i)``, which depend only on earlier outputs), the losses are
-    those of Gaussian and randomised-response releases with predictable
-    ``ρ_i``, so ``exp((α-1)(L_n - α Σ_{i<=n} ρ_i))`` is a supermartingale
-    and the Rényi filter of Feldman and Zrnic (2021, Thm 3.1) bounds
-    ``E[exp((α-1)L)]`` by ``exp((α-1)α ρ_B)`` for every ``α > 1``; the
+    fixed by the budget (:func:`skdp.accounting._zcdp.zcdp_rho_budget`,
+    compared with the exact integer sum of the ``ρ_i``). **Theorem:** every
+    interaction this accountant accepted is ``(ε, δ)``-DP, for fully adaptive
+    choices of the releases and their parameters. Proof: on the paths where no
+    release revealed (under either neighbour the non-reveal parts have the
+    same weights ``Π(1 - r_i)``, which depend only on earlier outputs), the
+    losses are those of Gaussian and randomised-response releases with
+    predictable ``ρ_i``, so ``exp((α-1)(L_n - α Σ_{i<=n} ρ_i))`` is a
+    supermartingale and the Rényi filter of Feldman and Zrnic (2021, Thm 3.1)
+    bounds ``E[exp((α-1)L)]`` by ``exp((α-1)α ρ_B)`` for every ``α > 1``; the
     conversion's pointwise inequality bounds ``P(S) - e^ε Q(S)`` on those
-    paths by the conversion's δ; the reveal events add at most the
-    largest ``Σ r_i`` of a path, ``<= δ - slack``.
+    paths by the conversion's δ; the reveal events add at most the largest ``Σ
+    r_i`` of a path, ``<= δ - slack``.
 
     **PLD (``composition="pld"``), for Gaussian releases.** Gaussian
     releases with multipliers ``m_i`` compose exactly to one with ``μ² = Σ
@@ -271,7 +272,10 @@ class BudgetAccountant:
             decimal_units(self._slack) if composition == "zcdp" or advanced else None,
             _float_down(exact(self._epsilon)) if finite else math.inf,
         )
-        self._mu2_budget_units = None
+        self._mu2_budget_units = self._rho_budget_units = None
+        if composition == "zcdp":
+            rho = zcdp_rho_budget(self._budget_units[3], self._slack)
+            self._rho_budget_units = binary_units(rho) if math.isfinite(rho) else None
         if composition == "pld":
             mu2 = gaussian_mu_budget(self._budget_units[3], self._delta)
             self._mu2_budget_units = (
@@ -368,9 +372,8 @@ class BudgetAccountant:
         if mode == "zcdp":
             if delta_budget is not None and totals.reveal_units + slack > delta_budget:
                 return False
-            return eps_budget is None or zcdp_epsilon(totals.rho, self._slack) <= (
-                eps_budget_down
-            )
+            budget = self._rho_budget_units
+            return budget is None or totals.rho_units <= budget
         if mode == "pld":
             return totals.mu2_units <= self._mu2_budget_units
         advanced = slack is not None

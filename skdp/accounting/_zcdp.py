@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-__all__ = ["zcdp_epsilon"]
+__all__ = ["zcdp_epsilon", "zcdp_rho_budget"]
 
 # Orders searched: a geometric grid, then a local refinement around the best.
 _ORDERS = np.geomspace(1.0 + 1e-6, 1e12, 8001)
@@ -68,3 +68,35 @@ def zcdp_epsilon(rho, delta):
     if value <= 0.0:  # (ε, δ) with ε < 0 implies (0, δ)
         return 0.0
     return math.nextafter(value * (1.0 + _ROUND_UP), math.inf)
+
+
+def zcdp_rho_budget(epsilon, delta):
+    """The largest float ``ρ`` whose conversion at ``delta`` is ``<= epsilon``.
+
+    The conversion at ``ρ_B`` is attained at some order ``α``; at that same
+    order every ``ρ <= ρ_B`` converts to no more (``ε(α)`` increases in
+    ``ρ``), so comparing an exact sum ``Σ ρ_i`` with ``ρ_B`` is a sound
+    admission rule, with a budget fixed before the first spend.
+
+    Examples
+    --------
+    >>> from skdp.accounting._zcdp import zcdp_epsilon, zcdp_rho_budget
+    >>> rho = zcdp_rho_budget(1.0, 1e-5)
+    >>> round(rho, 4), zcdp_epsilon(rho, 1e-5) <= 1.0
+    (0.0306, True)
+    """
+    if math.isinf(epsilon):
+        return math.inf
+    lo, hi = 0.0, 1.0
+    while zcdp_epsilon(hi, delta) <= epsilon:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e300:
+            return math.inf
+    while True:
+        mid = (lo + hi) / 2.0
+        if mid in (lo, hi):
+            return lo
+        if zcdp_epsilon(mid, delta) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
