@@ -339,3 +339,35 @@ def advanced_filter_epsilon(totals, slack, slope):
     t = totals.tanh_units / BINARY_ONE  # int division: correctly rounded
     s = totals.square_units / BINARY_ONE
     return round_up(t + math.log(1.0 / slack) / slope + slope * s / 2.0)
+
+
+def largest_float_where(holds, limit=1e300):
+    """The largest float ``x >= 0`` with ``holds(x)``, for ``holds`` true on
+    ``[0, x*]`` and false above; ``inf`` past ``limit``."""
+    lo, hi = 0.0, 1.0
+    while holds(hi):
+        lo, hi = hi, 2.0 * hi
+        if hi > limit:
+            return math.inf
+    while True:
+        mid = (lo + hi) / 2.0
+        if mid in (lo, hi):
+            return lo
+        lo, hi = (mid, hi) if holds(mid) else (lo, mid)
+
+
+def smallest_float_where(holds, limit=1e300):
+    """The smallest float ``x >= 0`` with ``holds(x)``, for ``holds`` false on
+    ``[0, x*)`` and true from ``x*``; ``inf`` past ``limit``."""
+    if holds(0.0):
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while not holds(hi):
+        lo, hi = hi, 2.0 * hi
+        if hi > limit:
+            return math.inf
+    while True:
+        mid = (lo + hi) / 2.0
+        if mid in (lo, hi):
+            return hi
+        lo, hi = (lo, mid) if holds(mid) else (mid, hi)

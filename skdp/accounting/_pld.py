@@ -38,6 +38,8 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 from scipy.stats import binom
 
+from skdp.accounting._composition import largest_float_where, smallest_float_where
+
 __all__ = ["gaussian_mu_budget", "pld_delta", "pld_epsilon"]
 
 #: Largest number of grid points of the discretised ``±ε`` part.
@@ -196,21 +198,7 @@ def pld_epsilon(delta, mu_squared, groups, reveal):
 
     if fixed > delta:
         return math.inf
-    lo, hi = 0.0, 1.0
-    if bound(lo) <= delta:
-        return 0.0
-    while bound(hi) > delta:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e12:
-            return math.inf
-    while True:
-        mid = (lo + hi) / 2.0
-        if mid in (lo, hi):
-            return hi
-        if bound(mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
+    return smallest_float_where(lambda eps: bound(eps) <= delta, limit=1e12)
 
 
 def gaussian_mu_budget(epsilon, delta):
@@ -229,20 +217,4 @@ def gaussian_mu_budget(epsilon, delta):
     """
     if math.isinf(epsilon):
         return math.inf
-
-    def fits(mu_squared):
-        return pld_delta(epsilon, mu_squared, [], 0.0) <= delta
-
-    lo, hi = 0.0, 1.0
-    while fits(hi):
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e300:
-            return math.inf
-    while True:
-        mid = (lo + hi) / 2.0
-        if mid in (lo, hi):
-            return lo
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid
+    return largest_float_where(lambda m: pld_delta(epsilon, m, [], 0.0) <= delta)

@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from skdp.accounting._composition import largest_float_where
+
 __all__ = ["zcdp_epsilon", "zcdp_rho_budget"]
 
 # Orders searched: a geometric grid, then a local refinement around the best.
@@ -87,16 +89,4 @@ def zcdp_rho_budget(epsilon, delta):
     """
     if math.isinf(epsilon):
         return math.inf
-    lo, hi = 0.0, 1.0
-    while zcdp_epsilon(hi, delta) <= epsilon:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e300:
-            return math.inf
-    while True:
-        mid = (lo + hi) / 2.0
-        if mid in (lo, hi):
-            return lo
-        if zcdp_epsilon(mid, delta) <= epsilon:
-            lo = mid
-        else:
-            hi = mid
+    return largest_float_where(lambda rho: zcdp_epsilon(rho, delta) <= epsilon)
