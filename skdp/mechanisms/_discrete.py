@@ -19,6 +19,7 @@ from numbers import Integral
 
 import numpy as np
 
+from skdp.mechanisms._fastnoise import _sample_gaussian, _sample_laplace
 from skdp.mechanisms._random import check_random_source
 
 __all__ = ["bernoulli_exp", "discrete_gaussian", "discrete_laplace"]
@@ -233,6 +234,28 @@ def _keep_exp_uniform(u, s, source):
 
 
 def _discrete_laplace(num, den, n, source, max_abs=None):
+    """Exact discrete Laplace, pmf proportional to exp(-|x| * den / num).
+
+    ``max_abs`` (optional) raises OverflowError if a draw has a larger
+    magnitude, before anything is returned (the callers choose it so that
+    this has probability below ``exp(-500)``).
+
+    Notes
+    -----
+    Drawn by :func:`skdp.mechanisms._fastnoise._sample_laplace`: a geometric
+    bin index ``J`` (inverted from a uniform against integer brackets of
+    ``exp(-j w d / s)``), ``U`` uniform in the bin of width ``w = 2**k``, a
+    fair sign with ``-0`` rejected, and acceptance with probability
+    ``exp(-U d / s)`` by CKS Algorithm 1 on one uniform (rational thresholds
+    ``f**K / K!``). Every comparison of a uniform with a threshold is exact
+    (see that module), so the pmf is exactly the discrete Laplace.
+    :func:`_discrete_laplace_cks` is the plain CKS Algorithm 2 (same
+    distribution, slower), kept as a reference for the tests.
+    """
+    return _sample_laplace(num, den, n, source, max_abs)
+
+
+def _discrete_laplace_cks(num, den, n, source, max_abs=None):
     """CKS Algorithm 2 for pmf proportional to exp(-|x| * den / num).
 
     ``max_abs`` (optional) raises OverflowError for a draw with a larger
@@ -432,6 +455,26 @@ def discrete_gaussian(sigma2_num, sigma2_den=1, size=None, *, random_state=None)
 
 
 def _discrete_gaussian(a, b, n, source):
+    """Exact discrete Gaussian for sigma2 = a / b (limits checked by the caller).
+
+    Notes
+    -----
+    Drawn by :func:`skdp.mechanisms._fastnoise._sample_gaussian`: CKS
+    Algorithm 3 with ``t = floor(sigma) + 1``, whose discrete Laplace proposal
+    is drawn as in :func:`_discrete_laplace` and whose two acceptance steps
+    (``exp(-U/t)`` of the Laplace and ``exp(-(|Y| - sigma2/t)**2 /
+    (2 sigma2))``) are one Bernoulli(exp(-gamma)) for the exact rational
+    ``gamma = (2abtU + E**2) / (2abt**2)``, ``E = ||Y| b t - a|``, realised
+    by ``m > gamma`` CKS Algorithm 1 trials with ``f = gamma / m < 1`` on one
+    uniform each (rational thresholds ``f**K / K!``, compared exactly). The
+    output pmf is exactly ``∝ exp(-x**2 b / (2a))``.
+    :func:`_discrete_gaussian_cks` is the plain CKS Algorithm 3 (same
+    distribution, slower), kept as a reference for the tests.
+    """
+    return _sample_gaussian(a, b, n, source)
+
+
+def _discrete_gaussian_cks(a, b, n, source):
     """CKS Algorithm 3 for sigma2 = a / b (limits checked by the caller)."""
     t = math.isqrt(a // b) + 1
     # |Y| <= ymax keeps E = ||Y| b t - a| below 2**61 (P(|Y| > ymax) < e**-256).
@@ -440,7 +483,7 @@ def _discrete_gaussian(a, b, n, source):
     pending = np.arange(n)
     while pending.size:
         m = pending.size
-        y = _discrete_laplace(t, 1, m, source)
+        y = _discrete_laplace_cks(t, 1, m, source)
         mag = np.abs(y)
         if m and mag.max() > ymax:
             raise OverflowError(

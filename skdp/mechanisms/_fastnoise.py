@@ -1,0 +1,483 @@
+"""Fast exact samplers for the discrete Laplace and Gaussian (issue 18).
+
+The samplers of :mod:`skdp.mechanisms._discrete` (Canonne, Kamath and Steinke,
+2020, Algorithms 2 and 3) are exact but spend most of their time in masked
+rejection loops: the uniform ``U`` of Algorithm 2 is kept with probability
+``exp(-U/t)`` only about 63% of the time, and the Gaussian acceptance test
+splits its exponent into many Bernoulli pieces. The samplers here draw the
+*same* distributions with one 64-bit word per proposal and about 1.07
+(Laplace) or 1.4 (Gaussian) proposals per output.
+
+Proposal (both samplers). For a scale ``t > 0`` pick a power of two
+``w = 2**s <= t/8`` (``w = 1`` when ``t < 16``) and write a magnitude as
+``|x| = J w + U`` with ``U`` uniform on ``{0..w-1}`` (the low ``s`` bits of the
+word) and ``J`` geometric, ``P(J >= j) = exp(-j w / t)``, drawn by inversion:
+``J`` is the unique ``j`` with ``theta_{j+1} <= V < theta_j`` for a uniform
+real ``V`` in ``[0, 1)`` and ``theta_j = exp(-j w / t)``. With a fair sign (and
+``-0`` rejected), a proposal has probability ``∝ exp(-J w / t)``; accepting
+it with probability ``exp(-U / t)`` leaves exactly ``∝ exp(-|x| / t)``, the
+discrete Laplace (acceptance ``(t/w)(1 - exp(-w/t)) >= 0.94``). For the
+discrete Gaussian, ``t = floor(sigma) + 1`` and the acceptance probability is
+``exp(-U/t) * exp(-(|x| - sigma2/t)**2 / (2 sigma2))``, the product of the
+Laplace step above and CKS Algorithm 3's test, so the output is exactly
+``∝ exp(-x**2 / (2 sigma2))``.
+
+Exactness. Every decision compares a uniform real ``V = (p + R) / 2**k``
+(``p`` the ``k`` random bits already drawn, ``R`` uniform on ``[0, 1)`` and
+drawn only if needed, 32 bits at a time) with a real threshold ``theta``:
+
+* thresholds ``exp(-j w / t)`` come from integer bounds
+  ``lo <= 2**P theta <= hi`` computed with Python integers from the
+  alternating Taylor series (whose partial sums bracket the limit), see
+  :func:`_exp_neg_bounds`;
+* acceptance probabilities ``exp(-f)``, ``0 <= f <= 1``, are realised by CKS
+  Algorithm 1 with a single uniform: the trial stops at the first ``K`` with
+  ``V >= T_K = f**K / K!`` and succeeds iff ``K`` is odd
+  (``P(K >= k) = T_{k-1}`` since ``T_k`` decreases, so
+  ``P(K odd) = sum_k (-f)**k / k! = exp(-f)``). The ``T_K`` are rationals.
+
+The vectorised fast path decides ``V < theta`` only when the whole cell
+``[p, p + 1) / 2**k`` lies on one side of a proven bracket of ``theta``: the
+integer bounds above, or a float64 value ``T`` computed with the four basic
+IEEE operations (correctly rounded) whose error bound is proved where it is
+computed (``|T - theta| <= 2**-42``), widened by ``2**-40``. Floats only ever
+*skip* a comparison whose outcome is certain; undecided cells (probability
+about ``2**-15`` per trial) go to :func:`_uniform_less`, which compares the
+same ``V`` exactly with rational or integer-bracketed thresholds, refining
+``V`` until the outcome is certain. So every output has exactly the stated
+distribution.
+"""
+
+import math
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+_U64 = np.uint64
+#: Margin added around float thresholds; their proven error is below 2**-42.
+_DELTA = 2.0**-40
+#: Bits of the uniform of the acceptance trial when taken from the word.
+_ACCEPT_BITS = 16
+#: Fewest bits for the inversion uniform of ``J`` when it shares the word.
+_MIN_J_BITS = 20
+#: Trials stages handled by the float fast path (T_k for k <= _MAX_STAGE).
+_MAX_STAGE = 16
+
+
+# -- exact real arithmetic (Python integers) ----------------------------------
+def _ceil_shift(value, shift):
+    """``ceil(value / 2**shift)`` for an int ``value`` and ``shift >= 0``."""
+    return -((-value) >> shift)
+
+
+def _exp_neg_series_bounds(f, prec):
+    """Integers ``lo <= 2**prec exp(-f) <= hi`` for a Fraction ``0 <= f <= 1``.
+
+    The Taylor series of ``exp(-f)`` alternates and its terms
+    ``f**i / i!`` decrease in magnitude (ratio ``f / (i + 1) <= 1``), so the
+    limit lies between any two consecutive partial sums.
+    """
+    tol = Fraction(1, 1 << (prec + 2))
+    partial = Fraction(0)
+    term = Fraction(1)
+    i = 0
+    while True:
+        partial += term
+        term = -term * f / (i + 1)
+        i += 1
+        if abs(term) <= tol:
+            a, b = partial, partial + term
+            lo, hi = (a, b) if a <= b else (b, a)
+            return math.floor(lo * (1 << prec)), math.ceil(hi * (1 << prec))
+
+
+def _exp_neg_bounds(x, prec):
+    """Integers ``lo <= 2**prec exp(-x) <= hi`` for a Fraction ``x >= 0``.
+
+    ``exp(-x) = exp(-x / 2**r) ** (2**r)`` with ``x / 2**r <= 1``; the bounds
+    of ``exp(-x / 2**r)`` at ``P = prec + r + 8`` bits are squared ``r`` times,
+    rounding the lower bound down and the upper bound up, so both stay valid
+    (all quantities are nonnegative). The width is a few units of
+    ``2**-prec``.
+    """
+    x = Fraction(x)
+    r = (math.ceil(x) - 1).bit_length() if x > 1 else 0
+    p = prec + r + 8
+    lo, hi = _exp_neg_series_bounds(x / (1 << r), p)
+    for _ in range(r):
+        lo = (lo * lo) >> p
+        hi = _ceil_shift(hi * hi, p)
+    return lo >> (p - prec), _ceil_shift(hi, p - prec)
+
+
+def _fraction_bounds(value):
+    """Bounds function of a nonnegative Fraction (exact floor and ceil)."""
+
+    def bounds(prec):
+        scaled = value * (1 << prec)
+        return math.floor(scaled), math.ceil(scaled)
+
+    return bounds
+
+
+def _uniform_less(prefix, bits, bounds, source):
+    """Exactly decide ``V < theta`` for the uniform ``V = (prefix + R) / 2**bits``.
+
+    ``bounds(prec)`` returns integers ``lo <= 2**prec theta <= hi``. When the
+    cell ``[prefix, prefix + 1) / 2**bits`` is not on one side of
+    ``[lo, hi] / 2**prec``, 32 more random bits of ``V`` are drawn (``R`` is
+    uniform, so its leading bits are fresh uniform bits) and the comparison
+    repeats at a higher precision. Returns ``(V < theta, prefix, bits)`` with
+    the refined prefix, to be reused for further comparisons of the same
+    ``V``.
+    """
+    while True:
+        lo, hi = bounds(bits + 32)
+        if (prefix + 1) << 32 <= lo:
+            return True, prefix, bits
+        if prefix << 32 >= hi:
+            return False, prefix, bits
+        prefix = (prefix << 32) | int(source.uint32())
+        bits += 32
+
+
+# -- the geometric index J by inversion ---------------------------------------
+class _GeometricTable:
+    """Integer brackets of ``theta_j = exp(-j rho)`` for the inversion of ``J``.
+
+    ``lo[j] <= 2**P theta_j <= hi[j]`` for ``j = 0..jmax + 1`` with
+    ``P = kbits + 64`` (bounds of ``exp(-rho)`` raised to the power ``j`` with
+    downward / upward rounding), and their ``kbits``-bit versions
+    ``low[j] = floor(lo[j] / 2**64)``, ``high[j] = ceil(hi[j] / 2**64)`` as
+    int64 arrays for the vectorised check. ``jmax`` is the first ``j`` with
+    ``theta_j <= 2**-kbits`` (beyond it a ``kbits``-bit cell cannot decide).
+    """
+
+    def __init__(self, rho, kbits):
+        self.rho = rho
+        self.kbits = kbits
+        self.prec = kbits + 64
+        q_lo, q_hi = _exp_neg_bounds(rho, self.prec)
+        one = 1 << self.prec
+        lo, hi = [one], [one]
+        while hi[-1] > (1 << 64) or len(hi) < 2:
+            lo.append((lo[-1] * q_lo) >> self.prec)
+            hi.append(_ceil_shift(hi[-1] * q_hi, self.prec))
+        lo.append((lo[-1] * q_lo) >> self.prec)
+        hi.append(_ceil_shift(hi[-1] * q_hi, self.prec))
+        self.lo, self.hi = lo, hi
+        self.jmax = len(lo) - 2
+        self.low = np.array([v >> 64 for v in lo], dtype=np.int64)
+        self.high = np.array([_ceil_shift(v, 64) for v in hi], dtype=np.int64)
+        self.inv_rho = 1.0 / float(rho)
+
+    def bounds(self, j):
+        """Bounds function of ``theta_j`` (any ``j >= 0``, any precision)."""
+
+        def bounds(prec):
+            if j < len(self.lo) and prec <= self.prec:
+                shift = self.prec - prec
+                return self.lo[j] >> shift, _ceil_shift(self.hi[j], shift)
+            return _exp_neg_bounds(j * self.rho, prec)
+
+        return bounds
+
+    def invert(self, wj):
+        """``J`` for the uniforms ``(wj + R) / 2**kbits``; ``-1`` where undecided.
+
+        A float64 logarithm only *guesses* ``J``; the guess ``g`` is returned
+        only where the integer brackets prove ``theta_{g+1} <= V < theta_g``
+        for every ``V`` in the cell, which determines ``J`` uniquely since
+        ``theta_j`` decreases strictly.
+        """
+        scale = 2.0**-self.kbits
+        guess = np.log((wj.astype(np.float64) + 0.5) * scale)
+        guess *= -self.inv_rho
+        g = guess.astype(np.int64)  # guess >= 0: truncation is floor
+        np.minimum(g, self.jmax, out=g)
+        w = wj.view(np.int64)
+        ok = (w < self.low[g]) & (w >= self.high[g + 1])
+        g[~ok] = -1
+        return g
+
+    def invert_exact(self, prefix, bits, start, source):
+        """Exact ``J`` for one uniform ``V = (prefix + R) / 2**bits``."""
+        j = max(0, min(start, self.jmax))
+        while j > 0:  # find j with V < theta_j (theta_0 = 1 > V always)
+            less, prefix, bits = _uniform_less(prefix, bits, self.bounds(j), source)
+            if less:
+                break
+            j -= 1
+        while True:  # then the largest such j
+            less, prefix, bits = _uniform_less(
+                prefix, bits, self.bounds(j + 1), source
+            )
+            if not less:
+                return j
+            j += 1
+
+
+@lru_cache(maxsize=128)
+def _geometric_table(rho_num, rho_den, kbits):
+    return _GeometricTable(Fraction(rho_num, rho_den), kbits)
+
+
+# -- CKS Algorithm 1 with one uniform per trial --------------------------------
+def _exp_trial_exact(prefix, bits, f, k, source):
+    """Finish one trial exactly: ``V < T_{k-1}`` is known; ``f`` a Fraction."""
+    term = f**k / math.factorial(k)
+    while True:
+        less, prefix, bits = _uniform_less(
+            prefix, bits, _fraction_bounds(term), source
+        )
+        if not less:
+            return k % 2 == 1
+        k += 1
+        term = term * f / k
+
+
+def _exp_trials(f_hat, wa, ka, exact_f, source):
+    """Bernoulli(exp(-f_i)) for ``0 <= f_i <= 1``, one uniform per element.
+
+    ``V_i = (wa_i + R_i) / 2**ka`` (``ka <= 32``); the trial stops at the first
+    ``K`` with ``V_i >= T_K = f_i**K / K!`` and succeeds iff ``K`` is odd.
+    ``f_hat`` approximates ``f_i`` with ``|f_hat - f_i| <= 2**-46`` (proved by
+    the caller); then the float recurrence ``T = T * f_hat / k`` has error at
+    most ``k (2**-46 + 3 * 2**-53) < 2**-42`` for ``k <= 16``, so a cell
+    with ``lo >= fl(T + 2**-40)`` is certainly above ``T_K`` and one with
+    ``lo + 2**-ka <= fl(T - 2**-40)`` certainly below (the rounding of the
+    margin addition is below ``2**-52``). Undecided elements finish in
+    :func:`_exp_trial_exact` with the exact rational ``f_i = exact_f(i)``.
+    """
+    n = f_hat.size
+    out = np.zeros(n, dtype=bool)
+    if n == 0:
+        return out
+    scale = 2.0**-ka
+    lo = wa.astype(np.float64) * scale
+    idx = None  # None: all elements (avoids an index array in stage 1)
+    f = f_hat
+    t = f_hat
+    undecided = []
+    k = 1
+    while True:
+        above = lo >= t + _DELTA
+        below = lo + scale <= t - _DELTA
+        if k % 2:
+            if idx is None:
+                out |= above
+            else:
+                out[idx[above]] = True
+        und = ~(above | below)
+        if und.any():
+            pos = np.flatnonzero(und)
+            undecided.append((pos if idx is None else idx[pos], k))
+        sub = np.flatnonzero(below)
+        if sub.size == 0:
+            break
+        idx = sub if idx is None else idx[sub]
+        lo, f, t = lo[sub], f[sub], t[sub]
+        k += 1
+        if k > _MAX_STAGE:
+            undecided.append((idx, k))
+            break
+        t = t * f / k
+    for pos, stage in undecided:
+        for i in pos.tolist():
+            out[i] = _exp_trial_exact(int(wa[i]), ka, exact_f(i), stage, source)
+    return out
+
+
+# -- proposals -----------------------------------------------------------------
+def _layout(s):
+    """Split a 64-bit word: ``s`` bits of ``U``, a sign bit, ``kj`` bits of the
+    inversion uniform, and ``ka`` acceptance bits (``ka = 0``: drawn apart)."""
+    avail = 63 - s
+    if avail >= _MIN_J_BITS + _ACCEPT_BITS:
+        kj = min(32, avail - _ACCEPT_BITS)
+        return kj, avail - kj  # at most 32 acceptance bits
+    if avail >= _MIN_J_BITS:
+        return min(32, avail), 0
+    return 0, 0  # the inversion uniform is drawn apart as a 32-bit word
+
+
+def _bin_bits(t):
+    """``s`` with ``2**s <= t/8`` (``s = 0`` for ``t < 16``); ``t`` a Fraction."""
+    return max(0, math.floor(t / 8).bit_length() - 1)
+
+
+def _propose(m, s, table, kj, ka, source):
+    """``m`` proposals: ``(mag, u, negative, wa, ka_used)``; ``mag`` int64.
+
+    ``mag = J * 2**s + U``; ``J`` from the table (exact fallback for the rare
+    undecided cells); ``negative`` the sign bit; ``wa`` the acceptance
+    uniform's ``ka`` bits.
+    """
+    x = source.uint64(m)
+    w_mask = _U64((1 << s) - 1)
+    u = (x & w_mask).view(np.int64)
+    negative = ((x >> _U64(s)) & _U64(1)) != 0
+    if kj:
+        wj = (x >> _U64(s + 1)) & _U64((1 << kj) - 1)
+        kbits = kj
+    else:
+        wj = source.uint32(m).astype(np.uint64)
+        kbits = 32
+    if ka:
+        wa = x >> _U64(s + 1 + kj)
+        ka_used = 64 - s - 1 - kj
+    else:
+        wa = source.uint8(2 * m).view(np.uint16)
+        ka_used = 16
+    j = table.invert(wj)
+    bad = np.flatnonzero(j < 0)
+    mag_cap = (1 << 62) >> s  # keeps J * 2**s + U below 2**62
+    for i in bad.tolist():
+        jj = table.invert_exact(int(wj[i]), kbits, 0, source)
+        if jj >= mag_cap:
+            raise OverflowError(
+                "discrete noise draw exceeds the representable range (probability "
+                "below exp(-2**40)); nothing was released."
+            )
+        j[i] = jj
+    mag = (j << s) | u
+    return mag, u, negative, wa, ka_used
+
+
+def _table_for(rho, kbits):
+    return _geometric_table(rho.numerator, rho.denominator, kbits)
+
+
+def _kbits(kj):
+    return kj if kj else 32
+
+
+def _sample_laplace(num, den, n, source, max_abs=None):
+    """Exact discrete Laplace, pmf ``∝ exp(-|x| den / num)``, int64 array."""
+    out = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return out
+    t = Fraction(num, den)
+    s = _bin_bits(t)
+    kj, ka = _layout(s)
+    table = _table_for((1 << s) / t, _kbits(kj))
+    inv_t = den / num  # correctly rounded; U < 2**53 is exact
+    pending = None
+    m = n
+    while m:
+        mag, u, negative, wa, ka_used = _propose(m, s, table, kj, ka, source)
+        # Acceptance exp(-U/t): f = U den / num <= 2**s / t <= 1/8 (or U = 0).
+        # f_hat = fl(fl(U) * fl(den/num)) has relative error below 3 * 2**-53.
+        f_hat = u.astype(np.float64) * inv_t
+        keep = _exp_trials(
+            f_hat, wa, ka_used, lambda i: Fraction(int(u[i]) * den, num), source
+        )
+        keep &= ~(negative & (mag == 0))  # -0 would count 0 twice
+        np.negative(mag, out=mag, where=negative)
+        if pending is None:
+            if keep.all():
+                out[:] = mag
+                break
+            pos = np.flatnonzero(keep)
+            out[pos] = mag[pos]
+            pending = np.flatnonzero(~keep)
+        else:
+            out[pending[keep]] = mag[keep]
+            pending = pending[~keep]
+        m = pending.size
+    if max_abs is not None and n and np.abs(out).max() > max_abs:
+        raise OverflowError(
+            "discrete Laplace draw exceeds the representable range "
+            "(probability below exp(-500) within the documented parameter "
+            "limits); nothing was released."
+        )
+    return out
+
+
+def _sample_gaussian(a, b, n, source):
+    """Exact discrete Gaussian, pmf ``∝ exp(-x**2 b / (2 a))``, int64 array."""
+    out = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return out
+    t = math.isqrt(a // b) + 1  # floor(sigma) + 1, as in CKS Algorithm 3
+    s = _bin_bits(Fraction(t))
+    kj, ka = _layout(s)
+    table = _table_for(Fraction(1 << s, t), _kbits(kj))
+    bt = b * t
+    # |x| <= ymax keeps E = ||x| b t - a| below 2**61 (P(|x| > ymax) < e**-256).
+    ymax = ((1 << 61) - a) // bt
+    # gamma = U/t + E**2 / (2 a b t**2) = (2 a b t U + E**2) / (2 a b t**2)
+    c_scale = b / (2 * a)  # correctly rounded (Python int true division)
+    inv_t = 1.0 / t  # t <= 2**26: exact reciprocal rounding, relative 2**-53
+    bt_f = float(bt)  # b t <= 2**52: exact
+    pending = None
+    m = n
+    while m:
+        mag, u, negative, wa, ka_used = _propose(m, s, table, kj, ka, source)
+        if mag.max() > ymax:
+            raise OverflowError(
+                "discrete Gaussian proposal does not fit in int64 (probability "
+                "below exp(-256)); nothing was released."
+            )
+        e = np.abs(mag * bt - a)
+        # Float gamma: each of fl(E), fl(E / bt), fl(q*q), c_scale, the product
+        # and fl(U * inv_t), inv_t, the sum adds a relative error <= 2**-53, so
+        # |g - gamma| <= 10 * 2**-53 * gamma (all terms are nonnegative).
+        q = e.astype(np.float64) / bt_f
+        g = q * q
+        g *= c_scale
+        g += u.astype(np.float64) * inv_t
+        # m_i > gamma_i: then f_i = gamma_i / m_i < 1 and exp(-gamma) is the
+        # product of m_i independent Bernoulli(exp(-f_i)) trials.
+        reps = (np.minimum(g, 2.0**21) * (1 + 2.0**-40)).astype(np.int64) + 1
+        f_hat = g / reps  # |f_hat - f| <= 12 * 2**-53 * f < 2**-46
+
+        def exact_f(i, e=e, u=u, reps=reps):
+            ei = int(e[i])
+            gamma = Fraction(2 * a * bt * int(u[i]) + ei * ei, 2 * a * bt * t)
+            return gamma / int(reps[i])
+
+        # gamma > 2**20 (|x| beyond about 1400 sigma, probability below
+        # exp(-10**5)): exact product-form test of the original sampler.
+        huge = np.flatnonzero(g > 2.0**20)
+        if huge.size:
+            f_hat[huge] = 0.0
+            reps[huge] = 1
+        keep = _exp_trials(f_hat, wa, ka_used, exact_f, source)
+        if huge.size:
+            from skdp.mechanisms._discrete import _bernoulli_exp_product
+
+            h = huge.size
+            keep[huge] = _bernoulli_exp_product(
+                u[huge], np.full(h, t), np.ones(h, np.int64), np.ones(h, np.int64),
+                source,
+            ) & _bernoulli_exp_product(
+                e[huge], np.full(h, bt * t), e[huge], np.full(h, 2 * a), source
+            )
+        keep &= ~(negative & (mag == 0))
+        more = np.flatnonzero(keep & (reps > 1))
+        left = reps[more] - 1
+        while more.size:  # further trials, each with a fresh 32-bit uniform
+            sub_f = f_hat[more]
+            ok = _exp_trials(
+                sub_f,
+                source.uint32(more.size),
+                32,
+                lambda i, more=more: exact_f(int(more[i])),
+                source,
+            )
+            keep[more[~ok]] = False
+            left -= 1
+            live = ok & (left > 0)
+            more, left = more[live], left[live]
+        np.negative(mag, out=mag, where=negative)
+        if pending is None:
+            pos = np.flatnonzero(keep)
+            out[pos] = mag[pos]
+            pending = np.flatnonzero(~keep)
+        else:
+            out[pending[keep]] = mag[keep]
+            pending = pending[~keep]
+        m = pending.size
+    return out
