@@ -395,6 +395,24 @@ def _sample_laplace(num, den, n, source, max_abs=None):
     return out
 
 
+def _gamma_float(e, u, bt_f, c_scale, inv_t):
+    """Float approximation of ``gamma = U/t + E**2 / (2 a b t**2)``.
+
+    ``gamma = (E / (b t))**2 * (b / (2a)) + U * (1/t)``. Each of fl(E),
+    fl(E / bt), the squaring (which doubles the relative error of its input),
+    ``c_scale = fl(b / (2a))``, the product, ``inv_t = fl(1/t)``, fl(U * inv_t)
+    and the sum adds a relative error of at most ``2**-53`` (``U``, ``b t``
+    are exact in float64; no term underflows or overflows under the limits),
+    and both terms are nonnegative, so ``|g - gamma| <= 9 * 2**-53 * gamma``
+    (up to second-order terms).
+    """
+    q = e.astype(np.float64) / bt_f
+    g = q * q
+    g *= c_scale
+    g += u.astype(np.float64) * inv_t
+    return g
+
+
 def _sample_gaussian(a, b, n, source):
     """Exact discrete Gaussian, pmf ``∝ exp(-x**2 b / (2 a))``, int64 array."""
     out = np.empty(n, dtype=np.int64)
@@ -421,13 +439,7 @@ def _sample_gaussian(a, b, n, source):
                 "below exp(-256)); nothing was released."
             )
         e = np.abs(mag * bt - a)
-        # Float gamma: each of fl(E), fl(E / bt), fl(q*q), c_scale, the product
-        # and fl(U * inv_t), inv_t, the sum adds a relative error <= 2**-53, so
-        # |g - gamma| <= 10 * 2**-53 * gamma (all terms are nonnegative).
-        q = e.astype(np.float64) / bt_f
-        g = q * q
-        g *= c_scale
-        g += u.astype(np.float64) * inv_t
+        g = _gamma_float(e, u, bt_f, c_scale, inv_t)
         # m_i > gamma_i: then f_i = gamma_i / m_i < 1 and exp(-gamma) is the
         # product of m_i independent Bernoulli(exp(-f_i)) trials.
         reps = (np.minimum(g, 2.0**21) * (1 + 2.0**-40)).astype(np.int64) + 1
