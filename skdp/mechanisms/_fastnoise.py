@@ -142,16 +142,99 @@ def _uniform_less(prefix, bits, bounds, source):
         bits += 32
 
 
-# -- the geometric index J by inversion ---------------------------------------
-class _GeometricTable:
-    """Integer brackets of ``theta_j = exp(-j rho)`` for the inversion of ``J``.
+# -- the bin index J by inversion ---------------------------------------------
+_GUIDE_BITS = 12
 
-    ``lo[j] <= 2**P theta_j <= hi[j]`` for ``j = 0..jmax + 1`` with
-    ``P = kbits + 64`` (bounds of ``exp(-rho)`` raised to the power ``j`` with
-    downward / upward rounding), and their ``kbits``-bit versions
-    ``low[j] = floor(lo[j] / 2**64)``, ``high[j] = ceil(hi[j] / 2**64)`` as
-    int64 arrays for the vectorised check. ``jmax`` is the first ``j`` with
-    ``theta_j <= 2**-kbits`` (beyond it a ``kbits``-bit cell cannot decide).
+
+class _InversionTable:
+    """Integer brackets of decreasing survival thresholds ``theta_j = P(J >= j)``.
+
+    ``J`` is the unique ``j`` with ``theta_{j+1} <= V < theta_j`` for a
+    uniform ``V``. Subclasses fill ``lo[j] <= 2**prec theta_j <= hi[j]`` (Python
+    ints, ``theta_0 = 1``) and give :meth:`_beyond` for other ``j`` or higher
+    precisions. The ``kbits``-bit versions ``low``/``high`` (int64) decide a
+    ``kbits``-bit cell of ``V``; they are made monotone (``low`` lowered to
+    its running minimum, ``high`` raised to its running maximum from the
+    right), which keeps them valid bounds. ``jmax`` is the first ``j`` with
+    ``theta_j <= 2**-kbits``.
+    """
+
+    def _finish(self, lo, hi):
+        shift = self.prec - self.kbits
+        low = np.array([v >> shift for v in lo], dtype=object)
+        high = np.array([_ceil_shift(v, shift) for v in hi], dtype=object)
+        jmax = next(j for j in range(len(high)) if high[j] <= 1)
+        while len(lo) < jmax + 2:  # theta_j <= theta_{jmax} for j > jmax
+            lo.append(0)
+            hi.append(hi[jmax])
+            low = np.append(low, 0)
+            high = np.append(high, high[jmax])
+        self.lo, self.hi, self.jmax = lo, hi, jmax
+        low = np.minimum.accumulate(low[: jmax + 2].astype(np.int64))
+        high = np.maximum.accumulate(high[: jmax + 2].astype(np.int64)[::-1])[::-1]
+        self.low, self.high = np.ascontiguousarray(low), np.ascontiguousarray(high)
+        # guide[c]: a j with V < theta_j certain for every V in the c-th
+        # 2**-_GUIDE_BITS cell (the largest j with low[j] >= (c + 1) 2**(k - g)).
+        g = min(_GUIDE_BITS, self.kbits)
+        self.guide_shift = self.kbits - g
+        tops = (np.arange(1, (1 << g) + 1, dtype=np.int64)) << self.guide_shift
+        self.guide = np.searchsorted(-self.low, -tops, side="right") - 1
+
+    def bounds(self, j):
+        """Bounds function of ``theta_j`` (any ``j >= 0``, any precision)."""
+
+        def bounds(prec):
+            if j < len(self.lo) and prec <= self.prec:
+                shift = self.prec - prec
+                return self.lo[j] >> shift, _ceil_shift(self.hi[j], shift)
+            return self._beyond(j, prec)
+
+        return bounds
+
+    def invert(self, wj):
+        """``J`` for the uniforms ``(wj + R) / 2**kbits``; ``-1`` where undecided.
+
+        Starting from the guide's ``j`` (``V < theta_j`` certain), ``j`` is
+        increased while ``V < theta_{j+1}`` is certain and returned once
+        ``V >= theta_{j+1}`` is certain: then ``J = j`` exactly. A cell that
+        straddles a bracket is left undecided (``-1``).
+        """
+        w = wj.astype(np.int64, copy=False)
+        j = self.guide[w >> self.guide_shift]
+        out = np.full(w.size, -1, dtype=np.int64)
+        idx = None
+        top = self.jmax
+        while True:
+            nxt = j + 1
+            done = w >= self.high[nxt]
+            up = (w < self.low[nxt]) & (j < top)
+            if idx is None:
+                out[done] = j[done]
+            else:
+                out[idx[done]] = j[done]
+            sub = np.flatnonzero(up)
+            if sub.size == 0:
+                return out
+            idx = sub if idx is None else idx[sub]
+            w, j = w[sub], j[sub] + 1
+
+    def invert_exact(self, prefix, bits, source):
+        """Exact ``J`` for one uniform ``V = (prefix + R) / 2**bits``."""
+        j = 0  # V < theta_0 = 1
+        while True:
+            less, prefix, bits = _uniform_less(
+                prefix, bits, self.bounds(j + 1), source
+            )
+            if not less:
+                return j
+            j += 1
+
+
+class _GeometricTable(_InversionTable):
+    """``theta_j = exp(-j rho)``: ``J`` geometric with ratio ``exp(-rho)``.
+
+    ``lo[j] <= 2**P theta_j <= hi[j]`` with ``P = kbits + 64``: bounds of
+    ``exp(-rho)`` raised to the power ``j``, rounding down / up.
     """
 
     def __init__(self, rho, kbits):
@@ -164,63 +247,70 @@ class _GeometricTable:
         while hi[-1] > (1 << 64) or len(hi) < 2:
             lo.append((lo[-1] * q_lo) >> self.prec)
             hi.append(_ceil_shift(hi[-1] * q_hi, self.prec))
-        lo.append((lo[-1] * q_lo) >> self.prec)
-        hi.append(_ceil_shift(hi[-1] * q_hi, self.prec))
-        self.lo, self.hi = lo, hi
-        self.jmax = len(lo) - 2
-        self.low = np.array([v >> 64 for v in lo], dtype=np.int64)
-        self.high = np.array([_ceil_shift(v, 64) for v in hi], dtype=np.int64)
-        self.inv_rho = 1.0 / float(rho)
+        self._finish(lo, hi)
 
-    def bounds(self, j):
-        """Bounds function of ``theta_j`` (any ``j >= 0``, any precision)."""
+    def _beyond(self, j, prec):
+        return _exp_neg_bounds(j * self.rho, prec)
 
-        def bounds(prec):
-            if j < len(self.lo) and prec <= self.prec:
-                shift = self.prec - prec
-                return self.lo[j] >> shift, _ceil_shift(self.hi[j], shift)
-            return _exp_neg_bounds(j * self.rho, prec)
 
-        return bounds
+class _GaussianTable(_InversionTable):
+    """``theta_j = sum_{i >= j} g_i / sum_{i >= 0} g_i``, ``g_i = exp(-c i**2)``.
 
-    def invert(self, wj):
-        """``J`` for the uniforms ``(wj + R) / 2**kbits``; ``-1`` where undecided.
+    ``g_i = r**(i*i)`` with ``r = exp(-c)``, bracketed with integers at the
+    working precision ``G = P + 16`` through ``g_{i+1} = g_i r**(2i+1)``
+    (rounding down / up). The terms stop at the first ``N`` with
+    ``g_N < 2**-(P+8)`` and ``r**(2N+1) <= 1/2``; then
+    ``sum_{i >= N} g_i <= g_N / (1 - r**(2N+1)) <= 2 g_N`` (since
+    ``g_{N+k} / g_N = r**(2Nk + k*k) <= r**((2N+1)k)``), so the tail sum is
+    in ``[g_N, 2 g_N]``. Suffix sums and the total ``Z`` get integer bounds,
+    and ``theta_j`` is bracketed by ``[T_j^lo / Z^hi, T_j^hi / Z^lo]``.
+    """
 
-        A float64 logarithm only *guesses* ``J``; the guess ``g`` is returned
-        only where the integer brackets prove ``theta_{g+1} <= V < theta_g``
-        for every ``V`` in the cell, which determines ``J`` uniquely since
-        ``theta_j`` decreases strictly.
-        """
-        scale = 2.0**-self.kbits
-        guess = np.log((wj.astype(np.float64) + 0.5) * scale)
-        guess *= -self.inv_rho
-        g = guess.astype(np.int64)  # guess >= 0: truncation is floor
-        np.minimum(g, self.jmax, out=g)
-        w = wj.view(np.int64)
-        ok = (w < self.low[g]) & (w >= self.high[g + 1])
-        g[~ok] = -1
-        return g
-
-    def invert_exact(self, prefix, bits, start, source):
-        """Exact ``J`` for one uniform ``V = (prefix + R) / 2**bits``."""
-        j = max(0, min(start, self.jmax))
-        while j > 0:  # find j with V < theta_j (theta_0 = 1 > V always)
-            less, prefix, bits = _uniform_less(prefix, bits, self.bounds(j), source)
-            if less:
+    def __init__(self, c, kbits, prec=None):
+        self.c = c
+        self.kbits = kbits
+        self.prec = p = prec if prec is not None else kbits + 64
+        work = p + 16
+        r_lo, r_hi = _exp_neg_bounds(c, work)
+        r2_lo, r2_hi = (r_lo * r_lo) >> work, _ceil_shift(r_hi * r_hi, work)
+        g_lo, g_hi = [1 << work], [1 << work]
+        st_lo, st_hi = r_lo, r_hi  # bounds of r**(2i+1), i = len(g) - 1
+        while True:
+            g_lo.append((g_lo[-1] * st_lo) >> work)
+            g_hi.append(_ceil_shift(g_hi[-1] * st_hi, work))
+            st_lo = (st_lo * r2_lo) >> work
+            st_hi = _ceil_shift(st_hi * r2_hi, work)
+            if g_hi[-1] < (1 << (work - p - 8)) and 2 * st_hi <= (1 << work):
                 break
-            j -= 1
-        while True:  # then the largest such j
-            less, prefix, bits = _uniform_less(
-                prefix, bits, self.bounds(j + 1), source
-            )
-            if not less:
-                return j
-            j += 1
+        n = len(g_lo) - 1  # terms 0..n-1, tail from n
+        t_lo, t_hi = [g_lo[n]], [2 * g_hi[n]]
+        for i in range(n - 1, -1, -1):
+            t_lo.append(t_lo[-1] + g_lo[i])
+            t_hi.append(t_hi[-1] + g_hi[i])
+        t_lo.reverse()
+        t_hi.reverse()  # t_*[j] bounds sum_{i >= j} g_i, j = 0..n
+        z_lo, z_hi = t_lo[0], t_hi[0]
+        lo = [1 << p] + [(t_lo[j] << p) // z_hi for j in range(1, n + 1)]
+        hi = [1 << p] + [-((-(t_hi[j] << p)) // z_lo) for j in range(1, n + 1)]
+        self.n_terms = n
+        self._finish(lo, hi)
+
+    def _beyond(self, j, prec):
+        if prec <= self.prec:  # j beyond the terms: 0 <= theta_j <= theta_n
+            return 0, _ceil_shift(self.hi[-1], self.prec - prec)
+        return _gaussian_table(
+            self.c.numerator, self.c.denominator, self.kbits, prec + 32
+        ).bounds(j)(prec)
 
 
 @lru_cache(maxsize=128)
 def _geometric_table(rho_num, rho_den, kbits):
     return _GeometricTable(Fraction(rho_num, rho_den), kbits)
+
+
+@lru_cache(maxsize=128)
+def _gaussian_table(c_num, c_den, kbits, prec=None):
+    return _GaussianTable(Fraction(c_num, c_den), kbits, prec)
 
 
 # -- CKS Algorithm 1 with one uniform per trial --------------------------------
@@ -334,7 +424,7 @@ def _propose(m, s, table, kj, ka, source):
     bad = np.flatnonzero(j < 0)
     mag_cap = (1 << 62) >> s  # keeps J * 2**s + U below 2**62
     for i in bad.tolist():
-        jj = table.invert_exact(int(wj[i]), kbits, 0, source)
+        jj = table.invert_exact(int(wj[i]), kbits, source)
         if jj >= mag_cap:
             raise OverflowError(
                 "discrete noise draw exceeds the representable range (probability "
@@ -395,40 +485,34 @@ def _sample_laplace(num, den, n, source, max_abs=None):
     return out
 
 
-def _gamma_float(e, u, bt_f, c_scale, inv_t):
-    """Float approximation of ``gamma = U/t + E**2 / (2 a b t**2)``.
-
-    ``gamma = (E / (b t))**2 * (b / (2a)) + U * (1/t)``. Each of fl(E),
-    fl(E / bt), the squaring (which doubles the relative error of its input),
-    ``c_scale = fl(b / (2a))``, the product, ``inv_t = fl(1/t)``, fl(U * inv_t)
-    and the sum adds a relative error of at most ``2**-53`` (``U``, ``b t``
-    are exact in float64; no term underflows or overflows under the limits),
-    and both terms are nonnegative, so ``|g - gamma| <= 9 * 2**-53 * gamma``
-    (up to second-order terms).
-    """
-    q = e.astype(np.float64) / bt_f
-    g = q * q
-    g *= c_scale
-    g += u.astype(np.float64) * inv_t
-    return g
-
-
 def _sample_gaussian(a, b, n, source):
-    """Exact discrete Gaussian, pmf ``∝ exp(-x**2 b / (2 a))``, int64 array."""
+    """Exact discrete Gaussian, pmf ``∝ exp(-x**2 b / (2 a))``, int64 array.
+
+    Bins of width ``w = 2**s <= sigma / 8`` (``w = 1`` for ``sigma < 16``):
+    ``|x| = J w + U`` with ``P(J = j) ∝ g_j = exp(-(j w)**2 b / (2a))`` (the
+    density's largest value on bin ``j``, at its left end), ``U`` uniform in
+    the bin and a fair sign with ``-0`` rejected; the proposal is accepted with
+    probability ``exp(-gamma)``, ``gamma = U (2 J w + U) b / (2a)``, so that
+    ``g_J exp(-gamma) = exp(-|x|**2 b / (2a))``: the output pmf is exactly the
+    discrete Gaussian. ``J`` is inverted exactly from a uniform with
+    :class:`_GaussianTable`; the acceptance is one CKS Algorithm 1 trial when
+    ``gamma < 1`` (``J < 64`` suffices) and otherwise (``|x| > 8 sigma``,
+    probability below ``1e-14``) ``m = floor(gamma) + 1`` exact trials with
+    ``f = gamma / m``. Acceptance rate ``>= 0.95``.
+    """
     out = np.empty(n, dtype=np.int64)
     if n == 0:
         return out
-    t = math.isqrt(a // b) + 1  # floor(sigma) + 1, as in CKS Algorithm 3
-    s = _bin_bits(Fraction(t))
+    floor_sigma = math.isqrt(a // b)
+    s = max(0, (floor_sigma // 8).bit_length() - 1)
     kj, ka = _layout(s)
-    table = _table_for(Fraction(1 << s, t), _kbits(kj))
-    bt = b * t
-    # |x| <= ymax keeps E = ||x| b t - a| below 2**61 (P(|x| > ymax) < e**-256).
-    ymax = ((1 << 61) - a) // bt
-    # gamma = U/t + E**2 / (2 a b t**2) = (2 a b t U + E**2) / (2 a b t**2)
+    kbits = _kbits(kj)
+    c = Fraction((1 << (2 * s)) * b, 2 * a)  # w**2 / (2 sigma2)
+    table = _gaussian_table(c.numerator, c.denominator, kbits)
+    t = floor_sigma + 1
+    # |x| <= ymax keeps all products below 2**62 (P(|x| > ymax) < e**-256).
+    ymax = ((1 << 61) - a) // (b * t)
     c_scale = b / (2 * a)  # correctly rounded (Python int true division)
-    inv_t = 1.0 / t  # t <= 2**26: exact reciprocal rounding, relative 2**-53
-    bt_f = float(bt)  # b t <= 2**52: exact
     pending = None
     m = n
     while m:
@@ -438,53 +522,31 @@ def _sample_gaussian(a, b, n, source):
                 "discrete Gaussian proposal does not fit in int64 (probability "
                 "below exp(-256)); nothing was released."
             )
-        e = np.abs(mag * bt - a)
-        g = _gamma_float(e, u, bt_f, c_scale, inv_t)
-        # m_i > gamma_i: then f_i = gamma_i / m_i < 1 and exp(-gamma) is the
-        # product of m_i independent Bernoulli(exp(-f_i)) trials.
-        reps = (np.minimum(g, 2.0**21) * (1 + 2.0**-40)).astype(np.int64) + 1
-        f_hat = g / reps  # |f_hat - f| <= 12 * 2**-53 * f < 2**-46
-
-        def exact_f(i, e=e, u=u, reps=reps):
-            ei = int(e[i])
-            gamma = Fraction(2 * a * bt * int(u[i]) + ei * ei, 2 * a * bt * t)
-            return gamma / int(reps[i])
-
-        # gamma > 2**20 (|x| beyond about 1400 sigma, probability below
-        # exp(-10**5)): exact product-form test of the original sampler.
-        huge = np.flatnonzero(g > 2.0**20)
-        if huge.size:
-            f_hat[huge] = 0.0
-            reps[huge] = 1
-        keep = _exp_trials(f_hat, wa, ka_used, exact_f, source)
-        if huge.size:
-            from skdp.mechanisms._discrete import _bernoulli_exp_product
-
-            h = huge.size
-            keep[huge] = _bernoulli_exp_product(
-                u[huge], np.full(h, t), np.ones(h, np.int64), np.ones(h, np.int64),
-                source,
-            ) & _bernoulli_exp_product(
-                e[huge], np.full(h, bt * t), e[huge], np.full(h, 2 * a), source
-            )
-        keep &= ~(negative & (mag == 0))
-        more = np.flatnonzero(keep & (reps > 1))
-        left = reps[more] - 1
-        while more.size:  # further trials, each with a fresh 32-bit uniform
-            sub_f = f_hat[more]
-            ok = _exp_trials(
-                sub_f,
-                source.uint32(more.size),
-                32,
-                lambda i, more=more: exact_f(int(more[i])),
-                source,
-            )
-            keep[more[~ok]] = False
-            left -= 1
-            live = ok & (left > 0)
-            more, left = more[live], left[live]
+        # N = U (2 J w + U) = U (2|x| - U) < 2**62 is exact in int64; fl(N) and
+        # the product with c_scale = fl(b / (2a)) add relative errors below
+        # 2**-53 each: |f_hat - gamma| <= 3 * 2**-53 * gamma.
+        big_n = u * (2 * mag - u)
+        f_hat = big_n.astype(np.float64) * c_scale
+        # f_hat < 1 - 2**-30 proves gamma < 1 (one trial); the others (gamma
+        # about 1 or more: |x| > 7 sigma, probability below 1e-11) go to the
+        # exact path.
+        slow = np.flatnonzero(f_hat >= 1 - 2.0**-30)
+        if slow.size:
+            f_hat[slow] = 0.0
+        keep = _exp_trials(
+            f_hat, wa, ka_used, lambda i: Fraction(int(big_n[i]) * b, 2 * a), source
+        )
+        for i in slow.tolist():
+            gamma = Fraction(int(big_n[i]) * b, 2 * a)
+            reps = math.floor(gamma) + 1
+            f = gamma / reps
+            keep[i] = all(_exp_trial_exact(0, 0, f, 1, source) for _ in range(reps))
+        keep &= ~(negative & (mag == 0))  # -0 would count 0 twice
         np.negative(mag, out=mag, where=negative)
         if pending is None:
+            if keep.all():
+                out[:] = mag
+                break
             pos = np.flatnonzero(keep)
             out[pos] = mag[pos]
             pending = np.flatnonzero(~keep)

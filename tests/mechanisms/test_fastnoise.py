@@ -30,7 +30,7 @@ from skdp.mechanisms._discrete import (
 from skdp.mechanisms._fastnoise import (
     _exp_neg_bounds,
     _exp_trials,
-    _gamma_float,
+    _GaussianTable,
     _GeometricTable,
     _layout,
     _uniform_less,
@@ -91,6 +91,28 @@ def test_geometric_table_brackets(rho, kbits):
     assert table.hi[table.jmax] <= 1 << 64
 
 
+@pytest.mark.parametrize(
+    ("c", "kbits"), [(Fraction(1, 2), 25), (Fraction(2**44, 2 * 1256234590154448), 25),
+                     (Fraction(1, 511), 20), (Fraction(7, 3), 12)],
+)
+def test_gaussian_table_brackets(c, kbits):
+    table = _GaussianTable(c, kbits)
+    w = [_exp_neg_decimal(c * i * i) for i in range(40 * table.n_terms + 40)]
+    z = sum(w)
+    for j in range(len(table.lo)):
+        ref = sum(w[j:]) / z
+        assert Decimal(table.lo[j]) <= ref * Decimal(2) ** table.prec
+        assert ref * Decimal(2) ** table.prec <= Decimal(table.hi[j])
+        assert table.hi[j] - table.lo[j] <= 2 ** (table.prec - table.kbits - 40)
+    for j in range(table.jmax + 2):
+        ref = sum(w[j:]) / z * Decimal(2) ** kbits
+        assert Decimal(int(table.low[j])) <= ref <= Decimal(int(table.high[j]))
+    # higher precision (the exact fallback's path)
+    lo, hi = table.bounds(3)(table.prec + 40)
+    ref = sum(w[3:]) / z * Decimal(2) ** (table.prec + 40)
+    assert Decimal(lo) <= ref <= Decimal(hi)
+
+
 def test_layout_fits_in_a_word():
     for s in range(0, 63):
         kj, ka = _layout(s)
@@ -100,20 +122,20 @@ def test_layout_fits_in_a_word():
 
 
 def test_float_gamma_error_bound():
-    # |g - gamma| <= 2**-49 gamma over random large parameters (the proof
-    # gives 9 * 2**-53 < 2**-49.8).
+    # The Gaussian acceptance exponent gamma = N b / (2a), N = U (2|x| - U):
+    # |fl(fl(N) * fl(b / 2a)) - gamma| <= 3 * 2**-53 gamma < 2**-51 gamma.
     rng = np.random.default_rng(0)
     for _ in range(20):
         b = int(rng.integers(1, 50))
         a = int(rng.integers(2**20, 2**50)) * b + int(rng.integers(0, b))
         t = math.isqrt(a // b) + 1
         mag = rng.integers(0, 40 * t, 200)
-        u = rng.integers(0, max(1, t // 8), 200)
-        e = np.abs(mag * (b * t) - a)
-        g = _gamma_float(e, u, float(b * t), b / (2 * a), 1.0 / t)
-        for gi, ei, ui in zip(g.tolist(), e.tolist(), u.tolist(), strict=True):
-            exact = Fraction(2 * a * b * t * ui + ei * ei, 2 * a * b * t * t)
-            assert abs(Fraction(gi) - exact) <= exact * Fraction(1, 2**49)
+        u = np.minimum(rng.integers(0, max(1, t // 8), 200), mag)
+        big_n = u * (2 * mag - u)
+        f_hat = big_n.astype(np.float64) * (b / (2 * a))
+        for fi, ni in zip(f_hat.tolist(), big_n.tolist(), strict=True):
+            exact = Fraction(ni * b, 2 * a)
+            assert abs(Fraction(fi) - exact) <= exact * Fraction(1, 2**51)
 
 
 def test_float_thresholds_error_bound():
@@ -168,7 +190,7 @@ def test_geometric_inversion_exact_fallback(source):
     rho = Fraction(2, 3)
     table = _GeometricTable(rho, 20)
     n = 20_000
-    j = np.array([table.invert_exact(0, 0, 0, source) for _ in range(n)])
+    j = np.array([table.invert_exact(0, 0, source) for _ in range(n)])
     q = math.exp(-2 / 3)
     cut = 12
     counts = [np.count_nonzero(j == k) for k in range(cut)]
@@ -177,13 +199,37 @@ def test_geometric_inversion_exact_fallback(source):
     assert stats.chisquare(counts, np.array(probs) * n).pvalue > ALPHA
 
 
+def test_gaussian_inversion_exact_fallback(source):
+    # P(J = j) ∝ exp(-c j**2), from no bits at all.
+    c = Fraction(1, 8)
+    table = _GaussianTable(c, 16)
+    n = 20_000
+    j = np.array([table.invert_exact(0, 0, source) for _ in range(n)])
+    w = np.exp(-float(c) * np.arange(60) ** 2)
+    p = w / w.sum()
+    cut = 6
+    counts = [np.count_nonzero(j == k) for k in range(cut)]
+    counts.append(np.count_nonzero(j >= cut))
+    probs = np.append(p[:cut], p[cut:].sum())
+    assert stats.chisquare(counts, probs * n).pvalue > ALPHA
+
+
+def test_gaussian_inversion_fast_path_agrees_with_exact(source):
+    table = _GaussianTable(Fraction(2**44, 2 * 1256234590154448), 25)
+    wj = source.uint32(200_000).astype(np.uint64) >> np.uint64(7)
+    j = table.invert(wj)
+    assert np.mean(j < 0) < 1e-3
+    for i in np.flatnonzero(j >= 0)[:300].tolist():
+        assert table.invert_exact(int(wj[i]), 25, source) == j[i]
+
+
 def test_geometric_inversion_fast_path_agrees_with_exact(source):
     table = _GeometricTable(Fraction(2**22, 35443400), 25)
     wj = source.uint32(200_000).astype(np.uint64) >> np.uint64(7)
     j = table.invert(wj)
     assert np.mean(j < 0) < 1e-3
     for i in np.flatnonzero(j >= 0)[:300].tolist():
-        assert table.invert_exact(int(wj[i]), 25, 0, source) == j[i]
+        assert table.invert_exact(int(wj[i]), 25, source) == j[i]
 
 
 # -- goodness of fit against the exact pmf ----------------------------------------
