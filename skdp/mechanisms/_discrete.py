@@ -1,9 +1,16 @@
 """Exact samplers for discrete noise (Canonne, Kamath and Steinke, 2020).
 
-Everything here is built from uniform integer draws of a
-:class:`~skdp.mechanisms.RandomSource` and exact int64 arithmetic: no
-floating-point number enters a sampling decision, so the output distributions
-are exactly the stated ones.
+Everything here is built from uniform random bits of a
+:class:`~skdp.mechanisms.RandomSource`, exact integer arithmetic and exact
+rational thresholds: the output distributions are exactly the stated ones.
+The discrete Laplace and Gaussian used by the mechanisms are drawn by the
+faster samplers of :mod:`skdp.mechanisms._fastnoise` (bins of a power-of-two
+width, an exactly inverted bin index and one CKS Algorithm 1 trial per
+proposal); there, float64 values computed with correctly rounded basic
+operations and a proven error bound only *skip* comparisons whose outcome is
+certain, and every other comparison is made exactly. The original CKS
+samplers stay here (``_discrete_laplace_cks``, ``_discrete_gaussian_cks``) as
+references for the tests.
 
 Vectorisation: each sampler keeps an array of *pending* indices and redraws
 only those in the next round (masked rejection loops); the number of rounds is
@@ -370,10 +377,15 @@ def discrete_laplace(scale_num, scale_den=1, size=None, *, random_state=None):
 
     Notes
     -----
-    Canonne, Kamath and Steinke (2020), Algorithm 2: ``U`` uniform on
-    ``{0..s-1}`` kept with probability ``exp(-U/s)``, ``V`` geometric with
-    ratio ``exp(-1)``, ``|x| = floor((U + s V) / d)`` and a fair sign, with
-    ``-0`` rejected. The expected number of rounds is below 3 for ``t >= 1``.
+    Exact: ``|x| = J w + U`` for a bin width ``w = 2**k <= t/8`` (``w = 1``
+    for ``t < 16``), ``U`` uniform on ``{0..w-1}``, ``J`` geometric with
+    ``P(J >= j) = exp(-j w / t)`` (inverted from a uniform against integer
+    brackets of these thresholds), a fair sign with ``-0`` rejected, and
+    acceptance with probability ``exp(-U/t)`` (Canonne, Kamath and Steinke,
+    2020, Algorithm 1, on one uniform with the rational thresholds
+    ``(U/t)**K / K!``); the accepted values have probability exactly
+    ``∝ exp(-|x| / t)``. At least 94% of proposals are accepted. This draws
+    the same distribution as CKS Algorithm 2, faster.
 
     References
     ----------
@@ -423,12 +435,16 @@ def discrete_gaussian(sigma2_num, sigma2_den=1, size=None, *, random_state=None)
 
     Notes
     -----
-    Canonne, Kamath and Steinke (2020), Algorithm 3: propose ``Y`` from the
-    discrete Laplace with scale ``t = floor(sigma) + 1`` and accept with
-    probability ``exp(-(|Y| - sigma2/t)**2 / (2 sigma2))``. With
-    ``sigma2 = a/b`` that exponent is ``E**2 / (2 a b t**2)`` for the integer
-    ``E = ||Y| b t - a|``, which is drawn as the product
-    ``(E / (b t**2)) * (E / (2a))`` so that ``E**2`` is never formed.
+    Exact rejection sampling: ``|x| = J w + U`` for a bin width
+    ``w = 2**k <= sigma/8`` (``w = 1`` for ``sigma < 16``), ``J`` with
+    ``P(J = j) ∝ exp(-(j w)**2 / (2 sigma2))`` (inverted from a uniform
+    against integer brackets of its survival function), ``U`` uniform on
+    ``{0..w-1}``, a fair sign with ``-0`` rejected, and acceptance with
+    probability ``exp(-U (2Jw + U) / (2 sigma2))`` (Canonne, Kamath and
+    Steinke, 2020, Algorithm 1, on one uniform with exact rational
+    thresholds). The accepted values have probability exactly
+    ``∝ exp(-x**2 / (2 sigma2))``; at least 95% of proposals are accepted.
+    This draws the same distribution as CKS Algorithm 3, faster.
 
     References
     ----------
@@ -459,17 +475,17 @@ def _discrete_gaussian(a, b, n, source):
 
     Notes
     -----
-    Drawn by :func:`skdp.mechanisms._fastnoise._sample_gaussian`: CKS
-    Algorithm 3 with ``t = floor(sigma) + 1``, whose discrete Laplace proposal
-    is drawn as in :func:`_discrete_laplace` and whose two acceptance steps
-    (``exp(-U/t)`` of the Laplace and ``exp(-(|Y| - sigma2/t)**2 /
-    (2 sigma2))``) are one Bernoulli(exp(-gamma)) for the exact rational
-    ``gamma = (2abtU + E**2) / (2abt**2)``, ``E = ||Y| b t - a|``, realised
-    by ``m > gamma`` CKS Algorithm 1 trials with ``f = gamma / m < 1`` on one
-    uniform each (rational thresholds ``f**K / K!``, compared exactly). The
-    output pmf is exactly ``∝ exp(-x**2 b / (2a))``.
-    :func:`_discrete_gaussian_cks` is the plain CKS Algorithm 3 (same
-    distribution, slower), kept as a reference for the tests.
+    Drawn by :func:`skdp.mechanisms._fastnoise._sample_gaussian`: bins of
+    width ``w = 2**s <= sigma / 8``, a bin index ``J`` with
+    ``P(J = j) ∝ exp(-(j w)**2 b / (2a))`` inverted exactly from a uniform
+    (integer brackets of its survival function), ``U`` uniform in the bin, a
+    fair sign with ``-0`` rejected, and acceptance with probability
+    ``exp(-gamma)``, ``gamma = U (2Jw + U) b / (2a)`` (an exact rational), by
+    CKS Algorithm 1 on one uniform with rational thresholds
+    ``gamma**K / K!``. Then every integer ``x`` has probability exactly
+    ``∝ exp(-x**2 b / (2a))``. :func:`_discrete_gaussian_cks` is the plain CKS
+    Algorithm 3 (same distribution, slower), kept as a reference for the
+    tests.
     """
     return _sample_gaussian(a, b, n, source)
 

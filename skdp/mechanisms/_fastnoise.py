@@ -3,33 +3,42 @@
 The samplers of :mod:`skdp.mechanisms._discrete` (Canonne, Kamath and Steinke,
 2020, Algorithms 2 and 3) are exact but spend most of their time in masked
 rejection loops: the uniform ``U`` of Algorithm 2 is kept with probability
-``exp(-U/t)`` only about 63% of the time, and the Gaussian acceptance test
-splits its exponent into many Bernoulli pieces. The samplers here draw the
-*same* distributions with one 64-bit word per proposal and about 1.07
-(Laplace) or 1.4 (Gaussian) proposals per output.
+``exp(-U/t)`` only about 63% of the time, Algorithm 3 rejects 24% of its
+Laplace proposals, and its acceptance test splits its exponent into many
+Bernoulli pieces. The samplers here draw the *same* distributions from one
+64-bit word per proposal (plus two bytes for a Laplace scale above ``2**27``)
+and at most about 1.07 (Laplace) or 1.05 (Gaussian) proposals per output.
 
-Proposal (both samplers). For a scale ``t > 0`` pick a power of two
-``w = 2**s <= t/8`` (``w = 1`` when ``t < 16``) and write a magnitude as
+Proposal. Pick a power of two ``w = 2**s`` (the bin width) with
+``w <= t/8`` for the Laplace scale ``t`` and ``w <= sigma/8`` for the
+Gaussian (``w = 1`` for small scales), and write a magnitude as
 ``|x| = J w + U`` with ``U`` uniform on ``{0..w-1}`` (the low ``s`` bits of the
-word) and ``J`` geometric, ``P(J >= j) = exp(-j w / t)``, drawn by inversion:
-``J`` is the unique ``j`` with ``theta_{j+1} <= V < theta_j`` for a uniform
-real ``V`` in ``[0, 1)`` and ``theta_j = exp(-j w / t)``. With a fair sign (and
-``-0`` rejected), a proposal has probability ``∝ exp(-J w / t)``; accepting
-it with probability ``exp(-U / t)`` leaves exactly ``∝ exp(-|x| / t)``, the
-discrete Laplace (acceptance ``(t/w)(1 - exp(-w/t)) >= 0.94``). For the
-discrete Gaussian, ``t = floor(sigma) + 1`` and the acceptance probability is
-``exp(-U/t) * exp(-(|x| - sigma2/t)**2 / (2 sigma2))``, the product of the
-Laplace step above and CKS Algorithm 3's test, so the output is exactly
-``∝ exp(-x**2 / (2 sigma2))``.
+word), a fair sign (``-0`` rejected, so that 0 is not counted twice) and a bin
+index ``J`` drawn by inversion: ``J`` is the unique ``j`` with
+``theta_{j+1} <= V < theta_j`` for a uniform real ``V`` in ``[0, 1)`` and the
+survival function ``theta_j = P(J >= j)``.
+
+* Laplace (:func:`_sample_laplace`): ``theta_j = exp(-j w / t)``, so a
+  proposal has probability ``∝ exp(-J w / t)``; it is accepted with
+  probability ``exp(-U / t)``, which leaves exactly ``∝ exp(-|x| / t)``
+  (acceptance ``(t/w)(1 - exp(-w/t)) >= 0.94``).
+* Gaussian (:func:`_sample_gaussian`): ``P(J = j) ∝ g_j =
+  exp(-(j w)**2 / (2 sigma2))``, the density's value at the bin's left end
+  (its largest on the bin); acceptance with probability
+  ``exp(-U (2 J w + U) / (2 sigma2))`` leaves exactly
+  ``g_J exp(-U (2Jw + U) / (2 sigma2)) = exp(-x**2 / (2 sigma2))``
+  (acceptance about ``1 - w / (2.5 sigma) >= 0.95``).
 
 Exactness. Every decision compares a uniform real ``V = (p + R) / 2**k``
 (``p`` the ``k`` random bits already drawn, ``R`` uniform on ``[0, 1)`` and
 drawn only if needed, 32 bits at a time) with a real threshold ``theta``:
 
-* thresholds ``exp(-j w / t)`` come from integer bounds
-  ``lo <= 2**P theta <= hi`` computed with Python integers from the
-  alternating Taylor series (whose partial sums bracket the limit), see
-  :func:`_exp_neg_bounds`;
+* the survival thresholds ``theta_j`` come with integer bounds
+  ``lo <= 2**P theta_j <= hi`` computed with Python integers: ``exp(-x)`` for
+  rational ``x`` from the alternating Taylor series (whose consecutive
+  partial sums bracket the limit, :func:`_exp_neg_bounds`), then products,
+  sums and one division each rounded in the safe direction
+  (:class:`_GeometricTable`, :class:`_GaussianTable`);
 * acceptance probabilities ``exp(-f)``, ``0 <= f <= 1``, are realised by CKS
   Algorithm 1 with a single uniform: the trial stops at the first ``K`` with
   ``V >= T_K = f**K / K!`` and succeeds iff ``K`` is odd
@@ -428,7 +437,7 @@ def _propose(m, s, table, kj, ka, source):
         if jj >= mag_cap:
             raise OverflowError(
                 "discrete noise draw exceeds the representable range (probability "
-                "below exp(-2**40)); nothing was released."
+                "below exp(-1000)); nothing was released."
             )
         j[i] = jj
     mag = (j << s) | u
@@ -533,9 +542,14 @@ def _sample_gaussian(a, b, n, source):
         slow = np.flatnonzero(f_hat >= 1 - 2.0**-30)
         if slow.size:
             f_hat[slow] = 0.0
-        keep = _exp_trials(
-            f_hat, wa, ka_used, lambda i: Fraction(int(big_n[i]) * b, 2 * a), source
-        )
+        is_slow = np.zeros(m, dtype=bool)
+        is_slow[slow] = True
+
+        def exact_f(i, big_n=big_n, is_slow=is_slow):
+            # the trial of a slow element is discarded below: any f in [0, 1]
+            return Fraction(0) if is_slow[i] else Fraction(int(big_n[i]) * b, 2 * a)
+
+        keep = _exp_trials(f_hat, wa, ka_used, exact_f, source)
         for i in slow.tolist():
             gamma = Fraction(int(big_n[i]) * b, 2 * a)
             reps = math.floor(gamma) + 1
