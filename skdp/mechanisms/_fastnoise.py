@@ -49,7 +49,7 @@ The vectorised fast path decides ``V < theta`` only when the whole cell
 ``[p, p + 1) / 2**k`` lies on one side of a proven bracket of ``theta``: the
 integer bounds above, or a float64 value ``T`` computed with the four basic
 IEEE operations (correctly rounded) whose error bound is proved where it is
-computed (``|T - theta| <= 2**-42``), widened by ``2**-40``. Floats only ever
+computed (``|T - theta| < 2**-43``), widened by ``2**-40``. Floats only ever
 *skip* a comparison whose outcome is certain; undecided cells (probability
 about ``2**-15`` per trial) go to :func:`_uniform_less`, which compares the
 same ``V`` exactly with rational or integer-bracketed thresholds, refining
@@ -64,7 +64,7 @@ from functools import lru_cache
 import numpy as np
 
 _U64 = np.uint64
-#: Margin added around float thresholds; their proven error is below 2**-42.
+#: Margin added around float thresholds; their proven error is below 2**-43.
 _DELTA = 2.0**-40
 #: Bits of the uniform of the acceptance trial when taken from the word.
 _ACCEPT_BITS = 16
@@ -341,12 +341,14 @@ def _exp_trials(f_hat, wa, ka, exact_f, source):
 
     ``V_i = (wa_i + R_i) / 2**ka`` (``ka <= 32``); the trial stops at the first
     ``K`` with ``V_i >= T_K = f_i**K / K!`` and succeeds iff ``K`` is odd.
-    ``f_hat`` approximates ``f_i`` with ``|f_hat - f_i| <= 2**-46`` (proved by
-    the caller); then the float recurrence ``T = T * f_hat / k`` has error at
-    most ``k (2**-46 + 3 * 2**-53) < 2**-42`` for ``k <= 16``, so a cell
-    with ``lo >= fl(T + 2**-40)`` is certainly above ``T_K`` and one with
+    ``f_hat`` approximates ``f_i`` with ``|f_hat - f_i| <= 2**-48`` (proved by
+    the caller; the callers' bound is ``3 * 2**-53``). By induction the float
+    recurrence ``T = fl(fl(T * f_hat) / k)`` then has error
+    ``e_k <= e_{k-1} (1 + 2**-48) + 2**-48 + 2.1 * 2**-53`` (``T_k <= 1``), so
+    ``e_k < k (2**-48 + 3 * 2**-53) < 2**-43`` for ``k <= 16``; a cell with
+    ``lo >= fl(T + 2**-40)`` is therefore certainly above ``T_K`` and one with
     ``lo + 2**-ka <= fl(T - 2**-40)`` certainly below (the rounding of the
-    margin addition is below ``2**-52``). Undecided elements finish in
+    margin addition is below ``2**-52``; ``lo`` and ``lo + 2**-ka`` are exact). Undecided elements finish in
     :func:`_exp_trial_exact` with the exact rational ``f_i = exact_f(i)``.
     """
     n = f_hat.size
@@ -467,7 +469,8 @@ def _sample_laplace(num, den, n, source, max_abs=None):
     while m:
         mag, u, negative, wa, ka_used = _propose(m, s, table, kj, ka, source)
         # Acceptance exp(-U/t): f = U den / num <= 2**s / t <= 1/8 (or U = 0).
-        # f_hat = fl(fl(U) * fl(den/num)) has relative error below 3 * 2**-53.
+        # f_hat = fl(U * fl(den/num)) (U < 2**53 is exact) has relative error
+        # below 3 * 2**-53, so |f_hat - f| < 2**-51 (f <= 1/8).
         f_hat = u.astype(np.float64) * inv_t
         keep = _exp_trials(
             f_hat, wa, ka_used, lambda i: Fraction(int(u[i]) * den, num), source
