@@ -269,11 +269,26 @@ def _check_pmf(x, xs, p):
     assert np.abs(z).max() < 6
 
 
+def test_pmf_check_detects_a_one_percent_error():
+    # Power of _check_pmf: move 1% of the mass of atom 0 to atom 1 in a sample
+    # of the right law (t = 1, n = 10**6, as in the test below): rejected.
+    rng = np.random.default_rng(5)
+    xs = np.arange(-4, 5)
+    p = _pmf_laplace(1, 1, np.arange(-60, 61))
+    good = rng.choice(np.arange(-60, 61), size=1_000_000, p=p / p.sum())
+    _check_pmf(good, xs, _pmf_laplace(1, 1, xs))
+    bad = good.copy()
+    zeros = np.flatnonzero(bad == 0)
+    bad[zeros[: int(0.01 * zeros.size)]] = 1
+    with pytest.raises(AssertionError):
+        _check_pmf(bad, xs, _pmf_laplace(1, 1, xs))
+
+
 @pytest.mark.parametrize(
     ("s", "d", "n"),
     [
         (1, 1, 1_000_000),
-        (3, 1, 2_000_000),
+        (3, 1, 3_000_000),
         (7, 3, 1_000_000),
         (1, 4, 500_000),
         (20, 1, 2_000_000),  # bins of width 2 (t >= 16)
