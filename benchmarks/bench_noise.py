@@ -81,8 +81,14 @@ def main():
     rng = np.random.default_rng()
 
     contenders = [
-        ("numpy `default_rng().laplace` (float, not DP-safe)", lambda: rng.laplace(size=n)),
-        ("numpy `default_rng().normal` (float, not DP-safe)", lambda: rng.normal(size=n)),
+        (
+            "numpy `default_rng().laplace` (float, not DP-safe)",
+            lambda: rng.laplace(size=n),
+        ),
+        (
+            "numpy `default_rng().normal` (float, not DP-safe)",
+            lambda: rng.normal(size=n),
+        ),
         (
             "skdp `laplace_mechanism`, OS CSPRNG (default)",
             lambda: laplace_mechanism(zeros, 1.0, 1.0),

@@ -231,9 +231,7 @@ class _InversionTable:
         """Exact ``J`` for one uniform ``V = (prefix + R) / 2**bits``."""
         j = 0  # V < theta_0 = 1
         while True:
-            less, prefix, bits = _uniform_less(
-                prefix, bits, self.bounds(j + 1), source
-            )
+            less, prefix, bits = _uniform_less(prefix, bits, self.bounds(j + 1), source)
             if not less:
                 return j
             j += 1
@@ -327,9 +325,7 @@ def _exp_trial_exact(prefix, bits, f, k, source):
     """Finish one trial exactly: ``V < T_{k-1}`` is known; ``f`` a Fraction."""
     term = f**k / math.factorial(k)
     while True:
-        less, prefix, bits = _uniform_less(
-            prefix, bits, _fraction_bounds(term), source
-        )
+        less, prefix, bits = _uniform_less(prefix, bits, _fraction_bounds(term), source)
         if not less:
             return k % 2 == 1
         k += 1
@@ -348,8 +344,9 @@ def _exp_trials(f_hat, wa, ka, exact_f, source):
     ``e_k < k (2**-48 + 3 * 2**-53) < 2**-43`` for ``k <= 16``; a cell with
     ``lo >= fl(T + 2**-40)`` is therefore certainly above ``T_K`` and one with
     ``lo + 2**-ka <= fl(T - 2**-40)`` certainly below (the rounding of the
-    margin addition is below ``2**-52``; ``lo`` and ``lo + 2**-ka`` are exact). Undecided elements finish in
-    :func:`_exp_trial_exact` with the exact rational ``f_i = exact_f(i)``.
+    margin addition is below ``2**-52``; ``lo`` and ``lo + 2**-ka`` are
+    exact). Undecided elements finish in :func:`_exp_trial_exact` with the
+    exact rational ``f_i = exact_f(i)``.
     """
     n = f_hat.size
     out = np.zeros(n, dtype=bool)
@@ -473,7 +470,7 @@ def _sample_laplace(num, den, n, source, max_abs=None):
         # below 3 * 2**-53, so |f_hat - f| < 2**-51 (f <= 1/8).
         f_hat = u.astype(np.float64) * inv_t
         keep = _exp_trials(
-            f_hat, wa, ka_used, lambda i: Fraction(int(u[i]) * den, num), source
+            f_hat, wa, ka_used, lambda i, u=u: Fraction(int(u[i]) * den, num), source
         )
         keep &= ~(negative & (mag == 0))  # -0 would count 0 twice
         np.negative(mag, out=mag, where=negative)

@@ -92,8 +92,13 @@ def test_geometric_table_brackets(rho, kbits):
 
 
 @pytest.mark.parametrize(
-    ("c", "kbits"), [(Fraction(1, 2), 25), (Fraction(2**44, 2 * 1256234590154448), 25),
-                     (Fraction(1, 511), 20), (Fraction(7, 3), 12)],
+    ("c", "kbits"),
+    [
+        (Fraction(1, 2), 25),
+        (Fraction(2**44, 2 * 1256234590154448), 25),
+        (Fraction(1, 511), 20),
+        (Fraction(7, 3), 12),
+    ],
 )
 def test_gaussian_table_brackets(c, kbits):
     table = _GaussianTable(c, kbits)
@@ -166,7 +171,9 @@ def test_uniform_less_is_exact_comparison(source):
     assert stats.binomtest(hits, n, 1 / 3).pvalue > ALPHA
 
 
-@pytest.mark.parametrize("f", [Fraction(0), Fraction(1, 7), Fraction(1), Fraction(5, 6)])
+@pytest.mark.parametrize(
+    "f", [Fraction(0), Fraction(1, 7), Fraction(1), Fraction(5, 6)]
+)
 def test_exp_trials_exact_fallback(source, f):
     # ka = 1: every cell straddles the first threshold, so (almost) every
     # trial is finished by the exact rational fallback.
