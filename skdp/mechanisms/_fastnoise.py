@@ -452,7 +452,19 @@ def _kbits(kj):
 
 
 def _sample_laplace(num, den, n, source, max_abs=None):
-    """Exact discrete Laplace, pmf ``∝ exp(-|x| den / num)``, int64 array."""
+    """Exact discrete Laplace, pmf ``∝ exp(-|x| den / num)``, int64 array.
+
+    Bins of width ``w = 2**s <= t/8`` (``t = num/den``; ``w = 1`` for
+    ``t < 16``): ``|x| = J w + U`` with ``P(J >= j) = exp(-j w / t)``
+    (:class:`_GeometricTable`, exact inversion), ``U`` uniform on
+    ``{0..w-1}`` and a fair sign with ``-0`` rejected, so a proposal has
+    probability ``∝ exp(-J w / t)`` for each of the two signs of a nonzero
+    magnitude and once for 0. Accepting with probability ``exp(-U/t)`` (one
+    CKS Algorithm 1 trial with ``f = U den / num <= 1/8``, exact rational
+    thresholds ``f**K / K!``) leaves ``∝ exp(-(J w + U)/t) = exp(-|x|/t)``:
+    exactly the discrete Laplace. ``max_abs``: OverflowError if a draw is
+    larger, before anything is returned.
+    """
     out = np.empty(n, dtype=np.int64)
     if n == 0:
         return out
