@@ -390,3 +390,42 @@ def test_sizes_zero_and_one():
     assert _discrete_gaussian(5, 1, 0, src).shape == (0,)
     assert _discrete_laplace(2**40, 1, 1, src).shape == (1,)
     assert _discrete_gaussian(2**40, 1, 1, src).shape == (1,)
+
+
+@pytest.fixture
+def coarse_uniforms(monkeypatch):
+    """Force the exact fallbacks inside the whole samplers: 8 bits for the
+    inversion uniform (most cells straddle a threshold) and the top 3 bits of
+    the acceptance uniform (a prefix of a uniform is a uniform prefix)."""
+    import skdp.mechanisms._fastnoise as fast
+
+    propose = fast._propose
+
+    def coarse_propose(m, s, table, kj, ka, source):
+        mag, u, negative, wa, ka_used = propose(m, s, table, kj, ka, source)
+        return mag, u, negative, wa >> type(wa[0])(ka_used - 3), 3
+
+    monkeypatch.setattr(fast, "_layout", lambda s: (8, 0))
+    monkeypatch.setattr(fast, "_propose", coarse_propose)
+    fast._geometric_table.cache_clear()
+    fast._gaussian_table.cache_clear()
+    yield
+    fast._geometric_table.cache_clear()
+    fast._gaussian_table.cache_clear()
+
+
+@pytest.mark.parametrize(("s", "d"), [(3, 1), (100, 1), (1000, 3)])
+def test_laplace_exact_with_forced_fallbacks(coarse_uniforms, s, d):
+    # Most draws here go through the exact fallbacks (Python), hence n = 10**5.
+    x = _discrete_laplace(s, d, 100_000, check_random_source(11))
+    half = min(60, max(2, int(2 * s / d)))
+    xs = np.arange(-half, half + 1)
+    _check_pmf(x, xs, _pmf_laplace(s, d, xs))
+
+
+@pytest.mark.parametrize(("a", "b"), [(4, 1), (10_000, 1), (10**6 + 1, 7)])
+def test_gaussian_exact_with_forced_fallbacks(coarse_uniforms, a, b):
+    x = _discrete_gaussian(a, b, 200_000, check_random_source(12))
+    half = min(60, max(2, int(2 * math.sqrt(a / b))))
+    xs = np.arange(-half, half + 1)
+    _check_pmf(x, xs, _pmf_gaussian(a, b, xs))
