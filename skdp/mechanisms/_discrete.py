@@ -1,9 +1,16 @@
 """Exact samplers for discrete noise (Canonne, Kamath and Steinke, 2020).
 
-Everything here is built from uniform integer draws of a
-:class:`~skdp.mechanisms.RandomSource` and exact int64 arithmetic: no
-floating-point number enters a sampling decision, so the output distributions
-are exactly the stated ones.
+Everything here is built from uniform random bits of a
+:class:`~skdp.mechanisms.RandomSource`, exact integer arithmetic and exact
+rational thresholds: the output distributions are exactly the stated ones.
+The discrete Laplace and Gaussian used by the mechanisms are drawn by the
+faster samplers of :mod:`skdp.mechanisms._fastnoise` (bins of a power-of-two
+width, an exactly inverted bin index and one CKS Algorithm 1 trial per
+proposal); there, float64 values computed with correctly rounded basic
+operations and a proven error bound only *skip* comparisons whose outcome is
+certain, and every other comparison is made exactly. The original CKS
+samplers stay here (``_discrete_laplace_cks``, ``_discrete_gaussian_cks``) as
+references for the tests.
 
 Vectorisation: each sampler keeps an array of *pending* indices and redraws
 only those in the next round (masked rejection loops); the number of rounds is
@@ -19,6 +26,7 @@ from numbers import Integral
 
 import numpy as np
 
+from skdp.mechanisms._fastnoise import _sample_gaussian, _sample_laplace
 from skdp.mechanisms._random import check_random_source
 
 __all__ = ["bernoulli_exp", "discrete_gaussian", "discrete_laplace"]
@@ -233,6 +241,28 @@ def _keep_exp_uniform(u, s, source):
 
 
 def _discrete_laplace(num, den, n, source, max_abs=None):
+    """Exact discrete Laplace, pmf proportional to exp(-|x| * den / num).
+
+    ``max_abs`` (optional) raises OverflowError if a draw has a larger
+    magnitude, before anything is returned (the callers choose it so that
+    this has probability below ``exp(-500)``).
+
+    Notes
+    -----
+    Drawn by :func:`skdp.mechanisms._fastnoise._sample_laplace`: a geometric
+    bin index ``J`` (inverted from a uniform against integer brackets of
+    ``exp(-j w d / s)``), ``U`` uniform in the bin of width ``w = 2**k``, a
+    fair sign with ``-0`` rejected, and acceptance with probability
+    ``exp(-U d / s)`` by CKS Algorithm 1 on one uniform (rational thresholds
+    ``f**K / K!``). Every comparison of a uniform with a threshold is exact
+    (see that module), so the pmf is exactly the discrete Laplace.
+    :func:`_discrete_laplace_cks` is the plain CKS Algorithm 2 (same
+    distribution, slower), kept as a reference for the tests.
+    """
+    return _sample_laplace(num, den, n, source, max_abs)
+
+
+def _discrete_laplace_cks(num, den, n, source, max_abs=None):
     """CKS Algorithm 2 for pmf proportional to exp(-|x| * den / num).
 
     ``max_abs`` (optional) raises OverflowError for a draw with a larger
@@ -347,10 +377,15 @@ def discrete_laplace(scale_num, scale_den=1, size=None, *, random_state=None):
 
     Notes
     -----
-    Canonne, Kamath and Steinke (2020), Algorithm 2: ``U`` uniform on
-    ``{0..s-1}`` kept with probability ``exp(-U/s)``, ``V`` geometric with
-    ratio ``exp(-1)``, ``|x| = floor((U + s V) / d)`` and a fair sign, with
-    ``-0`` rejected. The expected number of rounds is below 3 for ``t >= 1``.
+    Exact: ``|x| = J w + U`` for a bin width ``w = 2**k <= t/8`` (``w = 1``
+    for ``t < 16``), ``U`` uniform on ``{0..w-1}``, ``J`` geometric with
+    ``P(J >= j) = exp(-j w / t)`` (inverted from a uniform against integer
+    brackets of these thresholds), a fair sign with ``-0`` rejected, and
+    acceptance with probability ``exp(-U/t)`` (Canonne, Kamath and Steinke,
+    2020, Algorithm 1, on one uniform with the rational thresholds
+    ``(U/t)**K / K!``); the accepted values have probability exactly
+    ``∝ exp(-|x| / t)``. At least 94% of proposals are accepted. This draws
+    the same distribution as CKS Algorithm 2, faster.
 
     References
     ----------
@@ -400,12 +435,16 @@ def discrete_gaussian(sigma2_num, sigma2_den=1, size=None, *, random_state=None)
 
     Notes
     -----
-    Canonne, Kamath and Steinke (2020), Algorithm 3: propose ``Y`` from the
-    discrete Laplace with scale ``t = floor(sigma) + 1`` and accept with
-    probability ``exp(-(|Y| - sigma2/t)**2 / (2 sigma2))``. With
-    ``sigma2 = a/b`` that exponent is ``E**2 / (2 a b t**2)`` for the integer
-    ``E = ||Y| b t - a|``, which is drawn as the product
-    ``(E / (b t**2)) * (E / (2a))`` so that ``E**2`` is never formed.
+    Exact rejection sampling: ``|x| = J w + U`` for a bin width
+    ``w = 2**k <= sigma/8`` (``w = 1`` for ``sigma < 16``), ``J`` with
+    ``P(J = j) ∝ exp(-(j w)**2 / (2 sigma2))`` (inverted from a uniform
+    against integer brackets of its survival function), ``U`` uniform on
+    ``{0..w-1}``, a fair sign with ``-0`` rejected, and acceptance with
+    probability ``exp(-U (2Jw + U) / (2 sigma2))`` (Canonne, Kamath and
+    Steinke, 2020, Algorithm 1, on one uniform with exact rational
+    thresholds). The accepted values have probability exactly
+    ``∝ exp(-x**2 / (2 sigma2))``; at least 95% of proposals are accepted.
+    This draws the same distribution as CKS Algorithm 3, faster.
 
     References
     ----------
@@ -432,6 +471,26 @@ def discrete_gaussian(sigma2_num, sigma2_den=1, size=None, *, random_state=None)
 
 
 def _discrete_gaussian(a, b, n, source):
+    """Exact discrete Gaussian for sigma2 = a / b (limits checked by the caller).
+
+    Notes
+    -----
+    Drawn by :func:`skdp.mechanisms._fastnoise._sample_gaussian`: bins of
+    width ``w = 2**s <= sigma / 8``, a bin index ``J`` with
+    ``P(J = j) ∝ exp(-(j w)**2 b / (2a))`` inverted exactly from a uniform
+    (integer brackets of its survival function), ``U`` uniform in the bin, a
+    fair sign with ``-0`` rejected, and acceptance with probability
+    ``exp(-gamma)``, ``gamma = U (2Jw + U) b / (2a)`` (an exact rational), by
+    CKS Algorithm 1 on one uniform with rational thresholds
+    ``gamma**K / K!``. Then every integer ``x`` has probability exactly
+    ``∝ exp(-x**2 b / (2a))``. :func:`_discrete_gaussian_cks` is the plain CKS
+    Algorithm 3 (same distribution, slower), kept as a reference for the
+    tests.
+    """
+    return _sample_gaussian(a, b, n, source)
+
+
+def _discrete_gaussian_cks(a, b, n, source):
     """CKS Algorithm 3 for sigma2 = a / b (limits checked by the caller)."""
     t = math.isqrt(a // b) + 1
     # |Y| <= ymax keeps E = ||Y| b t - a| below 2**61 (P(|Y| > ymax) < e**-256).
@@ -440,7 +499,7 @@ def _discrete_gaussian(a, b, n, source):
     pending = np.arange(n)
     while pending.size:
         m = pending.size
-        y = _discrete_laplace(t, 1, m, source)
+        y = _discrete_laplace_cks(t, 1, m, source)
         mag = np.abs(y)
         if m and mag.max() > ymax:
             raise OverflowError(

@@ -118,8 +118,11 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None):
     noise scale grows by the factor ``(D / (sensitivity / 2**k))``, i.e. by at
     most about ``2**-20`` relative.
 
-    **Exactness.** The noise is sampled exactly (Canonne, Kamath and Steinke,
-    2020, Algorithm 2) from uniform integers, and the release is the nearest
+    **Exactness.** The noise is the discrete Laplace of Canonne, Kamath and
+    Steinke (2020), sampled exactly from uniform integers by
+    :func:`skdp.mechanisms._discrete._discrete_laplace` (every decision an
+    exact comparison of a uniform with a proven bracket), and the release is
+    the nearest
     float to ``(round(x / 2**k) + Z) * 2**k`` computed with one correctly
     rounded addition: post-processing of an exact release. Outputs are
     multiples of ``2**k``, so Mironov's (2012) attack on the low-order bits of
