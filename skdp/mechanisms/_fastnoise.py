@@ -451,6 +451,26 @@ def _kbits(kj):
     return kj if kj else 32
 
 
+def _store_accepted(out, mag, negative, keep, pending):
+    """Sign the proposals, drop ``-0``, and write the accepted ones to ``out``.
+
+    ``pending`` holds the slots of ``out`` the proposals are for (``None``
+    in the first round: all of them, in order). Returns the slots still
+    pending.
+    """
+    keep &= ~(negative & (mag == 0))  # -0 would count 0 twice
+    np.negative(mag, out=mag, where=negative)
+    if pending is None:
+        if keep.all():
+            out[:] = mag
+            return np.empty(0, dtype=np.intp)
+        pos = np.flatnonzero(keep)
+        out[pos] = mag[pos]
+        return np.flatnonzero(~keep)
+    out[pending[keep]] = mag[keep]
+    return pending[~keep]
+
+
 def _sample_laplace(num, den, n, source, max_abs=None):
     """Exact discrete Laplace, pmf ``∝ exp(-|x| den / num)``, int64 array.
 
@@ -484,18 +504,7 @@ def _sample_laplace(num, den, n, source, max_abs=None):
         keep = _exp_trials(
             f_hat, wa, ka_used, lambda i, u=u: Fraction(int(u[i]) * den, num), source
         )
-        keep &= ~(negative & (mag == 0))  # -0 would count 0 twice
-        np.negative(mag, out=mag, where=negative)
-        if pending is None:
-            if keep.all():
-                out[:] = mag
-                break
-            pos = np.flatnonzero(keep)
-            out[pos] = mag[pos]
-            pending = np.flatnonzero(~keep)
-        else:
-            out[pending[keep]] = mag[keep]
-            pending = pending[~keep]
+        pending = _store_accepted(out, mag, negative, keep, pending)
         m = pending.size
     if max_abs is not None and n and np.abs(out).max() > max_abs:
         raise OverflowError(
@@ -567,17 +576,6 @@ def _sample_gaussian(a, b, n, source):
             reps = math.floor(gamma) + 1
             f = gamma / reps
             keep[i] = all(_exp_trial_exact(0, 0, f, 1, source) for _ in range(reps))
-        keep &= ~(negative & (mag == 0))  # -0 would count 0 twice
-        np.negative(mag, out=mag, where=negative)
-        if pending is None:
-            if keep.all():
-                out[:] = mag
-                break
-            pos = np.flatnonzero(keep)
-            out[pos] = mag[pos]
-            pending = np.flatnonzero(~keep)
-        else:
-            out[pending[keep]] = mag[keep]
-            pending = pending[~keep]
+        pending = _store_accepted(out, mag, negative, keep, pending)
         m = pending.size
     return out
