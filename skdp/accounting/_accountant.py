@@ -9,6 +9,7 @@ from fractions import Fraction
 from skdp.accounting._composition import (
     BINARY_ONE,
     DECIMAL_ONE,
+    TIGHT_COMPOSITIONS,
     advanced_filter_epsilon,
     binary_units,
     decimal_units,
@@ -225,7 +226,7 @@ class BudgetAccountant:
             slack = delta
         budget = (repr(epsilon), repr(delta), repr(slack), composition)
         if ledger is None:
-            self._ledger = MemoryLedger(tight=composition in ("zcdp", "pld"))
+            self._ledger = MemoryLedger(tight=composition in TIGHT_COMPOSITIONS)
         else:
             self._ledger = SQLiteLedger(ledger, budget)
         self._set_budget(budget)
@@ -388,7 +389,7 @@ class BudgetAccountant:
         return advanced_filter_epsilon(totals, self._slack, slope) <= eps_budget_down
 
     def _check_spend(self, totals, items):
-        tight = self._composition in ("zcdp", "pld")
+        tight = self._composition in TIGHT_COMPOSITIONS
         after = totals.add_all((item[1:5] for item in items), tight=tight)
         if not self._fits(after):
             raise BudgetExceededError(self._refusal_message(totals, after, items))
@@ -451,7 +452,7 @@ class BudgetAccountant:
 
     def _total_of(self, totals):
         statements = self._compose(totals)
-        tight = self._composition in ("zcdp", "pld")
+        tight = self._composition in TIGHT_COMPOSITIONS
         eps, delta = statements[-1] if tight else min(statements)
         eps = math.inf if eps == math.inf else _float_up(eps)
         return eps, _float_up(delta)
@@ -477,8 +478,10 @@ class BudgetAccountant:
         """The largest single further spend that fits, as ``(epsilon, delta)``.
 
         Under basic composition this is the budget minus :meth:`total`. Under
-        the other compositions ε is the largest pure ε-DP spend that
-        :meth:`check` accepts, found by bisection, with the remaining δ.
+        ``"advanced"`` and ``"zcdp"`` ε is the largest pure ε-DP spend that
+        :meth:`check` accepts, found by bisection; under ``"pld"`` it is the ε
+        (at the δ budget) of the largest further Gaussian release. δ is what
+        remains of the δ budget.
 
         Returns
         -------
@@ -486,7 +489,7 @@ class BudgetAccountant:
         """
         totals = self._ledger.totals()
         delta = max(exact(self._delta) - totals.delta, Fraction(0))
-        if self._composition in ("zcdp", "pld"):
+        if self._composition in TIGHT_COMPOSITIONS:
             used = Fraction(totals.reveal_units, DECIMAL_ONE)
             if self._composition == "zcdp":
                 used += exact(self._slack)
@@ -796,7 +799,7 @@ class BudgetAccountant:
         self._set_budget(state["budget"])
         self._context = threading.local()
         if state["path"] is None:
-            tight = self._composition in ("zcdp", "pld")
+            tight = self._composition in TIGHT_COMPOSITIONS
             self._ledger = MemoryLedger(state["entries"], tight=tight)
             self._copy_of_pid = state["pid"]
         else:
@@ -867,7 +870,7 @@ def _check_composition(composition, epsilon, delta, slack):
             "composition='advanced' needs slack > 0: the part of delta reserved "
             "for the advanced-composition filter, e.g. slack=1e-6."
         )
-    if composition in ("zcdp", "pld") and not 0 < delta < 1:
+    if composition in TIGHT_COMPOSITIONS and not 0 < delta < 1:
         raise ValueError(
             f"composition={composition!r} states its total as (epsilon, delta) "
             f"with delta in (0, 1); got delta={delta}. With delta=0 use "

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 __all__ = [
     "DECIMAL_ONE",
+    "TIGHT_COMPOSITIONS",
     "SpendTotals",
     "advanced_filter_epsilon",
     "binary_units",
@@ -32,6 +33,9 @@ DECIMAL_PLACES = 400
 DECIMAL_ONE = 10**DECIMAL_PLACES
 BINARY_PLACES = 1074
 BINARY_ONE = 1 << BINARY_PLACES
+
+#: Compositions that read the zCDP and PLD sums of :class:`SpendTotals`.
+TIGHT_COMPOSITIONS = ("zcdp", "pld")
 
 # Relative outward rounding applied to float evaluations of the advanced bound.
 # Each term is computed with a few ulps of error; 1e-12 covers that with room.

@@ -29,7 +29,7 @@ def _check_gaussian(cost):
     smaller δ (or ``δ = 0``) would be charged less by basic composition than
     the tight compositions charge, so it is refused.
     """
-    from scipy.special import log_ndtr, ndtr
+    from skdp.accounting._pld import _gaussian_curve
 
     ratio = float(cost.noise_multiplier)
     if not (1e-100 <= ratio <= 1e100):
@@ -40,10 +40,7 @@ def _check_gaussian(cost):
         raise ValueError(
             f"a noise_multiplier describes a Gaussian release, not {cost.mechanism!r}."
         )
-    mu, eps = 1.0 / ratio, float(cost.epsilon)
-    curve = float(
-        ndtr(mu / 2 - eps / mu) - math.exp(eps + log_ndtr(-mu / 2 - eps / mu))
-    )
+    curve = float(_gaussian_curve(float(cost.epsilon), 1.0 / ratio, margin=0.0))
     if curve > cost.delta * (1.0 + 1e-4):  # a guard against mistakes, not a proof
         raise ValueError(
             f"a Gaussian release with noise_multiplier={ratio} is not "

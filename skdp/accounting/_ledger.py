@@ -14,7 +14,11 @@ import threading
 import time
 from typing import NamedTuple
 
-from skdp.accounting._composition import SpendTotals, decimal_units
+from skdp.accounting._composition import (
+    TIGHT_COMPOSITIONS,
+    SpendTotals,
+    decimal_units,
+)
 
 __all__ = [
     "LedgerEntry",
@@ -318,7 +322,7 @@ class SQLiteLedger:
                 (last_id,),
             ).fetchall()
         if rows or stored_id is None:
-            tight = self.budget[3] in ("zcdp", "pld")
+            tight = self.budget[3] in TIGHT_COMPOSITIONS
             totals = totals.add_all((row[1:] for row in rows), tight=tight)
             last_id = rows[-1][0] if rows else last_id
             if conn.in_transaction:

@@ -3,7 +3,7 @@
 import math
 from fractions import Fraction
 
-from skdp.accounting._composition import SpendTotals, exact
+from skdp.accounting._composition import DECIMAL_ONE, SpendTotals, exact
 from skdp.accounting._pld import pld_epsilon
 from skdp.accounting._zcdp import zcdp_epsilon
 from skdp.utils._validation import check_delta
@@ -63,7 +63,7 @@ def plan_epsilon(costs, delta, composition="pld"):
         (a.epsilon, a.delta, a.rho, a.noise_multiplier) for a in atoms
     )
     if composition == "zcdp":
-        left = exact(delta) - Fraction(totals.reveal_units, 10**400)
+        left = exact(delta) - Fraction(totals.reveal_units, DECIMAL_ONE)
         return zcdp_epsilon(totals.rho, float(left)) if left > 0 else math.inf
     if composition != "pld":
         raise ValueError(

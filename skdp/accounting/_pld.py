@@ -53,14 +53,15 @@ _PRUNE = 1e-30
 _MARGIN = 1e-9
 
 
-def _gaussian_curve(t, mu):
-    """``δ_G(t)`` at each ``t``, an upper bound on the float evaluation."""
+def _gaussian_curve(t, mu, margin=_MARGIN):
+    """``δ_G(t)`` at each ``t``; with the default ``margin`` an upper bound on
+    the float evaluation (``margin=0``: the plain evaluation)."""
     t = np.asarray(t, dtype=float)
     if mu == 0.0:
         return np.maximum(-np.expm1(t), 0.0)
     first = ndtr(-t / mu + mu / 2.0)
     second = np.exp(t + log_ndtr(-t / mu - mu / 2.0))
-    return np.maximum(first * (1.0 + _MARGIN) - second * (1.0 - _MARGIN), 0.0)
+    return np.maximum(first * (1.0 + margin) - second * (1.0 - margin), 0.0)
 
 
 def _binomial_atoms(epsilon, count):

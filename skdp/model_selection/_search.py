@@ -15,6 +15,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
 from threadpoolctl import threadpool_limits
 
 from skdp.accounting import BudgetAccountant, PrivacyCost
+from skdp.accounting._composition import TIGHT_COMPOSITIONS
 from skdp.base import PrivateEstimatorMixin
 from skdp.ensemble._sample_aggregate import _block_indices, _block_labels
 from skdp.mechanisms import check_random_source, permute_and_flip
@@ -461,7 +462,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         them up (sequential composition, also an upper bound), so it is
         charged each training release and the selection instead.
         """
-        if self._resolve_accountant().composition in ("zcdp", "pld"):
+        if self._resolve_accountant().composition in TIGHT_COMPOSITIONS:
             selection = PrivacyCost(epsilon, mechanism="permute_and_flip")
             return [
                 ("candidate training (parts)", training),
