@@ -2,6 +2,7 @@
 
 import os
 import sys
+import sysconfig
 import warnings
 
 import joblib
@@ -11,22 +12,56 @@ import skdp
 
 __all__ = ["warn_at_caller"]
 
+
+def _module_dir(module):
+    return os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+
+
 _LIBRARY_DIRS = tuple(
-    os.path.dirname(os.path.abspath(module.__file__)) + os.sep
     # joblib: meta-estimators run their fits through it (in the caller's
     # thread when n_jobs=1)
+    _module_dir(module)
     for module in (skdp, sklearn, joblib)
 )
 
 
+def _dir(path):
+    return os.path.abspath(path) + os.sep
+
+
+_PATHS = sysconfig.get_paths()
+_STDLIB_DIR = _dir(_PATHS["stdlib"])
+_SITE_DIRS = (_dir(_PATHS["purelib"]), _dir(_PATHS["platlib"]))
+
+
+def _path(frame):
+    return os.path.abspath(frame.f_code.co_filename)
+
+
+def _is_library(frame):
+    return _path(frame).startswith(_LIBRARY_DIRS)
+
+
+def _is_standard_library(frame):
+    """Python's own modules (threading, multiprocessing.pool, ...), which run
+    worker threads: never the user's line."""
+    path = _path(frame)
+    return path.startswith(_STDLIB_DIR) and not path.startswith(_SITE_DIRS)
+
+
 def _caller_stacklevel():
-    """The ``stacklevel`` of the first frame outside skdp, scikit-learn, joblib."""
+    """The ``stacklevel`` of the first frame outside skdp, scikit-learn, joblib
+    and Python's standard library.
+
+    In a worker thread (joblib's threading backend, a thread pool) the stack
+    may hold no user frame at all: it starts in :mod:`threading` or
+    :mod:`multiprocessing.pool`. The warning then points at skdp's line that
+    raised it, which names the cause, instead of at the thread machinery.
+    """
     frame, level = sys._getframe(2), 2  # 1: warn_at_caller, 2: its caller
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
-        _LIBRARY_DIRS
-    ):
+    while frame is not None and (_is_library(frame) or _is_standard_library(frame)):
         frame, level = frame.f_back, level + 1
-    return level
+    return 2 if frame is None else level
 
 
 def warn_at_caller(message, category):
