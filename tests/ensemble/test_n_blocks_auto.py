@@ -14,7 +14,7 @@ from sklearn.tree import DecisionTreeClassifier
 from skdp import BudgetAccountant, NoiseDominatedWarning
 from skdp.ensemble import SampleAggregateEstimator
 from skdp.ensemble._n_blocks import auto_n_blocks, noise_ratio
-from skdp.ensemble._sample_aggregate import _Ball, _Box, _Sphere
+from skdp.ensemble._output_space import _Ball, _Box, _Sphere
 from skdp.mechanisms import analytic_gaussian_sigma
 
 

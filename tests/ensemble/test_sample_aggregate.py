@@ -17,7 +17,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from skdp import BudgetAccountant, DPClipper
 from skdp.audit import assert_dp, audit_mechanism
-from skdp.ensemble import SampleAggregateEstimator
+from skdp.ensemble import SampleAggregateEstimator, _blocks, _output_space
 from skdp.ensemble import _sample_aggregate as sa
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._selection import _select_many
@@ -64,8 +64,8 @@ def clf_data():
 # -- partition ---------------------------------------------------------------
 @pytest.mark.parametrize("n, k", [(0, 3), (2, 7), (10, 6), (32561, 600)])
 def test_exactly_k_blocks_each_row_once(n, k):
-    labels = sa._block_labels(n, k, check_random_source(0))
-    blocks = sa._block_indices(labels, k)
+    labels = _blocks._block_labels(n, k, check_random_source(0))
+    blocks = _blocks._block_indices(labels, k)
     assert len(blocks) == k  # never 593 instead of 600
     rows = np.concatenate(blocks)
     assert np.array_equal(np.sort(rows), np.arange(n))
@@ -76,9 +76,9 @@ def test_adding_a_row_changes_exactly_one_block():
     # the new row gets its own label, every other block stays as it was
     source = check_random_source(1)
     for n in range(0, 30):
-        labels = sa._block_labels(n + 1, 5, source)
-        small = sa._block_indices(labels[:n], 5)
-        big = sa._block_indices(labels, 5)
+        labels = _blocks._block_labels(n + 1, 5, source)
+        small = _blocks._block_indices(labels[:n], 5)
+        big = _blocks._block_indices(labels, 5)
         changed = [b for b in range(5) if not np.array_equal(small[b], big[b])]
         assert changed == [labels[n]]
 
@@ -107,7 +107,7 @@ def test_fit_gives_each_block_exactly_its_rows_in_order():
     ).fit(X, np.zeros(n))
     source = check_random_source(3)
     source.integers(sa._MAX_SEED, size=k)  # the block seeds come first
-    expected = sa._block_indices(sa._block_labels(n, k, source), k)
+    expected = _blocks._block_indices(_blocks._block_labels(n, k, source), k)
     templates, blocks = RecordRows.seen[:-k], RecordRows.seen[-k:]
     assert all(np.array_equal(t, [0.0, 0.0]) for t in templates)  # public rows
     for got, rows in zip(blocks, expected, strict=True):  # n_jobs=1: in order
@@ -115,14 +115,14 @@ def test_fit_gives_each_block_exactly_its_rows_in_order():
 
 
 def test_block_labels_are_uniform():
-    labels = sa._block_labels(200_000, 10, check_random_source(2))
+    labels = _blocks._block_labels(200_000, 10, check_random_source(2))
     counts = np.bincount(labels, minlength=10)
     assert stats.chisquare(counts).pvalue > 1e-6
 
 
 def test_averaging_over_fewer_blocks_than_the_noise_assumes_is_refused():
     with pytest.raises(RuntimeError, match="exactly n_blocks"):
-        sa._average_blocks(np.zeros((593, 2)), 600)
+        _blocks._average_blocks(np.zeros((593, 2)), 600)
 
 
 # -- brute-force sensitivities -----------------------------------------------
@@ -137,7 +137,7 @@ def brute_force_change(space, k, dim, grid):
         for a, b in itertools.product(points, repeat=2):
             v0 = space.project(np.stack([a, *others]))
             v1 = space.project(np.stack([b, *others]))
-            d = sa._average_blocks(v1, k) - sa._average_blocks(v0, k)
+            d = _blocks._average_blocks(v1, k) - _blocks._average_blocks(v0, k)
             worst = np.maximum(worst, [np.abs(d).sum(), np.sqrt((d**2).sum())])
     return worst
 
@@ -145,7 +145,7 @@ def brute_force_change(space, k, dim, grid):
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_box_sensitivity_by_brute_force(k):
     lower, upper = np.array([-1.0, 0.0]), np.array([2.0, 0.5])
-    space = sa._Box(lower, upper)
+    space = _output_space._Box(lower, upper)
     grid = [None, *itertools.product(GRID, repeat=2)]  # None: an empty block
     l1, l2 = brute_force_change(space, k, 2, grid)
     assert l1 == pytest.approx(space.diameter(1) / k)  # attained: 3.5 / k
@@ -156,7 +156,7 @@ def test_box_sensitivity_by_brute_force(k):
 
 @pytest.mark.parametrize("k", [1, 2])
 def test_ball_sensitivity_by_brute_force(k):
-    space = sa._Ball(2.0, 2)
+    space = _output_space._Ball(2.0, 2)
     grid = [None, *itertools.product(GRID, repeat=2)]  # None: an empty block
     l1, l2 = brute_force_change(space, k, 2, grid)
     assert l1 <= space.diameter(1) / k + 1e-12
@@ -168,7 +168,7 @@ def test_ball_sensitivity_by_brute_force(k):
 @pytest.mark.parametrize("k", [1, 2])
 def test_sphere_sensitivity_by_brute_force(k):
     # the sphere pushes inner points outwards, yet stays within the ball
-    space = sa._Sphere(2.0, 2)
+    space = _output_space._Sphere(2.0, 2)
     grid = [None, *itertools.product([-3.0, 0.0, 0.25, 5.0], repeat=2)]
     l1, l2 = brute_force_change(space, k, 2, grid)
     assert l1 <= space.diameter(1) / k + 1e-12
@@ -178,7 +178,7 @@ def test_sphere_sensitivity_by_brute_force(k):
 
 
 def test_sphere_keeps_directions_and_bounds_every_output():
-    space = sa._Sphere(3.0, 4)
+    space = _output_space._Sphere(3.0, 4)
     rng = np.random.default_rng(0)
     values = rng.normal(size=(500, 4)) * 10.0 ** rng.integers(-300, 300, (500, 1))
     values[:3] = [[0.0] * 4, [np.inf, 1, 0, 0], [np.nan, -np.inf, 0, 0]]
@@ -203,9 +203,9 @@ def test_vote_histogram_sensitivity_by_brute_force():
     worst_inf, worst_l1, non_monotone = 0, 0, False
     for k in (1, 2, 3):
         for blocks in itertools.product(outputs, repeat=k):
-            base = sa._vote_histogram(blocks, X, classes)[0]
+            base = _blocks._vote_histogram(blocks, X, classes)[0]
             for new in outputs:
-                moved = sa._vote_histogram((new, *blocks[1:]), X, classes)[0]
+                moved = _blocks._vote_histogram((new, *blocks[1:]), X, classes)[0]
                 diff = moved - base
                 worst_inf = max(worst_inf, np.abs(diff).max())
                 worst_l1 = max(worst_l1, np.abs(diff).sum())
@@ -215,16 +215,16 @@ def test_vote_histogram_sensitivity_by_brute_force():
 
 # -- audits of the aggregation (vectorised wrappers around the internals) ----
 FAST = {"n_samples": 20_000, "n_pilot": 5_000, "random_state": 0}
-BOX3 = sa._Box(np.zeros(3), np.ones(3))
+BOX3 = _output_space._Box(np.zeros(3), np.ones(3))
 # worst case: one block's vector moves corner to corner of the box
 P0 = np.zeros((4, 3))
 P1 = np.vstack([np.ones((1, 3)), np.zeros((3, 3))])
 
 
 def release_parameters(vectors, seed, n_runs, n_blocks=4):
-    average = sa._average_blocks(BOX3.project(vectors), n_blocks)
+    average = _blocks._average_blocks(BOX3.project(vectors), n_blocks)
     tiled = np.tile(average, (n_runs, 1))
-    return sa._release_average(
+    return _output_space._release_average(
         tiled, BOX3, n_blocks, EPS, 0.0, check_random_source(seed)
     )
 
@@ -237,14 +237,14 @@ def test_audit_catches_per_coordinate_sensitivity(monkeypatch):
     def per_coordinate(self, norm):
         return float((self.upper - self.lower).max())
 
-    monkeypatch.setattr(sa._Box, "diameter", per_coordinate)
+    monkeypatch.setattr(_output_space._Box, "diameter", per_coordinate)
     mutant = audit_mechanism(release_parameters, P0, P1, **FAST)
     assert mutant.epsilon_lower_bound > 1.5 * EPS  # claims 1, leaks 3
 
 
 def test_audit_catches_fewer_blocks_than_the_noise_assumes(monkeypatch):
     # the Programming-DP bug: noise for k = 4 blocks, average over the 1 made
-    monkeypatch.setattr(sa, "_average_blocks", lambda out, k: out.mean(axis=0))
+    monkeypatch.setattr(_blocks, "_average_blocks", lambda out, k: out.mean(axis=0))
     mutant = audit_mechanism(release_parameters, P0[:1], P1[:1], **FAST)
     assert mutant.epsilon_lower_bound > 1.5 * EPS  # claims 1, leaks 4
 
@@ -255,10 +255,12 @@ S1 = np.vstack([np.ones((1, 3)), np.zeros((3, 3))])
 
 
 def release_sphere(vectors, seed, n_runs, delta=0.0):
-    space = sa._Sphere(1.0, vectors.shape[1])
-    average = sa._average_blocks(space.project(vectors), 4)
+    space = _output_space._Sphere(1.0, vectors.shape[1])
+    average = _blocks._average_blocks(space.project(vectors), 4)
     tiled = np.tile(average, (n_runs, 1))
-    return sa._release_average(tiled, space, 4, EPS, delta, check_random_source(seed))
+    return _output_space._release_average(
+        tiled, space, 4, EPS, delta, check_random_source(seed)
+    )
 
 
 def test_audit_sphere_release_passes():
@@ -276,7 +278,9 @@ def test_audit_catches_sphere_sensitivity_from_the_radius(monkeypatch):
     # "every output has norm r" is not a sensitivity of r: antipodes are 2r
     # apart (one coordinate, so a threshold event sees the whole leak)
     monkeypatch.setattr(
-        sa._Sphere, "diameter", lambda self, norm: self.radius * np.sqrt(self.size)
+        _output_space._Sphere,
+        "diameter",
+        lambda self, norm: self.radius * np.sqrt(self.size),
     )
     mutant = audit_mechanism(release_sphere, S0[:, :1], S1[:, :1], **FAST)
     assert mutant.epsilon_lower_bound > 1.5 * EPS  # claims 1, leaks 2
@@ -286,7 +290,9 @@ V0, V1 = np.array([2, 2]), np.array([1, 3])  # one vote moved: gap changes by 2
 
 
 def release_vote(votes, seed, n_runs):
-    return sa._noisy_vote(np.tile(votes, (n_runs, 1)), EPS, check_random_source(seed))
+    return _blocks._noisy_vote(
+        np.tile(votes, (n_runs, 1)), EPS, check_random_source(seed)
+    )
 
 
 def test_audit_vote_passes():
@@ -299,7 +305,7 @@ def monotone_select_many(scores, epsilon, sensitivity, **kwargs):
 
 
 def test_audit_catches_monotone_scale_on_votes(monkeypatch):
-    monkeypatch.setattr(sa, "_select_many", monotone_select_many)
+    monkeypatch.setattr(_blocks, "_select_many", monotone_select_many)
     mutant = audit_mechanism(release_vote, V0, V1, **FAST)
     assert mutant.epsilon_lower_bound > 1.5 * EPS  # claims 1, leaks 2
 
@@ -326,7 +332,7 @@ VOTE_D1 = (np.zeros((3, 1)), np.array([0, 1, 1]))
 
 def test_public_vote_audit_and_monotone_mutant(monkeypatch):
     assert_dp(public_vote, VOTE_D0, VOTE_D1, EPS, **FAST)
-    monkeypatch.setattr(sa, "_select_many", monotone_select_many)
+    monkeypatch.setattr(_blocks, "_select_many", monotone_select_many)
     mutant = audit_mechanism(public_vote, VOTE_D0, VOTE_D1, **FAST)
     assert mutant.epsilon_lower_bound > 1.2 * EPS  # claims 1, leaks 2
 
@@ -353,7 +359,9 @@ MEAN_D1 = (np.zeros((2, 1)), np.array([[-1.0, -1.0], [2.0, 2.0]]))
 def test_public_mean_audit_and_per_coordinate_mutant(monkeypatch):
     assert_dp(public_mean, MEAN_D0, MEAN_D1, EPS, **FAST)
     monkeypatch.setattr(
-        sa._Box, "diameter", lambda self, norm: float((self.upper - self.lower).max())
+        _output_space._Box,
+        "diameter",
+        lambda self, norm: float((self.upper - self.lower).max()),
     )
     mutant = audit_mechanism(public_mean, MEAN_D0, MEAN_D1, **FAST)
     assert mutant.epsilon_lower_bound > 1.2 * EPS  # claims 1, leaks 2
@@ -786,7 +794,7 @@ def test_mode_guess_fits_one_template_per_setting(monkeypatch):
     from sklearn.utils import get_tags
 
     calls = []
-    original = sa._fit_template
+    original = _blocks._fit_template
 
     def counting(*args, **kwargs):
         calls.append(1)

@@ -16,8 +16,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.tree import DecisionTreeRegressor
 
 from skdp import BudgetAccountant, NoiseDominatedWarning
-from skdp.ensemble import SampleAggregateEstimator
-from skdp.ensemble import _sample_aggregate as sa
+from skdp.ensemble import SampleAggregateEstimator, _blocks, _output_space
 
 # small n_blocks on purpose (fast, exact sensitivity checks): the public
 # noise-dominated warning is tested in test_n_blocks_auto.py
@@ -159,9 +158,9 @@ class OddPredictions(ClassifierMixin, BaseEstimator):
 def test_block_votes_of_a_misbehaving_block_are_abstentions(kind):
     X = np.zeros((3, 1))
     model = OddPredictions(kind).fit(X, [0, 1, 1])
-    codes = sa._block_votes(model, X, np.array([0, 1]))
+    codes = _blocks._block_votes(model, X, np.array([0, 1]))
     np.testing.assert_array_equal(codes, [-1, -1, -1])
-    votes = sa._vote_histogram([model, 1, None], X, np.array([0, 1]))
+    votes = _blocks._vote_histogram([model, 1, None], X, np.array([0, 1]))
     np.testing.assert_array_equal(votes, [[0, 1]] * 3)  # only the int block
 
 
@@ -183,13 +182,13 @@ class OddRegressor(RegressorMixin, BaseEstimator):
 @pytest.mark.parametrize("kind", ["nan", "shape", "raise"])
 def test_block_predictions_of_a_misbehaving_block_are_the_centre(kind):
     X = np.zeros((4, 1))
-    box = sa._Box(np.array([0.0]), np.array([2.0]))
-    preds = sa._block_predictions([OddRegressor(kind), None], X, box, 1)
+    box = _output_space._Box(np.array([0.0]), np.array([2.0]))
+    preds = _blocks._block_predictions([OddRegressor(kind), None], X, box, 1)
     np.testing.assert_array_equal(preds, np.ones((2, 4, 1)))
 
 
 def test_ball_projection_of_a_huge_vector_keeps_its_direction_silently():
-    ball = sa._Ball(2.0, 2)
+    ball = _output_space._Ball(2.0, 2)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         out = ball.project(np.array([[1e300, 1e300], [0.5, 0.5], [0.0, 0.0]]))
