@@ -15,6 +15,9 @@ by side in one run
 * the same fits with the sort-based search of skdp up to ac0d316 patched in
   ("before": ``tests/_sorted_soft_counts.py``, which the tests check
   releases the same values for the same seed);
+* the data pass of each search alone ("its data pass alone":
+  ``svt_bounds_statistic``, the per-bin tallies, no noise), the part of
+  "after" that this item is about;
 
 as the best wall time of interleaved rounds (one call of each per round, so
 that a load spike hits all of them), and the peak of memory allocated during
@@ -36,6 +39,7 @@ from _summary import record, verdict, write
 from skdp import BudgetAccountant
 from skdp.preprocessing import PrivateMean
 from skdp.preprocessing import _mean as mean_module
+from skdp.preprocessing._svt_search import svt_bounds_statistic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _sorted_soft_counts import sorted_run_svt_bounds
@@ -80,7 +84,19 @@ def computations(X, bounds):
         fit = f"`PrivateMean(bounds={name})`"
         calls[f"{fit}, after"] = (fit_call(X, given, False), fit, False)
         calls[f"{fit}, before (sort)"] = (fit_call(X, given, True), fit, True)
+        calls[f"{fit}: its data pass alone"] = (
+            statistic_call(X, given),
+            None,
+            False,
+        )
     return calls
+
+
+def statistic_call(X, bounds):
+    """A function computing the bound search's statistic of ``X`` alone."""
+    estimator = PrivateMean(1.0, bounds=bounds)
+    plan = mean_module.BoundsPlan.from_estimator(estimator, X.shape[1]).svt
+    return lambda: svt_bounds_statistic(X, plan)
 
 
 def best_times(calls, repeat, before_repeat):

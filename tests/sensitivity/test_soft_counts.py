@@ -141,7 +141,7 @@ def test_chunk_tallies_add_up_to_the_whole():
 
 
 def test_many_blocks_and_columns():
-    # more rows than one block (2**15 values), several columns sharing blocks
+    # more rows than one block (2**16 - 1 values), several columns sharing blocks
     rng = np.random.default_rng(4)
     grid = GRIDS["default widths"]
     X = rng.lognormal(0, 3, size=(40_000, 3)) * rng.choice([-1.0, 1.0], (40_000, 3))
@@ -150,6 +150,28 @@ def test_many_blocks_and_columns():
     for f, column in enumerate(X.T):
         np.testing.assert_array_equal(above[f], sorted_soft_counts_above(column, grid))
         np.testing.assert_array_equal(below[f], sorted_soft_counts_above(-column, grid))
+
+
+def test_one_column_in_runs_of_one_bin_over_many_blocks():
+    # runs of equal rows (one bin, many lanes) longer than a block; a block
+    # of rows on a grid point adds its largest units, 2**20 per row
+    rng = np.random.default_rng(5)
+    grid = GRIDS["default widths"]
+    x = np.concatenate(
+        [
+            np.full(70_000, grid[80]),
+            np.full(70_000, np.nextafter(grid[81], 0.0)),
+            rng.uniform(grid[79], grid[80], 30_000),
+            -np.full(70_000, grid[100]),
+        ]
+    )
+    np.testing.assert_array_equal(
+        tallied_above(x, grid, True), sorted_soft_counts_above(x, grid)
+    )
+    above, below, negatives, positives = two_sided(x, grid, True)
+    np.testing.assert_array_equal(above, sorted_soft_counts_above(x, grid))
+    np.testing.assert_array_equal(below, sorted_soft_counts_above(-x, grid))
+    assert (negatives, positives) == (70_000, 170_000)
 
 
 @pytest.mark.parametrize("name", list(GRIDS))
