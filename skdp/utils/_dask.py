@@ -64,14 +64,15 @@ class ChunkedRows(NamedTuple):
 
 
 def _is_numeric(dtype):
-    return np.dtype(dtype).kind in "biuf"
+    """Numeric numpy or pandas (e.g. nullable ``Int64``) dtype: read as floats."""
+    return getattr(dtype, "kind", None) in ("b", "i", "u", "f")
 
 
 def _dataframe_blocks(X):
     """Blocks and an empty pandas frame of the schema of a Dask DataFrame."""
     meta = X._meta  # the empty pandas frame every Dask DataFrame carries
-    bad = [str(c) for c, t in zip(meta.columns, meta.dtypes, strict=True)]
-    bad = [c for c, t in zip(bad, meta.dtypes, strict=True) if not _is_numeric(t)]
+    columns = zip(meta.columns, meta.dtypes, strict=True)
+    bad = [str(c) for c, dtype in columns if not _is_numeric(dtype)]
     if bad:
         raise ValueError(
             f"skdp needs numeric columns; the Dask DataFrame has non-numeric "
@@ -162,10 +163,12 @@ def validate_dask_data(estimator, X):
 def finite_rows(block):
     """The rows of one block as finite float64: a public per-row rule.
 
-    A row with a NaN is dropped and ``±inf`` becomes ``±`` the largest
-    double (which every statistic then clips to its public bounds). Finite
-    data pass unchanged (the same array values).
+    A row with a NaN (or a missing value) is dropped and ``±inf`` becomes
+    ``±`` the largest double (which every statistic then clips to its public
+    bounds). Finite data pass unchanged (the same array values).
     """
+    if hasattr(block, "to_numpy"):  # a pandas block; a missing value is NaN
+        block = block.to_numpy(dtype=np.float64, na_value=np.nan)
     block = np.asarray(block, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         if np.isfinite(np.add.reduce(block, axis=None)):
