@@ -11,7 +11,12 @@ import numpy as np
 import pytest
 
 from skdp import BudgetAccountant, DPClipper, SVTClipSelector
-from skdp.preprocessing import PrivateMean, PrivateStandardScaler
+from skdp.preprocessing import (
+    PrivateHistogram,
+    PrivateMean,
+    PrivateMinMaxScaler,
+    PrivateStandardScaler,
+)
 from skdp.utils._dask import finite_rows, is_dask_collection
 
 da = pytest.importorskip("dask.array")
@@ -49,8 +54,22 @@ ESTIMATORS = [
     lambda acc: SVTClipSelector(1.0, accountant=acc, random_state=3),
     lambda acc: DPClipper(accountant=acc, random_state=3),
     lambda acc: PrivateStandardScaler(1.0, bounds=None, accountant=acc, random_state=3),
+    lambda acc: PrivateMinMaxScaler(epsilon=1.0, accountant=acc, random_state=3),
+    lambda acc: PrivateHistogram(
+        7, epsilon=1.0, bounds=(-20, 60), accountant=acc, random_state=3
+    ),
 ]
-RELEASED = ["mean_", "count_", "lower_", "upper_", "scale_", "n_samples_seen_"]
+RELEASED = [
+    "mean_",
+    "count_",
+    "lower_",
+    "upper_",
+    "scale_",
+    "n_samples_seen_",
+    "data_min_",
+    "data_max_",
+    "counts_",
+]
 
 
 def assert_same_release(a, b):
