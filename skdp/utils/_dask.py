@@ -10,7 +10,7 @@ returned to the client, which draws the noise. Dask is imported only when a
 Dask collection is fitted; skdp never imports it at import time.
 """
 
-from functools import reduce
+from functools import partial, reduce
 from typing import NamedTuple
 
 import numpy as np
@@ -47,14 +47,15 @@ def is_dask_collection(X):
 
 
 class ChunkedRows(NamedTuple):
-    """A validated Dask input: lazy blocks of whole rows and the public schema.
+    """A validated Dask input: a lazy array of whole rows and the public schema.
 
-    ``blocks`` are Dask delayed objects (one per block of rows, every column
-    in it); ``n_samples`` is None when the chunk sizes are unknown (a Dask
-    DataFrame). Nothing in it has been computed.
+    ``rows`` is a Dask array of shape (n_samples, n_features) whose blocks
+    each hold every column of their rows (any dtype; read as float64 by the
+    statistic); ``n_samples`` is None when the chunk sizes are unknown (e.g.
+    a Dask DataFrame). Nothing in it has been computed.
     """
 
-    blocks: list
+    rows: object
     n_samples: object
     n_features: int
 
@@ -68,8 +69,13 @@ def _is_numeric(dtype):
     return getattr(dtype, "kind", None) in ("b", "i", "u", "f")
 
 
-def _dataframe_blocks(X):
-    """Blocks and an empty pandas frame of the schema of a Dask DataFrame."""
+def _frame_rows(frame):
+    """A pandas block as float64 rows, a missing value as NaN."""
+    return frame.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _dataframe_rows(X):
+    """Rows and an empty pandas frame of the schema of a Dask DataFrame."""
     meta = X._meta  # the empty pandas frame every Dask DataFrame carries
     columns = zip(meta.columns, meta.dtypes, strict=True)
     bad = [str(c) for c, dtype in columns if not _is_numeric(dtype)]
@@ -78,11 +84,12 @@ def _dataframe_blocks(X):
             f"skdp needs numeric columns; the Dask DataFrame has non-numeric "
             f"column(s) {bad}. Encode or drop them first. Nothing was charged."
         )
-    return list(X.to_delayed()), None, meta
+    rows = X.map_partitions(_frame_rows, meta=np.empty((0, meta.shape[1])))
+    return rows, None, meta
 
 
-def _array_blocks(X):
-    """Blocks of whole rows and an empty array of the schema of a Dask array."""
+def _array_rows(X):
+    """Rows and an empty array of the schema of a Dask array."""
     if X.ndim != 2:
         raise ValueError(
             f"Expected a 2-D Dask array of shape (n_samples, n_features); got "
@@ -102,9 +109,8 @@ def _array_blocks(X):
         )
     if len(X.chunks[1]) > 1:  # a block must hold whole rows
         X = X.rechunk({1: -1})
-    blocks = list(X.to_delayed().ravel())
     known = None if not np.isfinite(n_samples) else int(n_samples)
-    return blocks, known, np.empty((0, int(n_features)), dtype=X.dtype)
+    return X, known, np.empty((0, int(n_features)), dtype=X.dtype)
 
 
 def validate_dask_data(estimator, X):
@@ -127,7 +133,7 @@ def validate_dask_data(estimator, X):
     Returns
     -------
     data : ChunkedRows
-        The lazy blocks of rows, for :func:`row_statistic`.
+        The lazy rows, for :func:`row_statistic`.
 
     Notes
     -----
@@ -136,9 +142,9 @@ def validate_dask_data(estimator, X):
     it instead (:func:`row_statistic`, Notes).
     """
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
-        blocks, n_samples, meta = _dataframe_blocks(X)
+        rows, n_samples, meta = _dataframe_rows(X)
     elif hasattr(X, "ndim") and hasattr(X, "chunks"):
-        blocks, n_samples, meta = _array_blocks(X)
+        rows, n_samples, meta = _array_rows(X)
     else:
         raise TypeError(
             f"Expected a Dask array or DataFrame; got {type(X).__name__}. "
@@ -157,7 +163,7 @@ def validate_dask_data(estimator, X):
         ensure_min_samples=0,
         ensure_all_finite=False,
     )
-    return ChunkedRows(blocks, n_samples, meta.shape[1])
+    return ChunkedRows(rows, n_samples, meta.shape[1])
 
 
 def finite_rows(block):
@@ -204,12 +210,28 @@ def add_statistics(a, b):
     return a + b
 
 
-def _sum_statistics(*parts):
-    return reduce(add_statistics, parts)
+def _cell(value):
+    """``value`` in a 1 x 1 object array: a block of Dask's reduction tree."""
+    cell = np.empty((1, 1), dtype=object)
+    cell[0, 0] = value
+    return cell
 
 
-def _block_statistic(block, statistic, args):
-    return statistic(finite_rows(block), *args)
+def _cells(parts):
+    """The values of the (nested lists of) cells that Dask hands a combine."""
+    if isinstance(parts, list):
+        for part in parts:
+            yield from _cells(part)
+    else:
+        yield from parts.ravel()
+
+
+def _chunk_statistic(block, axis, keepdims, *, statistic, args):
+    return _cell(statistic(finite_rows(block), *args))
+
+
+def _combine_statistics(parts, axis, keepdims):
+    return _cell(reduce(add_statistics, _cells(parts)))
 
 
 def row_statistic(X, statistic, *args):
@@ -226,7 +248,8 @@ def row_statistic(X, statistic, *args):
         values on the blocks. It must be importable by the workers (a
         module-level function of skdp).
     *args
-        Public arguments (bounds, plans), shipped to the workers once.
+        Public arguments (bounds, plans): small, as they travel with every
+        block's task.
 
     Returns
     -------
@@ -264,21 +287,22 @@ def row_statistic(X, statistic, *args):
     """
     if not isinstance(X, ChunkedRows):
         return statistic(X, *args)
-    import dask  # only here: an optional dependency
+    import dask.array as da  # only here: an optional dependency
 
-    shipped = dask.delayed(args, traverse=False)
-    parts = [
-        dask.delayed(_block_statistic, pure=True)(block, statistic, shipped)
-        for block in X.blocks
-    ]
-    combine = dask.delayed(_sum_statistics, pure=True)
-    while len(parts) > 1:
-        parts = [
-            combine(*parts[i : i + _SPLIT_EVERY])
-            for i in range(0, len(parts), _SPLIT_EVERY)
-        ]
-    (total,) = dask.compute(parts[0])
-    return total
+    chunk = partial(_chunk_statistic, statistic=statistic, args=args)
+    total = da.reduction(
+        X.rows,
+        chunk,
+        _combine_statistics,
+        combine=_combine_statistics,
+        axis=(0, 1),
+        keepdims=True,
+        dtype=object,
+        split_every=_SPLIT_EVERY,
+        concatenate=False,
+        meta=np.empty((0, 0), dtype=object),
+    )
+    return total.compute()[0, 0]
 
 
 def validate_rows(estimator, X):

@@ -132,6 +132,16 @@ def test_many_features_use_the_separate_release(X):
     assert_same_release(in_memory, chunked)
 
 
+def test_blocks_with_and_without_the_bin_lookup_table():
+    # 2**14 rows or more are binned by lookup, fewer directly: same tallies
+    big = np.random.default_rng(1).normal(0, 30, size=(20_000, 2))
+    with dask.config.set(scheduler="sync"):
+        in_memory, chunked = fit_both(
+            ESTIMATORS[1], big, da.from_array(big, chunks=(17_000, 2))
+        )
+    assert_same_release(in_memory, chunked)
+
+
 def test_unknown_row_count(X):
     keep = X[:, 0] > 5
     masked = da.from_array(X, chunks=(100, 3))
