@@ -173,8 +173,6 @@ def finite_rows(block):
     ``±`` the largest double (which every statistic then clips to its public
     bounds). Finite data pass unchanged (the same array values).
     """
-    if hasattr(block, "to_numpy"):  # a pandas block; a missing value is NaN
-        block = block.to_numpy(dtype=np.float64, na_value=np.nan)
     block = np.asarray(block, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         if np.isfinite(np.add.reduce(block, axis=None)):
@@ -186,17 +184,16 @@ def finite_rows(block):
 def add_statistics(a, b):
     """The statistic of two disjoint sets of rows from theirs: ``a + b``.
 
-        :class:`~skdp.mechanisms._grid.FixedPoint` values add numerator by
-        numerator (exact integers), tuples element by element, anything else
-        (arrays, :class:`~skdp.sensitivity._soft_counts.GridTally`) with ``+``.
+    :class:`~skdp.mechanisms._grid.FixedPoint` values add numerator by
+    numerator (exact integers), tuples element by element, anything else
+    (arrays, :class:`~skdp.sensitivity._soft_counts.GridTally`) with ``+``.
 
-        Examples
-        --------
-        >>> from skdp.mechanisms._grid import FixedPoint
-    from skdp.utils._validation import validate_private_data
-        >>> from skdp.utils._dask import add_statistics
-        >>> add_statistics(FixedPoint((1, 2), -1, (2,)), FixedPoint((3, -4), -1, (2,)))
-        FixedPoint(numerators=(4, -2), exponent=-1, shape=(2,))
+    Examples
+    --------
+    >>> from skdp.mechanisms._grid import FixedPoint
+    >>> from skdp.utils._dask import add_statistics
+    >>> add_statistics(FixedPoint((1, 2), -1, (2,)), FixedPoint((3, -4), -1, (2,)))
+    FixedPoint(numerators=(4, -2), exponent=-1, shape=(2,))
     """
     if isinstance(a, FixedPoint):
         if a.exponent != b.exponent or a.shape != b.shape:

@@ -235,6 +235,14 @@ def test_dask_dataframe_gives_feature_names(X):
             )
         assert_same_release(in_memory, chunked)
         assert list(chunked.feature_names_in_) == list(frame.columns)
+    # a missing value of a nullable column drops its row, as NaN does
+    nullable = frame.astype({"count": "Int64"})
+    nullable.loc[3, "count"] = pd.NA
+    with dask.config.set(scheduler="sync"):
+        in_memory, chunked = fit_both(
+            ESTIMATORS[0], frame.drop(index=3), dd.from_pandas(nullable, 3)
+        )
+    assert_same_release(in_memory, chunked)
     frame["name"] = "x"
     acc = BudgetAccountant()
     with pytest.raises(ValueError, match="non-numeric column"):
