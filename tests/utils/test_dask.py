@@ -142,6 +142,21 @@ def test_blocks_with_and_without_the_bin_lookup_table():
     assert_same_release(in_memory, chunked)
 
 
+def test_extreme_magnitudes():
+    rng = np.random.default_rng(5)
+    big = rng.normal(0, 1, size=(300, 2)) * np.array([1e307, 1e-300])
+    big[:5, 0] = [1.7e308, -1.7e308, 1e308, 5e-324, -0.0]
+
+    def make(acc):
+        return PrivateMean(
+            3.0, bounds=None, upper_limit=1.7e308, accountant=acc, random_state=1
+        )
+
+    with dask.config.set(scheduler="sync"):
+        in_memory, chunked = fit_both(make, big, da.from_array(big, chunks=(7, 1)))
+    assert_same_release(in_memory, chunked)
+
+
 def test_unknown_row_count(X):
     keep = X[:, 0] > 5
     masked = da.from_array(X, chunks=(100, 3))
