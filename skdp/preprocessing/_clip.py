@@ -164,8 +164,8 @@ default=None
         n_features = X.shape[1]
         if (self.norm is None) != (self.max_norm is None):
             raise ValueError("norm='l2' and max_norm must be given together.")
-        private = self.bounds is None and self.method is not None
-        if private and self.method == "quantile" and is_dask_collection(data):
+        quantile = self.bounds is None and self.method == "quantile"
+        if quantile and is_dask_collection(data):
             raise ValueError(
                 "DPClipper(method='quantile') does not take Dask input yet; use "
                 "method='svt' or compute X into memory. Nothing was charged."

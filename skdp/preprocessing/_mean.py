@@ -22,7 +22,11 @@ from skdp.mechanisms._additive import (
     additive_release,
 )
 from skdp.preprocessing._affine import AffineTransformMixin
-from skdp.preprocessing._svt_clip import plan_svt_bounds, search_svt_bounds
+from skdp.preprocessing._svt_clip import (
+    plan_svt_bounds,
+    run_svt_bounds,
+    search_svt_bounds,
+)
 from skdp.sensitivity import (
     centre_and_radius,
     exact_centred_sums,
@@ -30,7 +34,7 @@ from skdp.sensitivity import (
     exact_split_sums,
 )
 from skdp.sensitivity._mean import per_feature_sensitivities
-from skdp.utils._dask import row_statistic, validate_rows
+from skdp.utils._dask import ChunkedRows, row_statistic, validate_rows
 from skdp.utils._validation import check_bounds
 
 __all__ = ["PrivateMean"]
@@ -255,7 +259,9 @@ class BoundsPlan(NamedTuple):
         """The bounds: public ones, or the SVT release (after the charge)."""
         if self.svt is None:
             return self.lower, self.upper
-        return search_svt_bounds(X, self.svt, source)
+        if isinstance(X, ChunkedRows):
+            return search_svt_bounds(X, self.svt, source)
+        return run_svt_bounds(X, self.svt, source)
 
 
 class PrivateMean(

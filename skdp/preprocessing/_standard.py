@@ -41,10 +41,8 @@ def release_moment_sums(X, lower, upper, epsilon, delta, source, codes=None, gro
     L2 ``sqrt(d)``).
     """
     d = X.shape[1]
-    if codes is None:  # in memory or a Dask input
-        sums = row_statistic(X, exact_moment_sums, lower, upper)
-    else:
-        sums = exact_moment_sums(X, lower, upper, codes, groups)
+    # in memory, or a Dask input (then without per-row codes)
+    sums = row_statistic(X, exact_moment_sums, lower, upper, codes, groups)
     l1, l2 = per_feature_sensitivities(d)
     noisy = additive_release(sums, l1, l2, epsilon, delta, source)
     return noisy, float(np.sqrt(additive_noise_variance(l1, l2, epsilon, delta)))
