@@ -107,6 +107,12 @@ def _array_rows(X):
             f"skdp needs a numeric Dask array; got dtype {X.dtype}. Nothing was "
             "charged."
         )
+    if not isinstance(getattr(X, "_meta", None), np.ndarray):
+        raise ValueError(
+            f"skdp needs a Dask array of dense numpy blocks; this one has "
+            f"{type(getattr(X, '_meta', None)).__name__} blocks (e.g. sparse or "
+            "GPU). Convert them with X.map_blocks first. Nothing was charged."
+        )
     if len(X.chunks[1]) > 1:  # a block must hold whole rows
         X = X.rechunk({1: -1})
     known = None if not np.isfinite(n_samples) else int(n_samples)

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import sparse
 
 from skdp import BudgetAccountant, DPClipper, SVTClipSelector
 from skdp.preprocessing import (
@@ -196,6 +197,7 @@ def test_finite_blocks_pass_unchanged_even_if_their_sum_overflows():
         (lambda: da.ones((4, 2, 2)), "2-D"),
         (lambda: da.from_array(np.array([["a", "b"]] * 3)), "numeric"),
         (lambda: da.zeros((0, 3)), "0 sample"),
+        (lambda: da.eye(6, chunks=3).map_blocks(sparse.csr_matrix), "dense"),
         (lambda: (lambda a: a[a[:, 0] > 0].T)(da.ones((4, 4))), "unknown chunk"),
     ],
 )
