@@ -83,6 +83,7 @@ STEPS = [
         ["--targets-only"],
         no_dpl=["--no-dpl"],
     ),
+    Step("bench_dask.py", ["--repeat", "5"]),
     Step(
         "bench_model_selection.py",
         ["--repeats", "15", "--holdout-repeats", "8"],

@@ -58,6 +58,7 @@ USER_GUIDE = [
     "sparse_vector",
     "selection",
     "model_selection",
+    "dask",
     "limitations",
     "api",
 ]

@@ -16,6 +16,7 @@ from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import NoiseDominatedWarning
 from skdp.preprocessing._svt_clip import SVTClipSelector
+from skdp.utils._dask import is_dask_collection, validate_rows
 from skdp.utils._validation import check_bounds, validate_private_data
 from skdp.utils._warnings import warn_at_caller
 
@@ -147,8 +148,10 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        X : array-like or Dask collection of shape (n_samples, n_features)
+            Training data. A Dask array or DataFrame is read on its cluster
+            for ``method="svt"`` and not read at all with public bounds (see
+            :ref:`dask`); ``method="quantile"`` needs data in memory.
         y : None
             Ignored.
 
@@ -156,10 +159,17 @@ default=None
         -------
         self : DPClipper
         """
-        X = validate_private_data(self, X)
+        data = X
+        X = validate_rows(self, X)
         n_features = X.shape[1]
         if (self.norm is None) != (self.max_norm is None):
             raise ValueError("norm='l2' and max_norm must be given together.")
+        quantile = self.bounds is None and self.method == "quantile"
+        if quantile and is_dask_collection(data):
+            raise ValueError(
+                "DPClipper(method='quantile') does not take Dask input yet; use "
+                "method='svt' or compute X into memory. Nothing was charged."
+            )
         if self.bounds is not None:
             self.lower_, self.upper_ = check_bounds(self.bounds, n_features)
             self._charge([])
@@ -168,7 +178,8 @@ default=None
             self.upper_ = np.full(n_features, np.inf)
             self._charge([])
         elif self.method == "svt":
-            self._fit_svt(X)
+            # a Dask input goes to the selector as it is (it validates it again)
+            self._fit_svt(data if is_dask_collection(data) else X)
         else:
             self._fit_quantile(X)
         return self

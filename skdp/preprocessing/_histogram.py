@@ -18,7 +18,8 @@ from skdp.mechanisms._additive import (
 from skdp.preprocessing._mean import check_mechanism_delta
 from skdp.sensitivity import exact_histogram_counts
 from skdp.sensitivity._mean import per_feature_sensitivities
-from skdp.utils._validation import check_required_bounds, validate_private_data
+from skdp.utils._dask import row_statistic, validate_rows
+from skdp.utils._validation import check_required_bounds
 
 __all__ = ["PrivateHistogram"]
 
@@ -122,8 +123,9 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        X : array-like or Dask collection of shape (n_samples, n_features)
+            Training data. A Dask array or DataFrame is read on its cluster
+            (see :ref:`dask`).
         y : None
             Ignored.
 
@@ -131,7 +133,7 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
         -------
         self : PrivateHistogram
         """
-        X = validate_private_data(self, X)
+        X = validate_rows(self, X)
         d = X.shape[1]
         lower, upper = check_required_bounds(self.bounds, d, type(self).__name__)
         check_mechanism_delta(self.mechanism, self.delta)
@@ -142,7 +144,7 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
         source = check_random_source(self.random_state)
         cost = additive_cost(self.epsilon, self.delta)
         self._charge([(f"histograms of {d} feature(s)", cost)])
-        counts = exact_histogram_counts(X, edges)
+        counts = row_statistic(X, exact_histogram_counts, edges)
         l1, l2 = per_feature_sensitivities(d)
         noisy = additive_release(counts, l1, l2, self.epsilon, self.delta, source)
         self.counts_ = noisy.reshape(d, self.bins)

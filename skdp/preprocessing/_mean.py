@@ -22,7 +22,11 @@ from skdp.mechanisms._additive import (
     additive_release,
 )
 from skdp.preprocessing._affine import AffineTransformMixin
-from skdp.preprocessing._svt_clip import plan_svt_bounds, run_svt_bounds
+from skdp.preprocessing._svt_clip import (
+    plan_svt_bounds,
+    run_svt_bounds,
+    search_svt_bounds,
+)
 from skdp.sensitivity import (
     centre_and_radius,
     exact_centred_sums,
@@ -30,7 +34,8 @@ from skdp.sensitivity import (
     exact_split_sums,
 )
 from skdp.sensitivity._mean import per_feature_sensitivities
-from skdp.utils._validation import check_bounds, validate_private_data
+from skdp.utils._dask import ChunkedRows, row_statistic, validate_rows
+from skdp.utils._validation import check_bounds
 
 __all__ = ["PrivateMean"]
 
@@ -148,22 +153,28 @@ def plan_mean_release(epsilon, delta, n_features, mechanism):
     return min(plans, key=MeanRelease.worst_case_variance)
 
 
+def count_and_centred_sums(X, lower, upper):
+    """The exact row count and centred sums, as one additive statistic."""
+    return exact_count(X), exact_centred_sums(X, lower, upper)
+
+
 def noisy_count_and_sums(X, lower, upper, plan, source):
     """Noisy row count (a float) and noisy centred sums, shape (n_features,).
 
     The mechanism follows ``plan.delta``: Laplace when it is 0, Gaussian
-    otherwise (``PrivateMean`` checks that this matches ``mechanism``).
+    otherwise (``PrivateMean`` checks that this matches ``mechanism``). ``X``
+    is in memory or a Dask input (:func:`~skdp.utils._dask.row_statistic`).
     """
     d = X.shape[1]
     if plan.paired:
-        pairs = exact_split_sums(X, lower, upper)
+        pairs = row_statistic(X, exact_split_sums, lower, upper)
         noisy = additive_release(
             pairs, *per_feature_sensitivities(d), plan.epsilon, plan.delta, source
         )
         return float(noisy.sum(axis=0).mean()), noisy[0] - noisy[1]
     (eps_n, delta_n), (eps_s, delta_s) = plan.split()
-    count = additive_release(exact_count(X), 1.0, 1.0, eps_n, delta_n, source)
-    sums = exact_centred_sums(X, lower, upper)
+    exact_n, sums = row_statistic(X, count_and_centred_sums, lower, upper)
+    count = additive_release(exact_n, 1.0, 1.0, eps_n, delta_n, source)
     noisy_sums = additive_release(
         sums, *per_feature_sensitivities(d), eps_s, delta_s, source
     )
@@ -248,6 +259,8 @@ class BoundsPlan(NamedTuple):
         """The bounds: public ones, or the SVT release (after the charge)."""
         if self.svt is None:
             return self.lower, self.upper
+        if isinstance(X, ChunkedRows):
+            return search_svt_bounds(X, self.svt, source)
         return run_svt_bounds(X, self.svt, source)
 
 
@@ -458,8 +471,9 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        X : array-like or Dask collection of shape (n_samples, n_features)
+            Training data. A Dask array or DataFrame is read on its cluster
+            (see :ref:`dask`).
         y : None
             Ignored.
 
@@ -467,7 +481,7 @@ default=None
         -------
         self : PrivateMean
         """
-        X = validate_private_data(self, X)
+        X = validate_rows(self, X)
         n_features = X.shape[1]
         bounds_plan = BoundsPlan.from_estimator(self, n_features)
         check_mechanism_delta(self.mechanism, self.delta)

@@ -16,6 +16,7 @@ from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing._mean import BoundsPlan
+from skdp.utils._dask import validate_rows
 from skdp.utils._validation import validate_private_data
 
 __all__ = ["PrivateMinMaxScaler"]
@@ -131,8 +132,9 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        X : array-like or Dask collection of shape (n_samples, n_features)
+            Training data. A Dask array or DataFrame is read on its cluster
+            (see :ref:`dask`).
         y : None
             Ignored.
 
@@ -141,7 +143,7 @@ default=None
         self : PrivateMinMaxScaler
         """
         low, high = self._check_feature_range()
-        X = validate_private_data(self, X)
+        X = validate_rows(self, X)
         plan = BoundsPlan.build(self.bounds, X.shape[1], self.epsilon, self.upper_limit)
         source = check_random_source(self.random_state)
         self._charge(plan.cost_items())

@@ -28,7 +28,7 @@ from skdp.preprocessing._mean import (
 )
 from skdp.sensitivity import centre_and_radius, exact_moment_sums, moments_from_sums
 from skdp.sensitivity._mean import per_feature_sensitivities
-from skdp.utils._validation import validate_private_data
+from skdp.utils._dask import row_statistic, validate_rows
 
 __all__ = ["PrivateStandardScaler", "fit_moment_sums", "release_moment_sums"]
 
@@ -41,7 +41,8 @@ def release_moment_sums(X, lower, upper, epsilon, delta, source, codes=None, gro
     L2 ``sqrt(d)``).
     """
     d = X.shape[1]
-    sums = exact_moment_sums(X, lower, upper, codes, groups)
+    # in memory, or a Dask input (then without per-row codes)
+    sums = row_statistic(X, exact_moment_sums, lower, upper, codes, groups)
     l1, l2 = per_feature_sensitivities(d)
     noisy = additive_release(sums, l1, l2, epsilon, delta, source)
     return noisy, float(np.sqrt(additive_noise_variance(l1, l2, epsilon, delta)))
@@ -246,8 +247,9 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        X : array-like or Dask collection of shape (n_samples, n_features)
+            Training data. A Dask array or DataFrame is read on its cluster
+            (see :ref:`dask`).
         y : None
             Ignored.
 
@@ -255,7 +257,7 @@ default=None
         -------
         self : PrivateStandardScaler
         """
-        X = validate_private_data(self, X)
+        X = validate_rows(self, X)
         noisy, lower, upper, self._epsilon_sums = fit_moment_sums(
             self, X, "row count, clipped sums and squares"
         )
