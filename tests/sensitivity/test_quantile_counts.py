@@ -1,5 +1,7 @@
 """Candidate rank scores from cell counts (no sort) against the sorted path."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -119,7 +121,7 @@ def test_counts_of_blocks_add_up():
     cuts = [0, 0, 17, 4000, 4000, 9999, 10_000]
     parts = [
         candidate_cell_counts(x[a:b], grid, -1.0, 6.0)
-        for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+        for a, b in itertools.pairwise(cuts)
     ]
     np.testing.assert_array_equal(sum(parts), whole)
 
