@@ -151,48 +151,49 @@ def candidate_cell_counts(values, candidates, lower, upper):
     candidates = np.asarray(candidates, dtype=np.float64)
     counts = np.zeros(2 * candidates.size + 1, dtype=np.int64)
     values = np.asarray(values, dtype=np.float64).ravel()
+    # c_{l-1} and c_l for l = #{c < x} in 0..m (c_{-1} = -inf, c_m = +inf;
+    # a clipped x is never +inf)
+    before = np.concatenate([[-np.inf], candidates])
+    at = np.append(candidates, np.inf)
     for start in range(0, values.size, COUNT_BLOCK_ROWS):
-        block = values[start : start + COUNT_BLOCK_ROWS]
-        clipped = np.clip(block, lower, upper)
-        cells = _cells(clipped, candidates)
+        clipped = np.clip(values[start : start + COUNT_BLOCK_ROWS], lower, upper)
+        cells = _cells(clipped, candidates, before, at)
         counts += np.bincount(cells, minlength=counts.size)
     return counts
 
 
-def _cells(x, candidates):
-    """``2 #{c < x} + [x = c_{#{c < x}}]`` per row (see the caller)."""
-    below = _count_candidates_below(x, candidates)
-    padded = np.append(candidates, np.inf)  # x is never +inf after clipping
+def _cells(x, candidates, before, at):
+    """``2 l + [x = c_l]`` per row with ``l = #{c < x}`` (see the caller)."""
+    below = _guess_candidates_below(x, candidates)
+    nearest = at[below]
+    right = before[below] < x
+    right &= x <= nearest  # c_{l-1} < x <= c_l: l is #{c < x}
     cells = below * 2
-    cells += padded[below] == x
+    cells += nearest == x
+    wrong = np.flatnonzero(~right)
+    if wrong.size:
+        below = np.searchsorted(candidates, x[wrong], side="left")
+        cells[wrong] = 2 * below + (at[below] == x[wrong])
     return cells
 
 
-def _count_candidates_below(x, candidates):
-    """``#{c < x}`` per row, exactly (``searchsorted(..., side="left")``)."""
+def _guess_candidates_below(x, candidates):
+    """About ``#{c < x}`` per row, in ``[0, m]``: exact for evenly spaced
+    candidates up to rounding (the caller checks every row)."""
     m = candidates.size
-    first, last = candidates[0] if m else 0.0, candidates[-1] if m else 0.0
-    width = last * 0.5 - first * 0.5  # halves: no overflow near 1.8e308
+    width = candidates[-1] * 0.5 - candidates[0] * 0.5 if m else 0.0  # no overflow
     if m < 2 or not width > 0:
         return np.searchsorted(candidates, x, side="left")
-    # Any guess will do (the check below fixes the wrong ones): overflow to
-    # inf with a subnormal width, or a NaN, is harmless.
+    # Overflow to inf with a subnormal width, or a NaN, only makes a wrong
+    # guess, which the caller fixes.
     with np.errstate(over="ignore", invalid="ignore"):
         guess = x * 0.5
-        guess -= first * 0.5
+        guess -= candidates[0] * 0.5
         guess *= (m - 1) / width
     np.ceil(guess, out=guess)
-    np.fmax(guess, 0.0, out=guess)  # fmax/fmin: a NaN becomes 0, then checked
+    np.fmax(guess, 0.0, out=guess)  # fmax/fmin: a NaN becomes 0
     np.fmin(guess, float(m), out=guess)
-    below = guess.astype(np.intp)
-    lows = np.concatenate([[-np.inf], candidates])  # c_{l-1}, with c_{-1} = -inf
-    highs = np.append(candidates, np.inf)  # c_l, with c_m = +inf
-    right = lows[below] < x
-    right &= x <= highs[below]
-    wrong = np.flatnonzero(~right)
-    if wrong.size:
-        below[wrong] = np.searchsorted(candidates, x[wrong], side="left")
-    return below
+    return guess.astype(np.intp)
 
 
 def scores_from_cell_counts(counts, candidates, q):
