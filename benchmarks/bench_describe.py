@@ -19,6 +19,11 @@ maximum resident set size (``os.wait4``) over them; both include starting
 Python and importing the libraries. Targets: time within 3x and peak memory
 within 2x of pandas.
 
+A breakdown follows, each phase timed inside one fresh process (best of the
+rounds, phase by phase): importing (``skdp.__main__``, or pandas), reading
+the file (``scan_numeric_csv``, or ``read_csv``), and for skdp the private
+statistics (``describe`` with the command's defaults).
+
 Reproduce (about a minute after the file is written, which takes 10 s)::
 
     PYTHONPATH=. python benchmarks/bench_describe.py
@@ -28,6 +33,7 @@ example the commit before the streaming reader).
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -107,6 +113,55 @@ def commands(path, before):
     return runs
 
 
+#: Phases timed inside one process; each script prints a JSON dict of seconds.
+PHASES = {
+    "skdp": """
+import json, time
+start = time.perf_counter()
+import skdp.__main__
+from skdp._csv import scan_numeric_csv
+from skdp._describe import describe
+from skdp.accounting import BudgetAccountant
+imported = time.perf_counter()
+data, _ = scan_numeric_csv({path!r})
+read = time.perf_counter()
+describe(data, epsilon=1.0, accountant=BudgetAccountant(epsilon=1.0))
+done = time.perf_counter()
+print(json.dumps({{"import": imported - start, "read": read - imported,
+                  "statistics": done - read}}))
+""",
+    "pandas": """
+import json, time
+start = time.perf_counter()
+import pandas
+imported = time.perf_counter()
+pandas.read_csv({path!r})
+read = time.perf_counter()
+print(json.dumps({{"import": imported - start, "read": read - imported}}))
+""",
+}
+
+
+def measure_phases(path, repeats):
+    """Best time of each phase over the rounds, per library."""
+    best = {}
+    for _ in range(repeats):
+        for name, script in PHASES.items():
+            env = dict(os.environ, PYTHONPATH=str(ROOT))
+            out = subprocess.run(
+                [sys.executable, "-c", script.format(path=str(path))],
+                env=env,
+                cwd=tempfile.gettempdir(),
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            for phase, seconds in json.loads(out).items():
+                key = (name, phase)
+                best[key] = min(best.get(key, np.inf), seconds)
+    return best
+
+
 def measure(runs, repeats):
     best = {name: (np.inf, 0.0) for name in runs}
     for _ in range(repeats):
@@ -139,6 +194,15 @@ def main():
             f"| {name} | {seconds:.2f} | {seconds / pandas_s:.2f} | "
             f"{megabytes:.0f} | {megabytes / pandas_mb:.2f} |"
         )
+    phases = measure_phases(path, args.repeats)
+    print("\nphases in one process (s, best of each):")
+    for library in PHASES:
+        shown = ", ".join(
+            f"{phase} {seconds:.2f}"
+            for (name, phase), seconds in phases.items()
+            if name == library
+        )
+        print(f"  {library}: {shown}")
     seconds, megabytes = best["skdp describe"]
     detail = f"{args.rows:,} x 4 CSV, {size:.0f} MB; pandas {pandas_s:.2f} s"
     repeats = f"best of {args.repeats}, alternated"
