@@ -16,8 +16,14 @@ importing skdp (which imports scikit-learn and SciPy).
 
 Wall time is the best of ``--repeats`` rounds and peak memory the largest
 maximum resident set size (``os.wait4``) over them; both include starting
-Python and importing the libraries. Targets: time within 3x and peak memory
-within 2x of pandas.
+Python and importing the libraries. CPU time (user + system, best round) is
+shown too: on a shared machine it moves less with the load than wall time.
+Targets: time within 3x and peak memory within 2x of pandas.
+
+A breakdown follows, each phase timed inside one fresh process (best of the
+rounds, phase by phase): importing (``skdp.__main__``, or pandas), reading
+the file (``scan_numeric_csv``, or ``read_csv``), and for skdp the private
+statistics (``describe`` with the command's defaults).
 
 Reproduce (about a minute after the file is written, which takes 10 s)::
 
@@ -28,6 +34,7 @@ example the commit before the streaming reader).
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -63,7 +70,7 @@ def write_table(path, n_rows, seed=0, chunk=500_000):
 
 
 def run(command, pythonpath=None):
-    """``(seconds, peak resident MB)`` of one child process."""
+    """``(seconds, peak resident MB, CPU seconds)`` of one child process."""
     env = dict(os.environ)
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
@@ -76,7 +83,8 @@ def run(command, pythonpath=None):
     seconds = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{command} failed with status {status}")
-    return seconds, usage.ru_maxrss / 1024  # KiB on Linux
+    cpu = usage.ru_utime + usage.ru_stime  # less sensitive to the load
+    return seconds, usage.ru_maxrss / 1024, cpu  # KiB on Linux
 
 
 def commands(path, before):
@@ -107,12 +115,66 @@ def commands(path, before):
     return runs
 
 
+#: Phases timed inside one process; each script prints a JSON dict of seconds.
+PHASES = {
+    "skdp": """
+import json, time
+start = time.perf_counter()
+import skdp.__main__
+from skdp._csv import scan_numeric_csv
+from skdp._describe import describe
+from skdp.accounting import BudgetAccountant
+imported = time.perf_counter()
+data, _ = scan_numeric_csv({path!r})
+read = time.perf_counter()
+describe(data, epsilon=1.0, accountant=BudgetAccountant(epsilon=1.0))
+done = time.perf_counter()
+print(json.dumps({{"import": imported - start, "read": read - imported,
+                  "statistics": done - read}}))
+""",
+    "pandas": """
+import json, time
+start = time.perf_counter()
+import pandas
+imported = time.perf_counter()
+pandas.read_csv({path!r})
+read = time.perf_counter()
+print(json.dumps({{"import": imported - start, "read": read - imported}}))
+""",
+}
+
+
+def measure_phases(path, repeats):
+    """Best time of each phase over the rounds, per library."""
+    best = {}
+    for _ in range(repeats):
+        for name, script in PHASES.items():
+            env = dict(os.environ, PYTHONPATH=str(ROOT))
+            out = subprocess.run(
+                [sys.executable, "-c", script.format(path=str(path))],
+                env=env,
+                cwd=tempfile.gettempdir(),
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            for phase, seconds in json.loads(out).items():
+                key = (name, phase)
+                best[key] = min(best.get(key, np.inf), seconds)
+    return best
+
+
 def measure(runs, repeats):
-    best = {name: (np.inf, 0.0) for name in runs}
+    best = {name: (np.inf, 0.0, np.inf) for name in runs}
     for _ in range(repeats):
         for name, (command, pythonpath) in runs.items():
-            seconds, megabytes = run(command, pythonpath)
-            best[name] = (min(best[name][0], seconds), max(best[name][1], megabytes))
+            seconds, megabytes, cpu = run(command, pythonpath)
+            old = best[name]
+            best[name] = (
+                min(old[0], seconds),
+                max(old[1], megabytes),
+                min(old[2], cpu),
+            )
     return best
 
 
@@ -129,17 +191,30 @@ def main():
         write_table(path, args.rows)
     runs = commands(path, args.before)
     best = measure(runs, args.repeats)
-    pandas_s, pandas_mb = best["pandas.read_csv"]
+    pandas_s, pandas_mb, pandas_cpu = best["pandas.read_csv"]
     size = path.stat().st_size / 1e6
     print(f"{args.rows:,} rows x 4 columns, {size:.1f} MB, best of {args.repeats}")
-    print("| command | wall time (s) | x pandas | peak memory (MB) | x pandas |")
-    print("|---|---:|---:|---:|---:|")
-    for name, (seconds, megabytes) in best.items():
+    print(
+        "| command | wall time (s) | x pandas | peak memory (MB) | x pandas "
+        "| CPU time (s) | x pandas |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, (seconds, megabytes, cpu) in best.items():
         print(
             f"| {name} | {seconds:.2f} | {seconds / pandas_s:.2f} | "
-            f"{megabytes:.0f} | {megabytes / pandas_mb:.2f} |"
+            f"{megabytes:.0f} | {megabytes / pandas_mb:.2f} | "
+            f"{cpu:.2f} | {cpu / pandas_cpu:.2f} |"
         )
-    seconds, megabytes = best["skdp describe"]
+    phases = measure_phases(path, args.repeats)
+    print("\nphases in one process (s, best of each):")
+    for library in PHASES:
+        shown = ", ".join(
+            f"{phase} {seconds:.2f}"
+            for (name, phase), seconds in phases.items()
+            if name == library
+        )
+        print(f"  {library}: {shown}")
+    seconds, megabytes, _ = best["skdp describe"]
     detail = f"{args.rows:,} x 4 CSV, {size:.0f} MB; pandas {pandas_s:.2f} s"
     repeats = f"best of {args.repeats}, alternated"
     write(

@@ -2,77 +2,71 @@
 
 Every estimator is (ε, δ)-differentially private under add/remove-one-row
 neighbours and charges a shared :class:`BudgetAccountant` before it reads data.
+
+The public names are imported on first use (module ``__getattr__``, as SciPy
+and scikit-learn do for their submodules): ``import skdp`` alone does not
+import scikit-learn, so ``skdp describe`` can start reading its file while
+the estimators load.
 """
 
-from skdp.accounting import (
-    BudgetAccountant,
-    PrivacyCost,
-    default_accountant,
-    set_default_accountant,
-)
-from skdp.decomposition import PrivatePCA
-from skdp.ensemble import SampleAggregateEstimator
-from skdp.exceptions import (
-    AccountantCopyError,
-    BudgetExceededError,
-    NoiseDominatedWarning,
-    PTRRefusedError,
-    PTRRefusedWarning,
-)
-from skdp.linear_model import PrivateLinearRegression, PrivateLogisticRegression
-from skdp.model_selection import (
-    NoisyMaxSearchCV,
-    PrivacyUtilityDisplay,
-    privacy_utility_curve,
-)
-from skdp.naive_bayes import PrivateGaussianNB
-from skdp.preprocessing import (
-    DPClipper,
-    IQRScale,
-    PrivateHistogram,
-    PrivateKBinsDiscretizer,
-    PrivateMean,
-    PrivateMinMaxScaler,
-    PrivateOneHotEncoder,
-    PrivateQuantile,
-    PrivateRobustScaler,
-    PrivateStandardScaler,
-    PTRMedian,
-    SmoothSensitivityMedian,
-    SVTClipSelector,
-)
+from skdp._lazy import attach
 
 __version__ = "0.1.0.dev0"
 
-__all__ = [
-    "AccountantCopyError",
-    "BudgetAccountant",
-    "BudgetExceededError",
-    "DPClipper",
-    "IQRScale",
-    "NoiseDominatedWarning",
-    "NoisyMaxSearchCV",
-    "PTRMedian",
-    "PTRRefusedError",
-    "PTRRefusedWarning",
-    "PrivacyCost",
-    "PrivacyUtilityDisplay",
-    "PrivateGaussianNB",
-    "PrivateHistogram",
-    "PrivateKBinsDiscretizer",
-    "PrivateLinearRegression",
-    "PrivateLogisticRegression",
-    "PrivateMean",
-    "PrivateMinMaxScaler",
-    "PrivateOneHotEncoder",
-    "PrivatePCA",
-    "PrivateQuantile",
-    "PrivateRobustScaler",
-    "PrivateStandardScaler",
-    "SVTClipSelector",
-    "SampleAggregateEstimator",
-    "SmoothSensitivityMedian",
-    "default_accountant",
-    "privacy_utility_curve",
-    "set_default_accountant",
-]
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    {
+        "skdp.accounting": [
+            "BudgetAccountant",
+            "PrivacyCost",
+            "default_accountant",
+            "set_default_accountant",
+        ],
+        "skdp.decomposition": ["PrivatePCA"],
+        "skdp.ensemble": ["SampleAggregateEstimator"],
+        "skdp.exceptions": [
+            "AccountantCopyError",
+            "BudgetExceededError",
+            "NoiseDominatedWarning",
+            "PTRRefusedError",
+            "PTRRefusedWarning",
+        ],
+        "skdp.linear_model": ["PrivateLinearRegression", "PrivateLogisticRegression"],
+        "skdp.model_selection": [
+            "NoisyMaxSearchCV",
+            "PrivacyUtilityDisplay",
+            "privacy_utility_curve",
+        ],
+        "skdp.naive_bayes": ["PrivateGaussianNB"],
+        "skdp.preprocessing": [
+            "DPClipper",
+            "IQRScale",
+            "PrivateHistogram",
+            "PrivateKBinsDiscretizer",
+            "PrivateMean",
+            "PrivateMinMaxScaler",
+            "PrivateOneHotEncoder",
+            "PrivateQuantile",
+            "PrivateRobustScaler",
+            "PrivateStandardScaler",
+            "PTRMedian",
+            "SmoothSensitivityMedian",
+            "SVTClipSelector",
+        ],
+    },
+    subpackages=[
+        "accounting",
+        "audit",
+        "base",
+        "decomposition",
+        "ensemble",
+        "exceptions",
+        "linear_model",
+        "mechanisms",
+        "model_selection",
+        "naive_bayes",
+        "preprocessing",
+        "sensitivity",
+        "utils",
+    ],
+)

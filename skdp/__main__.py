@@ -12,19 +12,12 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_diabetes
-from sklearn.model_selection import GridSearchCV
-from sklearn.pipeline import make_pipeline
 
-from skdp import (
-    BudgetAccountant,
-    BudgetExceededError,
-    DPClipper,
-    PrivateMean,
-    __version__,
-)
+from skdp import __version__
 from skdp._csv import scan_numeric_csv
 from skdp._describe import TAIL_SHARE_NOTE, describe, format_table
+from skdp.accounting import BudgetAccountant
+from skdp.exceptions import BudgetExceededError
 from skdp.utils._progress import ProgressMeter
 
 #: Seconds of reading before progress lines start (without --verbose):
@@ -37,6 +30,13 @@ DEMO_BOUNDS = {"age": (18.0, 90.0), "bmi": (15.0, 50.0), "bp": (60.0, 140.0)}
 
 def demo(epsilon=1.0):
     """Fit a private pipeline on scikit-learn's diabetes data; print the ledger."""
+    # here, not at the top: ``skdp describe`` needs none of them
+    from sklearn.datasets import load_diabetes
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+
+    from skdp.preprocessing import DPClipper, PrivateMean
+
     data = load_diabetes(scaled=False)
     columns = [list(data.feature_names).index(name) for name in DEMO_BOUNDS]
     X = data.data[:, columns]

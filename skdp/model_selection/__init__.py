@@ -1,15 +1,20 @@
-"""Private model selection and honest experiments."""
+"""Private model selection and honest experiments.
 
-from skdp.model_selection._cost import check_budget, fit_cost
-from skdp.model_selection._curve import PrivacyUtilityCurve, privacy_utility_curve
-from skdp.model_selection._plot import PrivacyUtilityDisplay
-from skdp.model_selection._search import NoisyMaxSearchCV
+Imported on first use (:mod:`skdp._lazy`): ``skdp describe`` needs only the
+accounting helpers of ``_cost``, not the search and its plots.
+"""
 
-__all__ = [
-    "NoisyMaxSearchCV",
-    "PrivacyUtilityCurve",
-    "PrivacyUtilityDisplay",
-    "check_budget",
-    "fit_cost",
-    "privacy_utility_curve",
-]
+from skdp._lazy import attach
+
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    {
+        "skdp.model_selection._cost": ["check_budget", "fit_cost"],
+        "skdp.model_selection._curve": [
+            "PrivacyUtilityCurve",
+            "privacy_utility_curve",
+        ],
+        "skdp.model_selection._plot": ["PrivacyUtilityDisplay"],
+        "skdp.model_selection._search": ["NoisyMaxSearchCV"],
+    },
+)

@@ -23,8 +23,9 @@ from skdp.preprocessing._quantile_joint import (
     log_binomial,
 )
 from skdp.sensitivity._quantile import (
-    candidate_rank_scores,
+    candidate_cell_counts,
     quantile_score_sensitivity,
+    scores_from_cell_counts,
 )
 from skdp.sensitivity._quantile_grid import grid_score_classes, quantile_grid_exponent
 from skdp.utils._validation import check_bounds, validate_private_data
@@ -153,16 +154,19 @@ def _windowed_classes(sorted_clipped, lower, upper, exponent, q, scale):
 
 
 def permute_and_flip_release(
-    sorted_values, candidates, levels, epsilon, source, n_runs=None
+    cell_counts, candidates, levels, epsilon, source, n_runs=None
 ):
     """Permute-and-flip over public candidates for each level.
 
-    Returns shape (k,) for ``n_runs=None`` (one release, as ``fit`` does) or
-    (n_runs, k) for repeated draws (audits and simulations).
+    ``cell_counts`` are the column's rows per cell between the candidates
+    (:func:`~skdp.sensitivity._quantile.candidate_cell_counts`, added up
+    over blocks of rows if counted by blocks). Returns shape (k,) for
+    ``n_runs=None`` (one release, as ``fit`` does) or (n_runs, k) for
+    repeated draws (audits and simulations).
     """
     out = np.empty((1 if n_runs is None else n_runs, levels.size))
     for k, q in enumerate(levels):
-        scores = candidate_rank_scores(sorted_values, candidates, q)
+        scores = scores_from_cell_counts(cell_counts, candidates, q)
         sensitivity = float(quantile_score_sensitivity(q))
         if n_runs is None:
             index = permute_and_flip(
@@ -291,9 +295,11 @@ default=None
     bounds' width.
 
     *Permute-and-flip (McKenna–Sheldon 2020).* Scores of the public
-    candidates from one sort and two binary searches per candidate,
-    selection by :func:`skdp.mechanisms.permute_and_flip` with the
-    non-monotone scale; the output is a candidate.
+    candidates from the rows counted in each gap between candidates and on
+    each candidate, in one pass without sorting
+    (:func:`skdp.sensitivity._quantile.candidate_cell_counts`), selection by
+    :func:`skdp.mechanisms.permute_and_flip` with the non-monotone scale;
+    the output is a candidate.
 
     *Joint (default).* All ``m`` levels of a feature are one exponential
     mechanism over strictly increasing sequences of rank *states* on a
@@ -437,15 +443,16 @@ default=None
                     source,
                 )
                 continue
-            column = sorted_clipped_column(X[:, j], lower[j], upper[j])
-            if self.method == "exponential":
-                released[:, j] = exponential_release(
-                    column, lower[j], upper[j], levels, epsilon_each, source
-                )[0]
-            else:
+            if self.method == "permute_and_flip":
+                counts = candidate_cell_counts(X[:, j], grid[:, j], lower[j], upper[j])
                 released[:, j] = permute_and_flip_release(
-                    column, grid[:, j], levels, epsilon_each, source
+                    counts, grid[:, j], levels, epsilon_each, source
                 )
+                continue
+            column = sorted_clipped_column(X[:, j], lower[j], upper[j])
+            released[:, j] = exponential_release(
+                column, lower[j], upper[j], levels, epsilon_each, source
+            )[0]
         return released
 
     def rank_error_bound(self, alpha=0.05):

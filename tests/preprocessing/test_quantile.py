@@ -22,6 +22,7 @@ from skdp.preprocessing._quantile import (
     sorted_clipped_column,
 )
 from skdp.sensitivity._quantile import (
+    candidate_cell_counts,
     candidate_rank_scores,
     quantile_score_sensitivity,
 )
@@ -285,9 +286,9 @@ def test_permute_and_flip_samples_follow_the_exact_law():
     probabilities = permute_and_flip_probabilities(scores, eps, 0.5)
     assert probabilities.sum() == pytest.approx(1.0, abs=1e-9)
 
-    column = sorted_clipped_column(x, 0.0, 5.0)
+    counts = candidate_cell_counts(x, candidates, 0.0, 5.0)
     y = permute_and_flip_release(
-        column, candidates, np.array([q]), eps, check_random_source(5), 400_000
+        counts, candidates, np.array([q]), eps, check_random_source(5), 400_000
     )[:, 0]
     counts = np.array([(y == c).sum() for c in candidates])
     assert counts.sum() == y.size  # outputs are candidates only
@@ -310,7 +311,8 @@ def test_fit_draws_exactly_what_the_audited_release_draws(method):
         if method == "exponential":
             expected = exponential_release(column, 0.0, 1.0, levels, 1.0, source)
         else:
-            expected = permute_and_flip_release(column, grid, levels, 1.0, source, 1)
+            counts = candidate_cell_counts(X[:, 0], grid, 0.0, 1.0)
+            expected = permute_and_flip_release(counts, grid, levels, 1.0, source, 1)
         assert est.quantiles_[0, 0] == expected[0, 0]
 
 
@@ -526,10 +528,10 @@ def smith_runs(data, seed, n_runs=1):
 
 def pf_runs(data, seed, n_runs=1):
     """The median by fit's permute-and-flip path, ``n_runs`` draws."""
-    column = sorted_clipped_column(np.asarray(data, dtype=float), 0.0, 1.0)
+    counts = candidate_cell_counts(np.asarray(data, dtype=float), AUDIT_GRID, 0, 1)
     source = check_random_source(seed)
     levels = np.array([0.5])
-    return permute_and_flip_release(column, AUDIT_GRID, levels, EPS, source, n_runs)
+    return permute_and_flip_release(counts, AUDIT_GRID, levels, EPS, source, n_runs)
 
 
 def half_sensitivity(q):
