@@ -23,12 +23,13 @@ from skdp.preprocessing._quantile_joint import (
     log_binomial,
 )
 from skdp.sensitivity._quantile import (
-    candidate_cell_counts,
+    feature_cell_counts,
     quantile_score_sensitivity,
     scores_from_cell_counts,
 )
 from skdp.sensitivity._quantile_grid import grid_score_classes, quantile_grid_exponent
-from skdp.utils._validation import check_bounds, validate_private_data
+from skdp.utils._dask import is_dask_collection, row_statistic, validate_rows
+from skdp.utils._validation import check_bounds
 
 __all__ = ["PrivateQuantile"]
 
@@ -395,8 +396,10 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        X : array-like or Dask collection of shape (n_samples, n_features)
+            Training data. With ``method="permute_and_flip"`` a Dask array
+            or DataFrame is read on its cluster (see :ref:`dask`); the other
+            methods need the data in memory.
         y : None
             Ignored.
 
@@ -404,7 +407,13 @@ default=None
         -------
         self : PrivateQuantile
         """
-        X = validate_private_data(self, X)
+        if is_dask_collection(X) and self.method != "permute_and_flip":
+            raise ValueError(
+                f"PrivateQuantile(method={self.method!r}) needs the data in memory; "
+                "method='permute_and_flip' (public candidates) takes a Dask input. "
+                "Nothing was charged."
+            )
+        X = validate_rows(self, X)
         n_features = X.shape[1]
         if self.bounds is None:
             raise ValueError(
@@ -432,6 +441,13 @@ default=None
         n_features = X.shape[1]
         epsilon_each = self.epsilon / (levels.size * n_features)
         released = np.empty((levels.size, n_features))
+        if self.method == "permute_and_flip":
+            counts = row_statistic(X, feature_cell_counts, grid, lower, upper)
+            for j in range(n_features):
+                released[:, j] = permute_and_flip_release(
+                    counts[j], grid[:, j], levels, epsilon_each, source
+                )
+            return released
         for j in range(n_features):
             if self.method == "joint":
                 released[:, j] = joint_release(
@@ -441,12 +457,6 @@ default=None
                     levels,
                     self.epsilon / n_features,
                     source,
-                )
-                continue
-            if self.method == "permute_and_flip":
-                counts = candidate_cell_counts(X[:, j], grid[:, j], lower[j], upper[j])
-                released[:, j] = permute_and_flip_release(
-                    counts, grid[:, j], levels, epsilon_each, source
                 )
                 continue
             column = sorted_clipped_column(X[:, j], lower[j], upper[j])

@@ -162,6 +162,32 @@ def candidate_cell_counts(values, candidates, lower, upper):
     return counts
 
 
+def feature_cell_counts(X, grid, lower, upper):
+    """:func:`candidate_cell_counts` of every feature, one row each.
+
+    ``grid[:, j]`` holds feature ``j``'s public candidates and ``lower[j]``,
+    ``upper[j]`` its bounds. Returns int64 counts of shape ``(n_features,
+    2 * n_candidates + 1)``; the counts of disjoint blocks of rows add up
+    (the statistic of a Dask input, :func:`~skdp.utils._dask.row_statistic`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.sensitivity._quantile import feature_cell_counts
+    >>> X = np.array([[1.0, 5.0], [2.0, 6.0]])
+    >>> grid = np.array([[0.0, 5.0], [2.0, 7.0]])
+    >>> feature_cell_counts(X, grid, np.array([0.0, 5.0]), np.array([2.0, 7.0]))
+    array([[0, 0, 1, 1, 0],
+           [0, 1, 1, 0, 0]])
+    """
+    return np.stack(
+        [
+            candidate_cell_counts(X[:, j], grid[:, j], lower[j], upper[j])
+            for j in range(X.shape[1])
+        ]
+    ).reshape(X.shape[1], 2 * grid.shape[0] + 1)
+
+
 def _cells(x, candidates, before, at):
     """``2 l + [x = c_l]`` per row with ``l = #{c < x}`` (see the caller)."""
     below = _guess_candidates_below(x, candidates)

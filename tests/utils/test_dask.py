@@ -16,6 +16,7 @@ from skdp.preprocessing import (
     PrivateHistogram,
     PrivateMean,
     PrivateMinMaxScaler,
+    PrivateQuantile,
     PrivateStandardScaler,
 )
 from skdp.utils._dask import finite_rows, is_dask_collection
@@ -59,6 +60,14 @@ ESTIMATORS = [
     lambda acc: PrivateHistogram(
         7, epsilon=1.0, bounds=(-20, 60), accountant=acc, random_state=3
     ),
+    lambda acc: PrivateQuantile(
+        [0.25, 0.5, 0.75],
+        epsilon=1.0,
+        bounds=(-20, 60),
+        method="permute_and_flip",
+        accountant=acc,
+        random_state=3,
+    ),
 ]
 RELEASED = [
     "mean_",
@@ -70,6 +79,7 @@ RELEASED = [
     "data_min_",
     "data_max_",
     "counts_",
+    "quantiles_",
 ]
 
 
@@ -311,3 +321,12 @@ def test_a_worker_killed_mid_fit(X, client, tmp_path):
     in_memory = ESTIMATORS[1](BudgetAccountant()).fit(X)
     assert_same_release(in_memory, chunked)
     assert labels(acc) == labels(in_memory.accountant)
+
+
+@pytest.mark.parametrize("method", ["exponential", "joint"])
+def test_quantiles_other_than_permute_and_flip_refuse_dask_before_the_charge(X, method):
+    acc = BudgetAccountant()
+    est = PrivateQuantile(0.5, bounds=(0, 100), method=method, accountant=acc)
+    with pytest.raises(ValueError, match=r"permute_and_flip.*Nothing was charged"):
+        est.fit(da.from_array(X))
+    assert len(acc.entries) == 0
