@@ -1,12 +1,11 @@
 """Private model selection by report-noisy-max: ``NoisyMaxSearchCV``."""
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.metrics import check_scoring
-from sklearn.model_selection import ParameterGrid, check_cv, cross_val_score
+from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -14,7 +13,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
 from threadpoolctl import threadpool_limits
 
-from skdp.accounting import BudgetAccountant, PrivacyCost
+from skdp.accounting import PrivacyCost
 from skdp.accounting._composition import TIGHT_COMPOSITIONS
 from skdp.base import PrivateEstimatorMixin
 from skdp.ensemble._sample_aggregate import _block_indices, _block_labels
@@ -29,65 +28,22 @@ from skdp.model_selection._cost import (
     route_accountant,
     sum_costs,
 )
+from skdp.model_selection._subsample import (  # noqa: F401 (re-exported)
+    _ABSTAIN,
+    _block_vote,
+    block_votes,
+    select_by_votes,
+    vote_histogram,
+)
 from skdp.utils._progress import Progress, format_params, plural
 from skdp.utils._validation import check_epsilon
 
 __all__ = ["NoisyMaxSearchCV"]
 
 _MAX_SEED = 2**31 - 1
-_ABSTAIN = -1
 # Holdout scores with sensitivity 1 (correct predictions) or ``loss_bound``
 # (clipped per-row losses); anything else has no a-priori sensitivity.
 _HOLDOUT_SCORINGS = ("accuracy", "neg_absolute_error", "neg_squared_error")
-
-
-# -- subsample mode: one vote per block ---------------------------------------
-def _block_vote(candidates, X, y, cv, scoring):
-    """Index of the candidate with the best internal CV score, or abstain.
-
-    Runs under a throw-away accountant: nothing a block computes is released
-    except this index, which enters the noisy vote.
-    """
-    scratch = BudgetAccountant()
-    means = np.full(len(candidates), -np.inf)
-    for i, candidate in enumerate(candidates):
-        model = route_accountant(clone(candidate), scratch)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                scores = cross_val_score(
-                    model, X, y, cv=cv, scoring=scoring, error_score=np.nan
-                )
-            except Exception:
-                continue  # e.g. fewer rows than folds: no score
-        if np.all(np.isfinite(scores)):
-            means[i] = scores.mean()
-    return _ABSTAIN if np.all(means == -np.inf) else int(np.argmax(means))
-
-
-def _timed_block_vote(progress, label, candidates, X, y, cv, scoring):
-    """:func:`_block_vote`, then a progress line with its time (not the vote)."""
-    return progress.timed(
-        2, lambda: _block_vote(candidates, X, y, cv, scoring), f"END {label}"
-    )
-
-
-def vote_histogram(choices, n_candidates):
-    """Votes per candidate; abstaining blocks add nothing.
-
-    Adding or removing one row changes one block's choice, so at most one
-    vote moves from one candidate to another (or to or from abstention): each
-    count changes by at most 1, in opposite directions (not monotone).
-    """
-    choices = np.asarray(choices, dtype=np.intp)
-    return np.bincount(choices[choices != _ABSTAIN], minlength=n_candidates)
-
-
-def select_by_votes(votes, epsilon, random_state):
-    """Permute-and-flip over the votes at the non-monotone scale ``2/ε``."""
-    return permute_and_flip(
-        votes, epsilon, sensitivity=1.0, monotonic=False, random_state=random_state
-    )
 
 
 # -- holdout mode: private candidates, counted on held-out rows ---------------
@@ -595,20 +551,17 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
     def _select_subsample(self, X, y, plan, source, progress):
         k = int(self.n_blocks)
         blocks = _block_indices(_block_labels(_num_samples(X), k, source), k)
-        candidates = [route_accountant(c, None) for c in plan["candidates"]]
-        choices = self._parallel(
-            delayed(_timed_block_vote)(
-                progress,
-                f"block {b + 1}/{k}",
-                candidates,
-                _safe_indexing(X, idx),
-                _safe_indexing(y, idx),
-                self.cv,
-                self.scoring,
-            )
-            for b, idx in enumerate(blocks)
+        choices = block_votes(
+            plan["candidates"],
+            X,
+            y,
+            blocks,
+            cv=self.cv,
+            scoring=self.scoring,
+            n_jobs=self.n_jobs,
+            progress=progress,
         )
-        votes = vote_histogram(choices, len(candidates))
+        votes = vote_histogram(choices, len(plan["candidates"]))
         return select_by_votes(votes, self.epsilon, source)
 
     def _select_holdout(self, X, y, plan, source, progress):
