@@ -32,9 +32,11 @@ Targets: ``NoisyMaxSearchCV`` at most 1.5x ``GridSearchCV`` with
 import argparse
 import os
 import shlex
+import subprocess
 import sys
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 from _summary import record, verdict, write
@@ -95,7 +97,7 @@ def grid_search(X, y, n_jobs):
     ).fit(X, y)
 
 
-def noisy_max_search(X, y, n_jobs):
+def noisy_max_search(X, y, n_jobs, **params):
     return NoisyMaxSearchCV(
         LogisticRegression(),
         {"C": C_GRID},
@@ -104,6 +106,7 @@ def noisy_max_search(X, y, n_jobs):
         n_jobs=n_jobs,
         accountant=BudgetAccountant(),
         random_state=0,
+        **params,
     ).fit(X, y)
 
 
@@ -111,16 +114,30 @@ def before_search(X, y, n_jobs):
     current = _search.block_votes
     _search.block_votes = _before_block_votes
     try:
-        return noisy_max_search(X, y, n_jobs)
+        return noisy_max_search(X, y, n_jobs, cv=3)
     finally:
         _search.block_votes = current
 
 
+DEFAULT_CV = NoisyMaxSearchCV(None, {}).cv
 VARIANTS = {
-    "GridSearchCV": grid_search,
-    "NoisyMaxSearchCV": noisy_max_search,
-    "NoisyMaxSearchCV before": before_search,
+    "GridSearchCV(cv=3)": grid_search,
+    f"NoisyMaxSearchCV (defaults: cv={DEFAULT_CV})": noisy_max_search,
+    "NoisyMaxSearchCV(cv=3)": partial(noisy_max_search, cv=3),
+    "NoisyMaxSearchCV(cv=3) before (cross_val_score, threads)": before_search,
 }
+GRID, DEFAULT, CV3, BEFORE = VARIANTS
+
+
+def cold_seconds(name, n_jobs, n):
+    """Wall time of one search in a fresh interpreter (its workers start)."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--n", str(n), "--cold-run", name, str(n_jobs)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return float(out.split()[-1])
 
 
 def timed(func):
@@ -133,26 +150,44 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000, help="rows")
     parser.add_argument("--repeats", type=int, default=5, help="rounds (best of)")
+    parser.add_argument(
+        "--cold-repeats",
+        type=int,
+        default=3,
+        help="fresh interpreters per search for the first-call times (best of)",
+    )
     parser.add_argument("--summary-json", help="write the key figures as JSON")
+    parser.add_argument("--cold-run", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cold_run:  # child of cold_seconds: one search, print its time
+        X, y = make_classification(args.n, n_features=N_FEATURES, random_state=0)
+        name, n_jobs = args.cold_run
+        print(timed(lambda: VARIANTS[name](X, y, int(n_jobs)))[0])
+        return
     print("Command: `python " + shlex.join(sys.argv) + "`\n")
     print(f"Load average before: {os.getloadavg()[0]:.2f}\n")
 
+    cold = {(name, j): np.inf for name in (GRID, DEFAULT) for j in (1, 2)}
+    for _ in range(args.cold_repeats):
+        for name, n_jobs in cold:
+            seconds = cold_seconds(name, n_jobs, args.n)
+            cold[name, n_jobs] = min(cold[name, n_jobs], seconds)
     X, y = make_classification(n_samples=args.n, n_features=N_FEATURES, random_state=0)
-    cold, cold_search = timed(lambda: noisy_max_search(X, y, 2))
     best = {(name, j): np.inf for name in VARIANTS for j in (1, 2)}
     chosen = {}
     for _ in range(args.repeats):
         for (name, n_jobs), seconds in best.items():
             elapsed, search = timed(lambda f=VARIANTS[name], j=n_jobs: f(X, y, j))
             best[name, n_jobs] = min(seconds, elapsed)
-            if name != "GridSearchCV":
+            if name != GRID:
                 chosen.setdefault((name, n_jobs), set()).add(search.best_index_)
-    # same partition and selection noise (random_state=0), same block votes
-    assert len(set().union(*chosen.values())) == 1, chosen
-    assert cold_search.best_index_ in chosen["NoisyMaxSearchCV", 1]
+    # random_state=0: the same partition and selection noise in every round
+    # and for both n_jobs; the same choice before and after for cv=3
+    picks = {name: chosen[name, 1] | chosen[name, 2] for name in list(VARIANTS)[1:]}
+    assert all(len(p) == 1 for p in picks.values()), picks
+    assert picks[CV3] == picks[BEFORE], picks
 
-    grid1 = best["GridSearchCV", 1]
+    grid1 = best[GRID, 1]
     print(f"n = {args.n:,} rows, {N_FEATURES} features, {len(C_GRID)} candidates; ")
     print(f"best of {args.repeats} alternated rounds, seconds\n")
     print(
@@ -167,16 +202,21 @@ def main():
             f"| {two / one:.2f}x |"
         )
     print(
-        f"\nFirst n_jobs=2 NoisyMaxSearchCV of the process (starts the loky "
-        f"workers): {cold:.3f} s."
+        f"\nOne search in a fresh interpreter (n_jobs=2 starts the loky workers), "
+        f"best of {args.cold_repeats}, seconds:\n"
     )
+    print("| search | n_jobs=1 | n_jobs=2 | n_jobs=1 / GridSearchCV(n_jobs=1) |")
+    print("|---|---|---|---|")
+    for name in (GRID, DEFAULT):
+        one, two = cold[name, 1], cold[name, 2]
+        print(f"| {name} | {one:.3f} | {two:.3f} | {one / cold[GRID, 1]:.2f}x |")
     print(f"Load average after: {os.getloadavg()[0]:.2f}")
 
-    ratio1 = best["NoisyMaxSearchCV", 1] / grid1
-    ratio2 = best["NoisyMaxSearchCV", 2] / best["NoisyMaxSearchCV", 1]
+    ratio1 = best[DEFAULT, 1] / grid1
+    ratio2 = best[DEFAULT, 2] / best[DEFAULT, 1]
     detail = (
         f"make_classification n={args.n}, {N_FEATURES} features, "
-        f"LogisticRegression, {len(C_GRID)} C values, n_blocks=50, cv=3"
+        f"LogisticRegression, {len(C_GRID)} C values, n_blocks=50, cv={DEFAULT_CV}"
     )
     write(
         args.summary_json,
@@ -197,7 +237,8 @@ def main():
                 ratio2,
                 "ratio",
                 verdict(ratio2 < 1.0),
-                detail + f"; first n_jobs=2 call {cold:.2f} s",
+                detail + f"; in a fresh interpreter {cold[DEFAULT, 2]:.2f} s with "
+                f"n_jobs=2 vs {cold[DEFAULT, 1]:.2f} s with n_jobs=1",
                 f"best of {args.repeats}",
             ),
         ],

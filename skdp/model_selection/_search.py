@@ -17,16 +17,23 @@ from skdp.accounting import PrivacyCost
 from skdp.accounting._composition import TIGHT_COMPOSITIONS
 from skdp.base import PrivateEstimatorMixin
 from skdp.ensemble._sample_aggregate import _block_indices, _block_labels
-from skdp.mechanisms import check_random_source, permute_and_flip
+from skdp.mechanisms import check_random_source
 from skdp.model_selection._cost import (
     check_fit_inputs,
     check_private_model,
     fit_cost,
     is_param,
     largest_cost,
-    prepaid_accountant,
     route_accountant,
     sum_costs,
+)
+from skdp.model_selection._holdout import (
+    _HOLDOUT_SCORINGS,
+    _fit_prepaid,
+    _holdout_split,
+    _timed_fit_prepaid,
+    holdout_row_scores,
+    select_by_holdout_scores,
 )
 from skdp.model_selection._subsample import (  # noqa: F401 (re-exported)
     _ABSTAIN,
@@ -41,49 +48,6 @@ from skdp.utils._validation import check_epsilon
 __all__ = ["NoisyMaxSearchCV"]
 
 _MAX_SEED = 2**31 - 1
-# Holdout scores with sensitivity 1 (correct predictions) or ``loss_bound``
-# (clipped per-row losses); anything else has no a-priori sensitivity.
-_HOLDOUT_SCORINGS = ("accuracy", "neg_absolute_error", "neg_squared_error")
-
-
-# -- holdout mode: private candidates, counted on held-out rows ---------------
-def _fit_prepaid(candidate, cost, X, y):
-    """Fit a private candidate under an accountant holding exactly its cost."""
-    model = route_accountant(clone(candidate), prepaid_accountant(cost))
-    return model.fit(X, y)
-
-
-def _timed_fit_prepaid(progress, label, candidate, cost, X, y):
-    """:func:`_fit_prepaid`, then a progress line with its time."""
-    return progress.timed(
-        2, lambda: _fit_prepaid(candidate, cost, X, y), f"END {label}"
-    )
-
-
-def holdout_row_scores(model, X, y, scoring, loss_bound):
-    """Per-row scores in ``[0, 1]`` (correct) or ``[-loss_bound, 0]``."""
-    pred = model.predict(X)
-    if scoring == "accuracy":
-        return (np.asarray(pred) == np.asarray(y)).astype(np.float64)
-    error = np.abs(np.asarray(pred, dtype=np.float64) - np.asarray(y, np.float64))
-    if scoring == "neg_squared_error":
-        error = error**2
-    if error.ndim > 1:
-        error = error.mean(axis=1)
-    return -np.minimum(error, loss_bound)
-
-
-def select_by_holdout_scores(totals, epsilon, sensitivity, random_state):
-    """Permute-and-flip over summed holdout scores (monotone, ``Δ/ε``)."""
-    return permute_and_flip(
-        totals, epsilon, sensitivity, monotonic=True, random_state=random_state
-    )
-
-
-def _holdout_split(n_samples, holdout_size, source):
-    """Independent Bernoulli(holdout_size) row labels: data-independent."""
-    held = source.random(n_samples) < holdout_size
-    return np.flatnonzero(~held), np.flatnonzero(held)
 
 
 def _best_has(attr):
@@ -157,7 +121,12 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         for, becomes ``best_estimator_``).
     n_jobs : int or None, default=None
         Parallel jobs for the block or candidate fits (any joblib backend,
-        processes included: workers never charge the accountant).
+        processes included: workers never charge the accountant). The
+        ``"subsample"`` blocks prefer worker processes (joblib's ``loky``
+        unless a backend is configured): their small fits hold the GIL, so
+        threads would run them one at a time. Each worker receives one
+        block's rows at a time; starting the workers costs about a second
+        on the first parallel call of a session.
     accountant : BudgetAccountant or None, default=None
         Charged for the whole cost; ``None`` uses the default accountant.
         Candidates' own ``accountant`` parameters are overridden.
