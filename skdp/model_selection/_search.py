@@ -96,8 +96,11 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         noise is a few votes) but fewer rows per block, so noisier
         per-block choices. It is not checked against the number of rows
         (private): a block without rows, or whose fits fail, abstains.
-    cv : int or cross-validation generator, default=3
-        Internal cross-validation inside each block (``"subsample"``).
+    cv : int or cross-validation generator, default=2
+        Internal cross-validation inside each block (``"subsample"``). Two
+        folds score every row of a block once, as more folds do, with the
+        fewest fits (the block fits are most of the search's time); their
+        models train on half a block instead of two thirds with 3 folds.
     scoring : str, callable or None, default=None
         ``"subsample"``: any scikit-learn scoring (it is computed inside the
         blocks). ``"holdout"``: ``None`` or ``"accuracy"`` (classifiers: the
@@ -135,8 +138,8 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         seeds. ``None`` draws from the operating system's secure generator.
     verbose : int, default=0
         Progress on standard output, as scikit-learn's searches print it:
-        ``>= 1`` the plan (``Fitting 3 folds for each of 4 candidates in each
-        of 50 blocks, totalling 600 fits``), the charged cost and, once
+        ``>= 1`` the plan (``Fitting 2 folds for each of 4 candidates in each
+        of 50 blocks, totalling 400 fits``), the charged cost and, once
         released, the chosen candidate; ``>= 2`` one line per block
         (``"subsample"``) or per candidate (``"holdout"``) with its parameters
         and time; ``>= 3`` also joblib's own messages. Only public things are
@@ -259,7 +262,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         epsilon=1.0,
         method="subsample",
         n_blocks=50,
-        cv=3,
+        cv=2,
         scoring=None,
         loss_bound=None,
         holdout_size=0.3,
