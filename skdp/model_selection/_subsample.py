@@ -13,6 +13,7 @@ few candidates on blocks of a few hundred rows that set-up cost as much as
 the fits themselves.
 """
 
+import pickle
 import time
 import warnings
 from numbers import Number
@@ -171,11 +172,26 @@ def _timed_block_vote(candidates, X, y, cv, scoring):
 
 
 # -- all blocks ---------------------------------------------------------------
+def _preferred_workers(candidates):
+    """Processes when the candidates can be sent to them, else threads.
+
+    Decided from the (public) candidates alone, after the charge: a candidate
+    that cannot be pickled (a process-local handle, say) runs in threads, not
+    failing the paid-for search in the workers.
+    """
+    try:
+        pickle.dumps(candidates)
+    except Exception:
+        return "threads"
+    return "processes"
+
+
 def block_votes(candidates, X, y, blocks, *, cv, scoring, n_jobs, progress):
     """One vote per block, one joblib task per block.
 
     The tasks prefer worker processes: the block fits are small and hold the
-    GIL for much of their time, so threads do not run them in parallel. Each
+    GIL for much of their time, so threads do not run them in parallel
+    (threads remain for candidates that cannot be pickled). Each
     task receives its block's rows only and the candidates without an
     accountant (a block fits under its own throw-away one); the votes come
     back to this process, which prints the ``verbose`` lines (block number
@@ -191,7 +207,10 @@ def block_votes(candidates, X, y, blocks, *, cv, scoring, n_jobs, progress):
     )
     verbose = progress.verbose if progress.verbose > 2 else 0
     parallel = Parallel(
-        n_jobs=n_jobs, verbose=verbose, prefer="processes", return_as="generator"
+        n_jobs=n_jobs,
+        verbose=verbose,
+        prefer=_preferred_workers(candidates),
+        return_as="generator",
     )
     choices = []
     # One BLAS thread per fit: the fits are small, and nested BLAS threads

@@ -216,3 +216,42 @@ def test_parallel_blocks_vote_as_the_sequential_loop(block, backend):
     sequential = run(None)
     assert sequential[1] == [1.0]
     assert run(2) == sequential
+
+
+class LocalHandle:
+    """Copied as itself (so clone works), never pickled (a process-local thing)."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise TypeError("a LocalHandle stays in its process")
+
+
+class HoldsAHandle(ClassifierMixin, BaseEstimator):
+    """Always predicts class ``shift``; ``handle`` cannot be pickled."""
+
+    def __init__(self, handle=None, shift=0):
+        self.handle, self.shift = handle, shift
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[self.shift])
+
+
+def test_unpicklable_candidates_vote_in_threads(block):
+    # processes would fail after the charge; threads need no pickling
+    acc = BudgetAccountant(epsilon=2.0)
+    search = NoisyMaxSearchCV(
+        HoldsAHandle(handle=LocalHandle()),
+        {"shift": [0, 1]},
+        n_blocks=4,
+        refit=False,
+        n_jobs=2,
+        accountant=acc,
+        random_state=0,
+    ).fit(*block)
+    assert search.best_index_ in (0, 1) and len(acc.entries) == 1
