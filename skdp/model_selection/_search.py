@@ -129,7 +129,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         unless a backend is configured): their small fits hold the GIL, so
         threads would run them one at a time. Each worker receives one
         block's rows at a time; starting the workers costs about a second
-        on the first parallel call of a session.
+        on the first parallel call of a session (several on a busy machine).
     accountant : BudgetAccountant or None, default=None
         Charged for the whole cost; ``None`` uses the default accountant.
         Candidates' own ``accountant`` parameters are overridden.
