@@ -116,14 +116,16 @@ def wilson(hits, n, z=1.96):
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def make_search(method, n_blocks, random_state, n_jobs):
+def make_search(method, n_blocks, random_state, n_jobs, cv=None):
     if method == "subsample":
+        inner = {} if cv is None else {"cv": cv}
         return NoisyMaxSearchCV(
             LogisticRegression(max_iter=MAX_ITER),
             {"C": C_GRID},
             epsilon=SELECTION_EPSILON,
             method="subsample",
             n_blocks=n_blocks,
+            **inner,
             refit=False,
             n_jobs=n_jobs,
             accountant=BudgetAccountant(),
@@ -141,13 +143,13 @@ def make_search(method, n_blocks, random_state, n_jobs):
     )
 
 
-def run_searches(method, n_blocks, repeats, seed, data, n_jobs):
+def run_searches(method, n_blocks, repeats, seed, data, n_jobs, cv=None):
     """Chosen indices, seconds per search, cost, released models' accuracy."""
     X_tr, X_te, y_tr, y_te = data
     chosen, seconds, released = [], [], []
     cost = None
     for r in range(repeats):
-        search = make_search(method, n_blocks, seed * 10_000 + r, n_jobs)
+        search = make_search(method, n_blocks, seed * 10_000 + r, n_jobs, cv)
         t0 = time.perf_counter()
         search.fit(X_tr, y_tr)
         seconds.append(time.perf_counter() - t0)
@@ -164,7 +166,7 @@ def run_searches(method, n_blocks, repeats, seed, data, n_jobs):
     return np.array(chosen), np.array(seconds), cost, released
 
 
-def vote_histograms(n_blocks_list, seed, data):
+def vote_histograms(n_blocks_list, seed, data, cv):
     """Diagnostic, not private: the block votes behind repeat 0's selection.
 
     Replays what ``NoisyMaxSearchCV(method='subsample')`` computes before its
@@ -184,7 +186,7 @@ def vote_histograms(n_blocks_list, seed, data):
         source = check_random_source(seed * 10_000)
         blocks = _block_indices(_block_labels(len(y_tr), k, source), k)
         choices = [
-            _block_vote(candidates, X_tr[idx], y_tr[idx], 3, None) for idx in blocks
+            _block_vote(candidates, X_tr[idx], y_tr[idx], cv, None) for idx in blocks
         ]
         votes = vote_histogram(choices, len(C_GRID))
         print(
@@ -250,6 +252,12 @@ def main():
     parser.add_argument("--seed", type=int, default=0, help="base of all seeds")
     parser.add_argument("--n-jobs", type=int, default=1, help="search n_jobs")
     parser.add_argument(
+        "--cv",
+        type=int,
+        default=None,
+        help="internal folds per block ('subsample'); default: the estimator's",
+    )
+    parser.add_argument(
         "--show-votes",
         action="store_true",
         help="also print the (non-private) block votes of repeat 0 per n_blocks",
@@ -257,6 +265,7 @@ def main():
     parser.add_argument("--summary-json", help="write the key figures as JSON")
     args = parser.parse_args()
     print("Command: `python " + shlex.join(sys.argv) + "`\n")
+    inner_cv = args.cv if args.cv is not None else NoisyMaxSearchCV(None, {}).cv
 
     start = time.perf_counter()
     X, y = adult_features()
@@ -268,7 +277,7 @@ def main():
         if args.method in ("subsample", "both"):
             for k in args.n_blocks:
                 result = run_searches(
-                    "subsample", k, args.repeats, args.seed, data, args.n_jobs
+                    "subsample", k, args.repeats, args.seed, data, args.n_jobs, args.cv
                 )
                 rows.append(("subsample", k, *result))
         if args.method in ("holdout", "both") and args.holdout_repeats > 0:
@@ -330,7 +339,8 @@ def main():
         print("| " + " | ".join(cells) + " |")
     write(args.summary_json, [summary(row, plain, variants["b"]) for row in rows])
     print(
-        f"\nSelection ε = {SELECTION_EPSILON:g}; 'subsample': cv=3 inside each "
+        f"\nSelection ε = {SELECTION_EPSILON:g}; 'subsample': cv={inner_cv} "
+        "inside each "
         "block; 'holdout': holdout_size=0.3, candidates = the (b) models at "
         f"ε = {PRIVATE_EPSILON:g} each. Target: within 1 point in ≥ "
         f"{TARGET_RATE:.0%} of repeats. Total wall time "
@@ -340,7 +350,7 @@ def main():
     if args.show_votes:
         print()
         with threadpool_limits(limits=1):
-            vote_histograms(args.n_blocks, args.seed, data)
+            vote_histograms(args.n_blocks, args.seed, data, inner_cv)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from skdp.accounting import plan_epsilon
 from skdp.audit import assert_dp, audit_mechanism
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import _selection, check_random_source
-from skdp.model_selection import NoisyMaxSearchCV, _search, fit_cost
+from skdp.model_selection import NoisyMaxSearchCV, _search, _subsample, fit_cost
 
 # small n_blocks on purpose (fast): the public noise-dominated warning is
 # tested in tests/ensemble/test_n_blocks_auto.py
@@ -499,7 +499,7 @@ def test_audit_catches_monotone_noise_on_votes(monkeypatch):
             scores, epsilon, sensitivity, monotonic=True, random_state=random_state
         )
 
-    monkeypatch.setattr(_search, "permute_and_flip", monotone)
+    monkeypatch.setattr(_subsample, "permute_and_flip", monotone)
     mutant = audit_mechanism(release_selection, V0, V1, **FAST)
     assert mutant.epsilon_lower_bound > 1.5 * EPS  # claims 1, leaks 2
 

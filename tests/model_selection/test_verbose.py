@@ -17,8 +17,8 @@ from skdp.model_selection import NoisyMaxSearchCV, _search, privacy_utility_curv
 
 TIME = r"total time=\d+\.\ds"
 SEARCH_LINES = [
-    r"Fitting 3 folds for each of 2 candidates in each of 4 blocks, totalling "
-    r"24 fits, then 1 refit on all rows",
+    r"Fitting 2 folds for each of 2 candidates in each of 4 blocks, totalling "
+    r"16 fits, then 1 refit on all rows",
     r"Fitting 2 candidates on the training part \(each row held out with "
     r"probability 0\.3\), totalling 2 fits",
     r"charged epsilon=[\d.]+, delta=[\de.-]+ \(computed from public parameters\)",
@@ -78,7 +78,7 @@ def test_subsample_progress_lines(data, capsys):
     fitted = search("subsample", 2).fit(*data)
     lines = lines_of(capsys)
     assert_allowed(lines)
-    assert lines[0].startswith("Fitting 3 folds for each of 2 candidates")
+    assert lines[0].startswith("Fitting 2 folds for each of 2 candidates")
     assert lines[1].startswith("charged epsilon=2")  # selection 1 + refit 1
     blocks = [re.match(r"END block (\d)/4", line) for line in lines]
     assert sorted(int(m.group(1)) for m in blocks if m) == [1, 2, 3, 4]

@@ -1,0 +1,240 @@
+"""Subsample-and-vote selection of ``NoisyMaxSearchCV(method='subsample')``.
+
+Each disjoint block of rows votes for the candidate with the best internal
+cross-validation score; the votes are counted and one candidate is released
+by permute-and-flip. A block's vote depends on that block's rows only, so
+adding or removing a row changes at most one vote.
+
+The internal cross-validation is a plain loop (split once per block, fit and
+score each candidate on each fold) that gives the scores
+``cross_val_score(clone(candidate), X_block, y_block, cv=cv, scoring=scoring,
+error_score=np.nan)`` gives, without its per-call set-up: with a grid of a
+few candidates on blocks of a few hundred rows that set-up cost as much as
+the fits themselves.
+"""
+
+import pickle
+import time
+import warnings
+from numbers import Number
+
+import numpy as np
+from sklearn.base import ClassifierMixin, clone, is_classifier
+from sklearn.metrics import accuracy_score, check_scoring
+from sklearn.model_selection import check_cv
+from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils.metaestimators import _safe_split
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import indexable
+from threadpoolctl import threadpool_limits
+
+from skdp.accounting import BudgetAccountant
+from skdp.mechanisms import permute_and_flip
+from skdp.model_selection._cost import route_accountant
+
+__all__ = ["block_votes", "select_by_votes", "vote_histogram"]
+
+_ABSTAIN = -1
+
+
+# -- one block ----------------------------------------------------------------
+def _fold_data(estimator, X, y, cv):
+    """``(X_train, y_train, X_test, y_test)`` of each internal fold.
+
+    The splitter is the one ``cross_val_score`` would build for
+    ``estimator`` (stratified for classifiers when ``cv`` is an integer).
+    """
+    splitter = check_cv(cv, y, classifier=is_classifier(estimator))
+    folds = []
+    for train, test in splitter.split(X, y):
+        X_train, y_train = _safe_split(estimator, X, y, train)
+        X_test, y_test = _safe_split(estimator, X, y, test, train)
+        folds.append((X_train, y_train, X_test, y_test))
+    return folds
+
+
+def _fold_key(estimator):
+    """What the folds depend on besides the rows: the splitter and the split."""
+    return is_classifier(estimator), get_tags(estimator).input_tags.pairwise
+
+
+def _score_number(score):
+    """The score as a float, or ``nan`` where ``cross_val_score`` has none."""
+    if hasattr(score, "item"):
+        try:
+            score = score.item()
+        except ValueError:
+            return np.nan
+    return float(score) if isinstance(score, Number) else np.nan
+
+
+def _is_default_accuracy(model, scoring):
+    """Whether the score is ``ClassifierMixin.score``: ``accuracy_score``."""
+    return scoring is None and getattr(type(model), "score", None) is (
+        ClassifierMixin.score
+    )
+
+
+def _plain_labels(y_true, y_pred):
+    """Whether ``accuracy_score(y_true, y_pred)`` is ``mean(y_true == y_pred)``.
+
+    True for two 1-d arrays of the same length and the same integer, boolean
+    or string dtype: their target type is binary or multiclass, which
+    ``accuracy_score`` scores by that mean. Other labels (floats, objects,
+    frames, several outputs) go through scikit-learn's scorer.
+    """
+    return (
+        isinstance(y_true, np.ndarray)
+        and isinstance(y_pred, np.ndarray)
+        and y_true.ndim == 1
+        and y_true.shape == y_pred.shape
+        and y_true.dtype == y_pred.dtype
+        and y_true.dtype.kind in "biuU"
+    )
+
+
+def _fold_score(model, scoring, X_test, y_test):
+    """The fold's score, as ``cross_val_score`` computes it.
+
+    The default score of a scikit-learn classifier is counted directly when
+    the labels allow it (:func:`_plain_labels`): the same number without
+    ``accuracy_score``'s target-type checks, which cost a few times a
+    small block's ``predict``.
+    """
+    if _is_default_accuracy(model, scoring):
+        y_pred = model.predict(X_test)
+        if _plain_labels(y_test, y_pred):
+            return float(np.mean(y_test == y_pred))
+        return _score_number(accuracy_score(y_test, y_pred))
+    return _score_number(check_scoring(model, scoring)(model, X_test, y_test))
+
+
+def _mean_fold_score(model, folds, scoring):
+    """Mean score of ``model`` over ``folds``; ``-inf`` if any fold fails.
+
+    A fit or score that raises, or a score that is not a finite number, leaves
+    the candidate without a score, as ``error_score=np.nan`` does in
+    ``cross_val_score``.
+    """
+    scores = np.empty(len(folds))
+    for f, (X_train, y_train, X_test, y_test) in enumerate(folds):
+        fold_model = clone(model)
+        try:
+            fold_model.fit(X_train, y_train)
+            scores[f] = _fold_score(fold_model, scoring, X_test, y_test)
+        except Exception:
+            return -np.inf
+        if not np.isfinite(scores[f]):
+            return -np.inf
+    return scores.mean()
+
+
+def _candidate_scores(candidates, X, y, cv, scoring):
+    """Mean internal CV score of each candidate on one block; ``-inf`` if none.
+
+    Fits run under a throw-away accountant. The folds are split once per
+    block (per kind of split, should the candidates differ in it): a
+    shuffling splitter without a seed gives every candidate the same folds.
+    """
+    scratch = BudgetAccountant()
+    means = np.full(len(candidates), -np.inf)
+    folds_by_key = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i, candidate in enumerate(candidates):
+            model = route_accountant(clone(candidate), scratch)
+            try:
+                key = _fold_key(model)
+                if key not in folds_by_key:
+                    folds_by_key[key] = _fold_data(model, X, y, cv)
+            except Exception:
+                continue  # e.g. fewer rows than folds: no score
+            means[i] = _mean_fold_score(model, folds_by_key[key], scoring)
+    return means
+
+
+def _block_vote(candidates, X, y, cv, scoring):
+    """Index of the candidate with the best internal CV score, or abstain.
+
+    Nothing a block computes is released except this index, which enters the
+    noisy vote. Ties go to the first candidate; a block where no candidate
+    has a score (no rows, fewer rows than folds, every fit failing) abstains.
+    """
+    means = _candidate_scores(candidates, X, y, cv, scoring)
+    return _ABSTAIN if np.all(means == -np.inf) else int(np.argmax(means))
+
+
+def _timed_block_vote(candidates, X, y, cv, scoring):
+    """:func:`_block_vote` and its wall time in seconds (for ``verbose``)."""
+    start = time.perf_counter()
+    vote = _block_vote(candidates, *indexable(X, y), cv, scoring)
+    return vote, time.perf_counter() - start
+
+
+# -- all blocks ---------------------------------------------------------------
+def _preferred_workers(candidates):
+    """Processes when the candidates can be sent to them, else threads.
+
+    Decided from the (public) candidates alone, after the charge: a candidate
+    that cannot be pickled (a process-local handle, say) runs in threads, not
+    failing the paid-for search in the workers.
+    """
+    try:
+        pickle.dumps(candidates)
+    except Exception:
+        return "threads"
+    return "processes"
+
+
+def block_votes(candidates, X, y, blocks, *, cv, scoring, n_jobs, progress):
+    """One vote per block, one joblib task per block.
+
+    The tasks prefer worker processes: the block fits are small and hold the
+    GIL for much of their time, so threads do not run them in parallel
+    (threads remain for candidates that cannot be pickled). Each
+    task receives its block's rows only and the candidates without an
+    accountant (a block fits under its own throw-away one); the votes come
+    back to this process, which prints the ``verbose`` lines (block number
+    and time, never the vote) as they arrive, in block order.
+    """
+    k = len(blocks)
+    candidates = [route_accountant(clone(c), None) for c in candidates]
+    calls = (
+        delayed(_timed_block_vote)(
+            candidates, _safe_indexing(X, idx), _safe_indexing(y, idx), cv, scoring
+        )
+        for idx in blocks
+    )
+    verbose = progress.verbose if progress.verbose > 2 else 0
+    parallel = Parallel(
+        n_jobs=n_jobs,
+        verbose=verbose,
+        prefer=_preferred_workers(candidates),
+        return_as="generator",
+    )
+    choices = []
+    # One BLAS thread per fit: the fits are small, and nested BLAS threads
+    # oversubscribe the cores (loky limits its workers the same way).
+    with threadpool_limits(limits=1, user_api="blas"):
+        for b, (vote, seconds) in enumerate(parallel(calls)):
+            progress(2, f"END block {b + 1}/{k}; total time={seconds:.1f}s")
+            choices.append(vote)
+    return choices
+
+
+def vote_histogram(choices, n_candidates):
+    """Votes per candidate; abstaining blocks add nothing.
+
+    Adding or removing one row changes one block's choice, so at most one
+    vote moves from one candidate to another (or to or from abstention): each
+    count changes by at most 1, in opposite directions (not monotone).
+    """
+    choices = np.asarray(choices, dtype=np.intp)
+    return np.bincount(choices[choices != _ABSTAIN], minlength=n_candidates)
+
+
+def select_by_votes(votes, epsilon, random_state):
+    """Permute-and-flip over the votes at the non-monotone scale ``2/ε``."""
+    return permute_and_flip(
+        votes, epsilon, sensitivity=1.0, monotonic=False, random_state=random_state
+    )
