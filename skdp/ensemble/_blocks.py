@@ -6,14 +6,13 @@ released models at predict time); nothing raises or warns on data (see
 """
 
 import math
-import warnings
-from contextlib import contextmanager
 from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
 
 from skdp.mechanisms._selection import _select_many
+from skdp.utils._warnings import silenced
 
 _TEMPLATE_ROWS_PER_CLASS = 2
 
@@ -51,23 +50,6 @@ def _average_blocks(outputs, n_blocks):
             "to exactly n_blocks blocks)."
         )
     return outputs.sum(axis=0) / n_blocks
-
-
-@contextmanager
-def _quiet():
-    """Silence warnings and floating-point errors of the work after a charge.
-
-    Whether a block fit warns (``ConvergenceWarning``, overflow) depends on
-    its rows, so a warning shown or raised (``-W error``) after the charge
-    would leak one bit. Every worker enters this context (warning filters
-    and numpy's error state are per process, and numpy's per thread), and so
-    does the caller around the whole parallel run, so threads that restore
-    their filters in any order never show a warning. Nothing is recorded or
-    counted: a count of failed blocks would itself be private.
-    """
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        yield
 
 
 # -- parameter layout of linear models ---------------------------------------
@@ -195,9 +177,9 @@ def _fit_blocks(estimator, X, y, codes, blocks, seeds, classes, layout):
     seed ``seeds[j]``. One task per worker, as scikit-learn's bagging does:
     ``X`` goes to a worker once, and each block is copied out of it only while
     it is fitted (memory: ``X`` plus one block per worker). Warnings are
-    silenced in the worker (see :func:`_quiet`).
+    silenced in the worker (see :func:`~skdp.utils._warnings.silenced`).
     """
-    with _quiet():
+    with silenced():
         return [
             _fit_block(
                 estimator,
@@ -245,7 +227,7 @@ def _vote_histogram(block_models, X, classes):
     """
     votes = np.zeros((X.shape[0], classes.size), dtype=np.int64)
     rows = np.arange(X.shape[0])
-    with _quiet():
+    with silenced():
         for model in block_models:
             codes = _block_votes(model, X, classes)
             voting = codes >= 0
@@ -301,7 +283,7 @@ def _block_prediction(model, X, space, n_outputs):
 def _block_predictions(block_models, X, space, n_outputs):
     """Projected predictions of every block, shape (n_blocks, n_rows, n_outputs)."""
     out = np.empty((len(block_models), X.shape[0], n_outputs))
-    with _quiet():
+    with silenced():
         for b, model in enumerate(block_models):
             out[b] = _block_prediction(model, X, space, n_outputs)
     return out

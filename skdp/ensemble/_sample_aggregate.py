@@ -31,7 +31,6 @@ from skdp.ensemble._blocks import (
     _fit_template,
     _Layout,
     _noisy_vote,
-    _quiet,
     _vote_histogram,
 )
 from skdp.ensemble._n_blocks import auto_n_blocks, noise_ratio, warn_if_noise_dominated
@@ -46,6 +45,7 @@ from skdp.mechanisms import check_random_source, laplace_mechanism
 from skdp.mechanisms._additive import additive_cost
 from skdp.utils._progress import Progress, plural
 from skdp.utils._validation import check_public_classes, validate_private_data
+from skdp.utils._warnings import silenced
 
 __all__ = ["SampleAggregateEstimator"]
 
@@ -593,7 +593,7 @@ class SampleAggregateEstimator(
         with (
             threadpool_limits(limits=1, user_api="blas"),
             config_context(assume_finite=True),
-            _quiet(),
+            silenced(),
         ):
             chunks = Parallel(
                 n_jobs=self.n_jobs,
@@ -615,7 +615,7 @@ class SampleAggregateEstimator(
         results = [result for chunk in chunks for result in chunk]
         if mode == "parameters":
             vectors = [space.centre if r is None else r for r in results]
-            with _quiet():
+            with silenced():
                 average = _average_blocks(space.project(np.stack(vectors)), k)
             noisy = _release_average(
                 average, space, k, self.epsilon, self.delta, source

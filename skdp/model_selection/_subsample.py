@@ -15,7 +15,6 @@ the fits themselves.
 
 import pickle
 import time
-import warnings
 from numbers import Number
 
 import numpy as np
@@ -31,6 +30,7 @@ from threadpoolctl import threadpool_limits
 from skdp.accounting import BudgetAccountant
 from skdp.mechanisms import permute_and_flip
 from skdp.model_selection._cost import route_accountant
+from skdp.utils._warnings import silenced
 
 __all__ = ["block_votes", "select_by_votes", "vote_histogram"]
 
@@ -139,8 +139,7 @@ def _candidate_scores(candidates, X, y, cv, scoring):
     scratch = BudgetAccountant()
     means = np.full(len(candidates), -np.inf)
     folds_by_key = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with silenced():
         for i, candidate in enumerate(candidates):
             model = route_accountant(clone(candidate), scratch)
             try:
@@ -215,7 +214,9 @@ def block_votes(candidates, X, y, blocks, *, cv, scoring, n_jobs, progress):
     choices = []
     # One BLAS thread per fit: the fits are small, and nested BLAS threads
     # oversubscribe the cores (loky limits its workers the same way).
-    with threadpool_limits(limits=1, user_api="blas"):
+    # silenced here too: with threads, the workers' own contexts restore the
+    # warning filters in any order (see silenced)
+    with threadpool_limits(limits=1, user_api="blas"), silenced():
         for b, (vote, seconds) in enumerate(parallel(calls)):
             progress(2, f"END block {b + 1}/{k}; total time={seconds:.1f}s")
             choices.append(vote)
