@@ -5,10 +5,21 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.exceptions import PTRRefusedWarning
+from skdp.utils._dask import is_dask_collection, transform_rows
 from skdp.utils._validation import validate_private_data
 from skdp.utils._warnings import warn_at_caller
 
 __all__ = ["AffineTransformMixin"]
+
+
+def affine_map(X, location, scale):
+    """``(X - location) / scale``: the transform of an affine estimator."""
+    return (X - location) / scale
+
+
+def inverse_affine_map(X, location, scale):
+    """``X * scale + location``: its inverse."""
+    return X * scale + location
 
 
 class AffineTransformMixin(TransformerMixin):
@@ -66,14 +77,17 @@ class AffineTransformMixin(TransformerMixin):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or Dask collection of shape (n_samples, n_features)
 
         Returns
         -------
-        X_transformed : ndarray of shape (n_samples, n_features)
+        X_transformed : ndarray or Dask array of shape (n_samples, n_features)
+            A lazy Dask array for a Dask input (see :ref:`dask`).
         """
         location, scale = self._affine_parameters()
-        return (validate_private_data(self, X, reset=False) - location) / scale
+        if is_dask_collection(X):
+            return transform_rows(self, X, affine_map, location, scale)
+        return affine_map(validate_private_data(self, X, reset=False), location, scale)
 
     def inverse_transform(self, X):
         """Undo :meth:`transform`: ``X * scale + location``.
@@ -87,4 +101,8 @@ class AffineTransformMixin(TransformerMixin):
         X_original : ndarray of shape (n_samples, n_features)
         """
         location, scale = self._affine_parameters()
-        return validate_private_data(self, X, reset=False) * scale + location
+        if is_dask_collection(X):
+            return transform_rows(self, X, inverse_affine_map, location, scale)
+        return inverse_affine_map(
+            validate_private_data(self, X, reset=False), location, scale
+        )

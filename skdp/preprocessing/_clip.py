@@ -16,7 +16,7 @@ from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import NoiseDominatedWarning
 from skdp.preprocessing._svt_clip import SVTClipSelector
-from skdp.utils._dask import is_dask_collection, validate_rows
+from skdp.utils._dask import is_dask_collection, transform_rows, validate_rows
 from skdp.utils._validation import check_bounds, validate_private_data
 from skdp.utils._warnings import warn_at_caller
 
@@ -252,19 +252,27 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or Dask collection of shape (n_samples, n_features)
 
         Returns
         -------
-        X_clipped : ndarray of shape (n_samples, n_features)
+        X_clipped : ndarray or Dask array of shape (n_samples, n_features)
+            A lazy Dask array for a Dask input (see :ref:`dask`).
         """
         check_is_fitted(self)
-        X = np.clip(
-            validate_private_data(self, X, reset=False), self.lower_, self.upper_
-        )
-        if self.norm == "l2":
-            X = clip_row_norms(X, self.max_norm)
-        return X
+        max_norm = self.max_norm if self.norm == "l2" else None
+        if is_dask_collection(X):
+            return transform_rows(
+                self, X, clip_features, self.lower_, self.upper_, max_norm
+            )
+        X = validate_private_data(self, X, reset=False)
+        return clip_features(X, self.lower_, self.upper_, max_norm)
+
+
+def clip_features(X, lower, upper, max_norm=None):
+    """Clip every feature to ``[lower, upper]``, then rows to ``max_norm``."""
+    X = np.clip(X, lower, upper)
+    return X if max_norm is None else clip_row_norms(X, max_norm)
 
 
 def clip_row_norms(X, max_norm):

@@ -23,7 +23,13 @@ from skdp.preprocessing._svt_search import (
     svt_bounds_statistic,
 )
 from skdp.sensitivity._soft_counts import soft_count_widths
-from skdp.utils._dask import ChunkedRows, row_statistic, validate_rows
+from skdp.utils._dask import (
+    ChunkedRows,
+    is_dask_collection,
+    row_statistic,
+    transform_rows,
+    validate_rows,
+)
 from skdp.utils._validation import check_per_feature, validate_private_data
 
 __all__ = [
@@ -449,12 +455,15 @@ class SVTClipSelector(
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or Dask collection of shape (n_samples, n_features)
 
         Returns
         -------
-        X_clipped : ndarray of shape (n_samples, n_features)
+        X_clipped : ndarray or Dask array of shape (n_samples, n_features)
+            A lazy Dask array for a Dask input (see :ref:`dask`).
         """
         check_is_fitted(self)
+        if is_dask_collection(X):
+            return transform_rows(self, X, np.clip, self.lower_, self.upper_)
         X = validate_private_data(self, X, reset=False)
         return np.clip(X, self.lower_, self.upper_)
