@@ -12,7 +12,9 @@ commands, each a fresh process:
   describing 2 columns at a time),
 
 and, for the fixed cost in each, starting Python and importing pandas, or
-importing skdp (which imports scikit-learn and SciPy).
+importing skdp's command line (numpy, SciPy's special functions and sparse
+matrices, joblib; not scikit-learn since describe calls the estimators'
+release functions directly).
 
 Wall time is the best of ``--repeats`` rounds and peak memory the largest
 maximum resident set size (``os.wait4``) over them; both include starting

@@ -1,24 +1,48 @@
-"""Private descriptive statistics of a table: the engine of ``skdp describe``."""
+"""Private descriptive statistics of a table: the engine of ``skdp describe``.
+
+Each column's statistics are the releases of :class:`~skdp.SVTClipSelector`,
+:class:`~skdp.PrivateMean` and :class:`~skdp.PrivateQuantile` with the
+parameters below, called as functions (``_svt_search``, ``_mean_release``,
+``_quantile_release``) rather than through the estimators: the same
+releases, seed for seed, without importing scikit-learn (about a second of a
+command's start-up).
+"""
 
 import numbers
 import sys
 import time
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from joblib import Parallel, delayed
 
 from skdp._csv import read_numeric_csv
-from skdp.accounting import PrivacyCost, default_accountant
+from skdp.accounting import default_accountant
 from skdp.accounting._accountant import check_accountant
 from skdp.accounting._composition import exact, split_budget
-from skdp.model_selection._cost import prepaid_accountant, route_accountant
-from skdp.preprocessing import PrivateMean, PrivateQuantile, SVTClipSelector
+from skdp.mechanisms import check_random_source
+from skdp.preprocessing._mean_release import (
+    mean_from_release,
+    mean_statistic,
+    plan_mean_release,
+    release_count_and_sums,
+)
+from skdp.preprocessing._quantile_release import (
+    candidate_grid,
+    check_quantile_levels,
+    permute_and_flip_release,
+)
+from skdp.preprocessing._svt_search import plan_svt_bounds, run_svt_bounds
+from skdp.sensitivity._quantile import candidate_cell_counts
 from skdp.utils._validation import check_bounds, check_epsilon
 
 __all__ = ["describe", "read_numeric_csv", "tail_share"]
 
 QUANTILES = (0.25, 0.5, 0.75)
+LEVELS = check_quantile_levels(QUANTILES)
+#: SVTClipSelector's default: the largest plausible magnitude of a value.
+UPPER_LIMIT = 1e9
 # Shares of a column's epsilon; without public bounds part goes to finding them.
 # The count is the one released with the mean (PrivateMean.count_), not a
 # separate charge.
@@ -44,10 +68,31 @@ def _ledger_items(plans):
     ]
 
 
-def _fit(estimator, epsilon, values):
-    """Fit under an accountant prepaid by the describe-wide charge."""
-    route_accountant(estimator, prepaid_accountant(PrivacyCost(epsilon)))
-    return estimator.fit(values.reshape(-1, 1))
+class _Releases(NamedTuple):
+    """The public plans of a column's releases, fixed before the charge.
+
+    ``svt``: the bound search of ``SVTClipSelector(epsilon_bounds)`` (default
+    parameters), or None for public bounds; ``mean``: the plan of
+    ``PrivateMean(epsilon_mean, bounds=...)`` (Laplace, one feature).
+    """
+
+    svt: object
+    mean: object
+
+
+def _plan_releases(plan):
+    """Validate a column's release parameters; raises before any charge."""
+    svt = None
+    if "bounds" in plan:
+        svt = plan_svt_bounds(
+            1,
+            plan["bounds"],
+            lower=None,
+            upper_limit=UPPER_LIMIT,
+            grid="geometric",
+            n_above=None,
+        )
+    return _Releases(svt, plan_mean_release(plan["mean"], 0.0, 1, "laplace"))
 
 
 def _seed_stream(random_state):
@@ -87,15 +132,42 @@ def tail_share(n_tail, count, mean, lower, upper):
     return min(1.0, n_tail * (upper - lower) / (count * (mean - lower)))
 
 
-def _private_bounds(values, epsilon, seed):
-    """``(lower, upper, n_tail)`` chosen by SVT; n_tail is public."""
-    selector = _fit(SVTClipSelector(epsilon, random_state=seed), epsilon, values)
-    lower, upper = float(selector.lower_[0]), float(selector.upper_[0])
+def _private_bounds(values, svt, seed):
+    """``(lower, upper, n_tail)`` chosen by SVT; n_tail is public.
+
+    :class:`~skdp.SVTClipSelector`'s fit on one column: the search of the
+    plan ``svt`` with the noise of ``seed``.
+    """
+    found = run_svt_bounds(values.reshape(-1, 1), svt, check_random_source(seed))
+    lower, upper = float(found[0][0]), float(found[1][0])
     if upper <= lower:  # a public rule on released values: never empty
         upper = lower + max(1.0, abs(lower)) * 1e-9
-    # both sides searched (lower < 0) halves each search's epsilon
-    n_tail = selector.n_above_ * (2 if lower < 0 else 1)
+    # the selector's n_above_; both sides searched (lower < 0) halves each
+    # search's epsilon
+    n_tail = svt.run_parameters(1, 1)[1] * (2 if lower < 0 else 1)
     return lower, upper, n_tail
+
+
+def _private_mean(values, plan, lower, upper, seed):
+    """``(count, mean)``: :class:`~skdp.PrivateMean`'s fit on one column
+    with public ``bounds=(lower, upper)`` and the release plan ``plan``."""
+    lower, upper = np.array([lower]), np.array([upper])
+    statistic = mean_statistic(values.reshape(-1, 1), lower, upper, plan.paired)
+    count, sums = release_count_and_sums(statistic, plan, check_random_source(seed))
+    return count, float(mean_from_release(count, sums, lower, upper)[0])
+
+
+def _private_quartiles(values, epsilon, lower, upper, seed):
+    """:class:`~skdp.PrivateQuantile`'s fit on one column: ``QUANTILES``
+    with ``bounds=(lower, upper)`` by permute-and-flip over the default
+    public grid (exact on tied values), ``epsilon`` split over the levels."""
+    source = check_random_source(seed)
+    grid = candidate_grid(None, np.array([lower]), np.array([upper]))[:, 0]
+    with np.errstate(all="ignore"):  # after the charge nothing may warn
+        counts = candidate_cell_counts(values, grid, lower, upper)
+        return permute_and_flip_release(
+            counts, grid, LEVELS, epsilon / LEVELS.size, source
+        )
 
 
 def _column_seeds(random_state, plans):
@@ -109,9 +181,9 @@ def _column_seeds(random_state, plans):
     }
 
 
-def _timed_column(values, plan, public_bounds, seeds, label, verbose):
+def _timed_column(values, plan, releases, public_bounds, seeds, label, verbose):
     start = time.monotonic()
-    row = _describe_column(values, plan, public_bounds, iter(seeds))
+    row = _describe_column(values, plan, releases, public_bounds, iter(seeds))
     row["epsilon"] = float(sum(exact(e) for e in plan.values()))
     if verbose > 0:
         print(
@@ -122,30 +194,16 @@ def _timed_column(values, plan, public_bounds, seeds, label, verbose):
     return row
 
 
-def _describe_column(values, plan, public_bounds, seeds):
+def _describe_column(values, plan, releases, public_bounds, seeds):
     if public_bounds is None:
-        lower, upper, n_tail = _private_bounds(values, plan["bounds"], next(seeds))
+        lower, upper, n_tail = _private_bounds(values, releases.svt, next(seeds))
     else:
         (lower, upper), n_tail = public_bounds, None
-    mean = _fit(
-        PrivateMean(plan["mean"], bounds=(lower, upper), random_state=next(seeds)),
-        plan["mean"],
-        values,
-    )
-    quantiles = _fit(
-        PrivateQuantile(
-            QUANTILES,
-            epsilon=plan["quantiles"],
-            bounds=(lower, upper),
-            method="permute_and_flip",  # a public grid: exact on tied values
-            random_state=next(seeds),
-        ),
-        plan["quantiles"],
-        values,
-    ).quantiles_[:, 0]
+    count, mean = _private_mean(values, releases.mean, lower, upper, next(seeds))
+    quantiles = _private_quartiles(values, plan["quantiles"], lower, upper, next(seeds))
     row = {
-        "count": max(0, round(float(mean.count_))),
-        "mean": float(mean.mean_[0]),
+        "count": max(0, round(float(count))),
+        "mean": mean,
         "median": float(quantiles[1]),
         "iqr": float(max(quantiles[2] - quantiles[0], 0.0)),
         "lower": lower,
@@ -238,11 +296,13 @@ def describe(
     carries the row count, reported as ``count`` at no extra cost) and 40%
     for the quartiles (:class:`~skdp.PrivateQuantile`); with public bounds
     the bound share goes to the others (50/50). Everything is released by
-    skdp's estimators and mechanisms and is ``epsilon``-DP in total under
-    add/remove of one row.
+    the release functions of these estimators (the same releases as their
+    ``fit``, seed for seed) and is ``epsilon``-DP in total under add/remove
+    of one row.
     The number of columns, their names, and whether a column has any value
-    at all are public (the schema): like non-finite input, they are checked
-    before anything is charged. A column with no value (all NaN) is left
+    at all are public (the schema): like non-finite input and the release
+    parameters (an ``epsilon`` too small for the bound search's noise), they
+    are checked before anything is charged. A column with no value (all NaN) is left
     out with a ``UserWarning``, and ``d`` counts the described columns.
 
     Examples
@@ -280,6 +340,7 @@ def describe(
         name: _column_plan(eps, public.get(name))
         for name, eps in zip(columns, per_column, strict=True)
     }
+    releases = {name: _plan_releases(plan) for name, plan in plans.items()}
     if accountant is None:
         accountant = default_accountant()
     check_accountant(accountant)
@@ -297,6 +358,7 @@ def describe(
         delayed(_timed_column)(
             values,
             plans[name],
+            releases[name],
             public.get(name),
             seeds[name],
             f"column {i} of {len(columns)} ({name!r})",

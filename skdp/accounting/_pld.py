@@ -36,7 +36,6 @@ import math
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr
-from scipy.stats import binom
 
 from skdp.accounting._composition import largest_float_where, smallest_float_where
 
@@ -66,6 +65,8 @@ def _gaussian_curve(t, mu, margin=_MARGIN):
 
 def _binomial_atoms(epsilon, count):
     """Loss values ``ε(2b - k)`` and their probabilities; the pruned mass."""
+    from scipy.stats import binom  # here: scipy.stats takes 0.5 s to import
+
     b = np.arange(count + 1)
     p = binom.pmf(b, count, 1.0 / (1.0 + math.exp(-epsilon)))
     keep = p >= _PRUNE

@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-from scipy.stats import norm
 
 from skdp.mechanisms._gaussian import (
     analytic_gaussian_sigma,
@@ -59,6 +58,8 @@ def additive_noise_bound(alpha, l1_sensitivity, l2_sensitivity, epsilon, delta):
     percent to cover both.
     """
     if delta > 0:
+        from scipy.stats import norm  # here: scipy.stats takes 0.5 s to import
+
         sigma = analytic_gaussian_sigma(l2_sensitivity, epsilon, delta)
         return 1.01 * sigma * float(norm.isf(alpha / 2))
     return 1.01 * (l1_sensitivity / epsilon) * math.log(1.0 / alpha)

@@ -1,31 +1,27 @@
-"""Private transformers: clipping, centring and scaling."""
+"""Private transformers: clipping, centring and scaling.
 
-from skdp.preprocessing._clip import DPClipper
-from skdp.preprocessing._discretization import PrivateKBinsDiscretizer
-from skdp.preprocessing._encoders import PrivateOneHotEncoder
-from skdp.preprocessing._histogram import PrivateHistogram
-from skdp.preprocessing._iqr import IQRScale
-from skdp.preprocessing._mean import PrivateMean
-from skdp.preprocessing._minmax import PrivateMinMaxScaler
-from skdp.preprocessing._ptr import PTRMedian
-from skdp.preprocessing._quantile import PrivateQuantile
-from skdp.preprocessing._robust import PrivateRobustScaler
-from skdp.preprocessing._smooth import SmoothSensitivityMedian
-from skdp.preprocessing._standard import PrivateStandardScaler
-from skdp.preprocessing._svt_clip import SVTClipSelector
+Imported on first use (:mod:`skdp._lazy`): the estimators import
+scikit-learn, which the release functions that ``skdp describe`` uses
+(``_svt_search``, ``_mean_release``, ``_quantile_release``) do not need.
+"""
 
-__all__ = [
-    "DPClipper",
-    "IQRScale",
-    "PTRMedian",
-    "PrivateHistogram",
-    "PrivateKBinsDiscretizer",
-    "PrivateMean",
-    "PrivateMinMaxScaler",
-    "PrivateOneHotEncoder",
-    "PrivateQuantile",
-    "PrivateRobustScaler",
-    "PrivateStandardScaler",
-    "SVTClipSelector",
-    "SmoothSensitivityMedian",
-]
+from skdp._lazy import attach
+
+__getattr__, __dir__, __all__ = attach(
+    __name__,
+    {
+        "skdp.preprocessing._clip": ["DPClipper"],
+        "skdp.preprocessing._discretization": ["PrivateKBinsDiscretizer"],
+        "skdp.preprocessing._encoders": ["PrivateOneHotEncoder"],
+        "skdp.preprocessing._histogram": ["PrivateHistogram"],
+        "skdp.preprocessing._iqr": ["IQRScale"],
+        "skdp.preprocessing._mean": ["PrivateMean"],
+        "skdp.preprocessing._minmax": ["PrivateMinMaxScaler"],
+        "skdp.preprocessing._ptr": ["PTRMedian"],
+        "skdp.preprocessing._quantile": ["PrivateQuantile"],
+        "skdp.preprocessing._robust": ["PrivateRobustScaler"],
+        "skdp.preprocessing._smooth": ["SmoothSensitivityMedian"],
+        "skdp.preprocessing._standard": ["PrivateStandardScaler"],
+        "skdp.preprocessing._svt_clip": ["SVTClipSelector"],
+    },
+)

@@ -3,7 +3,6 @@
 from numbers import Real
 from typing import NamedTuple
 
-import numpy as np
 from sklearn.base import (
     BaseEstimator,
     OneToOneFeatureMixin,
@@ -15,195 +14,38 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
-from skdp.mechanisms._additive import (
-    additive_cost,
-    additive_noise_bound,
-    additive_noise_variance,
-    additive_release,
-)
 from skdp.preprocessing._affine import AffineTransformMixin
+from skdp.preprocessing._mean_release import (  # some re-exported, as before
+    MeanRelease,  # noqa: F401
+    check_mechanism_delta,
+    mean_budget_split,  # noqa: F401
+    mean_from_release,
+    mean_statistic,
+    plan_mean_release,
+    ratio_interval,
+    release_count_and_sums,
+)
 from skdp.preprocessing._svt_clip import (
     plan_svt_bounds,
     run_svt_bounds,
     search_svt_bounds,
 )
-from skdp.sensitivity import (
-    centre_and_radius,
-    exact_centred_sums,
-    exact_count,
-    exact_split_sums,
-)
-from skdp.sensitivity._mean import per_feature_sensitivities
+from skdp.sensitivity import centre_and_radius
 from skdp.utils._dask import ChunkedRows, row_statistic, validate_rows
 from skdp.utils._validation import check_bounds
 
 __all__ = ["PrivateMean"]
 
 
-def mean_budget_split(epsilon, delta, n_features, mechanism):
-    """Public split of (epsilon, delta) between the row count and the sums.
-
-    Returns ``((eps_count, delta_count), (eps_sums, delta_sums))``.
-    """
-    # Error of each mean ~ sqrt(sum_noise**2 + count_noise**2) with the sums'
-    # sensitivity growing like d (Laplace, L1) or sqrt(d) (Gaussian, L2) and the
-    # count's fixed at 1; minimising it gives eps_sums/eps_count = d**(2/3)
-    # (Laplace) or d**(1/3) (Gaussian). For one feature: half and half.
-    power = 2.0 / 3.0 if mechanism == "laplace" else 1.0 / 3.0
-    weight = n_features**power
-    eps_count = epsilon / (1.0 + weight)
-    return (eps_count, delta / 2.0), (epsilon - eps_count, delta - delta / 2.0)
-
-
-class MeanRelease(NamedTuple):
-    """The public plan of one mean release (fixed before any data is read).
-
-    ``paired``: one vector of the normalised split sums (count and sums
-    together) with the whole budget; otherwise the count and the centred sums
-    separately with the budgets of :func:`mean_budget_split`.
-    """
-
-    paired: bool
-    epsilon: float
-    delta: float
-    n_features: int
-    mechanism: str
-
-    def cost_items(self):
-        """Ledger items ``(label, PrivacyCost)``; they sum to the budget."""
-        if self.paired:
-            cost = additive_cost(self.epsilon, self.delta)
-            return [("row count and clipped sums", cost)]
-        (eps_n, delta_n), (eps_s, delta_s) = self.split()
-        return [
-            ("row count", additive_cost(eps_n, delta_n)),
-            ("clipped sums", additive_cost(eps_s, delta_s)),
-        ]
-
-    def split(self):
-        """``((eps_count, delta_count), (eps_sums, delta_sums))`` when separate."""
-        return mean_budget_split(
-            self.epsilon, self.delta, self.n_features, self.mechanism
-        )
-
-    def worst_case_variance(self):
-        """Noise variance of one feature's count and centred sum, added.
-
-        In data units a mean's error is about ``r (e_S - ρ e_n) / n`` with
-        ``ρ = (μ - c)/r`` in [-1, 1]; this is its variance at ``|ρ| = 1``,
-        over ``(r/n)²``.
-        """
-        d = self.n_features
-        if self.paired:
-            # S_j = u_j - v_j and the count averaged over the d pairs
-            pair = additive_noise_variance(
-                *per_feature_sensitivities(d), self.epsilon, self.delta
-            )
-            return 2 * pair + 2 * pair / d
-        (eps_n, delta_n), (eps_s, delta_s) = self.split()
-        return additive_noise_variance(
-            *per_feature_sensitivities(d), eps_s, delta_s
-        ) + additive_noise_variance(1.0, 1.0, eps_n, delta_n)
-
-    def noise_margins(self, alpha):
-        """Margins on the count and on each centred sum, all holding w.p. 1 - α.
-
-        A union bound over the released coordinates: paired, ``2d`` split
-        sums each within ``t`` give ``2t`` on every ``S_j = u_j - v_j`` and on
-        the count (a mean of ``u_j + v_j``); separate, the count and the
-        ``d`` sums with ``α / (d + 1)`` each.
-        """
-        d = self.n_features
-        if self.paired:
-            t = additive_noise_bound(
-                alpha / (2 * d), *per_feature_sensitivities(d), self.epsilon, self.delta
-            )
-            return 2 * t, 2 * t
-        (eps_n, delta_n), (eps_s, delta_s) = self.split()
-        share = alpha / (d + 1)
-        return (
-            additive_noise_bound(share, 1.0, 1.0, eps_n, delta_n),
-            additive_noise_bound(share, *per_feature_sensitivities(d), eps_s, delta_s),
-        )
-
-
-def ratio_interval(sums, count, sum_margin, count_margin):
-    """Range of ``S / n`` over ``|S - sums| <= sum_margin``, ``|n - count| <=
-    count_margin``, clipped to [-1, 1]; the whole of it if ``n`` may be 0."""
-    low_count, high_count = count - count_margin, count + count_margin
-    if low_count <= 0:
-        return np.full(sums.shape, -1.0), np.full(sums.shape, 1.0)
-    low, high = sums - sum_margin, sums + sum_margin
-    low = np.where(low >= 0, low / high_count, low / low_count)
-    high = np.where(high >= 0, high / low_count, high / high_count)
-    return np.clip(low, -1, 1), np.clip(high, -1, 1)
-
-
-def plan_mean_release(epsilon, delta, n_features, mechanism):
-    """Choose, from public quantities only, how the count and sums are released.
-
-    Returns the :class:`MeanRelease` with the smaller worst-case variance:
-    the paired release for few features, the separate one for many (see
-    :class:`PrivateMean`, Notes).
-    """
-    plans = [
-        MeanRelease(paired, epsilon, delta, n_features, mechanism)
-        for paired in (True, False)
-    ]
-    return min(plans, key=MeanRelease.worst_case_variance)
-
-
-def count_and_centred_sums(X, lower, upper):
-    """The exact row count and centred sums, as one additive statistic."""
-    return exact_count(X), exact_centred_sums(X, lower, upper)
-
-
 def noisy_count_and_sums(X, lower, upper, plan, source):
     """Noisy row count (a float) and noisy centred sums, shape (n_features,).
 
-    The mechanism follows ``plan.delta``: Laplace when it is 0, Gaussian
-    otherwise (``PrivateMean`` checks that this matches ``mechanism``). ``X``
-    is in memory or a Dask input (:func:`~skdp.utils._dask.row_statistic`).
+    :func:`~skdp.preprocessing._mean_release.release_count_and_sums` of the
+    exact statistic of ``X``, in memory or a Dask input
+    (:func:`~skdp.utils._dask.row_statistic`).
     """
-    d = X.shape[1]
-    if plan.paired:
-        pairs = row_statistic(X, exact_split_sums, lower, upper)
-        noisy = additive_release(
-            pairs, *per_feature_sensitivities(d), plan.epsilon, plan.delta, source
-        )
-        return float(noisy.sum(axis=0).mean()), noisy[0] - noisy[1]
-    (eps_n, delta_n), (eps_s, delta_s) = plan.split()
-    exact_n, sums = row_statistic(X, count_and_centred_sums, lower, upper)
-    count = additive_release(exact_n, 1.0, 1.0, eps_n, delta_n, source)
-    noisy_sums = additive_release(
-        sums, *per_feature_sensitivities(d), eps_s, delta_s, source
-    )
-    return float(count), noisy_sums
-
-
-def mean_from_release(noisy_count, noisy_sums, lower, upper):
-    """The means, post-processing of a noisy count and noisy centred sums.
-
-    A data-independent rule keeps them finite and inside the bounds: the
-    denominator is ``max(noisy_count, 1)`` and the result is clipped.
-    """
-    centre, radius = centre_and_radius(lower, upper)
-    ratio = np.clip(noisy_sums / max(noisy_count, 1.0), -1, 1)
-    return np.clip(centre + radius * ratio, lower, upper)
-
-
-def check_mechanism_delta(mechanism, delta):
-    """Refuse a mechanism that does not match ``delta`` (before any charge)."""
-    if mechanism == "gaussian" and delta == 0:
-        raise ValueError(
-            "mechanism='gaussian' needs delta > 0; use mechanism='laplace' "
-            "for pure epsilon-DP."
-        )
-    if mechanism == "laplace" and delta != 0:
-        raise ValueError(
-            f"mechanism='laplace' is pure epsilon-DP and spends no delta; got "
-            f"delta={delta}. Set delta=0 or use mechanism='gaussian'."
-        )
+    statistic = row_statistic(X, mean_statistic, lower, upper, plan.paired)
+    return release_count_and_sums(statistic, plan, source)
 
 
 class BoundsPlan(NamedTuple):

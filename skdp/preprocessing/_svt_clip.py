@@ -1,7 +1,6 @@
 """Clipping bounds chosen privately by the sparse vector technique."""
 
 from numbers import Real
-from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import (
@@ -15,14 +14,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
-from skdp.mechanisms._laplace import _laplace_grid
-from skdp.mechanisms._svt import check_svt_feasible
 from skdp.preprocessing._svt_search import (
+    _THRESHOLD_SHARE,
+    plan_svt_bounds,
     release_svt_bounds,
     run_svt_bounds,
+    svt_bound_widths,
     svt_bounds_statistic,
 )
-from skdp.sensitivity._soft_counts import soft_count_widths
 from skdp.utils._dask import (
     ChunkedRows,
     is_dask_collection,
@@ -30,7 +29,7 @@ from skdp.utils._dask import (
     transform_rows,
     validate_rows,
 )
-from skdp.utils._validation import check_per_feature, validate_private_data
+from skdp.utils._validation import validate_private_data
 
 __all__ = [
     "SVTClipSelector",
@@ -41,172 +40,6 @@ __all__ = [
     "svt_bound_widths",
     "svt_bounds_statistic",
 ]
-
-# Default public grid: widths from upper_limit * 2**-40 to upper_limit, a
-# factor 2**(1/4) (about 19%) apart: 161 candidates.
-_GRID_OCTAVES = 40
-# Default threshold n_above = 3 / (threshold_share * epsilon_run): three
-# scales of the threshold noise (see the class Notes).
-_NOISE_SCALES = 3.0
-_GRID_STEPS_PER_OCTAVE = 4
-# Default share of a search's epsilon spent on the threshold noise (Lyu-Su-Li
-# eps1 / eps): 0.8 makes the runaway tail decay like K**-4 (class Notes).
-_THRESHOLD_SHARE = 0.8
-# With lower=None: share of the bound budget spent on the sign test (class
-# Notes); the test's threshold is in _svt_search.
-_SIGN_SHARE = 0.15
-
-
-def svt_bound_widths(grid, upper_limit):
-    """The public, increasing candidate distances from the origin.
-
-    Parameters
-    ----------
-    grid : "geometric" or array-like of shape (n_candidates,)
-        "geometric": ``upper_limit * 2**(-k/4)`` for k = 160, ..., 0. An
-        array: strictly increasing positive distances, used as given.
-    upper_limit : float
-        The largest plausible distance of a value from the origin (public).
-
-    Returns
-    -------
-    widths : ndarray of shape (n_candidates,)
-    """
-    if isinstance(grid, str):
-        steps = _GRID_OCTAVES * _GRID_STEPS_PER_OCTAVE
-        exponents = -np.arange(steps, -1, -1) / _GRID_STEPS_PER_OCTAVE
-        return upper_limit * np.exp2(exponents)
-    widths = np.asarray(grid, dtype=float)
-    if (
-        widths.ndim != 1
-        or widths.size < 2
-        or not np.all(np.isfinite(widths))
-        or widths[0] <= 0
-        or np.any(np.diff(widths) <= 0)
-    ):
-        raise ValueError(
-            "grid must be 'geometric' or a 1-D array of at least 2 strictly "
-            "increasing, positive, finite distances from the origin."
-        )
-    return widths
-
-
-class SVTBoundsPlan(NamedTuple):
-    """Everything public about one bound search, fixed before any data.
-
-    ``two_sided`` means the lower bound is not public: a sign test (budget
-    ``epsilon_sign``) then decides per feature which sides are searched with
-    the budget ``epsilon_search``.
-    """
-
-    origin: np.ndarray
-    widths: np.ndarray
-    two_sided: bool
-    epsilon_sign: float
-    epsilon_search: float
-    n_above: float | None
-    threshold_share: float
-
-    def cost_items(self, epsilon):
-        """Ledger items ``(label, epsilon, delta)``; they sum to ``epsilon``."""
-        if not self.two_sided:
-            return [("upper bounds (SVT)", epsilon, 0.0)]
-        return [
-            ("bounds sign test (Laplace counts)", self.epsilon_sign, 0.0),
-            ("bounds (SVT)", epsilon - self.epsilon_sign, 0.0),
-        ]
-
-    def run_parameters(self, n_features, n_sides):
-        """``(epsilon_run, n_above)`` of one AboveThreshold run."""
-        epsilon_run = self.epsilon_search / (n_features * n_sides)
-        if self.n_above is not None:
-            return epsilon_run, self.n_above
-        return epsilon_run, _NOISE_SCALES / (self.threshold_share * epsilon_run)
-
-
-def plan_svt_bounds(
-    n_features,
-    epsilon,
-    *,
-    lower,
-    upper_limit,
-    grid,
-    n_above,
-    threshold_share=_THRESHOLD_SHARE,
-):
-    """Validate the public parameters of a search and fix its budget split.
-
-    Raises before anything is charged when a parameter is invalid.
-    """
-    widths = svt_bound_widths(grid, float(upper_limit))
-    if lower is None:
-        origin = np.zeros(n_features)
-    else:
-        origin = check_per_feature(lower, n_features, "lower")
-    two_sided = lower is None
-    epsilon_sign = _SIGN_SHARE * epsilon if two_sided else 0.0
-    plan = SVTBoundsPlan(
-        origin,
-        widths,
-        two_sided,
-        epsilon_sign,
-        epsilon - epsilon_sign,
-        None if n_above is None else float(n_above),
-        float(threshold_share),
-    )
-    _check_feasible(plan, n_features, epsilon)
-    return plan
-
-
-def _check_feasible(plan, n_features, epsilon):
-    """Raise before the charge if the search cannot run on any data.
-
-    Everything checked is public: the noise of the sign test and of every
-    AboveThreshold run must be representable (a tiny ε makes its scale
-    overflow the float range), and the candidate bounds ``origin ± widths``
-    must be finite and strictly increasing doubles (near ±1.8e308 they
-    overflow or collapse onto the origin, and the search would return
-    ``lower_ == upper_``), also as the soft counts compute their widths
-    (:func:`~skdp.sensitivity._soft_counts.soft_count_widths`).
-    """
-    problem = None
-    try:
-        if plan.two_sided:
-            _laplace_grid(float(n_features), plan.epsilon_sign, 2 * n_features)
-        for n_sides in (1, 2) if plan.two_sided else (1,):
-            epsilon_run, n_above = plan.run_parameters(n_features, n_sides)
-            check_svt_feasible(
-                epsilon_run,
-                -n_above,
-                monotonic=True,
-                threshold_share=plan.threshold_share,
-            )
-    except (ValueError, OverflowError, ZeroDivisionError) as exc:
-        problem = f"the noise cannot be represented ({exc})"
-    if problem is None:
-        with np.errstate(over="ignore", invalid="ignore"):
-            for sign in (1.0, -1.0) if plan.two_sided else (1.0,):
-                candidates = sign * plan.origin[:, None] + plan.widths
-                steps = np.diff(candidates, axis=1)
-                if not (
-                    np.all(np.isfinite(candidates))
-                    and np.all(candidates[:, 0] > sign * plan.origin)
-                    and np.all(steps > 0)
-                    and all(np.all(soft_count_widths(c) > 0) for c in candidates)
-                ):
-                    problem = (
-                        "the candidate bounds origin + widths overflow or "
-                        "collapse onto the origin in floating point (lower is "
-                        "too close to the float limit for upper_limit, or "
-                        "subnormal candidates merge when a grid reaching the "
-                        "float limit is halved)"
-                    )
-    if problem is not None:
-        raise ValueError(
-            f"SVTClipSelector cannot search bounds with epsilon={epsilon!r} over "
-            f"{n_features} feature(s): {problem}. Nothing was charged. Use a "
-            "larger epsilon, or a lower/upper_limit well inside the float range."
-        )
 
 
 def search_svt_bounds(X, plan, source):

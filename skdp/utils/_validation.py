@@ -9,7 +9,6 @@ from numbers import Real
 
 import numpy as np
 from scipy import sparse
-from sklearn.utils.validation import validate_data
 
 __all__ = [
     "check_bounds",
@@ -365,6 +364,10 @@ def validate_private_data(estimator, X, y="no_validation", *, reset=True, **kwar
     ...
     ValueError: Input X contains NaN or inf in column 1; ...
     """
+    # here, not at the top: the accounting and ``skdp describe`` import this
+    # module, and scikit-learn (with its SciPy stats and pandas) takes a second
+    from sklearn.utils.validation import validate_data
+
     kwargs.setdefault("dtype", np.float64)
     out = validate_data(estimator, X, y, reset=reset, ensure_all_finite=False, **kwargs)
     X_checked = out[0] if isinstance(out, tuple) else out

@@ -12,6 +12,7 @@ from skdp.audit import assert_dp, audit_mechanism
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing import PrivateMean
 from skdp.preprocessing import _mean as mean_module
+from skdp.preprocessing import _mean_release as release_module
 from skdp.preprocessing._mean import (
     MeanRelease,
     mean_budget_split,
@@ -333,8 +334,8 @@ def test_audit_private_mean_passes(release_name, row, monkeypatch):
 
 
 def test_audit_catches_a_missing_clip(release, monkeypatch):
-    monkeypatch.setattr(mean_module, "exact_centred_sums", unclipped_sums)
-    monkeypatch.setattr(mean_module, "exact_split_sums", unclipped_split_sums)
+    monkeypatch.setattr(release_module, "exact_centred_sums", unclipped_sums)
+    monkeypatch.setattr(release_module, "exact_split_sums", unclipped_split_sums)
     far = np.vstack([D0, [[50.0]]])
     mutant = audit_mechanism(fit_mean, D0, far, **AUDIT)
     assert mutant.epsilon_lower_bound > 2 * EPS

@@ -15,6 +15,7 @@ from skdp.mechanisms._quantile_sampling import (
     uniform_grid_points,
 )
 from skdp.preprocessing import _quantile as quantile_module
+from skdp.preprocessing import _quantile_release as release_module
 from skdp.preprocessing._quantile import (
     PrivateQuantile,
     exponential_release,
@@ -161,7 +162,7 @@ def test_window_gives_the_full_selection_distribution(q, scale, kind):
 
     full_first, full_counts, full_scores = grid_score_classes(column, -3.0, 5.0, k, q)
     full = law(full_first, full_counts, np.log(full_counts) + scale * full_scores)
-    window = law(*quantile_module._windowed_classes(column, -3.0, 5.0, k, q, scale))
+    window = law(*release_module._windowed_classes(column, -3.0, 5.0, k, q, scale))
     for first, p in full.items():
         assert window.get(first, 0.0) == pytest.approx(p, rel=1e-9, abs=1e-300)
 
@@ -560,7 +561,7 @@ def test_audit_permute_and_flip_passes(d0, d1):
 @pytest.mark.parametrize("runs", [smith_runs, pf_runs])
 def test_audit_catches_the_monotone_scale(monkeypatch, runs):
     # exact loss of the mutant here: about 1.9 (permute-and-flip), 1.75 (EM)
-    monkeypatch.setattr(quantile_module, "quantile_score_sensitivity", half_sensitivity)
+    monkeypatch.setattr(release_module, "quantile_score_sensitivity", half_sensitivity)
     d0, d1 = (SMITH_PAIRS if runs is smith_runs else PF_PAIRS)[0]
     mutant = audit_mechanism(runs, d0, d1, **AUDIT)
     assert mutant.epsilon_lower_bound > 1.25 * EPS
@@ -570,7 +571,7 @@ def test_audit_catches_weights_without_class_sizes(monkeypatch):
     # a new row 0.001 creates the class (0, 0.001) of ~2**23 grid points out
     # of ~2**33; weighted as one point per class it takes a large share of
     # the mass instead of 0.04%
-    monkeypatch.setattr(quantile_module, "grid_score_classes", classes_without_counts)
+    monkeypatch.setattr(release_module, "grid_score_classes", classes_without_counts)
     mutant = audit_mechanism(smith_runs, [1.0], [0.001, 1.0], **AUDIT)
     assert mutant.epsilon_lower_bound > 3 * EPS
     monkeypatch.undo()
