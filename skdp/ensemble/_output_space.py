@@ -5,9 +5,7 @@ from numbers import Real
 
 import numpy as np
 
-from skdp.mechanisms._additive import additive_release
-from skdp.mechanisms._gaussian import _gaussian_grid, _sigma_ratio
-from skdp.mechanisms._laplace import _laplace_grid
+from skdp.mechanisms._additive import additive_release, additive_release_problem
 from skdp.sensitivity import float_average_error
 from skdp.utils._validation import check_bounds
 
@@ -34,13 +32,7 @@ def _check_release_feasible(space, n_blocks, epsilon, delta, size, output_bounds
     elif not (math.isfinite(l1) and math.isfinite(l2) and l1 > 0 and l2 > 0):
         problem = "the sensitivity (diameter of output_bounds / n_blocks) is not finite"
     else:
-        try:
-            if delta > 0:
-                _gaussian_grid(l2, _sigma_ratio(epsilon, delta), size)
-            else:
-                _laplace_grid(l1, epsilon, size)
-        except (ValueError, OverflowError) as exc:
-            problem = str(exc)
+        problem = additive_release_problem(l1, l2, epsilon, delta, size)
     if problem is not None:
         raise ValueError(
             f"SampleAggregateEstimator cannot release {size} noisy value(s) with "

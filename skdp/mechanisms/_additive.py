@@ -5,11 +5,13 @@ import math
 import numpy as np
 
 from skdp.mechanisms._gaussian import (
+    _gaussian_grid,
+    _sigma_ratio,
     analytic_gaussian_sigma,
     gaussian_cost,
     gaussian_mechanism,
 )
-from skdp.mechanisms._laplace import laplace_cost, laplace_mechanism
+from skdp.mechanisms._laplace import _laplace_grid, laplace_cost, laplace_mechanism
 
 
 def additive_cost(epsilon, delta):
@@ -38,6 +40,23 @@ def additive_release(value, l1_sensitivity, l2_sensitivity, epsilon, delta, sour
     else:
         noisy = laplace_mechanism(value, l1_sensitivity, epsilon, random_state=source)
     return np.asarray(noisy, dtype=float)
+
+
+def additive_release_problem(l1_sensitivity, l2_sensitivity, epsilon, delta, size):
+    """Why :func:`additive_release` of ``size`` values cannot run, or None.
+
+    Public: the noise grid must be representable for these sensitivities,
+    budget and size (a tiny ε makes the scale overflow). Callers check it
+    before they charge, so that the release cannot fail after the charge.
+    """
+    try:
+        if delta > 0:
+            _gaussian_grid(l2_sensitivity, _sigma_ratio(epsilon, delta), size)
+        else:
+            _laplace_grid(l1_sensitivity, epsilon, size)
+    except (ValueError, OverflowError, ZeroDivisionError) as exc:
+        return str(exc)
+    return None
 
 
 def additive_noise_variance(l1_sensitivity, l2_sensitivity, epsilon, delta):

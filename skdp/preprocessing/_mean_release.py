@@ -17,6 +17,7 @@ from skdp.mechanisms._additive import (
     additive_noise_bound,
     additive_noise_variance,
     additive_release,
+    additive_release_problem,
 )
 from skdp.sensitivity import (
     centre_and_radius,
@@ -76,6 +77,17 @@ class MeanRelease(NamedTuple):
         return [
             ("row count", additive_cost(eps_n, delta_n)),
             ("clipped sums", additive_cost(eps_s, delta_s)),
+        ]
+
+    def releases(self):
+        """``(l1, l2, epsilon, delta, size)`` of each additive release."""
+        d = self.n_features
+        if self.paired:
+            return [(*per_feature_sensitivities(d), self.epsilon, self.delta, 2 * d)]
+        (eps_n, delta_n), (eps_s, delta_s) = self.split()
+        return [
+            (1.0, 1.0, eps_n, delta_n, 1),
+            (*per_feature_sensitivities(d), eps_s, delta_s, d),
         ]
 
     def split(self):
@@ -148,7 +160,19 @@ def plan_mean_release(epsilon, delta, n_features, mechanism):
         MeanRelease(paired, epsilon, delta, n_features, mechanism)
         for paired in (True, False)
     ]
-    return min(plans, key=MeanRelease.worst_case_variance)
+    try:
+        plan = min(plans, key=MeanRelease.worst_case_variance)
+    except OverflowError:  # a noise scale beyond the floats: checked next
+        plan = plans[0]
+    for release in plan.releases():
+        problem = additive_release_problem(*release)
+        if problem is not None:
+            raise ValueError(
+                f"The mean of {n_features} feature(s) cannot be released with "
+                f"epsilon={epsilon!r} and delta={delta!r}: {problem} Nothing was "
+                "charged. Use a larger epsilon."
+            )
+    return plan
 
 
 def count_and_centred_sums(X, lower, upper):

@@ -369,3 +369,15 @@ def test_confidence_interval_when_the_count_may_be_zero():
     est = PrivateMean(0.01, bounds=(0, 10), random_state=0).fit(np.ones((2, 1)))
     low, high = est.confidence_interval()
     assert (low[0], high[0]) == (0.0, 10.0)
+
+
+@pytest.mark.parametrize("epsilon", [1e-30, 1e-300])
+@pytest.mark.parametrize("n_features", [1, 8])  # the paired and separate plans
+def test_a_release_that_cannot_be_represented_is_refused_before_the_charge(
+    epsilon, n_features
+):
+    acc = BudgetAccountant()
+    est = PrivateMean(epsilon, bounds=(0, 1), accountant=acc)
+    with pytest.raises(ValueError, match=r"cannot be released.*Nothing was charged"):
+        est.fit(np.ones((5, n_features)))
+    assert acc.total() == (0.0, 0.0)
