@@ -84,6 +84,8 @@ STEPS = [
         no_dpl=["--no-dpl"],
     ),
     Step("bench_dask.py", ["--repeat", "5"]),
+    Step("bench_describe.py", ["--repeats", "5"]),
+    Step("bench_search_speed.py", ["--repeats", "5"]),
     Step(
         "bench_model_selection.py",
         ["--repeats", "15", "--holdout-repeats", "8"],
