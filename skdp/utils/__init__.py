@@ -10,6 +10,7 @@ from skdp._lazy import attach
 __getattr__, __dir__, __all__ = attach(
     __name__,
     {
+        "skdp.utils._dask_check": ["check_dask_input"],
         "skdp.utils._validation": [
             "check_bounds",
             "check_delta",
@@ -20,6 +21,6 @@ __getattr__, __dir__, __all__ = attach(
             "check_public_classes",
             "check_required_bounds",
             "validate_private_data",
-        ]
+        ],
     },
 )

@@ -466,3 +466,35 @@ def test_a_dask_pipeline_with_nan_charges_every_step_and_raises_nothing(X):
     finite[8, 2] = np.finfo(np.float64).max
     clean.fit(finite)
     np.testing.assert_array_equal(pipe[-1].mean_, clean[-1].mean_)
+
+
+def test_check_dask_input_tells_what_a_fit_would_drop_before_any_charge(X):
+    from skdp.utils import check_dask_input
+
+    clean = da.from_array(X, chunks=100)
+    with dask.config.set(scheduler="threads"):
+        assert check_dask_input(clean) is clean
+        dirty = X.copy()
+        dirty[3, 1], dirty[9, 2] = np.nan, -np.inf
+        with pytest.raises(ValueError, match=r"column\(s\) '1' \(1\), '2' \(1\)"):
+            check_dask_input(da.from_array(dirty, chunks=100))
+        wide = _lying_array([X[:10], X[:5, :2]], declared_width=3)
+        with pytest.raises(ValueError, match=r"1 block.*do not match.*5 row"):
+            check_dask_input(wide)
+
+
+def test_check_dask_input_names_columns_of_a_dataframe_never_values(X):
+    from skdp.utils import check_dask_input
+
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe", exc_type=ImportError)
+    frame = pd.DataFrame(X[:40], columns=["age", "income", "hours"])
+    odd = frame.astype({"income": object})
+    odd.iloc[4, 1] = "alice-123"
+    parts = dd.from_map(
+        lambda i: [frame, odd][i], [0, 1], meta=frame.iloc[:0], enforce_metadata=False
+    )
+    with dask.config.set(scheduler="sync"):
+        with pytest.raises(ValueError, match=r"'income' \(1\)") as error:
+            check_dask_input(parts)
+    assert "alice" not in str(error.value)
