@@ -74,6 +74,19 @@ def check_dask_input(X):
     depends on the data: it is the validity check that an in-memory ``fit``
     makes before its charge, not a private release. Run it before fitting,
     as part of preparing the data; a fit never calls it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da
+    >>> from skdp.utils import check_dask_input
+    >>> X = np.array([[1.0, 2.0], [np.nan, 3.0], [4.0, np.inf]])
+    >>> check_dask_input(da.from_array(X, chunks=2))
+    Traceback (most recent call last):
+    ...
+    ValueError: The Dask input is not what its schema declares: ...'0' (1), '1' (1)...
+    >>> check_dask_input(da.from_array(X[:1], chunks=1)).shape
+    (1, 2)
     """
     if not is_dask_collection(X):
         raise TypeError(f"Expected a Dask array or DataFrame; got {type(X).__name__}.")
