@@ -199,18 +199,15 @@ def release_count_and_sums(statistic, plan, source):
     when it is 0, Gaussian otherwise (``PrivateMean`` checks that this
     matches ``mechanism``). The caller has charged ``plan.cost_items()``.
     """
+    # the sensitivities come from the public plan, never from the statistic
+    l1, l2 = per_feature_sensitivities(plan.n_features)
     if plan.paired:
-        d = statistic.shape[1]
-        noisy = additive_release(
-            statistic, *per_feature_sensitivities(d), plan.epsilon, plan.delta, source
-        )
+        noisy = additive_release(statistic, l1, l2, plan.epsilon, plan.delta, source)
         return float(noisy.sum(axis=0).mean()), noisy[0] - noisy[1]
     (eps_n, delta_n), (eps_s, delta_s) = plan.split()
     exact_n, sums = statistic
     count = additive_release(exact_n, 1.0, 1.0, eps_n, delta_n, source)
-    noisy_sums = additive_release(
-        sums, *per_feature_sensitivities(sums.shape[0]), eps_s, delta_s, source
-    )
+    noisy_sums = additive_release(sums, l1, l2, eps_s, delta_s, source)
     return float(count), noisy_sums
 
 
