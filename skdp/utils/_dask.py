@@ -143,6 +143,15 @@ def _frame_rows(frame, columns):
     return out
 
 
+def _has_schema_width(block, n_features):
+    """Whether a block of a Dask array is 2-D numpy of ``n_features`` columns."""
+    return (
+        isinstance(block, np.ndarray)
+        and block.ndim == 2
+        and block.shape[1] == n_features
+    )
+
+
 def _block_rows(block, n_features):
     """A block of a Dask array as float64 rows of the public width.
 
@@ -150,11 +159,7 @@ def _block_rows(block, n_features):
     ``n_features`` columns holds no rows of the schema (its rows do not have
     the public length), and values that are not real numbers become NaN.
     """
-    if (
-        not isinstance(block, np.ndarray)
-        or block.ndim != 2
-        or block.shape[1] != n_features
-    ):
+    if not _has_schema_width(block, n_features):
         return np.empty((0, n_features))
     if _is_double_like(block.dtype):
         return np.asarray(block, dtype=np.float64)
@@ -450,9 +455,8 @@ def validate_rows(estimator, X):
 def _schema_width_rows(block, n_features):
     """As :func:`_block_rows`, keeping every row: a block not of the
     schema's width gives rows of NaN (a transform keeps the row count)."""
-    if isinstance(block, np.ndarray) and block.ndim == 2:
-        if block.shape[1] == n_features:
-            return _block_rows(block, n_features)
+    if _has_schema_width(block, n_features):
+        return _block_rows(block, n_features)
     return np.full((np.shape(block)[0] if np.ndim(block) else 0, n_features), np.nan)
 
 

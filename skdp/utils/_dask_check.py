@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator
 from skdp.utils._dask import (
     _block_rows,
     _frame_rows,
+    _has_schema_width,
     is_dask_collection,
     validate_dask_data,
 )
@@ -26,13 +27,10 @@ def _block_problems(block, n_features, as_rows):
     when it is not a 2-D block of the schema's width (array) or its columns
     differ from the schema's names (DataFrame).
     """
-    off_schema = 0
     if hasattr(block, "columns"):
         off_schema = int(list(block.columns) != as_rows.keywords["columns"])
-    elif not (isinstance(block, np.ndarray) and np.ndim(block) == 2):
-        off_schema = 1
-    elif block.shape[1] != n_features:
-        off_schema = 1
+    else:
+        off_schema = int(not _has_schema_width(block, n_features))
     rows = as_rows(block)
     with np.errstate(all="ignore"):
         bad = ~np.isfinite(rows)
