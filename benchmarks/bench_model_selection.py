@@ -173,7 +173,7 @@ def vote_histograms(n_blocks_list, seed, data, cv):
     noise (same source, so the same partition as repeat 0), with the module's
     private helpers. A benchmark may look; a release never shows these.
     """
-    from skdp.ensemble._sample_aggregate import _block_indices, _block_labels
+    from skdp.ensemble._blocks import _block_indices, _block_labels
     from skdp.mechanisms import check_random_source
     from skdp.model_selection._search import _block_vote, vote_histogram
 

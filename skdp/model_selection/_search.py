@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_limits
 from skdp.accounting import PrivacyCost
 from skdp.accounting._composition import TIGHT_COMPOSITIONS
 from skdp.base import PrivateEstimatorMixin
-from skdp.ensemble._sample_aggregate import _block_indices, _block_labels
+from skdp.ensemble._blocks import _block_indices, _block_labels
 from skdp.mechanisms import check_random_source
 from skdp.model_selection._cost import (
     check_fit_inputs,
