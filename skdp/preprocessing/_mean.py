@@ -27,11 +27,10 @@ from skdp.preprocessing._mean_release import (  # some re-exported, as before
 )
 from skdp.preprocessing._svt_clip import (
     plan_svt_bounds,
-    run_svt_bounds,
     search_svt_bounds,
 )
 from skdp.sensitivity import centre_and_radius
-from skdp.utils._dask import ChunkedRows, row_statistic, validate_rows
+from skdp.utils._dask import row_statistic, validate_rows
 from skdp.utils._validation import check_bounds
 
 __all__ = ["PrivateMean"]
@@ -101,9 +100,7 @@ class BoundsPlan(NamedTuple):
         """The bounds: public ones, or the SVT release (after the charge)."""
         if self.svt is None:
             return self.lower, self.upper
-        if isinstance(X, ChunkedRows):
-            return search_svt_bounds(X, self.svt, source)
-        return run_svt_bounds(X, self.svt, source)
+        return search_svt_bounds(X, self.svt, source)
 
 
 class PrivateMean(
