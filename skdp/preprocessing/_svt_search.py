@@ -257,7 +257,7 @@ def _searched_sides(noisy_counts, n_features, epsilon_sign):
 def _sign_test(statistic, plan, source):
     """Per feature, which sides to search: the noisy sign counts (Laplace of
     scale ``d / epsilon_sign``, ε_sign-DP), post-processed."""
-    n_features = statistic.counts.shape[0]
+    n_features = plan.origin.size
     noisy = laplace_mechanism(
         _sign_counts(statistic),
         float(n_features),
@@ -328,9 +328,17 @@ def release_svt_bounds(statistic, plan, source):
 
     The caller has charged the cost. Draws the same noise in the same order
     as a search on the whole data: the sign test first (two-sided), then per
-    feature the upper and the lower search.
+    feature the upper and the lower search. The number of features, hence
+    the ε split and the sign test's sensitivity, is the plan's (public),
+    never read from the statistic; a statistic of another width is a
+    programming error, whatever the data.
     """
-    n_features = statistic.counts.shape[0]
+    n_features = plan.origin.size
+    if statistic.counts.shape[0] != n_features:
+        raise ValueError(
+            f"A bound-search statistic of {statistic.counts.shape[0]} features "
+            f"for a plan of {n_features}."
+        )
     above, below = soft_counts_from_tally(statistic, two_sided=plan.two_sided)
     lower, upper = plan.origin.copy(), plan.origin.copy()
     if plan.two_sided:

@@ -102,3 +102,16 @@ def test_release_of_summed_chunk_statistics_equals_the_whole(lower):
         whole = run_svt_bounds(X, plan, check_random_source(seed))
         chunked = release_svt_bounds(total, plan, check_random_source(seed))
         np.testing.assert_array_equal(whole, chunked)
+
+
+def test_release_takes_the_width_from_the_plan_not_the_statistic():
+    # The eps split over features and the sign test's sensitivity come from
+    # the public plan; a statistic of another width is refused, never
+    # released with a split computed from its own shape.
+    X = datasets()["normal, 2 features"]
+    plan = plan_svt_bounds(
+        2, 1.0, lower=None, upper_limit=1e9, grid="geometric", n_above=None
+    )
+    wider = svt_bounds_statistic(np.c_[X, X[:, :1]], plan, bounds_layouts(plan, 3))
+    with pytest.raises(ValueError, match="3 features for a plan of 2"):
+        release_svt_bounds(wider, plan, check_random_source(0))
