@@ -18,9 +18,15 @@ from skdp.linear_model._release import gaussian_fit_cost, noisy_gram
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.sensitivity import exact_clipped_gram
 from skdp.sensitivity._linear import check_term_size
+from skdp.utils._dask import is_dask_collection, row_statistic, validate_dask_data
 from skdp.utils._validation import validate_private_data
 
 __all__ = ["PrivatePCA"]
+
+
+def clipped_moments_gram(rows, max_norm):
+    """The exact Gram of ``[clip(x), c] / (c sqrt(2))``: additive over rows."""
+    return exact_clipped_gram(rows, max_norm, intercept=True)[0]
 
 
 def second_moments(matrix, max_norm):
@@ -104,7 +110,9 @@ class PrivatePCA(
     ``c sqrt(2)``: ``q = [clip(x), c] / (c sqrt(2))`` has ``||q|| <= 1``. The
     upper triangle of ``Σ q qᵀ`` holds the count (``n/2``), the sum
     (``Σ clip(x)/(2c)``) and the second moments (``Σ clip(x) clip(x)ᵀ/(2c²)``)
-    together (:func:`~skdp.sensitivity.exact_clipped_gram`, exact sums).
+    together (:func:`~skdp.sensitivity.exact_clipped_gram`, exact sums). The
+    sums are integers on a public grid, so on a Dask input the blocks' sums
+    add up to the in-memory ones and the release is the same for a seed.
 
     **Sensitivity (add/remove one row).** A row moves ``Σ q qᵀ`` by ``q qᵀ``,
     of Frobenius norm ``||q||² <= 1``; the upper triangle keeps a subset of
@@ -172,8 +180,9 @@ class PrivatePCA(
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (finite).
+        X : array-like or Dask collection of shape (n_samples, n_features)
+            Training data (finite). A Dask array or DataFrame is read on its
+            cluster (see :ref:`dask`).
         y : None
             Ignored.
 
@@ -181,7 +190,10 @@ class PrivatePCA(
         -------
         self : PrivatePCA
         """
-        X = validate_private_data(self, X, order="C")
+        if is_dask_collection(X):
+            X = validate_dask_data(self, X)
+        else:
+            X = validate_private_data(self, X, order="C")
         d = X.shape[1]
         n_components = d if self.n_components is None else self.n_components
         if n_components > d:
@@ -202,7 +214,7 @@ class PrivatePCA(
         self._charge([("count, sums and second moments", cost)])
 
         with np.errstate(all="ignore"):
-            gram, _ = exact_clipped_gram(X, self.max_norm, intercept=True)
+            gram = row_statistic(X, clipped_moments_gram, self.max_norm)
             matrix = noisy_gram(gram, d + 1, multiplier, source)
         count, self.mean_, covariance = second_moments(matrix, self.max_norm)
         values, vectors = np.linalg.eigh(covariance)

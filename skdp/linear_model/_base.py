@@ -19,6 +19,8 @@ from skdp.linear_model._release import (
 )
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.sensitivity._linear import check_term_size, exact_clipped_gram
+from skdp.utils._dask import is_dask_collection, row_statistic
+from skdp.utils._dask_xy import split_target, validate_dask_xy
 from skdp.utils._validation import (
     check_bounds,
     check_finite_width,
@@ -30,6 +32,31 @@ __all__ = ["PrivateLinearRegression"]
 #: Share of the squared GDP parameter spent on the Gram matrix (the rest on
 #: the cross products with the target). Public.
 GRAM_SHARE = 0.5
+
+
+def regression_sums(X, y, max_norm, low, high, intercept):
+    """Exact ``(gram, cross)`` of clipped rows and targets scaled to ``[-1, 1]``.
+
+    The target is clipped to ``[low, high]``, centred and divided by its half
+    width (with an intercept; else divided by its largest magnitude), a
+    function of the row alone; the sums add up over blocks of rows.
+    """
+    centre, half = _target_scale(low, high, intercept)
+    with np.errstate(all="ignore"):
+        t = (np.clip(y, low, high) - centre) / half
+        return exact_clipped_gram(X, max_norm, t, intercept=intercept)
+
+
+def _block_regression_sums(rows, max_norm, low, high, intercept):
+    """:func:`regression_sums` of a Dask block whose last column is ``y``."""
+    X, y = split_target(rows)
+    return regression_sums(X, y, max_norm, low, high, intercept)
+
+
+def _target_scale(low, high, intercept):
+    if intercept:
+        return 0.5 * (low + high), 0.5 * (high - low)
+    return 0.0, max(abs(low), abs(high))
 
 
 def _check_norm(value):
@@ -193,20 +220,16 @@ class PrivateLinearRegression(
         self.accountant = accountant
         self.random_state = random_state
 
-    def _target_scale(self, low, high):
-        if self.fit_intercept:
-            return 0.5 * (low + high), 0.5 * (high - low)
-        return 0.0, max(abs(low), abs(high))
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Charge ``(epsilon, delta)`` and fit the private model.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (finite).
-        y : array-like of shape (n_samples,)
+        X : array-like of shape (n_samples, n_features) or Dask array
+            Training data (finite). A Dask array is read on its cluster
+            (see :ref:`dask`), with ``y`` a Dask array of its rows.
+        y : array-like of shape (n_samples,) or Dask array
             Targets (finite).
 
         Returns
@@ -215,13 +238,21 @@ class PrivateLinearRegression(
         """
         norm = _check_norm(self.data_norm)
         low, high = _check_target_bounds(self.target_bounds)
-        X, y = validate_private_data(
-            self, X, y, accept_sparse="csr", y_numeric=True, order="C"
-        )
-        if not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or infinity; skdp needs finite targets.")
         intercept = bool(self.fit_intercept)
-        size = X.shape[1] + intercept
+        rows = None  # the lazy rows [X, y] of a Dask input
+        if is_dask_collection(X) or is_dask_collection(y):
+            rows = validate_dask_xy(self, X, y)
+            d = rows.n_features - 1
+        else:
+            X, y = validate_private_data(
+                self, X, y, accept_sparse="csr", y_numeric=True, order="C"
+            )
+            if not np.all(np.isfinite(y)):
+                raise ValueError(
+                    "y contains NaN or infinity; skdp needs finite targets."
+                )
+            d = X.shape[1]
+        size = d + intercept
         check_term_size(size * size)
         gram_r, cross_r = gaussian_noise_multipliers(
             self.epsilon, self.delta, [GRAM_SHARE, 1.0 - GRAM_SHARE]
@@ -230,10 +261,13 @@ class PrivateLinearRegression(
         cost = gaussian_fit_cost(self.epsilon, self.delta)
         self._charge([("Gram matrix and cross products", cost)])
 
-        centre, half = self._target_scale(low, high)
+        if rows is not None:
+            sums = (_block_regression_sums, norm, low, high, intercept)
+            gram, cross = row_statistic(rows, *sums)
+        else:
+            gram, cross = regression_sums(X, y, norm, low, high, intercept)
+        centre, half = _target_scale(low, high, intercept)
         with np.errstate(all="ignore"):
-            t = (np.clip(y, low, high) - centre) / half
-            gram, cross = exact_clipped_gram(X, norm, t, intercept=intercept)
             matrix = noisy_gram(gram, size, gram_r, source)
             rhs = release_sum(cross, cross_r, source)
         scale = norm * math.sqrt(1.0 + intercept)
@@ -242,7 +276,6 @@ class PrivateLinearRegression(
             penalty[-1] = 0.0
         floor = spectral_noise_bound(size, gram_r) + penalty.min()
         theta = floored_inverse(matrix + np.diag(penalty), floor) @ rhs
-        d = X.shape[1]
         self.coef_ = theta[:d] * (half / scale)
         self.intercept_ = (
             float(centre + theta[d] * half * norm / scale) if intercept else 0.0

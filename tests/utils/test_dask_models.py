@@ -1,0 +1,181 @@
+"""Linear models and PCA on Dask input: the in-memory release, one charge.
+
+``PrivatePCA`` and ``PrivateLinearRegression`` release exact sums over rows
+(a clipped Gram matrix, cross products with clipped targets), which add up
+over blocks: on Dask input their releases must equal the in-memory ones for
+a seed, for any chunking, and everything invalid must be refused before the
+charge.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from skdp import BudgetAccountant
+from skdp.decomposition import PrivatePCA
+from skdp.linear_model import PrivateLinearRegression
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+N_ROWS = 500
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(1)
+    X = rng.normal(0, 2, size=(N_ROWS, 3))
+    X[:5] *= 1e6  # rows far beyond the norm bound: clipped
+    y = X @ np.array([1.5, -2.0, 0.5]) + rng.normal(0, 1, N_ROWS) + 4.0
+    y[5] = 1e12  # a target far beyond its bounds
+    return X, y
+
+
+CHUNKINGS = [
+    ((N_ROWS,), (3,)),
+    ((0, 1, 1, 200, N_ROWS - 202), (3,)),
+    ((N_ROWS // 2, N_ROWS // 2), (1, 2)),
+]
+CHUNK_IDS = ["one", "tiny+empty", "columns"]
+
+
+def budget():
+    return BudgetAccountant(delta=0.5)
+
+
+def pca(acc):
+    return PrivatePCA(2, epsilon=1.0, max_norm=5.0, accountant=acc, random_state=3)
+
+
+def regression(acc, fit_intercept=True):
+    return PrivateLinearRegression(
+        epsilon=1.0,
+        data_norm=8.0,
+        target_bounds=(-20.0, 30.0),
+        fit_intercept=fit_intercept,
+        accountant=acc,
+        random_state=3,
+    )
+
+
+def assert_same(a, b, names):
+    for name in names:
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), name)
+    assert (a.epsilon_spent_, a.delta_spent_) == (b.epsilon_spent_, b.delta_spent_)
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS, ids=CHUNK_IDS)
+def test_pca_release_equals_the_in_memory_one(data, chunks):
+    X, _ = data
+    with dask.config.set(scheduler="threads"):
+        chunked = pca(budget()).fit(da.from_array(X, chunks=chunks))
+    in_memory = pca(budget()).fit(X)
+    names = ["components_", "explained_variance_", "mean_", "n_samples_"]
+    assert_same(in_memory, chunked, names)
+    assert chunked.n_features_in_ == 3
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("chunks", CHUNKINGS, ids=CHUNK_IDS)
+def test_regression_release_equals_the_in_memory_one(data, chunks, fit_intercept):
+    X, y = data
+    X_dask = da.from_array(X, chunks=chunks)
+    y_dask = da.from_array(y, chunks=97)  # other row chunks: aligned lazily
+    with dask.config.set(scheduler="threads"):
+        chunked = regression(budget(), fit_intercept).fit(X_dask, y_dask)
+    in_memory = regression(budget(), fit_intercept).fit(X, y)
+    assert_same(in_memory, chunked, ["coef_", "intercept_"])
+    assert chunked.n_features_in_ == 3
+
+
+def test_regression_in_worker_processes(data):
+    # The block statistic and its arguments travel to other processes.
+    X, y = data
+    with dask.config.set(scheduler="processes", num_workers=2):
+        chunked = regression(budget()).fit(
+            da.from_array(X, chunks=150), da.from_array(y, chunks=150)
+        )
+    in_memory = regression(budget()).fit(X, y)
+    assert_same(in_memory, chunked, ["coef_", "intercept_"])
+
+
+def test_a_row_whose_target_is_not_finite_is_dropped_without_a_word(data):
+    # In memory a NaN target is refused before the charge; on Dask the data
+    # is read after it, so the public per-row rule drops the row.
+    X, y = data
+    bad = y.copy()
+    bad[[7, 300]] = np.nan
+    acc = budget()
+    with dask.config.set(scheduler="threads"):
+        chunked = regression(acc).fit(
+            da.from_array(X, chunks=100), da.from_array(bad, chunks=100)
+        )
+    keep = np.isfinite(bad)
+    in_memory = regression(budget()).fit(X[keep], y[keep])
+    assert_same(in_memory, chunked, ["coef_", "intercept_"])
+    assert len(acc.entries) == 1
+
+
+def test_targets_that_are_not_numbers_drop_their_rows_without_a_word(data):
+    # Blocks that declare float64 but hold a string (a lying schema, or a
+    # reader's fallback): the string reads as NaN and its row is dropped;
+    # nothing raises or warns after the charge.
+    X, y = data
+
+    def with_a_string(block, block_info=None):
+        block = block.astype(object)
+        if block_info[0]["chunk-location"][0] == 1:
+            block[3] = "alice-123"
+        return block
+
+    y_dask = da.from_array(y, chunks=100).map_blocks(with_a_string, meta=y[:0])
+    with dask.config.set(scheduler="sync"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        chunked = regression(budget()).fit(da.from_array(X, chunks=100), y_dask)
+    keep = np.arange(N_ROWS) != 103
+    in_memory = regression(budget()).fit(X[keep], y[keep])
+    assert_same(in_memory, chunked, ["coef_", "intercept_"])
+
+
+@pytest.mark.parametrize(
+    "make_y, error, message",
+    [
+        (lambda y: y, TypeError, "both as Dask"),  # y in memory
+        (lambda y: da.from_array(y[:-1], chunks=100), ValueError, "same, known"),
+        (lambda y: da.from_array(y.astype(str), chunks=100), ValueError, "numeric"),
+        (lambda y: da.from_array(np.c_[y, y], chunks=100), ValueError, "1-D"),
+    ],
+    ids=["y in memory", "y shorter", "y strings", "y 2 columns"],
+)
+def test_invalid_supervised_inputs_raise_before_any_charge(
+    data, make_y, error, message
+):
+    X, y = data
+    acc = budget()
+    with pytest.raises(error, match=message):
+        regression(acc).fit(da.from_array(X, chunks=100), make_y(y))
+    assert acc.entries == ()
+
+
+def test_a_dataframe_x_is_refused_before_any_charge(data):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe", exc_type=ImportError)
+    X, y = data
+    frame = dd.from_pandas(pd.DataFrame(X, columns=["a", "b", "c"]), npartitions=2)
+    acc = budget()
+    with pytest.raises(ValueError, match="to_dask_array"):
+        regression(acc).fit(frame, da.from_array(y, chunks=100))
+    assert acc.entries == ()
+
+
+def test_pca_of_a_dataframe_keeps_its_feature_names(data):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe", exc_type=ImportError)
+    X, _ = data
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    with dask.config.set(scheduler="threads"):
+        chunked = pca(budget()).fit(dd.from_pandas(frame, npartitions=3))
+    in_memory = pca(budget()).fit(frame)
+    assert_same(in_memory, chunked, ["components_", "explained_variance_"])
+    assert list(chunked.feature_names_in_) == ["a", "b", "c"]
