@@ -234,8 +234,8 @@ def peak_copies(fit, X):
 def plain_gradient_descent(step):
     """Ablation: the identity (times ``step``) instead of the preconditioner."""
 
-    def preconditioner(self, X, count, multiplier, n_outputs, source):
-        size = X.shape[1] + bool(self.fit_intercept)
+    def preconditioner(self, data, d, count, multiplier, n_outputs, source):
+        size = d + bool(self.fit_intercept)
         return step * np.eye(size), self._penalty(size, count)
 
     return preconditioner

@@ -19,8 +19,8 @@ from skdp.linear_model._release import (
 )
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.sensitivity._linear import check_term_size, exact_clipped_gram
-from skdp.utils._dask import is_dask_collection, row_statistic
-from skdp.utils._dask_xy import split_target, validate_dask_xy
+from skdp.utils._dask import is_dask_collection
+from skdp.utils._dask_xy import validate_dask_xy, xy_statistic
 from skdp.utils._validation import (
     check_bounds,
     check_finite_width,
@@ -45,12 +45,6 @@ def regression_sums(X, y, max_norm, low, high, intercept):
     with np.errstate(all="ignore"):
         t = (np.clip(y, low, high) - centre) / half
         return exact_clipped_gram(X, max_norm, t, intercept=intercept)
-
-
-def _block_regression_sums(rows, max_norm, low, high, intercept):
-    """:func:`regression_sums` of a Dask block whose last column is ``y``."""
-    X, y = split_target(rows)
-    return regression_sums(X, y, max_norm, low, high, intercept)
 
 
 def _target_scale(low, high, intercept):
@@ -239,10 +233,9 @@ class PrivateLinearRegression(
         norm = _check_norm(self.data_norm)
         low, high = _check_target_bounds(self.target_bounds)
         intercept = bool(self.fit_intercept)
-        rows = None  # the lazy rows [X, y] of a Dask input
         if is_dask_collection(X) or is_dask_collection(y):
-            rows = validate_dask_xy(self, X, y)
-            d = rows.n_features - 1
+            data = validate_dask_xy(self, X, y)  # lazy rows [X, y]
+            d = data.n_features - 1
         else:
             X, y = validate_private_data(
                 self, X, y, accept_sparse="csr", y_numeric=True, order="C"
@@ -251,7 +244,7 @@ class PrivateLinearRegression(
                 raise ValueError(
                     "y contains NaN or infinity; skdp needs finite targets."
                 )
-            d = X.shape[1]
+            data, d = (X, y), X.shape[1]
         size = d + intercept
         check_term_size(size * size)
         gram_r, cross_r = gaussian_noise_multipliers(
@@ -261,11 +254,8 @@ class PrivateLinearRegression(
         cost = gaussian_fit_cost(self.epsilon, self.delta)
         self._charge([("Gram matrix and cross products", cost)])
 
-        if rows is not None:
-            sums = (_block_regression_sums, norm, low, high, intercept)
-            gram, cross = row_statistic(rows, *sums)
-        else:
-            gram, cross = regression_sums(X, y, norm, low, high, intercept)
+        sums = (regression_sums, norm, low, high, intercept)
+        gram, cross = xy_statistic(data, *sums)
         centre, half = _target_scale(low, high, intercept)
         with np.errstate(all="ignore"):
             matrix = noisy_gram(gram, size, gram_r, source)

@@ -26,6 +26,9 @@ from skdp.sensitivity._linear import (
     exact_clipped_gradient_sum,
     exact_clipped_gram,
 )
+from skdp.sensitivity._mean import exact_count
+from skdp.utils._dask import is_dask_collection
+from skdp.utils._dask_xy import validate_dask_xy, xy_statistic
 from skdp.utils._validation import check_public_classes, validate_private_data
 
 __all__ = ["PrivateLogisticRegression"]
@@ -74,6 +77,24 @@ def _residual_function(X, codes, weights, intercept):
         return probs
 
     return residuals
+
+
+# The statistics of a fit, each a sum over rows of (x, class index): in
+# memory or per block of a Dask input (xy_statistic), the same values.
+
+
+def _row_count(X, codes):
+    return exact_count(X)
+
+
+def _clipped_gram(X, codes, bound, intercept):
+    return exact_clipped_gram(X, bound, intercept=intercept)[0]
+
+
+def _clipped_gradient_sum(X, codes, weights, max_norm, intercept):
+    codes = np.asarray(codes, dtype=np.intp)
+    residuals = _residual_function(X, codes, weights, intercept)
+    return exact_clipped_gradient_sum(X, residuals, max_norm, intercept=intercept)
 
 
 class PrivateLogisticRegression(
@@ -268,20 +289,28 @@ class PrivateLogisticRegression(
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (finite).
-        y : array-like of shape (n_samples,)
+        X : array-like of shape (n_samples, n_features) or Dask array
+            Training data (finite). A Dask array is read on its cluster
+            (see :ref:`dask`), with ``y`` a Dask array of its rows and the
+            public ``classes`` given.
+        y : array-like of shape (n_samples,) or Dask array
             Class labels, all in the public ``classes``.
 
         Returns
         -------
         self : PrivateLogisticRegression
         """
-        X, y = validate_private_data(self, X, y, accept_sparse="csr", order="C")
-        check_classification_targets(y)
-        classes = check_public_classes(self.classes, y, type(self).__name__)
+        if is_dask_collection(X) or is_dask_collection(y):
+            classes = self._public_classes_for_dask()
+            data = validate_dask_xy(self, X, y, classes=classes)
+            d = data.n_features - 1
+        else:
+            X, y = validate_private_data(self, X, y, accept_sparse="csr", order="C")
+            check_classification_targets(y)
+            classes = check_public_classes(self.classes, y, type(self).__name__)
+            data, d = (X, np.searchsorted(classes, y)), X.shape[1]
         n_outputs = 1 if classes.size == 2 else classes.size
-        size = X.shape[1] + bool(self.fit_intercept)
+        size = d + bool(self.fit_intercept)
         check_term_size(size * size)
         check_term_size(size * n_outputs)
         multipliers = self._multipliers()
@@ -295,11 +324,10 @@ class PrivateLogisticRegression(
             ]
         )
 
-        codes = np.searchsorted(classes, y)
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
-            count = noisy_count(X, multipliers[0], source)
-            weights = self._steps(X, codes, n_outputs, count, multipliers, source)
-        d = X.shape[1]
+            total = xy_statistic(data, _row_count)
+            count = noisy_count(total, multipliers[0], source)
+            weights = self._steps(data, d, n_outputs, count, multipliers, source)
         self.coef_ = np.ascontiguousarray(weights[:d].T)
         self.intercept_ = (
             weights[d].copy() if self.fit_intercept else np.zeros(n_outputs)
@@ -309,12 +337,23 @@ class PrivateLogisticRegression(
         self.n_iter_ = np.array([self.max_iter])
         return self
 
-    def _preconditioner(self, X, count, multiplier, n_outputs, source):
+    def _public_classes_for_dask(self):
+        """The public classes, which a Dask input needs given (raises before
+        any charge otherwise: taking them from ``y`` would read the data)."""
+        if self.classes is None:
+            raise ValueError(
+                "On Dask input pass the public classes=[...]: taking them from "
+                "y would read the data before the charge. Nothing was charged."
+            )
+        labels = np.asarray(self.classes)
+        return check_public_classes(labels, labels[:0], type(self).__name__)
+
+    def _preconditioner(self, data, d, count, multiplier, n_outputs, source):
         """``P`` of the class Notes, from the noisy Gram matrix (post-processing)."""
         intercept = bool(self.fit_intercept)
-        size = X.shape[1] + intercept
+        size = d + intercept
         bound = CURVATURE_NORM * self.max_norm
-        gram, _ = exact_clipped_gram(X, bound, intercept=intercept)
+        gram = xy_statistic(data, _clipped_gram, bound, intercept)
         # q = D^-1 [clip(x), 1] / (c sqrt(1 + intercept)), D = diag(1, .., 1/c)
         columns = np.ones(size)
         if intercept:
@@ -336,18 +375,16 @@ class PrivateLogisticRegression(
             penalty[-1] = 0.0
         return penalty
 
-    def _steps(self, X, codes, n_outputs, count, multipliers, source):
-        size = X.shape[1] + bool(self.fit_intercept)
+    def _steps(self, data, d, n_outputs, count, multipliers, source):
+        size = d + bool(self.fit_intercept)
         precondition, penalty = self._preconditioner(
-            X, count, multipliers[1], n_outputs, source
+            data, d, count, multipliers[1], n_outputs, source
         )
         weights = np.zeros((size, n_outputs))
         velocity = np.zeros_like(weights)
+        step = (_clipped_gradient_sum, self.max_norm, self.fit_intercept)
         for multiplier in multipliers[2:]:
-            residuals = _residual_function(X, codes, weights, self.fit_intercept)
-            total = exact_clipped_gradient_sum(
-                X, residuals, self.max_norm, intercept=self.fit_intercept
-            )
+            total = xy_statistic(data, step[0], weights, *step[1:])
             noisy = release_sum(total, multiplier, source).reshape(size, n_outputs)
             gradient = noisy * (self.max_norm / count) + penalty[:, None] * weights
             velocity = MOMENTUM * velocity - precondition @ gradient

@@ -13,7 +13,6 @@ import numpy as np
 from skdp.accounting import PrivacyCost
 from skdp.mechanisms import gaussian_noise_multipliers, gaussian_release
 from skdp.mechanisms._grid import FixedPoint
-from skdp.sensitivity._mean import exact_count
 
 __all__ = [
     "GaussianFitMixin",
@@ -68,9 +67,10 @@ def gaussian_fit_cost(epsilon, delta):
     return PrivacyCost(epsilon, delta, noise_multiplier=ratio)
 
 
-def noisy_count(X, multiplier, source):
-    """The row count with Gaussian noise (sensitivity 1), at least 1."""
-    value = gaussian_release(exact_count(X), 1.0, multiplier, random_state=source)
+def noisy_count(count, multiplier, source):
+    """The exact row count (:func:`~skdp.sensitivity.exact_count`) with
+    Gaussian noise (sensitivity 1), at least 1."""
+    value = gaussian_release(count, 1.0, multiplier, random_state=source)
     return max(float(value), 1.0)
 
 

@@ -264,9 +264,10 @@ def exact_clipped_gradient_sum(X, residuals, max_norm, *, intercept=False):
         terms = block[:, :, None] * weights[:, None, :]
         block_sums = _on_grid(terms).sum(axis=0)
         totals = _add_ints(totals or [0] * block_sums.size, block_sums.ravel())
-    if totals is None:
-        totals = [0] * d
-        n_outputs = 1
+    if totals is None:  # no rows: the shape of the residuals of none
+        empty = np.asarray(residuals(0, 0), dtype=np.float64)
+        n_outputs = empty.shape[1] if empty.ndim == 2 else 1
+        totals = [0] * (d * n_outputs)
     else:
         n_outputs = len(totals) // d
     return FixedPoint(tuple(totals), -GRADIENT_BITS, (d, n_outputs))

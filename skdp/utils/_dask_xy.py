@@ -1,12 +1,15 @@
 """Supervised fits on Dask input: the target travels as one more column.
 
-A supervised statistic (a Gram matrix with cross products) is a sum over
-rows of ``(x, y)``; on Dask input :func:`validate_dask_xy` appends ``y`` to
-the rows of ``X`` as a last column, lazily, so that every block holds whole
-rows with their targets and :func:`~skdp.utils._dask.row_statistic` applies
-its per-row rule to both (a row whose target is not a real number is
-dropped with it). Nothing is computed and nothing imported from Dask before
-a fit reads the blocks.
+A supervised statistic (a Gram matrix with cross products, per-class sums,
+clipped gradients) is a sum over rows of ``(x, y)``. On Dask input
+:func:`validate_dask_xy` joins ``y`` to the rows of ``X`` as a last column,
+lazily and block by block, so that every block holds whole rows with their
+targets and :func:`~skdp.utils._dask.row_statistic` applies its per-row
+rule to both (a row whose target is not a real number, or not one of the
+public classes, is dropped with it). :func:`xy_statistic` then computes a
+statistic of ``(X, y)`` the same way for in-memory data and for such rows.
+Nothing is computed, and nothing imported from Dask, before a fit reads the
+blocks.
 """
 
 from functools import partial
@@ -17,11 +20,12 @@ from skdp.utils._dask import (
     ChunkedRows,
     _block_rows,
     is_dask_collection,
+    row_statistic,
     validate_dask_data,
 )
 from skdp.utils._warnings import silenced
 
-__all__ = ["split_target", "validate_dask_xy"]
+__all__ = ["validate_dask_xy", "xy_statistic"]
 
 
 def _target_column(y, row_chunks):
@@ -42,7 +46,7 @@ def _target_column(y, row_chunks):
     )
 
 
-def validate_dask_xy(estimator, X, y):
+def validate_dask_xy(estimator, X, y, *, classes=None):
     """Validate a supervised Dask input; its rows are ``[X, y]``.
 
     Parameters
@@ -52,19 +56,23 @@ def validate_dask_xy(estimator, X, y):
         :func:`~skdp.utils._dask.validate_dask_data` records them.
     X : dask.array.Array of shape (n_samples, n_features)
     y : dask.array.Array of shape (n_samples,)
-        Numeric targets.
+        Numeric targets, or labels when ``classes`` is given.
+    classes : ndarray or None, default=None
+        The public, sorted class labels of a classifier: the last column then
+        holds each row's index in ``classes`` (NaN, hence a dropped row, for
+        any other label).
 
     Returns
     -------
     data : ChunkedRows
-        Lazy rows of ``n_features + 1`` columns, the target last; nothing is
-        computed.
+        Lazy rows of ``n_features + 1`` columns, the target (or class index)
+        last; nothing is computed.
 
     Raises
     ------
     ValueError or TypeError
         Before any charge, when only one of ``X`` and ``y`` is a Dask
-        collection, ``X`` is not a valid Dask input, or ``y`` cannot be
+        collection, ``X`` is not a valid Dask array, or ``y`` cannot be
         aligned with its rows from the metadata (a 1-D array of the same
         known length, or of the same row chunks).
     """
@@ -80,16 +88,16 @@ def validate_dask_xy(estimator, X, y):
             "X.to_dask_array(lengths=True) (and y the same way). Nothing was "
             "charged."
         )
-    if not np.issubdtype(getattr(y, "dtype", np.dtype(object)), np.number):
+    dtype = getattr(y, "dtype", np.dtype(object))
+    if classes is None and not np.issubdtype(dtype, np.number):
         raise ValueError(
-            f"skdp needs numeric Dask targets; got dtype {y.dtype}. Nothing "
-            "was charged."
+            f"skdp needs numeric Dask targets; got dtype {dtype}. Nothing was charged."
         )
     rows, width = data.rows, data.n_features + 1
-    target = _target_column(y, rows.chunks[0])
+    join = partial(_join_target, n_features=data.n_features, classes=classes)
     both = rows.map_blocks(
-        partial(_join_target, n_features=data.n_features),
-        target,
+        join,
+        _target_column(y, rows.chunks[0]),
         chunks=(rows.chunks[0], (width,)),
         dtype=np.float64,
         meta=np.empty((0, width)),
@@ -97,23 +105,69 @@ def validate_dask_xy(estimator, X, y):
     return ChunkedRows(both, data.n_samples, width)
 
 
-def _join_target(block, target, *, n_features):
+def _join_target(block, target, *, n_features, classes):
     """Float64 rows ``[x, y]`` of a block of ``X`` and its block of ``y``.
 
     Total, like the reading of ``X`` alone (:func:`~skdp.utils._dask.
-    _block_rows`): values that are not real numbers read as NaN (their rows
-    are then dropped), and blocks that do not match the schema (a block of
-    ``X`` not of its width, or blocks of ``X`` and ``y`` of different
-    lengths) hold no rows. Never raises or warns, whatever the blocks hold.
+    _block_rows`): values that are not real numbers (or not public labels)
+    read as NaN, and their rows are then dropped; blocks that do not match
+    the schema (a block of ``X`` not of its width, a block of ``y`` not of
+    one column, or blocks of ``X`` and ``y`` of different lengths) hold no
+    rows. Never raises or warns, whatever the blocks hold.
     """
     with silenced():
         x = _block_rows(block, n_features)
-        t = _block_rows(target, 1)
+        if classes is None:
+            t = _block_rows(target, 1)
+        else:
+            t = _label_codes(target, classes)
         if x.shape[0] != t.shape[0]:
             return np.empty((0, n_features + 1))
         return np.hstack([x, t])
 
 
-def split_target(rows):
-    """``(X, y)`` of a block of rows whose last column is the target."""
-    return rows[:, :-1], rows[:, -1]
+def _label_codes(target, classes):
+    """Each label's index in ``classes`` as a float column, NaN for any value
+    that is not one of them; total (an unhashable or odd value is NaN)."""
+    if not (isinstance(target, np.ndarray) and target.ndim == 2):
+        return np.empty((0, 1))
+    if target.shape[1] != 1:
+        return np.empty((0, 1))
+    values = target[:, 0]
+    codes = np.full(values.shape, np.nan)
+    if values.dtype.kind in "biuf" and classes.dtype.kind in "biuf":
+        place = np.minimum(np.searchsorted(classes, values), classes.size - 1)
+        found = classes[place] == values
+        codes[found] = place[found]
+        return codes[:, None]
+    lookup = {label: code for code, label in enumerate(classes.tolist())}
+    for i, value in enumerate(values.tolist()):
+        try:
+            codes[i] = lookup.get(value, np.nan)
+        except TypeError:  # an unhashable value is no label
+            pass
+    return codes[:, None]
+
+
+def _split_statistic(rows, statistic, args):
+    return statistic(rows[:, :-1], rows[:, -1], *args)
+
+
+def xy_statistic(data, statistic, *args):
+    """``statistic(X, y, *args)`` of in-memory data or of joined Dask rows.
+
+    Parameters
+    ----------
+    data : tuple (X, y) or ChunkedRows
+        Validated in-memory arrays, or the rows of :func:`validate_dask_xy`
+        (then ``y`` is the last column of each block, as float64).
+    statistic : callable
+        Additive over rows (:func:`~skdp.utils._dask.row_statistic`); a
+        module-level function, importable by the workers.
+    *args
+        Public arguments.
+    """
+    if isinstance(data, ChunkedRows):
+        return row_statistic(data, _split_statistic, statistic, args)
+    X, y = data
+    return statistic(X, y, *args)

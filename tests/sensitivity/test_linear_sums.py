@@ -131,3 +131,13 @@ def test_float_sum_of_clipped_terms_can_exceed_the_bound():
     exact0 = exact_clipped_gradient_sum(big[:2], ones, 1.0)
     exact1 = exact_clipped_gradient_sum(big, ones, 1.0)
     assert sum(v * v for v in differences(exact1, exact0)) <= GRADIENT_UNIT**2
+
+
+def test_gradient_sum_of_no_rows_has_the_shape_of_any_other():
+    # Blocks of a Dask input may be empty; their sums must add to the others'.
+    X = np.ones((2, 3))
+    r = np.ones((2, 4))
+    some = exact_clipped_gradient_sum(X, lambda a, b: r[a:b], 1.0, intercept=True)
+    none = exact_clipped_gradient_sum(X[:0], lambda a, b: r[a:b], 1.0, intercept=True)
+    assert none.shape == some.shape == (4, 4)
+    assert set(none.numerators) == {0}

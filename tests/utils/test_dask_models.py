@@ -14,7 +14,7 @@ import pytest
 
 from skdp import BudgetAccountant
 from skdp.decomposition import PrivatePCA
-from skdp.linear_model import PrivateLinearRegression
+from skdp.linear_model import PrivateLinearRegression, PrivateLogisticRegression
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -179,3 +179,54 @@ def test_pca_of_a_dataframe_keeps_its_feature_names(data):
     in_memory = pca(budget()).fit(frame)
     assert_same(in_memory, chunked, ["components_", "explained_variance_"])
     assert list(chunked.feature_names_in_) == ["a", "b", "c"]
+
+
+def logistic(acc, classes):
+    return PrivateLogisticRegression(
+        1.0, max_iter=5, classes=classes, accountant=acc, random_state=3
+    )
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [[0, 1], ["cat", "dog", "eel"], [-3, 0, 2, 7]],
+    ids=["binary", "three strings", "four integers"],
+)
+@pytest.mark.parametrize("chunks", CHUNKINGS, ids=CHUNK_IDS)
+def test_logistic_release_equals_the_in_memory_one(data, chunks, labels):
+    X, _ = data
+    classes = np.array(labels)
+    y = classes[np.arange(N_ROWS) % classes.size]
+    y_dask = da.from_array(y, chunks=120)
+    with dask.config.set(scheduler="threads"):
+        chunked = logistic(budget(), labels).fit(
+            da.from_array(X, chunks=chunks), y_dask
+        )
+    in_memory = logistic(budget(), labels).fit(X, y)
+    assert_same(in_memory, chunked, ["coef_", "intercept_", "count_", "classes_"])
+
+
+def test_a_label_outside_the_public_classes_drops_its_row(data):
+    # In memory such a label is refused before the charge; on Dask the
+    # per-row rule drops the row (as a label that is not a number).
+    X, _ = data
+    y = np.where(np.arange(N_ROWS) % 3 == 0, "yes", "no").astype(object)
+    y[[4, 250]] = ["maybe", None]
+    with dask.config.set(scheduler="sync"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        chunked = logistic(budget(), ["no", "yes"]).fit(
+            da.from_array(X, chunks=100), da.from_array(y, chunks=100)
+        )
+    keep = ~np.isin(np.arange(N_ROWS), [4, 250])
+    in_memory = logistic(budget(), ["no", "yes"]).fit(X[keep], y[keep].astype(str))
+    assert_same(in_memory, chunked, ["coef_", "intercept_", "count_"])
+
+
+def test_logistic_on_dask_needs_public_classes_before_any_charge(data):
+    X, y = data
+    acc = budget()
+    with pytest.raises(ValueError, match="public classes"):
+        logistic(acc, None).fit(
+            da.from_array(X, chunks=100), da.from_array(y > 0, chunks=100)
+        )
+    assert acc.entries == ()
