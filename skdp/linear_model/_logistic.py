@@ -28,7 +28,11 @@ from skdp.sensitivity._linear import (
 )
 from skdp.sensitivity._mean import exact_count
 from skdp.utils._dask import is_dask_collection
-from skdp.utils._dask_xy import validate_dask_xy, xy_statistic
+from skdp.utils._dask_xy import (
+    public_dask_classes,
+    validate_dask_xy,
+    xy_statistic,
+)
 from skdp.utils._validation import check_public_classes, validate_private_data
 
 __all__ = ["PrivateLogisticRegression"]
@@ -301,7 +305,7 @@ class PrivateLogisticRegression(
         self : PrivateLogisticRegression
         """
         if is_dask_collection(X) or is_dask_collection(y):
-            classes = self._public_classes_for_dask()
+            classes = public_dask_classes(self.classes, type(self).__name__)
             data = validate_dask_xy(self, X, y, classes=classes)
             d = data.n_features - 1
         else:
@@ -336,17 +340,6 @@ class PrivateLogisticRegression(
         self.count_ = count
         self.n_iter_ = np.array([self.max_iter])
         return self
-
-    def _public_classes_for_dask(self):
-        """The public classes, which a Dask input needs given (raises before
-        any charge otherwise: taking them from ``y`` would read the data)."""
-        if self.classes is None:
-            raise ValueError(
-                "On Dask input pass the public classes=[...]: taking them from "
-                "y would read the data before the charge. Nothing was charged."
-            )
-        labels = np.asarray(self.classes)
-        return check_public_classes(labels, labels[:0], type(self).__name__)
 
     def _preconditioner(self, data, d, count, multiplier, n_outputs, source):
         """``P`` of the class Notes, from the noisy Gram matrix (post-processing)."""

@@ -12,6 +12,8 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.base import PrivateEstimatorMixin
 from skdp.preprocessing._standard import fit_moment_sums
 from skdp.sensitivity import moments_from_sums
+from skdp.utils._dask import is_dask_collection
+from skdp.utils._dask_xy import public_dask_classes, validate_dask_xy
 from skdp.utils._validation import check_public_classes, validate_private_data
 
 __all__ = ["PrivateGaussianNB"]
@@ -175,20 +177,27 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (finite).
-        y : array-like of shape (n_samples,)
+        X : array-like of shape (n_samples, n_features) or Dask array
+            Training data (finite). A Dask array is read on its cluster
+            (see :ref:`dask`), with ``y`` a Dask array of its rows and the
+            public ``classes`` given.
+        y : array-like of shape (n_samples,) or Dask array
             Class labels, all in the public ``classes``.
 
         Returns
         -------
         self : PrivateGaussianNB
         """
-        X, y = validate_private_data(self, X, y)
-        check_classification_targets(y)
-        classes = check_public_classes(self.classes, y, type(self).__name__)
+        if is_dask_collection(X) or is_dask_collection(y):
+            classes = public_dask_classes(self.classes, type(self).__name__)
+            X = validate_dask_xy(self, X, y, classes=classes)
+            codes = "joined"  # each row's class index is its last column
+        else:
+            X, y = validate_private_data(self, X, y)
+            check_classification_targets(y)
+            classes = check_public_classes(self.classes, y, type(self).__name__)
+            codes = np.searchsorted(classes, y)
         priors = self._check_priors(classes.size)
-        codes = np.searchsorted(classes, y)
         noisy, lower, upper, _ = fit_moment_sums(
             self, X, "per-class counts, sums and squares", codes, classes.size
         )

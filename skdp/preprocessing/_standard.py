@@ -29,8 +29,16 @@ from skdp.preprocessing._mean import (
 from skdp.sensitivity import centre_and_radius, exact_moment_sums, moments_from_sums
 from skdp.sensitivity._mean import per_feature_sensitivities
 from skdp.utils._dask import row_statistic, validate_rows
+from skdp.utils._dask_xy import feature_rows, xy_statistic
 
 __all__ = ["PrivateStandardScaler", "fit_moment_sums", "release_moment_sums"]
+
+
+def coded_moment_sums(X, codes, lower, upper, groups):
+    """:func:`~skdp.sensitivity.exact_moment_sums` per group of ``codes``
+    (float class indices of joined Dask rows, or integers)."""
+    codes = np.asarray(codes, dtype=np.intp)
+    return exact_moment_sums(X, lower, upper, codes, groups)
 
 
 def release_moment_sums(X, lower, upper, epsilon, delta, source, codes=None, groups=1):
@@ -38,11 +46,17 @@ def release_moment_sums(X, lower, upper, epsilon, delta, source, codes=None, gro
 
     Laplace noise for ``delta == 0``, Gaussian otherwise, calibrated to the
     sensitivities of :func:`~skdp.sensitivity.exact_moment_sums` (L1 ``d``,
-    L2 ``sqrt(d)``).
+    L2 ``sqrt(d)``). ``X`` is in memory (``codes`` an array or None) or a
+    Dask input: its rows (``codes`` None), or rows joined to their class
+    indices by :func:`~skdp.utils._dask_xy.validate_dask_xy` (``codes`` is
+    then ``"joined"``).
     """
-    d = X.shape[1]
-    # in memory, or a Dask input (then without per-row codes)
-    sums = row_statistic(X, exact_moment_sums, lower, upper, codes, groups)
+    if isinstance(codes, str):  # "joined": the codes are the last column
+        d = X.n_features - 1
+        sums = xy_statistic(X, coded_moment_sums, lower, upper, groups)
+    else:
+        d = X.shape[1]
+        sums = row_statistic(X, exact_moment_sums, lower, upper, codes, groups)
     l1, l2 = per_feature_sensitivities(d)
     noisy = additive_release(sums, l1, l2, epsilon, delta, source)
     return noisy, float(np.sqrt(additive_noise_variance(l1, l2, epsilon, delta)))
@@ -55,6 +69,8 @@ def fit_moment_sums(estimator, X, label, codes=None, groups=1):
     ``upper_limit``, ``mechanism``, ``delta`` and ``random_state``
     parameters. Everything that can fail does so before the charge; the
     private bounds (if any) come first, then the sums with the rest.
+    ``codes`` as in :func:`release_moment_sums` (with ``"joined"``, the
+    private bounds are searched on the feature columns alone).
 
     Returns
     -------
@@ -64,13 +80,14 @@ def fit_moment_sums(estimator, X, label, codes=None, groups=1):
     epsilon_sums : float
         The ε of the sums' release.
     """
-    bounds_plan = BoundsPlan.from_estimator(estimator, X.shape[1])
+    features = feature_rows(X) if isinstance(codes, str) else X
+    bounds_plan = BoundsPlan.from_estimator(estimator, features.shape[1])
     check_mechanism_delta(estimator.mechanism, estimator.delta)
     eps_sums = estimator.epsilon - bounds_plan.epsilon
     source = check_random_source(estimator.random_state)
     sums_cost = additive_cost(eps_sums, estimator.delta)
     estimator._charge([*bounds_plan.cost_items(), (label, sums_cost)])
-    lower, upper = bounds_plan.run(X, source)
+    lower, upper = bounds_plan.run(features, source)
     noisy, estimator.noise_std_ = release_moment_sums(
         X, lower, upper, eps_sums, estimator.delta, source, codes, groups
     )

@@ -23,9 +23,36 @@ from skdp.utils._dask import (
     row_statistic,
     validate_dask_data,
 )
+from skdp.utils._validation import check_public_classes
 from skdp.utils._warnings import silenced
 
-__all__ = ["validate_dask_xy", "xy_statistic"]
+__all__ = [
+    "feature_rows",
+    "public_dask_classes",
+    "validate_dask_xy",
+    "xy_statistic",
+]
+
+
+def public_dask_classes(classes, estimator_name):
+    """A classifier's public classes on Dask input, where they must be given.
+
+    Raises before any charge when ``classes`` is None (taking the labels
+    from ``y`` would read the data) or holds fewer than two labels.
+    """
+    if classes is None:
+        raise ValueError(
+            f"{estimator_name} on Dask input needs the public classes=[...]: "
+            "taking them from y would read the data before the charge. Nothing "
+            "was charged."
+        )
+    labels = np.asarray(classes)
+    return check_public_classes(labels, labels[:0], estimator_name)
+
+
+def feature_rows(data):
+    """The rows of :func:`validate_dask_xy` without their target column."""
+    return ChunkedRows(data.rows[:, :-1], data.n_samples, data.n_features - 1)
 
 
 def _target_column(y, row_chunks):

@@ -15,6 +15,7 @@ import pytest
 from skdp import BudgetAccountant
 from skdp.decomposition import PrivatePCA
 from skdp.linear_model import PrivateLinearRegression, PrivateLogisticRegression
+from skdp.naive_bayes import PrivateGaussianNB
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -227,6 +228,43 @@ def test_logistic_on_dask_needs_public_classes_before_any_charge(data):
     acc = budget()
     with pytest.raises(ValueError, match="public classes"):
         logistic(acc, None).fit(
+            da.from_array(X, chunks=100), da.from_array(y > 0, chunks=100)
+        )
+    assert acc.entries == ()
+
+
+def naive_bayes(acc, bounds):
+    return PrivateGaussianNB(
+        epsilon=2.0,
+        bounds=bounds,
+        classes=["no", "yes", "unsure"],
+        accountant=acc,
+        random_state=3,
+    )
+
+
+@pytest.mark.parametrize("bounds", [(-10.0, 10.0), None], ids=["public", "private"])
+@pytest.mark.parametrize("chunks", CHUNKINGS, ids=CHUNK_IDS)
+def test_naive_bayes_release_equals_the_in_memory_one(data, chunks, bounds):
+    # With bounds=None the private bounds are searched on the feature columns
+    # only, never on the joined class index.
+    X, _ = data
+    y = np.array(["no", "yes", "unsure"])[np.arange(N_ROWS) % 3]
+    y_dask = da.from_array(y, chunks=130)
+    with dask.config.set(scheduler="threads"):
+        chunked = naive_bayes(budget(), bounds).fit(
+            da.from_array(X, chunks=chunks), y_dask
+        )
+    in_memory = naive_bayes(budget(), bounds).fit(X, y)
+    names = ["theta_", "var_", "class_count_", "lower_", "upper_", "classes_"]
+    assert_same(in_memory, chunked, names)
+
+
+def test_naive_bayes_on_dask_needs_public_classes_before_any_charge(data):
+    X, y = data
+    acc = budget()
+    with pytest.raises(ValueError, match="public classes"):
+        PrivateGaussianNB(accountant=acc).fit(
             da.from_array(X, chunks=100), da.from_array(y > 0, chunks=100)
         )
     assert acc.entries == ()
