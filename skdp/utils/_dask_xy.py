@@ -162,7 +162,8 @@ def _label_codes(target, classes):
         return np.empty((0, 1))
     values = target[:, 0]
     codes = np.full(values.shape, np.nan)
-    if values.dtype.kind in "biuf" and classes.dtype.kind in "biuf":
+    kinds = values.dtype.kind + classes.dtype.kind
+    if kinds in ("UU", "SS") or set(kinds) <= set("biuf"):  # ordered alike
         place = np.minimum(np.searchsorted(classes, values), classes.size - 1)
         found = classes[place] == values
         codes[found] = place[found]

@@ -268,3 +268,22 @@ def test_naive_bayes_on_dask_needs_public_classes_before_any_charge(data):
             da.from_array(X, chunks=100), da.from_array(y > 0, chunks=100)
         )
     assert acc.entries == ()
+
+
+def test_label_codes_are_total():
+    # Every value maps to its class index or NaN, without raising: other
+    # types, unhashable values, NaN, booleans against integer classes.
+    from skdp.utils._dask_xy import _label_codes
+
+    words = np.array(["no", "unsure", "yes"])
+    odd = np.array([["yes"], [None], [1.0], [[1]], [b"no"], ["no"]], dtype=object)
+    np.testing.assert_array_equal(
+        _label_codes(odd, words).ravel(), [2, np.nan, np.nan, np.nan, np.nan, 0]
+    )
+    numbers = np.array([[0.0], [1.0], [2.0], [np.nan], [-0.0]])
+    np.testing.assert_array_equal(
+        _label_codes(numbers, np.array([0, 2])).ravel(), [0, np.nan, 1, np.nan, 0]
+    )
+    flags = np.array([[True], [False]])
+    np.testing.assert_array_equal(_label_codes(flags, np.array([0, 1])).ravel(), [1, 0])
+    assert _label_codes(np.ones((3, 2)), words).shape == (0, 1)  # not one column
