@@ -7,17 +7,21 @@ fits each.
 
 Reproduce::
 
-    PYTHONPATH=. python benchmarks/bench_fixed_cost.py
+    PYTHONPATH=. python benchmarks/bench_fixed_cost.py [--summary-json PATH]
 """
 
+import argparse
+import os
 import time
 
 import numpy as np
+from _summary import record, verdict, write
 from sklearn.preprocessing import StandardScaler
 
 from skdp import BudgetAccountant, PrivateMean, PrivateStandardScaler
 
 LAB = BudgetAccountant(epsilon=np.inf)
+TARGET = 3.0
 
 
 def per_fit(fit, n=300):
@@ -28,6 +32,10 @@ def per_fit(fit, n=300):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--summary-json", help="write the key figures as JSON")
+    args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()}")
     X = np.random.default_rng(0).uniform(0, 100, size=(1_000, 1))
     fits = {
         "StandardScaler().fit": lambda: StandardScaler().fit(X),
@@ -45,8 +53,25 @@ def main():
     reference = best["StandardScaler().fit"]
     print("| fit, 1,000 rows, random_state=None | ms | ratio (target ≤ 3) |")
     print("|---|---|---|")
+    records = []
     for name, seconds in best.items():
-        print(f"| {name} | {seconds * 1e3:.3f} | {seconds / reference:.2f} |")
+        ratio = seconds / reference
+        print(f"| {name} | {seconds * 1e3:.3f} | {ratio:.2f} |")
+        if name != "StandardScaler().fit":
+            records.append(
+                record(
+                    18,
+                    f"`{name}` within {TARGET:g}x of `StandardScaler().fit`",
+                    ratio,
+                    "ratio",
+                    verdict(ratio <= TARGET),
+                    f"1,000 rows, random_state=None; {seconds * 1e3:.3f} ms vs "
+                    f"{reference * 1e3:.3f} ms",
+                    "best of 5 rounds of 300 fits",
+                )
+            )
+    print(f"load average after: {os.getloadavg()}")
+    write(args.summary_json, records)
 
 
 if __name__ == "__main__":

@@ -83,6 +83,7 @@ STEPS = [
         ["--targets-only"],
         no_dpl=["--no-dpl"],
     ),
+    Step("bench_fixed_cost.py", []),
     Step("bench_dask.py", ["--repeat", "5"]),
     Step("bench_describe.py", ["--repeats", "5"]),
     Step("bench_search_speed.py", ["--repeats", "5"]),
