@@ -205,7 +205,8 @@ def _describe_column(values, plan, releases, public_bounds, seeds):
         "count": max(0, round(float(count))),
         "mean": mean,
         "median": float(quantiles[1]),
-        "iqr": float(max(quantiles[2] - quantiles[0], 0.0)),
+        # Python floats: a difference beyond the float range is inf, silently
+        "iqr": max(float(quantiles[2]) - float(quantiles[0]), 0.0),
         "lower": lower,
         "upper": upper,
     }
