@@ -64,3 +64,24 @@ def test_private_quantile_fit_at_the_float_limit_does_not_warn():
             accountant=BudgetAccountant(),
             random_state=0,
         ).fit(X)
+
+
+@pytest.mark.parametrize("epsilon", [5e-324, 1e-323])
+def test_a_share_of_a_subnormal_epsilon_is_refused_before_the_charge(epsilon):
+    # the count's share of the mean's epsilon rounds to 0: a ValueError that
+    # says so (the command line reports it), not a ZeroDivisionError
+    accountant = BudgetAccountant()
+    with pytest.raises(ValueError, match="Nothing was charged"):
+        describe(
+            {"a": np.ones(5), "b": np.ones(5)},
+            epsilon=epsilon,
+            bounds={"a": (0.0, 1.0), "b": (0.0, 1.0)},
+            accountant=accountant,
+        )
+    from skdp import PrivateMean
+
+    with pytest.raises(ValueError, match="Nothing was charged"):
+        PrivateMean(epsilon=epsilon, bounds=(0, 1), accountant=accountant).fit(
+            np.ones((5, 1))
+        )
+    assert accountant.total() == (0.0, 0.0)
