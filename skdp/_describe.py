@@ -183,7 +183,9 @@ def _column_seeds(random_state, plans):
 
 def _timed_column(values, plan, releases, public_bounds, seeds, label, verbose):
     start = time.monotonic()
-    row = _describe_column(values, plan, releases, public_bounds, iter(seeds))
+    # numpy's error state is per thread: set here, in the column's own thread
+    with np.errstate(all="ignore"):
+        row = _describe_column(values, plan, releases, public_bounds, iter(seeds))
     row["epsilon"] = float(sum(exact(e) for e in plan.values()))
     if verbose > 0:
         print(
@@ -367,7 +369,12 @@ def describe(
         )
         for i, (name, values) in enumerate(columns.items(), start=1)
     )
-    rows = Parallel(n_jobs=n_jobs, prefer="threads")(jobs)
+    # After the charge nothing may warn on the data (a warning shown, or raised
+    # under -W error, would leak): the filters are per process, so they are
+    # set here, around all the columns' threads.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = Parallel(n_jobs=n_jobs, prefer="threads")(jobs)
     return dict(zip(columns, rows, strict=True))
 
 

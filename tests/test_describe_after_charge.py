@@ -85,3 +85,30 @@ def test_a_share_of_a_subnormal_epsilon_is_refused_before_the_charge(epsilon):
             np.ones((5, 1))
         )
     assert accountant.total() == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_a_warning_of_the_work_after_the_charge_is_not_shown(monkeypatch, n_jobs):
+    # a stand-in for any warning the releases might raise on some data: a
+    # numpy floating-point error and a warnings.warn, in the column's thread
+    from skdp import _describe
+
+    release = _describe._private_mean
+
+    def warning_mean(values, *args):
+        np.float64(BIG) * 2.0
+        warnings.warn("data-dependent", RuntimeWarning, stacklevel=1)
+        return release(values, *args)
+
+    monkeypatch.setattr(_describe, "_private_mean", warning_mean)
+    accountant = BudgetAccountant(epsilon=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        describe(
+            {"a": np.arange(5.0), "b": np.arange(5.0)},
+            bounds={"a": (0.0, 5.0), "b": (0.0, 5.0)},
+            accountant=accountant,
+            random_state=0,
+            n_jobs=n_jobs,
+        )
+    assert accountant.total() == (1.0, 0.0)
