@@ -183,7 +183,9 @@ def _column_seeds(random_state, plans):
 
 def _timed_column(values, plan, releases, public_bounds, seeds, label, verbose):
     start = time.monotonic()
-    row = _describe_column(values, plan, releases, public_bounds, iter(seeds))
+    # numpy's error state is per thread: set here, in the column's own thread
+    with np.errstate(all="ignore"):
+        row = _describe_column(values, plan, releases, public_bounds, iter(seeds))
     row["epsilon"] = float(sum(exact(e) for e in plan.values()))
     if verbose > 0:
         print(
@@ -205,7 +207,8 @@ def _describe_column(values, plan, releases, public_bounds, seeds):
         "count": max(0, round(float(count))),
         "mean": mean,
         "median": float(quantiles[1]),
-        "iqr": float(max(quantiles[2] - quantiles[0], 0.0)),
+        # Python floats: a difference beyond the float range is inf, silently
+        "iqr": max(float(quantiles[2]) - float(quantiles[0]), 0.0),
         "lower": lower,
         "upper": upper,
     }
@@ -366,7 +369,12 @@ def describe(
         )
         for i, (name, values) in enumerate(columns.items(), start=1)
     )
-    rows = Parallel(n_jobs=n_jobs, prefer="threads")(jobs)
+    # After the charge nothing may warn on the data (a warning shown, or raised
+    # under -W error, would leak): the filters are per process, so they are
+    # set here, around all the columns' threads.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = Parallel(n_jobs=n_jobs, prefer="threads")(jobs)
     return dict(zip(columns, rows, strict=True))
 
 

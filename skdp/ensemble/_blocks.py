@@ -105,15 +105,31 @@ class _Layout:
 
 
 def _seeded_clone(estimator, seed):
-    """Unfitted clone with every ``random_state`` parameter set to ``seed``."""
+    """Unfitted clone with every ``random_state`` parameter set to ``seed``.
+
+    Also the ``random_state`` of an object given as a parameter that is not
+    an estimator, such as a splitter (``cv=KFold(shuffle=True)``): left at
+    None it draws from NumPy's global generator, so how many numbers one
+    block's fit draws (a permutation of its rows) would move the next
+    blocks' draws, and a block's output would depend on another block's
+    rows. The clone holds its own deep copies of such objects.
+    """
     model = clone(estimator)
+    params = model.get_params(deep=True)
     names = [
         name
-        for name in model.get_params(deep=True)
+        for name in params
         if name == "random_state" or name.endswith("__random_state")
     ]
     if names:
         model.set_params(**dict.fromkeys(names, int(seed)))
+    for value in params.values():
+        if (
+            not isinstance(value, type)
+            and not hasattr(value, "get_params")
+            and hasattr(value, "random_state")
+        ):
+            value.random_state = int(seed)
     return model
 
 

@@ -162,7 +162,8 @@ def plan_mean_release(epsilon, delta, n_features, mechanism):
     ]
     try:
         plan = min(plans, key=MeanRelease.worst_case_variance)
-    except OverflowError:  # a noise scale beyond the floats: checked next
+    except (OverflowError, ZeroDivisionError):  # a noise scale beyond the
+        # floats, or a share of a subnormal epsilon rounded to 0: checked next
         plan = plans[0]
     for release in plan.releases():
         problem = additive_release_problem(*release)

@@ -61,8 +61,12 @@ def candidate_grid(candidates, lower, upper):
     """
     if candidates is None or isinstance(candidates, Integral):
         m = DEFAULT_N_CANDIDATES if candidates is None else int(candidates)
-        # on halved bounds, then doubled (exact): no overflow near ±1.8e308
-        return 2.0 * np.linspace(lower * 0.5, upper * 0.5, m)
+        # on halved bounds, then doubled (exact): no overflow near ±1.8e308.
+        # linspace's last step may still round past the float limit; it then
+        # sets that point to the upper bound itself, so the overflow it warns
+        # about never reaches the grid (a warning after the charge in describe)
+        with np.errstate(over="ignore"):
+            return 2.0 * np.linspace(lower * 0.5, upper * 0.5, m)
     grid = np.asarray(candidates, dtype=np.float64)
     if grid.ndim != 1 or grid.size == 0:
         raise ValueError(
