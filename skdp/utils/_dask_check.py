@@ -62,9 +62,9 @@ def check_dask_input(X):
     Raises
     ------
     ValueError
-        Naming the problem and the columns where it is, never a value: blocks
-        or partitions that do not match the declared schema, values that are
-        not real numbers, or NaN and infinite values.
+        Naming the problem and the columns where it is, never a value or a
+        count: blocks or partitions that do not match the declared schema,
+        values that are not real numbers, or NaN and infinite values.
 
     Notes
     -----
@@ -82,7 +82,7 @@ def check_dask_input(X):
     >>> check_dask_input(da.from_array(X, chunks=2))
     Traceback (most recent call last):
     ...
-    ValueError: The Dask input is not what its schema declares: ...'0' (1), '1' (1)...
+    ValueError: The Dask input is not what its schema declares: ...'0', '1'...
     >>> check_dask_input(da.from_array(X[:1], chunks=1)).shape
     (1, 2)
     """
@@ -112,16 +112,19 @@ def check_dask_input(X):
 def _raise_on(totals, names):
     off_schema, lost, bad = int(totals[0]), int(totals[1]), totals[2:]
     problems = []
+    # names of columns, never how many values: the message may end up in
+    # logs, and a count is a statistic of the data (in memory a fit names
+    # the column only, too)
     if off_schema:
         problems.append(
-            f"{off_schema} block(s) or partition(s) do not match the declared "
-            "schema (other columns or another shape): a fit takes no rows from "
-            "a block of another shape and reads a partition by the schema's "
+            "some block(s) or partition(s) do not match the declared schema "
+            "(other columns or another shape): a fit takes no rows from a "
+            "block of another shape and reads a partition by the schema's "
             "column names"
         )
     if lost:
-        problems.append(f"{lost} row(s) are not rows of the schema's columns")
-    flagged = [f"{names[j]!r} ({int(n)})" for j, n in enumerate(bad) if n]
+        problems.append("some rows are not rows of the schema's columns")
+    flagged = [repr(names[j]) for j, n in enumerate(bad) if n]
     if flagged:
         problems.append(
             "values that are NaN, infinite or not real numbers in column(s) "

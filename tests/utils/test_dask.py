@@ -476,10 +476,10 @@ def test_check_dask_input_tells_what_a_fit_would_drop_before_any_charge(X):
         assert check_dask_input(clean) is clean
         dirty = X.copy()
         dirty[3, 1], dirty[9, 2] = np.nan, -np.inf
-        with pytest.raises(ValueError, match=r"column\(s\) '1' \(1\), '2' \(1\)"):
+        with pytest.raises(ValueError, match=r"column\(s\) '1', '2':"):
             check_dask_input(da.from_array(dirty, chunks=100))
         wide = _lying_array([X[:10], X[:5, :2]], declared_width=3)
-        with pytest.raises(ValueError, match=r"1 block.*do not match.*5 row"):
+        with pytest.raises(ValueError, match=r"some block.*do not match.*some rows"):
             check_dask_input(wide)
 
 
@@ -495,6 +495,6 @@ def test_check_dask_input_names_columns_of_a_dataframe_never_values(X):
         lambda i: [frame, odd][i], [0, 1], meta=frame.iloc[:0], enforce_metadata=False
     )
     with dask.config.set(scheduler="sync"):
-        with pytest.raises(ValueError, match=r"'income' \(1\)") as error:
+        with pytest.raises(ValueError, match=r"column\(s\) 'income':") as error:
             check_dask_input(parts)
-    assert "alice" not in str(error.value)
+    assert "alice" not in str(error.value) and "1" not in str(error.value)
