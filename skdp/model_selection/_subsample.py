@@ -47,10 +47,29 @@ def _fold_data(estimator, X, y, cv):
     splitter = check_cv(cv, y, classifier=is_classifier(estimator))
     folds = []
     for train, test in splitter.split(X, y):
-        X_train, y_train = _safe_split(estimator, X, y, train)
-        X_test, y_test = _safe_split(estimator, X, y, test, train)
+        X_train, y_train = _fold_rows(estimator, X, y, train)
+        X_test, y_test = _fold_rows(estimator, X, y, test, train)
         folds.append((X_train, y_train, X_test, y_test))
     return folds
+
+
+def _rows(data, indices):
+    """``_safe_indexing(data, indices)``, which indexes a NumPy array directly.
+
+    Indexing a plain array here gives the same array without
+    ``_safe_indexing``'s dispatch, which costs more than the indexing of a
+    small block.
+    """
+    if type(data) is np.ndarray:
+        return data[indices]
+    return _safe_indexing(data, indices)
+
+
+def _fold_rows(estimator, X, y, indices, train=None):
+    """``_safe_split(estimator, X, y, indices, train)``, plain arrays directly."""
+    if get_tags(estimator).input_tags.pairwise:
+        return _safe_split(estimator, X, y, indices, train)
+    return _rows(X, indices), _rows(y, indices)
 
 
 def _fold_key(estimator):
@@ -114,11 +133,13 @@ def _mean_fold_score(model, folds, scoring):
 
     A fit or score that raises, or a score that is not a finite number, leaves
     the candidate without a score, as ``error_score=np.nan`` does in
-    ``cross_val_score``.
+    ``cross_val_score``. ``model`` is a fresh, unfitted clone that nothing
+    else uses: the last fold fits it, the others fit clones of it (taken
+    before it is fitted), which saves a clone per candidate and block.
     """
     scores = np.empty(len(folds))
     for f, (X_train, y_train, X_test, y_test) in enumerate(folds):
-        fold_model = clone(model)
+        fold_model = model if f == len(folds) - 1 else clone(model)
         try:
             fold_model.fit(X_train, y_train)
             scores[f] = _fold_score(fold_model, scoring, X_test, y_test)
@@ -132,9 +153,10 @@ def _mean_fold_score(model, folds, scoring):
 def _candidate_scores(candidates, X, y, cv, scoring):
     """Mean internal CV score of each candidate on one block; ``-inf`` if none.
 
-    Fits run under a throw-away accountant. The folds are split once per
-    block (per kind of split, should the candidates differ in it): a
-    shuffling splitter without a seed gives every candidate the same folds.
+    Fits run under a throw-away accountant (one per block: cloning keeps an
+    accountant, it is not copied). The folds are split once per block (per
+    kind of split, should the candidates differ in it): a shuffling splitter
+    without a seed gives every candidate the same folds.
     """
     scratch = BudgetAccountant()
     means = np.full(len(candidates), -np.inf)
@@ -200,7 +222,7 @@ def block_votes(candidates, X, y, blocks, *, cv, scoring, n_jobs, progress):
     candidates = [route_accountant(clone(c), None) for c in candidates]
     calls = (
         delayed(_timed_block_vote)(
-            candidates, _safe_indexing(X, idx), _safe_indexing(y, idx), cv, scoring
+            candidates, _rows(X, idx), _rows(y, idx), cv, scoring
         )
         for idx in blocks
     )
