@@ -415,6 +415,11 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         -------
         self : NoisyMaxSearchCV
         """
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} needs y: the candidates are scored on "
+                "targets."
+            )
         X, y = indexable(X, y)
         n_features = X.shape[1] if hasattr(X, "shape") and X.ndim == 2 else None
         plan, items = self._plan(n_features)

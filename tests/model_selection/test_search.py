@@ -211,6 +211,22 @@ def test_bad_input_raises_before_charging(clf_data, params, match):
     assert acc.entries == ()
 
 
+@pytest.mark.parametrize("method", ["subsample", "holdout"])
+def test_missing_target_raises_before_charging(clf_data, method):
+    acc = BudgetAccountant(epsilon=100.0)
+    search = NoisyMaxSearchCV(
+        private_lr() if method == "holdout" else LogisticRegression(),
+        {"estimator__C" if method == "holdout" else "C": [1.0, 2.0]},
+        method=method,
+        n_blocks=5,
+        refit=False,
+        accountant=acc,
+    )
+    with pytest.raises(ValueError, match="needs y"):
+        search.fit(clf_data[0], None)
+    assert acc.entries == ()
+
+
 @pytest.mark.parametrize("scoring", ["r2", "roc_auc", "neg_mean_squared_error"])
 def test_holdout_rejects_scores_without_bounded_sensitivity(clf_data, scoring):
     acc = BudgetAccountant(epsilon=100.0)
