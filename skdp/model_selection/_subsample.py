@@ -10,12 +10,13 @@ score each candidate on each fold) that gives the scores
 ``cross_val_score(clone(candidate), X_block, y_block, cv=cv, scoring=scoring,
 error_score=np.nan)`` gives, without its per-call set-up: with a grid of a
 few candidates on blocks of a few hundred rows that set-up cost as much as
-the fits themselves.
+the fits themselves. ``cv=1`` is one split per block (:func:`_half_split`),
+scored as ``cross_val_score`` scores that one split.
 """
 
 import pickle
 import time
-from numbers import Number
+from numbers import Integral, Number
 
 import numpy as np
 from sklearn.base import ClassifierMixin, clone, is_classifier
@@ -24,7 +25,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.metaestimators import _safe_split
 from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import indexable
+from sklearn.utils.validation import _num_samples, indexable
 from threadpoolctl import threadpool_limits
 
 from skdp.accounting import BudgetAccountant
@@ -38,15 +39,43 @@ _ABSTAIN = -1
 
 
 # -- one block ----------------------------------------------------------------
+def is_one_split(cv):
+    """Whether ``cv`` asks for one split per block (``cv=1``)."""
+    return isinstance(cv, Integral) and not isinstance(cv, bool) and cv == 1
+
+
+def _half_split(estimator, y, n_rows):
+    """The one ``(train, test)`` split of a block for ``cv=1``.
+
+    The rows alternate between the training and the test half in their
+    order in the block (the first to training, which gets the odd row out).
+    For a classifier with one column of labels they are first ordered by
+    class (keeping their order within a class), so that each class is split
+    in two halves that differ by at most one row. The rule is fixed: only
+    the rows' order in the block and their classes place them.
+    """
+    order = np.arange(n_rows)
+    if is_classifier(estimator) and np.ndim(y) == 1:
+        _, classes = np.unique(np.asarray(y), return_inverse=True)
+        order = np.argsort(classes, kind="stable")
+    return np.sort(order[::2]), np.sort(order[1::2])
+
+
+def _splits(estimator, X, y, cv):
+    """The ``(train, test)`` index pairs of a block's internal folds."""
+    if is_one_split(cv):
+        return [_half_split(estimator, y, _num_samples(X))]
+    return check_cv(cv, y, classifier=is_classifier(estimator)).split(X, y)
+
+
 def _fold_data(estimator, X, y, cv):
     """``(X_train, y_train, X_test, y_test)`` of each internal fold.
 
     The splitter is the one ``cross_val_score`` would build for
     ``estimator`` (stratified for classifiers when ``cv`` is an integer).
     """
-    splitter = check_cv(cv, y, classifier=is_classifier(estimator))
     folds = []
-    for train, test in splitter.split(X, y):
+    for train, test in _splits(estimator, X, y, cv):
         X_train, y_train = _fold_rows(estimator, X, y, train)
         X_test, y_test = _fold_rows(estimator, X, y, test, train)
         folds.append((X_train, y_train, X_test, y_test))

@@ -188,6 +188,9 @@ BAD = [
     ({"refit": True}, "must be private"),
     ({"method": "holdout", "refit": False}, "not a private estimator"),
     ({"scoring": "no_such_scorer"}, "no_such_scorer"),
+    ({"cv": 0}, "'cv' parameter"),
+    ({"cv": 1.5}, "'cv' parameter"),
+    ({"cv": True}, "cv must be an integer"),
     ({"refit": lambda p: private_lr(C=p["C"], epsilon=-1.0)}, "epsilon"),
     (
         {"refit": lambda p: make_pipeline(StandardScaler(), private_lr(**p))},
