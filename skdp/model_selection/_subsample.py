@@ -30,7 +30,7 @@ from threadpoolctl import threadpool_limits
 
 from skdp.accounting import BudgetAccountant
 from skdp.mechanisms import permute_and_flip
-from skdp.model_selection._cost import route_accountant
+from skdp.model_selection._cost import accountant_keys, route_accountant
 from skdp.utils._warnings import silenced
 
 __all__ = ["block_votes", "select_by_votes", "vote_histogram"]
@@ -179,20 +179,24 @@ def _mean_fold_score(model, folds, scoring):
     return scores.mean()
 
 
-def _candidate_scores(candidates, X, y, cv, scoring):
+def _candidate_scores(candidates, X, y, cv, scoring, keys=None):
     """Mean internal CV score of each candidate on one block; ``-inf`` if none.
 
     Fits run under a throw-away accountant (one per block: cloning keeps an
-    accountant, it is not copied). The folds are split once per block (per
-    kind of split, should the candidates differ in it): a shuffling splitter
-    without a seed gives every candidate the same folds.
+    accountant, it is not copied), set on the parameters ``keys[i]`` of
+    candidate ``i`` (its ``accountant_keys``, found here if not given). The
+    folds are split once per block (per kind of split, should the candidates
+    differ in it): a shuffling splitter without a seed gives every candidate
+    the same folds.
     """
+    if keys is None:
+        keys = [accountant_keys(candidate) for candidate in candidates]
     scratch = BudgetAccountant()
     means = np.full(len(candidates), -np.inf)
     folds_by_key = {}
     with silenced():
         for i, candidate in enumerate(candidates):
-            model = route_accountant(clone(candidate), scratch)
+            model = route_accountant(clone(candidate), scratch, keys[i])
             try:
                 key = _fold_key(model)
                 if key not in folds_by_key:
@@ -203,21 +207,21 @@ def _candidate_scores(candidates, X, y, cv, scoring):
     return means
 
 
-def _block_vote(candidates, X, y, cv, scoring):
+def _block_vote(candidates, X, y, cv, scoring, keys=None):
     """Index of the candidate with the best internal CV score, or abstain.
 
     Nothing a block computes is released except this index, which enters the
     noisy vote. Ties go to the first candidate; a block where no candidate
     has a score (no rows, fewer rows than folds, every fit failing) abstains.
     """
-    means = _candidate_scores(candidates, X, y, cv, scoring)
+    means = _candidate_scores(candidates, X, y, cv, scoring, keys)
     return _ABSTAIN if np.all(means == -np.inf) else int(np.argmax(means))
 
 
-def _timed_block_vote(candidates, X, y, cv, scoring):
+def _timed_block_vote(candidates, keys, X, y, cv, scoring):
     """:func:`_block_vote` and its wall time in seconds (for ``verbose``)."""
     start = time.perf_counter()
-    vote = _block_vote(candidates, *indexable(X, y), cv, scoring)
+    vote = _block_vote(candidates, *indexable(X, y), cv, scoring, keys)
     return vote, time.perf_counter() - start
 
 
@@ -243,15 +247,17 @@ def block_votes(candidates, X, y, blocks, *, cv, scoring, n_jobs, progress):
     GIL for much of their time, so threads do not run them in parallel
     (threads remain for candidates that cannot be pickled). Each
     task receives its block's rows only and the candidates without an
-    accountant (a block fits under its own throw-away one); the votes come
+    accountant (a block fits under its own throw-away one, set on the
+    parameters found here once for all blocks); the votes come
     back to this process, which prints the ``verbose`` lines (block number
     and time, never the vote) as they arrive, in block order.
     """
     k = len(blocks)
     candidates = [route_accountant(clone(c), None) for c in candidates]
+    keys = [accountant_keys(c) for c in candidates]
     calls = (
         delayed(_timed_block_vote)(
-            candidates, _rows(X, idx), _rows(y, idx), cv, scoring
+            candidates, keys, _rows(X, idx), _rows(y, idx), cv, scoring
         )
         for idx in blocks
     )

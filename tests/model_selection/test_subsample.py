@@ -15,11 +15,13 @@ from joblib import parallel_config
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import KFold, ShuffleSplit, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 from threadpoolctl import threadpool_limits
 
-from skdp import BudgetAccountant
+from skdp import BudgetAccountant, SampleAggregateEstimator
 from skdp.model_selection import NoisyMaxSearchCV
 from skdp.model_selection._subsample import (
     _ABSTAIN,
@@ -313,6 +315,29 @@ def test_parallel_blocks_vote_as_the_sequential_loop(block, backend):
     sequential = run(None)
     assert sequential[1] == [1.0]
     assert run(2) == sequential
+
+
+def test_private_candidates_fit_their_blocks_under_a_throw_away_accountant(block):
+    # the nested accountant of each block's candidates is set to a scratch
+    # one: neither the search's accountant nor the default one is charged
+    private = make_pipeline(
+        StandardScaler(),
+        SampleAggregateEstimator(
+            LogisticRegression(), n_blocks=3, epsilon=0.5, output_bounds=("l2", 5.0)
+        ),
+    )
+    acc = BudgetAccountant(epsilon=2.0)
+    with BudgetAccountant() as default:
+        NoisyMaxSearchCV(
+            private,
+            {"sampleaggregateestimator__epsilon": [0.5, 1.0]},
+            n_blocks=4,
+            refit=False,
+            accountant=acc,
+            random_state=0,
+        ).fit(*block)
+    assert [e.epsilon for e in acc.entries] == [1.0]
+    assert default.entries == ()
 
 
 class LocalHandle:
