@@ -443,8 +443,10 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         self : NoisyMaxSearchCV
         """
         if y is None:
+            # scikit-learn's wording (validate_data), which its checks expect
             raise ValueError(
-                f"{type(self).__name__} needs y: the candidates are scored on targets."
+                f"{type(self).__name__} requires y to be passed, but the target y "
+                "is None."
             )
         X, y = indexable(X, y)
         n_features = X.shape[1] if hasattr(X, "shape") and X.ndim == 2 else None

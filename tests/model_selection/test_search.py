@@ -225,7 +225,7 @@ def test_missing_target_raises_before_charging(clf_data, method):
         refit=False,
         accountant=acc,
     )
-    with pytest.raises(ValueError, match="needs y"):
+    with pytest.raises(ValueError, match="requires y"):
         search.fit(clf_data[0], None)
     assert acc.entries == ()
 
