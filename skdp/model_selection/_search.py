@@ -108,8 +108,9 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         train on one half of the block and are scored on the other (the
         rows alternate between the halves in their order in the block,
         within each class for a classifier). Scoring half the rows makes
-        each block's vote noisier: on UCI Adult it chose as well as ``2``
-        at 50 and 100 blocks but with half the vote margin (see Notes). Or
+        each block's vote noisier: on UCI Adult it made the same choices as
+        ``2`` at 50 and 100 blocks, but with smaller vote margins and a
+        lower chance of a good choice at 20 and 50 blocks (see Notes). Or
         any scikit-learn splitter or iterable of splits (seed a shuffling
         one for reproducible votes).
     scoring : str, callable or None, default=None
