@@ -29,7 +29,10 @@ themselves (each candidate costs ε = 1, so holdout charges max(6 × 1, 1) = 6).
 Defaults, sized by timing single searches under load average ≈ 5 (4 / 13 /
 23 s at n_blocks = 20 / 50 / 100, 17 s for holdout): 15 searches per n_blocks
 and 8 holdout searches, about 13 minutes. ``--show-votes`` adds the
-(non-private) block votes behind repeat 0 of each n_blocks, as a diagnostic.
+(non-private) block votes behind repeat 0 of each n_blocks, as a diagnostic;
+``--vote-study N`` the votes of the first N repeats' partitions with the
+exact selection probabilities of permute-and-flip over them (expected hit
+rates and gaps without selection-noise sampling error).
 
 All fits run with one BLAS thread: on the shared 2-core machine, multi-threaded
 BLAS made the small per-block fits 4 to 25 times slower.
@@ -40,6 +43,7 @@ import shlex
 import sys
 import time
 import warnings
+from itertools import permutations
 from math import sqrt
 
 import numpy as np
@@ -197,6 +201,78 @@ def vote_histograms(n_blocks_list, seed, data, cv):
     print()
 
 
+def permute_and_flip_probabilities(votes, epsilon):
+    """Exact selection probabilities of permute-and-flip on non-monotone votes.
+
+    Averaged over every order of the candidates: in an order, a candidate is
+    chosen if each one before it was rejected and it is accepted, with
+    probability ``exp(epsilon (v_r - max v) / 2)`` (sensitivity 1).
+    """
+    accept = np.exp(epsilon * (votes - votes.max()) / 2.0)
+    probabilities = np.zeros(len(votes))
+    orders = list(permutations(range(len(votes))))
+    for order in orders:
+        still = 1.0
+        for r in order:
+            probabilities[r] += still * accept[r]
+            still *= 1.0 - accept[r]
+    return probabilities / len(orders)
+
+
+def vote_study(n_blocks_list, partitions, seed, data, cv, variants):
+    """Diagnostic, not private: the selection given the block votes, exactly.
+
+    For the partitions of the first ``partitions`` repeats (same seeds), the
+    block votes are computed as the search computes them and permute-and-flip
+    is evaluated exactly over its noise, so the expected hit rate and gap of
+    each partition are free of selection-noise sampling error.
+    """
+    from skdp.ensemble._blocks import _block_indices, _block_labels
+    from skdp.mechanisms import check_random_source
+    from skdp.model_selection._search import _block_vote, vote_histogram
+
+    X_tr, _, y_tr, _ = data
+    candidates = [LogisticRegression(C=C, max_iter=MAX_ITER) for C in C_GRID]
+    print(
+        f"Vote study, cv={cv}: mean over {partitions} partitions (repeats' seeds) "
+        "of the block votes and of the exact permute-and-flip selection.\n"
+    )
+    print(
+        "| n_blocks | cv | mean votes "
+        + " / ".join(f"C={C:g}" for C in C_GRID)
+        + " | mean margin (top − second), votes | P(within 1 pt) (a) "
+        "| E gap (a), pts | P(within 1 pt) (b) | E gap (b), pts |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for k in n_blocks_list:
+        votes_all, cells = [], {name: ([], []) for name in variants}
+        for r in range(partitions):
+            source = check_random_source(seed * 10_000 + r)
+            blocks = _block_indices(_block_labels(len(y_tr), k, source), k)
+            choices = [
+                _block_vote(candidates, X_tr[idx], y_tr[idx], cv, None)
+                for idx in blocks
+            ]
+            votes = vote_histogram(choices, len(C_GRID)).astype(float)
+            votes_all.append(votes)
+            chosen = permute_and_flip_probabilities(votes, SELECTION_EPSILON)
+            for name, accuracies in variants.items():
+                gaps = accuracies.max() - accuracies
+                cells[name][0].append(chosen @ (gaps <= TOLERANCE + 1e-12))
+                cells[name][1].append(100 * chosen @ gaps)
+        votes_all = np.array(votes_all)
+        top_two = np.sort(votes_all, axis=1)[:, -2:]
+        rates = " | ".join(
+            f"{np.mean(hits):.3f} | {np.mean(gap):.2f}" for hits, gap in cells.values()
+        )
+        print(
+            f"| {k} | {cv} | "
+            + " / ".join(f"{v:.1f}" for v in votes_all.mean(axis=0))
+            + f" | {np.mean(top_two[:, 1] - top_two[:, 0]):.1f} | {rates} |"
+        )
+    print()
+
+
 def rate_cells(chosen, accuracies):
     """Hit rate (with its 95 % interval) and mean gap in points."""
     gaps = accuracies.max() - accuracies[chosen]
@@ -261,6 +337,14 @@ def main():
         "--show-votes",
         action="store_true",
         help="also print the (non-private) block votes of repeat 0 per n_blocks",
+    )
+    parser.add_argument(
+        "--vote-study",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also evaluate the selection exactly over the noise on the "
+        "partitions of the first N repeats per n_blocks (non-private diagnostic)",
     )
     parser.add_argument("--summary-json", help="write the key figures as JSON")
     args = parser.parse_args()
@@ -351,6 +435,12 @@ def main():
         print()
         with threadpool_limits(limits=1):
             vote_histograms(args.n_blocks, args.seed, data, inner_cv)
+    if args.vote_study:
+        print()
+        with threadpool_limits(limits=1):
+            vote_study(
+                args.n_blocks, args.vote_study, args.seed, data, inner_cv, variants
+            )
 
 
 if __name__ == "__main__":

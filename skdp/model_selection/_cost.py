@@ -281,14 +281,27 @@ def is_param(key, name):
     return key == name or key.endswith("__" + name)
 
 
-def route_accountant(estimator, accountant):
-    """Set every ``accountant`` parameter of ``estimator``, nested ones too."""
+def accountant_keys(estimator):
+    """The ``accountant`` parameters of ``estimator``, nested ones too.
+
+    Deepest first: setting an outer estimator's params can replace inner
+    ones. They depend on the estimator's structure only, so a clone has the
+    keys of its original.
+    """
     keys = [
         key for key in estimator.get_params(deep=True) if is_param(key, "accountant")
     ]
-    # Deepest first: setting an outer estimator's params can replace inner ones.
     keys.sort(key=lambda key: key.count("__"), reverse=True)
-    for key in keys:
+    return keys
+
+
+def route_accountant(estimator, accountant, keys=None):
+    """Set every ``accountant`` parameter of ``estimator``, nested ones too.
+
+    ``keys`` are its :func:`accountant_keys` when already known (those of the
+    estimator it was cloned from), which saves a ``get_params(deep=True)``.
+    """
+    for key in accountant_keys(estimator) if keys is None else keys:
         estimator.set_params(**{key: accountant})
     return estimator
 

@@ -10,12 +10,13 @@ score each candidate on each fold) that gives the scores
 ``cross_val_score(clone(candidate), X_block, y_block, cv=cv, scoring=scoring,
 error_score=np.nan)`` gives, without its per-call set-up: with a grid of a
 few candidates on blocks of a few hundred rows that set-up cost as much as
-the fits themselves.
+the fits themselves. ``cv=1`` is one split per block (:func:`_half_split`),
+scored as ``cross_val_score`` scores that one split.
 """
 
 import pickle
 import time
-from numbers import Number
+from numbers import Integral, Number
 
 import numpy as np
 from sklearn.base import ClassifierMixin, clone, is_classifier
@@ -24,12 +25,12 @@ from sklearn.model_selection import check_cv
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.metaestimators import _safe_split
 from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import indexable
+from sklearn.utils.validation import _num_samples, indexable
 from threadpoolctl import threadpool_limits
 
 from skdp.accounting import BudgetAccountant
 from skdp.mechanisms import permute_and_flip
-from skdp.model_selection._cost import route_accountant
+from skdp.model_selection._cost import accountant_keys, route_accountant
 from skdp.utils._warnings import silenced
 
 __all__ = ["block_votes", "select_by_votes", "vote_histogram"]
@@ -38,19 +39,66 @@ _ABSTAIN = -1
 
 
 # -- one block ----------------------------------------------------------------
+def is_one_split(cv):
+    """Whether ``cv`` asks for one split per block (``cv=1``)."""
+    return isinstance(cv, Integral) and not isinstance(cv, bool) and cv == 1
+
+
+def _half_split(estimator, y, n_rows):
+    """The one ``(train, test)`` split of a block for ``cv=1``.
+
+    The rows alternate between the training and the test half in their
+    order in the block (the first to training, which gets the odd row out).
+    For a classifier with one column of labels they are first ordered by
+    class (keeping their order within a class), so that each class is split
+    in two halves that differ by at most one row. The rule is fixed: only
+    the rows' order in the block and their classes place them.
+    """
+    order = np.arange(n_rows)
+    if is_classifier(estimator) and np.ndim(y) == 1:
+        _, classes = np.unique(np.asarray(y), return_inverse=True)
+        order = np.argsort(classes, kind="stable")
+    return np.sort(order[::2]), np.sort(order[1::2])
+
+
+def _splits(estimator, X, y, cv):
+    """The ``(train, test)`` index pairs of a block's internal folds."""
+    if is_one_split(cv):
+        return [_half_split(estimator, y, _num_samples(X))]
+    return check_cv(cv, y, classifier=is_classifier(estimator)).split(X, y)
+
+
 def _fold_data(estimator, X, y, cv):
     """``(X_train, y_train, X_test, y_test)`` of each internal fold.
 
     The splitter is the one ``cross_val_score`` would build for
     ``estimator`` (stratified for classifiers when ``cv`` is an integer).
     """
-    splitter = check_cv(cv, y, classifier=is_classifier(estimator))
     folds = []
-    for train, test in splitter.split(X, y):
-        X_train, y_train = _safe_split(estimator, X, y, train)
-        X_test, y_test = _safe_split(estimator, X, y, test, train)
+    for train, test in _splits(estimator, X, y, cv):
+        X_train, y_train = _fold_rows(estimator, X, y, train)
+        X_test, y_test = _fold_rows(estimator, X, y, test, train)
         folds.append((X_train, y_train, X_test, y_test))
     return folds
+
+
+def _rows(data, indices):
+    """``_safe_indexing(data, indices)``, which indexes a NumPy array directly.
+
+    Indexing a plain array here gives the same array without
+    ``_safe_indexing``'s dispatch, which costs more than the indexing of a
+    small block.
+    """
+    if type(data) is np.ndarray:
+        return data[indices]
+    return _safe_indexing(data, indices)
+
+
+def _fold_rows(estimator, X, y, indices, train=None):
+    """``_safe_split(estimator, X, y, indices, train)``, plain arrays directly."""
+    if get_tags(estimator).input_tags.pairwise:
+        return _safe_split(estimator, X, y, indices, train)
+    return _rows(X, indices), _rows(y, indices)
 
 
 def _fold_key(estimator):
@@ -114,11 +162,13 @@ def _mean_fold_score(model, folds, scoring):
 
     A fit or score that raises, or a score that is not a finite number, leaves
     the candidate without a score, as ``error_score=np.nan`` does in
-    ``cross_val_score``.
+    ``cross_val_score``. ``model`` is a fresh, unfitted clone that nothing
+    else uses: the last fold fits it, the others fit clones of it (taken
+    before it is fitted), which saves a clone per candidate and block.
     """
     scores = np.empty(len(folds))
     for f, (X_train, y_train, X_test, y_test) in enumerate(folds):
-        fold_model = clone(model)
+        fold_model = model if f == len(folds) - 1 else clone(model)
         try:
             fold_model.fit(X_train, y_train)
             scores[f] = _fold_score(fold_model, scoring, X_test, y_test)
@@ -129,19 +179,24 @@ def _mean_fold_score(model, folds, scoring):
     return scores.mean()
 
 
-def _candidate_scores(candidates, X, y, cv, scoring):
+def _candidate_scores(candidates, X, y, cv, scoring, keys=None):
     """Mean internal CV score of each candidate on one block; ``-inf`` if none.
 
-    Fits run under a throw-away accountant. The folds are split once per
-    block (per kind of split, should the candidates differ in it): a
-    shuffling splitter without a seed gives every candidate the same folds.
+    Fits run under a throw-away accountant (one per block: cloning keeps an
+    accountant, it is not copied), set on the parameters ``keys[i]`` of
+    candidate ``i`` (its ``accountant_keys``, found here if not given). The
+    folds are split once per block (per kind of split, should the candidates
+    differ in it): a shuffling splitter without a seed gives every candidate
+    the same folds.
     """
+    if keys is None:
+        keys = [accountant_keys(candidate) for candidate in candidates]
     scratch = BudgetAccountant()
     means = np.full(len(candidates), -np.inf)
     folds_by_key = {}
     with silenced():
         for i, candidate in enumerate(candidates):
-            model = route_accountant(clone(candidate), scratch)
+            model = route_accountant(clone(candidate), scratch, keys[i])
             try:
                 key = _fold_key(model)
                 if key not in folds_by_key:
@@ -152,21 +207,21 @@ def _candidate_scores(candidates, X, y, cv, scoring):
     return means
 
 
-def _block_vote(candidates, X, y, cv, scoring):
+def _block_vote(candidates, X, y, cv, scoring, keys=None):
     """Index of the candidate with the best internal CV score, or abstain.
 
     Nothing a block computes is released except this index, which enters the
     noisy vote. Ties go to the first candidate; a block where no candidate
     has a score (no rows, fewer rows than folds, every fit failing) abstains.
     """
-    means = _candidate_scores(candidates, X, y, cv, scoring)
+    means = _candidate_scores(candidates, X, y, cv, scoring, keys)
     return _ABSTAIN if np.all(means == -np.inf) else int(np.argmax(means))
 
 
-def _timed_block_vote(candidates, X, y, cv, scoring):
+def _timed_block_vote(candidates, keys, X, y, cv, scoring):
     """:func:`_block_vote` and its wall time in seconds (for ``verbose``)."""
     start = time.perf_counter()
-    vote = _block_vote(candidates, *indexable(X, y), cv, scoring)
+    vote = _block_vote(candidates, *indexable(X, y), cv, scoring, keys)
     return vote, time.perf_counter() - start
 
 
@@ -192,15 +247,17 @@ def block_votes(candidates, X, y, blocks, *, cv, scoring, n_jobs, progress):
     GIL for much of their time, so threads do not run them in parallel
     (threads remain for candidates that cannot be pickled). Each
     task receives its block's rows only and the candidates without an
-    accountant (a block fits under its own throw-away one); the votes come
+    accountant (a block fits under its own throw-away one, set on the
+    parameters found here once for all blocks); the votes come
     back to this process, which prints the ``verbose`` lines (block number
     and time, never the vote) as they arrive, in block order.
     """
     k = len(blocks)
     candidates = [route_accountant(clone(c), None) for c in candidates]
+    keys = [accountant_keys(c) for c in candidates]
     calls = (
         delayed(_timed_block_vote)(
-            candidates, _safe_indexing(X, idx), _safe_indexing(y, idx), cv, scoring
+            candidates, keys, _rows(X, idx), _rows(y, idx), cv, scoring
         )
         for idx in blocks
     )

@@ -188,6 +188,9 @@ BAD = [
     ({"refit": True}, "must be private"),
     ({"method": "holdout", "refit": False}, "not a private estimator"),
     ({"scoring": "no_such_scorer"}, "no_such_scorer"),
+    ({"cv": 0}, "'cv' parameter"),
+    ({"cv": 1.5}, "'cv' parameter"),
+    ({"cv": True}, "cv must be an integer"),
     ({"refit": lambda p: private_lr(C=p["C"], epsilon=-1.0)}, "epsilon"),
     (
         {"refit": lambda p: make_pipeline(StandardScaler(), private_lr(**p))},
@@ -208,6 +211,22 @@ def test_bad_input_raises_before_charging(clf_data, params, match):
     ).set_params(**params)
     with pytest.raises((ValueError, TypeError), match=match):
         search.fit(*clf_data)
+    assert acc.entries == ()
+
+
+@pytest.mark.parametrize("method", ["subsample", "holdout"])
+def test_missing_target_raises_before_charging(clf_data, method):
+    acc = BudgetAccountant(epsilon=100.0)
+    search = NoisyMaxSearchCV(
+        private_lr() if method == "holdout" else LogisticRegression(),
+        {"estimator__C" if method == "holdout" else "C": [1.0, 2.0]},
+        method=method,
+        n_blocks=5,
+        refit=False,
+        accountant=acc,
+    )
+    with pytest.raises(ValueError, match="requires y"):
+        search.fit(clf_data[0], None)
     assert acc.entries == ()
 
 

@@ -15,16 +15,19 @@ from joblib import parallel_config
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import KFold, ShuffleSplit, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 from threadpoolctl import threadpool_limits
 
-from skdp import BudgetAccountant
+from skdp import BudgetAccountant, SampleAggregateEstimator
 from skdp.model_selection import NoisyMaxSearchCV
 from skdp.model_selection._subsample import (
     _ABSTAIN,
     _block_vote,
     _candidate_scores,
+    _half_split,
     _plain_labels,
 )
 
@@ -130,6 +133,102 @@ def test_unseeded_shuffling_splitter_gives_every_candidate_the_same_folds(block)
     assert np.all(scores == scores[0]) and np.isfinite(scores[0])
 
 
+# -- cv=1: one split per block --------------------------------------------------
+def test_one_split_alternates_rows_within_each_class():
+    # class 0 is rows 1, 2, 5 and class 1 rows 0, 3, 4, 6; ordered by class
+    # (1, 2, 5, 0, 3, 4, 6), the rows alternate: training first
+    y = np.array([1, 0, 0, 1, 1, 0, 1])
+    train, test = _half_split(LogisticRegression(), y, len(y))
+    np.testing.assert_array_equal(train, [1, 3, 5, 6])
+    np.testing.assert_array_equal(test, [0, 2, 4])
+    # a regressor's rows alternate in their order
+    train, test = _half_split(Ridge(), y.astype(float), len(y))
+    np.testing.assert_array_equal(train, [0, 2, 4, 6])
+    np.testing.assert_array_equal(test, [1, 3, 5])
+
+
+def every_other_row_of_each_class(y):
+    """Training rows: the 1st, 3rd, ... row of each class (even class sizes)."""
+    rank = np.zeros(len(y), dtype=int)
+    for label in np.unique(y):
+        rank[y == label] = np.arange(np.sum(y == label))
+    return np.flatnonzero(rank % 2 == 0), np.flatnonzero(rank % 2 == 1)
+
+
+@pytest.fixture(scope="module")
+def even_block(block):
+    # 120 rows of each class, so that each class alternates from its first row
+    X, y = block
+    rows = np.concatenate([np.flatnonzero(y == c)[:120] for c in (0, 1)])
+    rows.sort()
+    return X[rows], y[rows]
+
+
+@pytest.mark.parametrize(
+    "candidates, scoring",
+    [(LOGISTIC, None), (LOGISTIC, "roc_auc"), (TREES, "f1")],
+)
+def test_one_split_scores_equal_cross_val_score_on_that_split(
+    even_block, candidates, scoring
+):
+    X, y = even_block
+    split = [every_other_row_of_each_class(y)]
+    np.testing.assert_array_equal(
+        _candidate_scores(candidates, X, y, 1, scoring),
+        reference_scores(candidates, X, y, split, scoring),
+    )
+
+
+def test_one_split_of_frames_regressors_and_kernels(even_block):
+    X, y = even_block
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    target = X @ np.array([1.0, -2.0, 0.5, 0.0]) + y
+    halves = [(np.arange(0, len(y), 2), np.arange(1, len(y), 2))]
+    ridges = [Ridge(alpha=a) for a in (1e-2, 10.0, 1e4)]
+    np.testing.assert_array_equal(
+        _candidate_scores(ridges, frame, target, 1, None),
+        reference_scores(ridges, frame, target, halves, None),
+    )
+    kernel = X @ X.T
+    svcs = [SVC(kernel="precomputed", C=C) for C in (1e-3, 1.0)]
+    np.testing.assert_array_equal(
+        _candidate_scores(svcs, kernel, y, 1, None),
+        reference_scores(svcs, kernel, y, [every_other_row_of_each_class(y)], None),
+    )
+
+
+def test_one_split_of_a_tiny_block_abstains(block):
+    X, y = block
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _block_vote(LOGISTIC, X[:1], y[:1], 1, None) == _ABSTAIN
+        assert _block_vote(LOGISTIC, X[:0], y[:0], 1, None) == _ABSTAIN
+
+
+def test_search_with_one_split_fits_once_per_candidate_and_block(block):
+    fits = []
+
+    class Counted(LogisticRegression):
+        def fit(self, X, y):
+            fits.append(len(y))
+            return super().fit(X, y)
+
+    acc = BudgetAccountant(epsilon=2.0)
+    NoisyMaxSearchCV(
+        Counted(),
+        {"C": [1e-3, 1.0]},
+        cv=1,
+        n_blocks=4,
+        refit=False,
+        accountant=acc,
+        random_state=0,
+    ).fit(*block)
+    # one fit per candidate and block, on half of its rows (the odd one in)
+    assert len(fits) == 2 * 4
+    assert 2 * 120 <= sum(fits) <= 2 * (120 + 2)
+    assert [e.epsilon for e in acc.entries] == [1.0]
+
+
 class FailsWithFewPositives(ClassifierMixin, BaseEstimator):
     """Fits like a majority vote, but raises on fewer than ``need`` ones."""
 
@@ -216,6 +315,29 @@ def test_parallel_blocks_vote_as_the_sequential_loop(block, backend):
     sequential = run(None)
     assert sequential[1] == [1.0]
     assert run(2) == sequential
+
+
+def test_private_candidates_fit_their_blocks_under_a_throw_away_accountant(block):
+    # the nested accountant of each block's candidates is set to a scratch
+    # one: neither the search's accountant nor the default one is charged
+    private = make_pipeline(
+        StandardScaler(),
+        SampleAggregateEstimator(
+            LogisticRegression(), n_blocks=3, epsilon=0.5, output_bounds=("l2", 5.0)
+        ),
+    )
+    acc = BudgetAccountant(epsilon=2.0)
+    with BudgetAccountant() as default:
+        NoisyMaxSearchCV(
+            private,
+            {"sampleaggregateestimator__epsilon": [0.5, 1.0]},
+            n_blocks=4,
+            refit=False,
+            accountant=acc,
+            random_state=0,
+        ).fit(*block)
+    assert [e.epsilon for e in acc.entries] == [1.0]
+    assert default.entries == ()
 
 
 class LocalHandle:

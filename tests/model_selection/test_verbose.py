@@ -17,8 +17,8 @@ from skdp.model_selection import NoisyMaxSearchCV, _search, privacy_utility_curv
 
 TIME = r"total time=\d+\.\ds"
 SEARCH_LINES = [
-    r"Fitting 2 folds for each of 2 candidates in each of 4 blocks, totalling "
-    r"16 fits, then 1 refit on all rows",
+    r"Fitting (1 fold|2 folds) for each of 2 candidates in each of 4 blocks, "
+    r"totalling (8|16) fits, then 1 refit on all rows",
     r"Fitting 2 candidates on the training part \(each row held out with "
     r"probability 0\.3\), totalling 2 fits",
     r"charged epsilon=[\d.]+, delta=[\de.-]+ \(computed from public parameters\)",
@@ -74,11 +74,12 @@ def test_verbose_zero_prints_nothing(data, capsys, method):
     assert capsys.readouterr().out == ""
 
 
-def test_subsample_progress_lines(data, capsys):
-    fitted = search("subsample", 2).fit(*data)
+@pytest.mark.parametrize("cv, folds", [(1, "1 fold"), (2, "2 folds")])
+def test_subsample_progress_lines(data, capsys, cv, folds):
+    fitted = search("subsample", 2).set_params(cv=cv).fit(*data)
     lines = lines_of(capsys)
     assert_allowed(lines)
-    assert lines[0].startswith("Fitting 2 folds for each of 2 candidates")
+    assert lines[0].startswith(f"Fitting {folds} for each of 2 candidates")
     assert lines[1].startswith("charged epsilon=2")  # selection 1 + refit 1
     blocks = [re.match(r"END block (\d)/4", line) for line in lines]
     assert sorted(int(m.group(1)) for m in blocks if m) == [1, 2, 3, 4]
