@@ -104,7 +104,13 @@ class _Layout:
         return model
 
 
-def _seeded_clone(estimator, seed):
+def _is_shared_randomness(value):
+    """Whether a ``random_state`` draws from a generator other fits share:
+    None (NumPy's global one) or a generator object; an integer does not."""
+    return not isinstance(value, Integral)
+
+
+def _seeded_clone(estimator, seed, *, keep_integers=False):
     """Unfitted clone with every ``random_state`` parameter set to ``seed``.
 
     Also the ``random_state`` of an object given as a parameter that is not
@@ -112,14 +118,17 @@ def _seeded_clone(estimator, seed):
     None it draws from NumPy's global generator, so how many numbers one
     block's fit draws (a permutation of its rows) would move the next
     blocks' draws, and a block's output would depend on another block's
-    rows. The clone holds its own deep copies of such objects.
+    rows. The clone holds its own deep copies of such objects. With
+    ``keep_integers``, a ``random_state`` already set to an integer (which
+    shares nothing) is left as the user gave it.
     """
     model = clone(estimator)
     params = model.get_params(deep=True)
     names = [
         name
         for name in params
-        if name == "random_state" or name.endswith("__random_state")
+        if (name == "random_state" or name.endswith("__random_state"))
+        and not (keep_integers and not _is_shared_randomness(params[name]))
     ]
     if names:
         model.set_params(**dict.fromkeys(names, int(seed)))
@@ -128,6 +137,7 @@ def _seeded_clone(estimator, seed):
             not isinstance(value, type)
             and not hasattr(value, "get_params")
             and hasattr(value, "random_state")
+            and not (keep_integers and not _is_shared_randomness(value.random_state))
         ):
             value.random_state = int(seed)
     return model

@@ -195,7 +195,15 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
     which moves a vote to or from abstention, covered by the same bound.
     Only the winner's index is released, never the votes. Cost: ``epsilon``
     plus the refit. A vote may be any function of its block's rows, so the
-    internal split (``cv``) does not enter the privacy argument.
+    internal split (``cv``) does not enter the privacy argument; but it must
+    be a function of *its own* rows: every ``random_state`` of the block's
+    fits (the candidates', their parameter objects', a shuffling ``cv``
+    splitter's) that is not an integer is set to a seed of the block's own,
+    drawn before any block runs, where left at None (or a generator object)
+    it would draw from a generator all blocks share and one block's rows
+    would move the draws of the next. A candidate that
+    draws from the global generator without a ``random_state`` parameter
+    cannot be isolated: give it one.
 
     **Internal split** (``"subsample"``). What the noise has to beat is the
     winner's margin in votes, and a block's vote is only as good as its
@@ -557,6 +565,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
     def _select_subsample(self, X, y, plan, source, progress):
         k = int(self.n_blocks)
         blocks = _block_indices(_block_labels(_num_samples(X), k, source), k)
+        seeds = source.integers(_MAX_SEED, size=k)  # each block's own randomness
         choices = block_votes(
             plan["candidates"],
             X,
@@ -566,6 +575,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             scoring=self.scoring,
             n_jobs=self.n_jobs,
             progress=progress,
+            seeds=seeds,
         )
         votes = vote_histogram(choices, len(plan["candidates"]))
         return select_by_votes(votes, self.epsilon, source)

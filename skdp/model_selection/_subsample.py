@@ -14,6 +14,7 @@ the fits themselves. ``cv=1`` is one split per block (:func:`_half_split`),
 scored as ``cross_val_score`` scores that one split.
 """
 
+import copy
 import pickle
 import time
 from numbers import Integral, Number
@@ -29,6 +30,7 @@ from sklearn.utils.validation import _num_samples, indexable
 from threadpoolctl import threadpool_limits
 
 from skdp.accounting import BudgetAccountant
+from skdp.ensemble._blocks import _seeded_clone
 from skdp.mechanisms import permute_and_flip
 from skdp.model_selection._cost import accountant_keys, route_accountant
 from skdp.utils._warnings import silenced
@@ -179,24 +181,53 @@ def _mean_fold_score(model, folds, scoring):
     return scores.mean()
 
 
-def _candidate_scores(candidates, X, y, cv, scoring, keys=None):
+def _seeded_splitter(cv, seed):
+    """A copy of a splitter with its ``random_state`` set to ``seed``.
+
+    A shuffling splitter left at ``random_state=None`` draws from NumPy's
+    global generator (a generator object is shared as well); an integer
+    ``cv``, a list of splits or a splitter seeded with an integer is
+    returned as it is.
+    """
+    if isinstance(cv, Integral | type) or not hasattr(cv, "random_state"):
+        return cv
+    if isinstance(cv.random_state, Integral):
+        return cv
+    seeded = copy.deepcopy(cv)
+    seeded.random_state = int(seed)
+    return seeded
+
+
+def _candidate_scores(candidates, X, y, cv, scoring, keys=None, seed=0):
     """Mean internal CV score of each candidate on one block; ``-inf`` if none.
 
     Fits run under a throw-away accountant (one per block: cloning keeps an
     accountant, it is not copied), set on the parameters ``keys[i]`` of
     candidate ``i`` (its ``accountant_keys``, found here if not given). The
     folds are split once per block (per kind of split, should the candidates
-    differ in it): a shuffling splitter without a seed gives every candidate
-    the same folds.
+    differ in it), so every candidate is scored on the same folds.
+
+    **Randomness of the block's own.** Every ``random_state`` of the
+    candidates (and of their parameter objects) and of a splitter ``cv``
+    that is not an integer is set to the block's ``seed``, drawn from the
+    search's source before any block runs: left at None (or a generator
+    object) they would draw from a generator every block shares,
+    where how much one block draws depends on its rows, and a later block's
+    vote would depend on an earlier block's rows (breaking the one-vote
+    sensitivity). An estimator that draws from the global generator without
+    a ``random_state`` parameter cannot be isolated this way (see
+    :class:`NoisyMaxSearchCV`, Notes).
     """
     if keys is None:
         keys = [accountant_keys(candidate) for candidate in candidates]
     scratch = BudgetAccountant()
     means = np.full(len(candidates), -np.inf)
     folds_by_key = {}
+    cv = _seeded_splitter(cv, seed)
     with silenced():
         for i, candidate in enumerate(candidates):
-            model = route_accountant(clone(candidate), scratch, keys[i])
+            seeded = _seeded_clone(candidate, seed, keep_integers=True)
+            model = route_accountant(seeded, scratch, keys[i])
             try:
                 key = _fold_key(model)
                 if key not in folds_by_key:
@@ -207,21 +238,21 @@ def _candidate_scores(candidates, X, y, cv, scoring, keys=None):
     return means
 
 
-def _block_vote(candidates, X, y, cv, scoring, keys=None):
+def _block_vote(candidates, X, y, cv, scoring, keys=None, seed=0):
     """Index of the candidate with the best internal CV score, or abstain.
 
     Nothing a block computes is released except this index, which enters the
     noisy vote. Ties go to the first candidate; a block where no candidate
     has a score (no rows, fewer rows than folds, every fit failing) abstains.
     """
-    means = _candidate_scores(candidates, X, y, cv, scoring, keys)
+    means = _candidate_scores(candidates, X, y, cv, scoring, keys, seed)
     return _ABSTAIN if np.all(means == -np.inf) else int(np.argmax(means))
 
 
-def _timed_block_vote(candidates, keys, X, y, cv, scoring):
+def _timed_block_vote(candidates, keys, X, y, cv, scoring, seed):
     """:func:`_block_vote` and its wall time in seconds (for ``verbose``)."""
     start = time.perf_counter()
-    vote = _block_vote(candidates, *indexable(X, y), cv, scoring, keys)
+    vote = _block_vote(candidates, *indexable(X, y), cv, scoring, keys, seed)
     return vote, time.perf_counter() - start
 
 
@@ -240,8 +271,12 @@ def _preferred_workers(candidates):
     return "processes"
 
 
-def block_votes(candidates, X, y, blocks, *, cv, scoring, n_jobs, progress):
+def block_votes(candidates, X, y, blocks, *, cv, scoring, n_jobs, progress, seeds=None):
     """One vote per block, one joblib task per block.
+
+    ``seeds[b]`` is block ``b``'s seed for every ``random_state`` of its fits
+    (:func:`_candidate_scores`); the caller draws them from its source
+    before the blocks run (all 0 when None).
 
     The tasks prefer worker processes: the block fits are small and hold the
     GIL for much of their time, so threads do not run them in parallel
@@ -255,11 +290,13 @@ def block_votes(candidates, X, y, blocks, *, cv, scoring, n_jobs, progress):
     k = len(blocks)
     candidates = [route_accountant(clone(c), None) for c in candidates]
     keys = [accountant_keys(c) for c in candidates]
+    if seeds is None:
+        seeds = np.zeros(k, dtype=np.int64)
     calls = (
         delayed(_timed_block_vote)(
-            candidates, keys, _rows(X, idx), _rows(y, idx), cv, scoring
+            candidates, keys, _rows(X, idx), _rows(y, idx), cv, scoring, int(seed)
         )
-        for idx in blocks
+        for idx, seed in zip(blocks, seeds, strict=True)
     )
     verbose = progress.verbose if progress.verbose > 2 else 0
     parallel = Parallel(

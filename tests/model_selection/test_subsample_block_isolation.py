@@ -6,14 +6,13 @@ of its own block. Candidates or splitters with ``random_state=None`` draw
 from NumPy's global generator, and how many numbers a block's fits draw
 depends on its rows (here: one uniform prediction per held-out row), so the
 next blocks' fits start from a state that depends on an earlier block.
-Found by the adversarial review; ``skdp/model_selection/_subsample.py`` was
-being changed by another helper, so the test is marked xfail(strict) until
-the block tasks get randomness of their own (see the review report).
+Found by the adversarial review; each block now gets a seed of its own for
+every ``random_state`` of its fits and of a splitter.
 """
 
 import numpy as np
-import pytest
 from sklearn.dummy import DummyClassifier
+from sklearn.model_selection import KFold
 
 from skdp.ensemble._blocks import _block_indices, _block_labels
 from skdp.mechanisms import check_random_source
@@ -34,18 +33,14 @@ def votes_of(blocks, X, y):
         X,
         y,
         blocks,
-        cv=2,
+        cv=KFold(2, shuffle=True),  # a splitter without a seed, too
         scoring=None,
         n_jobs=None,
         progress=Progress("test", 0),
+        seeds=np.arange(len(blocks)) + 10,
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="block fits share NumPy's global generator: an earlier block's "
-    "rows change the later blocks' votes (review finding)",
-)
 def test_removing_a_row_of_one_block_leaves_the_other_votes_unchanged():
     rng = np.random.RandomState(0)
     n, k = 600, 12
@@ -56,3 +51,23 @@ def test_removing_a_row_of_one_block_leaves_the_other_votes_unchanged():
     before = votes_of(blocks, X, y)
     after = votes_of(neighbour, X, y)
     assert before[1:] == after[1:]
+
+
+def test_a_block_scores_the_same_whatever_the_global_generator_holds():
+    # A shuffling splitter and candidates without seeds: the block's scores
+    # depend on its rows and its seed only, not on NumPy's global state.
+    from sklearn.tree import DecisionTreeClassifier
+
+    from skdp.model_selection._subsample import _candidate_scores
+
+    rng = np.random.RandomState(1)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] + rng.normal(size=60) > 0).astype(int)
+    candidates = [DecisionTreeClassifier(max_features=1), DummyClassifier()]
+    splitter = KFold(3, shuffle=True)
+    scores = []
+    for state in (0, 1):
+        np.random.seed(state)  # noqa: NPY002 (the global generator is the subject)
+        scores.append(_candidate_scores(candidates, X, y, splitter, None, seed=7))
+    np.testing.assert_array_equal(scores[0], scores[1])
+    assert splitter.random_state is None  # the user's splitter is not changed
