@@ -80,7 +80,10 @@ def _before_block_vote(candidates, X, y, cv, scoring):
     return -1 if np.all(means == -np.inf) else int(np.argmax(means))
 
 
-def _before_block_votes(candidates, X, y, blocks, *, cv, scoring, n_jobs, progress):
+def _before_block_votes(
+    candidates, X, y, blocks, *, cv, scoring, n_jobs, progress, seeds=None
+):
+    # the old code had no block seeds (LogisticRegression draws nothing)
     candidates = [route_accountant(c, None) for c in candidates]
     with threadpool_limits(limits=1, user_api="blas"):
         return Parallel(n_jobs=n_jobs, prefer="threads")(
