@@ -39,6 +39,7 @@ from _summary import record, verdict, write
 from skdp import BudgetAccountant
 from skdp.preprocessing import PrivateMean
 from skdp.preprocessing import _mean as mean_module
+from skdp.preprocessing import _svt_clip as search_module
 from skdp.preprocessing._svt_search import svt_bounds_statistic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -61,16 +62,16 @@ def data_sets(n, column_counts):
 
 def fit_call(X, bounds, sorted_search):
     """A function fitting PrivateMean; the sort-based search if asked."""
-    original = mean_module.run_svt_bounds
+    original = search_module.run_svt_bounds  # where PrivateMean's search runs
 
     def fit():
         estimator = PrivateMean(1.0, bounds=bounds, accountant=BudgetAccountant())
         if sorted_search:
-            mean_module.run_svt_bounds = sorted_run_svt_bounds
+            search_module.run_svt_bounds = sorted_run_svt_bounds
         try:
             estimator.fit(X)
         finally:
-            mean_module.run_svt_bounds = original
+            search_module.run_svt_bounds = original
 
     return fit
 
