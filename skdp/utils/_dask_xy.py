@@ -15,6 +15,7 @@ blocks.
 from functools import partial
 
 import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
 
 from skdp.utils._dask import (
     ChunkedRows,
@@ -38,7 +39,9 @@ def public_dask_classes(classes, estimator_name):
     """A classifier's public classes on Dask input, where they must be given.
 
     Raises before any charge when ``classes`` is None (taking the labels
-    from ``y`` would read the data) or holds fewer than two labels.
+    from ``y`` would read the data), holds fewer than two labels, or labels
+    scikit-learn does not take for classes (continuous values), as ``y``
+    is checked in memory.
     """
     if classes is None:
         raise ValueError(
@@ -47,6 +50,7 @@ def public_dask_classes(classes, estimator_name):
             "was charged."
         )
     labels = np.asarray(classes)
+    check_classification_targets(labels)  # as y is checked in memory
     return check_public_classes(labels, labels[:0], estimator_name)
 
 

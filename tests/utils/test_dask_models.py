@@ -223,11 +223,21 @@ def test_a_label_outside_the_public_classes_drops_its_row(data):
     assert_same(in_memory, chunked, ["coef_", "intercept_", "count_"])
 
 
-def test_logistic_on_dask_needs_public_classes_before_any_charge(data):
+@pytest.mark.parametrize(
+    "classes, message",
+    [
+        (None, "public classes"),
+        ([0.5, 1.5], "Unknown label type"),
+        ([1], "at least 2 classes"),
+    ],
+)
+def test_logistic_on_dask_needs_valid_public_classes_before_any_charge(
+    data, classes, message
+):
     X, y = data
     acc = budget()
-    with pytest.raises(ValueError, match="public classes"):
-        logistic(acc, None).fit(
+    with pytest.raises(ValueError, match=message):
+        logistic(acc, classes).fit(
             da.from_array(X, chunks=100), da.from_array(y > 0, chunks=100)
         )
     assert acc.entries == ()
