@@ -8,8 +8,8 @@ targets and :func:`~skdp.utils._dask.row_statistic` applies its per-row
 rule to both (a row whose target is not a real number, or not one of the
 public classes, is dropped with it). :func:`xy_statistic` then computes a
 statistic of ``(X, y)`` the same way for in-memory data and for such rows.
-Nothing is computed, and nothing imported from Dask, before a fit reads the
-blocks.
+Nothing is computed before a fit reads the blocks, and Dask is imported only
+when a Dask input is fitted.
 """
 
 from functools import partial
@@ -59,16 +59,26 @@ def feature_rows(data):
     return ChunkedRows(data.rows[:, :-1], data.n_samples, data.n_features - 1)
 
 
+def _column_values(block):
+    """A block of one column as its values; any other block as it is (the
+    join then finds it holds no rows of the schema). Total."""
+    if isinstance(block, np.ndarray) and block.ndim == 2 and block.shape[1] == 1:
+        return block[:, 0]
+    return block
+
+
 def _target_column(y, row_chunks):
-    """``y`` as a Dask array of one column with the given row chunks."""
+    """``y`` as a 1-D Dask array with the given row chunks; its blocks are
+    not reshaped by Dask (which would trust their declared shapes)."""
     if hasattr(y, "ndim") and hasattr(y, "chunks") and not hasattr(y, "index"):
         if y.ndim == 2 and y.shape[1] == 1:
-            y = y[:, 0]
+            meta = np.empty((0,), dtype=y.dtype)
+            y = y.map_blocks(_column_values, drop_axis=1, meta=meta)
         if y.ndim == 1 and tuple(y.chunks[0]) == tuple(row_chunks):
-            return y.reshape(-1, 1)
+            return y
         known = np.all(np.isfinite(row_chunks)) and np.isfinite(y.shape[0])
         if y.ndim == 1 and known and y.shape[0] == sum(row_chunks):
-            return y.rechunk({0: row_chunks}).reshape(-1, 1)
+            return y.rechunk({0: row_chunks})
     raise ValueError(
         "On Dask input y must be a 1-D Dask array with the same, known number "
         "of rows as X (rechunked to X's rows if needed); a Dask DataFrame or "
@@ -124,12 +134,21 @@ def validate_dask_xy(estimator, X, y, *, classes=None):
         raise ValueError(
             f"skdp needs numeric Dask targets; got dtype {dtype}. Nothing was charged."
         )
+    import dask.array as da  # only here: an optional dependency
+
     rows, width = data.rows, data.n_features + 1
     join = partial(_join_target, n_features=data.n_features, classes=classes)
-    both = rows.map_blocks(
+    # Blockwise on the row index, each block of y handed over as it is:
+    # Dask's own reshape of y would assume its declared block shapes and
+    # fail, after the charge, on a block that does not hold them.
+    both = da.blockwise(
         join,
+        "ij",
+        rows,
+        "ij",
         _target_column(y, rows.chunks[0]),
-        chunks=(rows.chunks[0], (width,)),
+        "i",
+        adjust_chunks={"j": width},
         dtype=np.float64,
         meta=np.empty((0, width)),
     )
@@ -148,6 +167,8 @@ def _join_target(block, target, *, n_features, classes):
     """
     with silenced():
         x = _block_rows(block, n_features)
+        if isinstance(target, np.ndarray) and target.ndim == 1:
+            target = target[:, None]
         if classes is None:
             t = _block_rows(target, 1)
         else:
@@ -176,7 +197,7 @@ def _label_codes(target, classes):
     for i, value in enumerate(values.tolist()):
         try:
             codes[i] = lookup.get(value, np.nan)
-        except TypeError:  # an unhashable value is no label
+        except Exception:  # unhashable, or a comparison that fails: no label
             pass
     return codes[:, None]
 
