@@ -1,5 +1,6 @@
 """Private model selection by report-noisy-max: ``NoisyMaxSearchCV``."""
 
+from collections.abc import Iterator
 from numbers import Integral, Real
 
 import numpy as np
@@ -398,6 +399,12 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             check_scoring(self.estimator, self.scoring)
             if isinstance(self.cv, bool):
                 raise ValueError(f"cv must be an integer or a splitter, not {self.cv}.")
+            if isinstance(self.cv, Iterator):  # every block needs the splits
+                raise ValueError(
+                    "cv is a one-pass iterator of splits, which one use would "
+                    "exhaust for every block: pass a list of splits or a splitter. "
+                    "Nothing was charged."
+                )
             selection = PrivacyCost(eps, mechanism="permute_and_flip")
             items = [("vote selection (permute-and-flip)", selection)]
         else:
