@@ -213,11 +213,13 @@ class PrivatePCA(
         cost = gaussian_fit_cost(self.epsilon, self.delta)
         self._charge([("count, sums and second moments", cost)])
 
+        # nothing after the charge may warn: at a large max_norm a noisy mean
+        # far beyond it (a tiny count) overflows its square
         with np.errstate(all="ignore"):
             gram = row_statistic(X, clipped_moments_gram, self.max_norm)
             matrix = noisy_gram(gram, d + 1, multiplier, source)
-        count, self.mean_, covariance = second_moments(matrix, self.max_norm)
-        values, vectors = np.linalg.eigh(covariance)
+            count, self.mean_, covariance = second_moments(matrix, self.max_norm)
+            values, vectors = np.linalg.eigh(covariance)
         order = np.argsort(values)[::-1]
         values = np.maximum(values[order], 0.0)
         _, components = svd_flip(None, vectors[:, order].T, u_based_decision=False)

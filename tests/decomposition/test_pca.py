@@ -1,5 +1,7 @@
 """PrivatePCA: ledger, utility against sklearn, transform, audit with twins."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -111,3 +113,18 @@ def test_get_covariance_is_the_released_covariance():
     np.testing.assert_allclose(cov, np.cov(clipped, rowvar=False), atol=2e-3)
     values = np.sort(np.linalg.eigvalsh(cov))[::-1][:2]
     np.testing.assert_allclose(values, est.explained_variance_)
+
+
+def test_no_warning_after_the_charge_when_the_noisy_mean_overflows_its_square():
+    # max_norm=1e150 with one row and little epsilon: for this seed the noisy
+    # mean is ~1e154, whose square overflows (a function of the release; it
+    # warned after the charge, found by the adversarial review)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        PrivatePCA(
+            2,
+            epsilon=1e-3,
+            max_norm=1e150,
+            accountant=BudgetAccountant(delta=0.5),
+            random_state=244,
+        ).fit(np.ones((1, 4)))
