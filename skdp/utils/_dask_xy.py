@@ -76,14 +76,17 @@ def _target_column(y, row_chunks):
             y = y.map_blocks(_column_values, drop_axis=1, meta=meta)
         if y.ndim == 1 and tuple(y.chunks[0]) == tuple(row_chunks):
             return y
-        known = np.all(np.isfinite(row_chunks)) and np.isfinite(y.shape[0])
-        if y.ndim == 1 and known and y.shape[0] == sum(row_chunks):
-            return y.rechunk({0: row_chunks})
+    # Not rechunked here: Dask would cut y's blocks at their declared
+    # offsets while X's blocks are read whole, so a block holding one row
+    # more than declared would shift or drop the targets of other rows.
+    # Block k of X is joined with block k of y, whatever their real lengths.
     raise ValueError(
-        "On Dask input y must be a 1-D Dask array with the same, known number "
-        "of rows as X (rechunked to X's rows if needed); a Dask DataFrame or "
-        "Series is not aligned row by row here: pass X.to_dask_array("
-        "lengths=True) and y.to_dask_array(lengths=True). Nothing was charged."
+        "On Dask input y must be a 1-D Dask array with exactly the row chunks "
+        "of X (y.chunks[0] == X.chunks[0]): build both from one array (X = "
+        "a[:, :-1], y = a[:, -1]) or chunk both alike where they are read. A "
+        "Dask DataFrame or Series is not aligned row by row here: pass "
+        "X.to_dask_array(lengths=True) and y.to_dask_array(lengths=True). "
+        "Nothing was charged."
     )
 
 
@@ -97,7 +100,9 @@ def validate_dask_xy(estimator, X, y, *, classes=None):
         :func:`~skdp.utils._dask.validate_dask_data` records them.
     X : dask.array.Array of shape (n_samples, n_features)
     y : dask.array.Array of shape (n_samples,)
-        Numeric targets, or labels when ``classes`` is given.
+        Numeric targets, or labels when ``classes`` is given, with the row
+        chunks of ``X``: block ``k`` of ``y`` holds the targets of block
+        ``k`` of ``X``.
     classes : ndarray or None, default=None
         The public, sorted class labels of a classifier: the last column then
         holds each row's index in ``classes`` (NaN, hence a dropped row, for
@@ -113,9 +118,8 @@ def validate_dask_xy(estimator, X, y, *, classes=None):
     ------
     ValueError or TypeError
         Before any charge, when only one of ``X`` and ``y`` is a Dask
-        collection, ``X`` is not a valid Dask array, or ``y`` cannot be
-        aligned with its rows from the metadata (a 1-D array of the same
-        known length, or of the same row chunks).
+        collection, ``X`` is not a valid Dask array, or ``y`` is not a 1-D
+        array (or one column) with exactly the row chunks of ``X``.
     """
     if not (is_dask_collection(X) and is_dask_collection(y)):
         raise TypeError(

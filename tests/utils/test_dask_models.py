@@ -82,7 +82,7 @@ def test_pca_release_equals_the_in_memory_one(data, chunks):
 def test_regression_release_equals_the_in_memory_one(data, chunks, fit_intercept):
     X, y = data
     X_dask = da.from_array(X, chunks=chunks)
-    y_dask = da.from_array(y, chunks=97)  # other row chunks: aligned lazily
+    y_dask = da.from_array(y, chunks=(chunks[0],))  # block k holds block k's y
     with dask.config.set(scheduler="threads"):
         chunked = regression(budget(), fit_intercept).fit(X_dask, y_dask)
     in_memory = regression(budget(), fit_intercept).fit(X, y)
@@ -143,11 +143,12 @@ def test_targets_that_are_not_numbers_drop_their_rows_without_a_word(data):
     "make_y, error, message",
     [
         (lambda y: y, TypeError, "both as Dask"),  # y in memory
-        (lambda y: da.from_array(y[:-1], chunks=100), ValueError, "same, known"),
+        (lambda y: da.from_array(y[:-1], chunks=100), ValueError, "row chunks"),
+        (lambda y: da.from_array(y, chunks=97), ValueError, "row chunks of X"),
         (lambda y: da.from_array(y.astype(str), chunks=100), ValueError, "numeric"),
         (lambda y: da.from_array(np.c_[y, y], chunks=100), ValueError, "1-D"),
     ],
-    ids=["y in memory", "y shorter", "y strings", "y 2 columns"],
+    ids=["y in memory", "y shorter", "y other chunks", "y strings", "y 2 columns"],
 )
 def test_invalid_supervised_inputs_raise_before_any_charge(
     data, make_y, error, message
@@ -198,7 +199,7 @@ def test_logistic_release_equals_the_in_memory_one(data, chunks, labels):
     X, _ = data
     classes = np.array(labels)
     y = classes[np.arange(N_ROWS) % classes.size]
-    y_dask = da.from_array(y, chunks=120)
+    y_dask = da.from_array(y, chunks=(chunks[0],))
     with dask.config.set(scheduler="threads"):
         chunked = logistic(budget(), labels).fit(
             da.from_array(X, chunks=chunks), y_dask
@@ -260,7 +261,7 @@ def test_naive_bayes_release_equals_the_in_memory_one(data, chunks, bounds):
     # only, never on the joined class index.
     X, _ = data
     y = np.array(["no", "yes", "unsure"])[np.arange(N_ROWS) % 3]
-    y_dask = da.from_array(y, chunks=130)
+    y_dask = da.from_array(y, chunks=(chunks[0],))
     with dask.config.set(scheduler="threads"):
         chunked = naive_bayes(budget(), bounds).fit(
             da.from_array(X, chunks=chunks), y_dask

@@ -53,19 +53,9 @@ ODD_BLOCKS = {
 }
 
 
-RECHUNK_FAILS = pytest.mark.xfail(
-    strict=True,
-    reason="y.rechunk to X's row chunks concatenates blocks in Dask, which fails "
-    "after the charge on a block that is not 1-D (review finding, see "
-    "test_one_added_row_changes_one_joined_row_when_y_is_rechunked)",
-)
-
-
 def odd_cases():
-    for y_chunks, name in [(10, "X's chunks"), (8, "rechunked")]:
-        for case, change in ODD_BLOCKS.items():
-            marks = RECHUNK_FAILS if y_chunks == 8 and case != "one row short" else ()
-            yield pytest.param(change, y_chunks, id=f"{case}-{name}", marks=marks)
+    for case, change in ODD_BLOCKS.items():
+        yield pytest.param(change, 10, id=case)
 
 
 @pytest.mark.parametrize("change, y_chunks", list(odd_cases()))
@@ -83,7 +73,7 @@ def test_a_block_of_y_not_of_its_declared_shape_drops_its_rows(data, change, y_c
 
 def test_a_target_of_one_column_is_the_in_memory_target(data):
     X, y = data
-    y_dask = da.from_array(y[:, None], chunks=(7, 1))
+    y_dask = da.from_array(y[:, None], chunks=(10, 1))
     with dask.config.set(scheduler="sync"):
         chunked = regression(BudgetAccountant(delta=0.5)).fit(
             da.from_array(X, chunks=(10, 2)), y_dask
@@ -146,30 +136,30 @@ def joined_rows(X_dask, y_dask):
         return validate_dask_xy(estimator, X_dask, y_dask).rows.compute()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review finding (MEDIUM): when y's row chunks differ from X's, Dask's "
-    "rechunk slices y's blocks at their declared offsets while X's blocks are "
-    "read whole, so a block holding one row more than declared drops a whole "
-    "block of other rows (or pairs x and y of different rows): one row changes "
-    "many joined rows. Proposed fix: refuse, before the charge, a y whose row "
-    "chunks are not X's.",
-)
-def test_one_added_row_changes_one_joined_row_when_y_is_rechunked(data):
+def test_y_of_other_row_chunks_is_refused_before_any_charge(data):
+    # Rechunking y to X's declared rows would cut y's blocks at declared
+    # offsets while X's blocks are read whole (review finding, MEDIUM).
+    X, y = data
+    acc = BudgetAccountant(delta=0.5)
+    with pytest.raises(ValueError, match="row chunks of X"):
+        regression(acc).fit(
+            da.from_array(X, chunks=(10, 2)), da.from_array(y, chunks=8)
+        )
+    assert acc.entries == ()
+
+
+def test_one_added_row_changes_one_joined_row(data):
     # D' holds one row more than D, at position 10: in the second block of X
-    # (declared rows 10-19) and the second block of y (declared rows 8-15).
-    # The declared chunks are public, hence those of D. Per row, the joined
-    # rows of D' must be those of D and the added one.
+    # and of y (declared rows 10-19, which the metadata of D' still says).
+    # Per row, the joined rows of D' must be those of D and the added one.
     X, y = data
     X_dask = da.from_array(X, chunks=(10, 2))
-    y_dask = da.from_array(y, chunks=8)
+    y_dask = da.from_array(y, chunks=10)
     before = joined_rows(X_dask, y_dask)
     X_added = X_dask.map_blocks(
         second_block(lambda b: np.r_[[[0.5, -0.5]], b]), meta=X[:0]
     )
-    y_added = y_dask.map_blocks(
-        second_block(lambda b: np.r_[b[:2], [7.0], b[2:]]), meta=y[:0]
-    )
+    y_added = y_dask.map_blocks(second_block(lambda b: np.r_[[7.0], b]), meta=y[:0])
     after = joined_rows(X_added, y_added)
     assert {tuple(r) for r in before} <= {tuple(r) for r in after}
     assert len(after) == len(before) + 1
