@@ -18,7 +18,7 @@ from skdp.linear_model._release import gaussian_fit_cost, noisy_gram
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.sensitivity import exact_clipped_gram
 from skdp.sensitivity._linear import check_term_size
-from skdp.utils._dask import is_dask_collection, row_statistic, validate_dask_data
+from skdp.utils._dask import row_statistic, validate_rows
 from skdp.utils._validation import validate_private_data
 
 __all__ = ["PrivatePCA"]
@@ -190,10 +190,7 @@ class PrivatePCA(
         -------
         self : PrivatePCA
         """
-        if is_dask_collection(X):
-            X = validate_dask_data(self, X)
-        else:
-            X = validate_private_data(self, X, order="C")
+        X = validate_rows(self, X, order="C")
         d = X.shape[1]
         n_components = d if self.n_components is None else self.n_components
         if n_components > d:

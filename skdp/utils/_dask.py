@@ -440,16 +440,16 @@ def row_statistic(X, statistic, *args):
     return result
 
 
-def validate_rows(estimator, X):
+def validate_rows(estimator, X, **kwargs):
     """Validate a ``fit`` input: a Dask collection's schema, or the data.
 
     Returns :class:`ChunkedRows` for a Dask array or DataFrame
     (:func:`validate_dask_data`, nothing computed), else the float64 array
-    of :func:`~skdp.utils.validate_private_data`.
+    of :func:`~skdp.utils.validate_private_data` (given ``kwargs``).
     """
     if is_dask_collection(X):
         return validate_dask_data(estimator, X)
-    return validate_private_data(estimator, X)
+    return validate_private_data(estimator, X, **kwargs)
 
 
 def _schema_width_rows(block, n_features):
