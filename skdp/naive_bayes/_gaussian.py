@@ -13,7 +13,7 @@ from skdp.base import PrivateEstimatorMixin
 from skdp.preprocessing._standard import fit_moment_sums
 from skdp.sensitivity import moments_from_sums
 from skdp.utils._dask import is_dask_collection
-from skdp.utils._dask_xy import public_dask_classes, validate_dask_xy
+from skdp.utils._dask_xy import JOINED_CODES, public_dask_classes, validate_dask_xy
 from skdp.utils._validation import check_public_classes, validate_private_data
 
 __all__ = ["PrivateGaussianNB"]
@@ -191,7 +191,7 @@ default=None
         if is_dask_collection(X) or is_dask_collection(y):
             classes = public_dask_classes(self.classes, type(self).__name__)
             X = validate_dask_xy(self, X, y, classes=classes)
-            codes = "joined"  # each row's class index is its last column
+            codes = JOINED_CODES
         else:
             X, y = validate_private_data(self, X, y)
             check_classification_targets(y)

@@ -29,7 +29,7 @@ from skdp.preprocessing._mean import (
 from skdp.sensitivity import centre_and_radius, exact_moment_sums, moments_from_sums
 from skdp.sensitivity._mean import per_feature_sensitivities
 from skdp.utils._dask import row_statistic, validate_rows
-from skdp.utils._dask_xy import feature_rows, xy_statistic
+from skdp.utils._dask_xy import JOINED_CODES, feature_rows, xy_statistic
 
 __all__ = ["PrivateStandardScaler", "fit_moment_sums", "release_moment_sums"]
 
@@ -49,9 +49,10 @@ def release_moment_sums(X, lower, upper, epsilon, delta, source, codes=None, gro
     L2 ``sqrt(d)``). ``X`` is in memory (``codes`` an array or None) or a
     Dask input: its rows (``codes`` None), or rows joined to their class
     indices by :func:`~skdp.utils._dask_xy.validate_dask_xy` (``codes`` is
-    then ``"joined"``).
+    then ``JOINED_CODES``).
     """
-    if isinstance(codes, str):  # "joined": the codes are the last column
+    joined = isinstance(codes, str) and codes == JOINED_CODES
+    if joined:  # the codes are the rows' last column
         d = X.n_features - 1
         sums = xy_statistic(X, coded_moment_sums, lower, upper, groups)
     else:
@@ -69,7 +70,7 @@ def fit_moment_sums(estimator, X, label, codes=None, groups=1):
     ``upper_limit``, ``mechanism``, ``delta`` and ``random_state``
     parameters. Everything that can fail does so before the charge; the
     private bounds (if any) come first, then the sums with the rest.
-    ``codes`` as in :func:`release_moment_sums` (with ``"joined"``, the
+    ``codes`` as in :func:`release_moment_sums` (with ``JOINED_CODES``, the
     private bounds are searched on the feature columns alone).
 
     Returns
@@ -80,7 +81,8 @@ def fit_moment_sums(estimator, X, label, codes=None, groups=1):
     epsilon_sums : float
         The ε of the sums' release.
     """
-    features = feature_rows(X) if isinstance(codes, str) else X
+    joined = isinstance(codes, str) and codes == JOINED_CODES
+    features = feature_rows(X) if joined else X
     bounds_plan = BoundsPlan.from_estimator(estimator, features.shape[1])
     check_mechanism_delta(estimator.mechanism, estimator.delta)
     eps_sums = estimator.epsilon - bounds_plan.epsilon

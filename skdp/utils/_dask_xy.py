@@ -20,6 +20,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from skdp.utils._dask import (
     ChunkedRows,
     _block_rows,
+    _has_schema_width,
     is_dask_collection,
     row_statistic,
     validate_dask_data,
@@ -28,11 +29,16 @@ from skdp.utils._validation import check_public_classes
 from skdp.utils._warnings import silenced
 
 __all__ = [
+    "JOINED_CODES",
     "feature_rows",
     "public_dask_classes",
     "validate_dask_xy",
     "xy_statistic",
 ]
+
+#: The ``codes`` of a classifier's moment sums on joined Dask rows: each
+#: row's class index is its last column (see ``release_moment_sums``).
+JOINED_CODES = "joined"
 
 
 def public_dask_classes(classes, estimator_name):
@@ -185,9 +191,7 @@ def _join_target(block, target, *, n_features, classes):
 def _label_codes(target, classes):
     """Each label's index in ``classes`` as a float column, NaN for any value
     that is not one of them; total (an unhashable or odd value is NaN)."""
-    if not (isinstance(target, np.ndarray) and target.ndim == 2):
-        return np.empty((0, 1))
-    if target.shape[1] != 1:
+    if not _has_schema_width(target, 1):
         return np.empty((0, 1))
     values = target[:, 0]
     codes = np.full(values.shape, np.nan)
