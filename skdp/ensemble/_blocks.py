@@ -104,10 +104,14 @@ class _Layout:
         return model
 
 
-def _is_shared_randomness(value):
-    """Whether a ``random_state`` draws from a generator other fits share:
-    None (NumPy's global one) or a generator object; an integer does not."""
-    return not isinstance(value, Integral)
+def replaces_random_state(value, keep_integers):
+    """Whether a block's seed replaces the ``random_state`` ``value``.
+
+    Always, unless ``keep_integers`` and ``value`` is an integer: None draws
+    from NumPy's global generator and a generator object is shared too,
+    while an integer shares nothing with other fits.
+    """
+    return not (keep_integers and isinstance(value, Integral))
 
 
 def _seeded_clone(estimator, seed, *, keep_integers=False):
@@ -128,7 +132,7 @@ def _seeded_clone(estimator, seed, *, keep_integers=False):
         name
         for name in params
         if (name == "random_state" or name.endswith("__random_state"))
-        and not (keep_integers and not _is_shared_randomness(params[name]))
+        and replaces_random_state(params[name], keep_integers)
     ]
     if names:
         model.set_params(**dict.fromkeys(names, int(seed)))
@@ -137,7 +141,7 @@ def _seeded_clone(estimator, seed, *, keep_integers=False):
             not isinstance(value, type)
             and not hasattr(value, "get_params")
             and hasattr(value, "random_state")
-            and not (keep_integers and not _is_shared_randomness(value.random_state))
+            and replaces_random_state(value.random_state, keep_integers)
         ):
             value.random_state = int(seed)
     return model

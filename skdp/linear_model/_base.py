@@ -254,8 +254,7 @@ class PrivateLinearRegression(
         cost = gaussian_fit_cost(self.epsilon, self.delta)
         self._charge([("Gram matrix and cross products", cost)])
 
-        sums = (regression_sums, norm, low, high, intercept)
-        gram, cross = xy_statistic(data, *sums)
+        gram, cross = xy_statistic(data, regression_sums, norm, low, high, intercept)
         centre, half = _target_scale(low, high, intercept)
         with np.errstate(all="ignore"):
             matrix = noisy_gram(gram, size, gram_r, source)

@@ -375,9 +375,10 @@ class PrivateLogisticRegression(
         )
         weights = np.zeros((size, n_outputs))
         velocity = np.zeros_like(weights)
-        step = (_clipped_gradient_sum, self.max_norm, self.fit_intercept)
         for multiplier in multipliers[2:]:
-            total = xy_statistic(data, step[0], weights, *step[1:])
+            total = xy_statistic(
+                data, _clipped_gradient_sum, weights, self.max_norm, self.fit_intercept
+            )
             noisy = release_sum(total, multiplier, source).reshape(size, n_outputs)
             gradient = noisy * (self.max_norm / count) + penalty[:, None] * weights
             velocity = MOMENTUM * velocity - precondition @ gradient

@@ -30,7 +30,7 @@ from sklearn.utils.validation import _num_samples, indexable
 from threadpoolctl import threadpool_limits
 
 from skdp.accounting import BudgetAccountant
-from skdp.ensemble._blocks import _seeded_clone
+from skdp.ensemble._blocks import _seeded_clone, replaces_random_state
 from skdp.mechanisms import permute_and_flip
 from skdp.model_selection._cost import accountant_keys, route_accountant
 from skdp.utils._warnings import silenced
@@ -191,7 +191,7 @@ def _seeded_splitter(cv, seed):
     """
     if isinstance(cv, Integral | type) or not hasattr(cv, "random_state"):
         return cv
-    if isinstance(cv.random_state, Integral):
+    if not replaces_random_state(cv.random_state, keep_integers=True):
         return cv
     seeded = copy.deepcopy(cv)
     seeded.random_state = int(seed)
