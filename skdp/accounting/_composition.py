@@ -19,6 +19,7 @@ __all__ = [
     "SpendTotals",
     "advanced_filter_epsilon",
     "binary_units",
+    "budget_left",
     "decimal_units",
     "entry_profile",
     "exact",
@@ -105,6 +106,26 @@ def split_budget(total, weights):
     while exact(last) > left:
         last = math.nextafter(last, 0.0)
     return [*parts, last]
+
+
+def budget_left(total, used):
+    """``total - used``, rounded down so that ``used + left <= total`` exactly.
+
+    A float subtraction rounds to nearest, so ``9.0 - 2.7`` comes out one
+    unit in the last place above what ``9.0`` leaves after ``2.7``, and an
+    estimator that charges both parts would not fit a budget of exactly 9.
+
+    Examples
+    --------
+    >>> from skdp.accounting._composition import budget_left, exact
+    >>> left = budget_left(9.0, 2.7)
+    >>> exact(2.7) + exact(left) <= exact(9.0), left < 9.0 - 2.7
+    (True, True)
+    """
+    left = max(total - used, 0.0)
+    while exact(used) + exact(left) > exact(total) and left > 0:
+        left = math.nextafter(left, 0.0)
+    return left
 
 
 def round_up(value):

@@ -13,6 +13,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from skdp.accounting._composition import budget_left
 from skdp.accounting._cost import PrivacyCost
 from skdp.mechanisms._discrete import _discrete_laplace
 from skdp.mechanisms._grid import (
@@ -203,7 +204,7 @@ def _scales(epsilon, sensitivity, monotonic, cutoff, threshold_share=0.5):
     # Lyu–Su–Li 2017, Alg. 1: eps1 + eps2 = eps, rho ~ Lap(Δ/eps1),
     # nu ~ Lap(2cΔ/eps2) (Lap(cΔ/eps2) for monotone queries).
     eps1 = epsilon * threshold_share
-    eps2 = epsilon - eps1
+    eps2 = budget_left(epsilon, eps1)
     threshold_scale = sensitivity / eps1
     query_scale = (1.0 if monotonic else 2.0) * cutoff * sensitivity / eps2
     return threshold_scale, query_scale

@@ -12,6 +12,7 @@ from sklearn.base import (
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from skdp.accounting._composition import budget_left
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing._affine import AffineTransformMixin
@@ -300,7 +301,10 @@ default=None
             return super()._fit_cost(n_features)
         bounds_plan = BoundsPlan.from_estimator(self, n_features)
         plan = plan_mean_release(
-            self.epsilon - bounds_plan.epsilon, self.delta, n_features, self.mechanism
+            budget_left(self.epsilon, bounds_plan.epsilon),
+            self.delta,
+            n_features,
+            self.mechanism,
         )
         return self._cost_of_items([*bounds_plan.cost_items(), *plan.cost_items()])
 
@@ -325,7 +329,10 @@ default=None
         bounds_plan = BoundsPlan.from_estimator(self, n_features)
         check_mechanism_delta(self.mechanism, self.delta)
         plan = plan_mean_release(
-            self.epsilon - bounds_plan.epsilon, self.delta, n_features, self.mechanism
+            budget_left(self.epsilon, bounds_plan.epsilon),
+            self.delta,
+            n_features,
+            self.mechanism,
         )
         source = check_random_source(self.random_state)
         self._charge([*bounds_plan.cost_items(), *plan.cost_items()])

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from skdp.accounting._composition import budget_left
 from skdp.mechanisms._additive import (
     additive_cost,
     additive_noise_bound,
@@ -51,7 +52,10 @@ def mean_budget_split(epsilon, delta, n_features, mechanism):
     power = 2.0 / 3.0 if mechanism == "laplace" else 1.0 / 3.0
     weight = n_features**power
     eps_count = epsilon / (1.0 + weight)
-    return (eps_count, delta / 2.0), (epsilon - eps_count, delta - delta / 2.0)
+    return (eps_count, delta / 2.0), (
+        budget_left(epsilon, eps_count),
+        delta - delta / 2.0,
+    )
 
 
 class MeanRelease(NamedTuple):

@@ -11,6 +11,7 @@ from sklearn.base import (
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from skdp.accounting._composition import budget_left
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing._affine import AffineTransformMixin
@@ -248,7 +249,7 @@ class PrivateRobustScaler(
         lower, upper = check_required_bounds(self.bounds, d, type(self).__name__)
         base, width = grid_parameters(self.base, self.width)
         eps_median = self.epsilon * self.median_share
-        eps_scale = self.epsilon - eps_median
+        eps_scale = budget_left(self.epsilon, eps_median)
         quartiles = self.scale_method == "quantile"
         delta_half = self.delta if quartiles else self.delta / 2.0
         if self.proposed_sensitivity is not None:

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from skdp.accounting._composition import budget_left
 from skdp.mechanisms import above_threshold, laplace_mechanism
 from skdp.mechanisms._laplace import _laplace_grid
 from skdp.mechanisms._svt import check_svt_feasible
@@ -111,7 +112,7 @@ class SVTBoundsPlan(NamedTuple):
             return [("upper bounds (SVT)", epsilon, 0.0)]
         return [
             ("bounds sign test (Laplace counts)", self.epsilon_sign, 0.0),
-            ("bounds (SVT)", epsilon - self.epsilon_sign, 0.0),
+            ("bounds (SVT)", budget_left(epsilon, self.epsilon_sign), 0.0),
         ]
 
     def run_parameters(self, n_features, n_sides):
@@ -148,7 +149,7 @@ def plan_svt_bounds(
         widths,
         two_sided,
         epsilon_sign,
-        epsilon - epsilon_sign,
+        budget_left(epsilon, epsilon_sign),
         None if n_above is None else float(n_above),
         float(threshold_share),
     )
