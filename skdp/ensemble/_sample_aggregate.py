@@ -136,11 +136,11 @@ class SampleAggregateEstimator(
         ``(lower, upper)`` for the predictions (scalars or one pair per
         output). Ignored by ``'vote'``.
     classes : array-like of shape (n_classes,) or None, default=None
-        Public class labels (classifiers only). ``None`` takes the labels
-        present in ``y`` as public: ``classes_`` then reveals every label that
-        occurs, even one held by a single row. Pass the labels to keep that
-        private; labels in ``y`` outside ``classes`` are an input error (raised
-        before anything is charged, like NaN values).
+        Public class labels, required for a classifier: the blocks' output
+        space and votes are laid out on them before the charge, so ``None``
+        is refused then (never read from ``y``). Labels in ``y`` outside
+        ``classes`` are an input error (raised before anything is charged,
+        like NaN values). Ignored for a regressor.
     n_jobs : int, default=None
         Parallel block fits, through :class:`sklearn.utils.parallel.Parallel`
         with a preference for threads: the blocks are split into ``n_jobs``
@@ -180,8 +180,7 @@ class SampleAggregateEstimator(
         (a one-class block's class index) or None (an empty block). They are
         **not private**; only the outputs of :meth:`predict` are.
     classes_ : ndarray of shape (n_classes,)
-        The class labels (classifiers). The set of labels in ``y`` is treated
-        as public, like the number of features.
+        The stated class labels (classifiers).
     epsilon_spent_, delta_spent_ : float
         Total charged by this estimator: the ``fit`` and, for ``'vote'`` and
         ``'mean'``, every ``predict`` since.
@@ -423,6 +422,18 @@ class SampleAggregateEstimator(
             _GUESSED_MODES[key] = mode
         return _GUESSED_MODES[key]
 
+    def _public_classes(self, y):
+        """The stated label set, checked against ``y``; refused when absent."""
+        if self.classes is None:
+            raise ValueError(
+                f"{type(self).__name__} of a classifier needs the public label "
+                "set, classes=[...]: taking it from y would release which "
+                "labels occur (a label held by one row included), and the "
+                "blocks' output space and votes are laid out on it before "
+                "anything is charged. Nothing was charged."
+            )
+        return check_public_classes(self.classes, y, type(self).__name__)
+
     def _fit_cost(self, n_features=None):
         if self._mode_before_fit() == "parameters":
             return additive_cost(self.epsilon, self.delta)
@@ -561,7 +572,7 @@ class SampleAggregateEstimator(
         classes = None
         if not regressor:
             check_classification_targets(y)
-            classes = check_public_classes(self.classes, y, type(self).__name__)
+            classes = self._public_classes(y)
         mode, template, layout, space = self._resolve(kind, X.shape[1], classes, y)
         source = check_random_source(self.random_state)
         k = self._choose_n_blocks(mode, space, layout, X.shape[1], classes, y)

@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.linear_model._release import (
     GaussianFitMixin,
@@ -21,6 +22,7 @@ from skdp.linear_model._release import (
     spectral_noise_bound,
 )
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
+from skdp.mechanisms._labels import LabelPlan
 from skdp.sensitivity._linear import (
     check_term_size,
     exact_clipped_gradient_sum,
@@ -33,7 +35,7 @@ from skdp.utils._dask_xy import (
     validate_dask_xy,
     xy_statistic,
 )
-from skdp.utils._validation import check_public_classes, validate_private_data
+from skdp.utils._validation import validate_private_data
 
 __all__ = ["PrivateLogisticRegression"]
 
@@ -51,6 +53,12 @@ CURVATURE_NORM = 2.0
 #: Adult: 0.2 to 1 agree within 0.3 points; near 0 noise directions blow up).
 NOISE_FLOOR = 0.5
 _BIG = 1e300
+
+
+def _rows_with_released_labels(X, codes):
+    """``(X, codes)`` of the rows whose label was released (a per-row rule)."""
+    kept = codes >= 0
+    return X[kept], codes[kept]
 
 
 def _shares(n_steps):
@@ -139,8 +147,9 @@ class PrivateLogisticRegression(
         or :class:`~skdp.DPClipper` / :class:`~skdp.PrivateRobustScaler`)
         for the default to fit.
     classes : array-like of shape (n_classes,), default=None
-        Public class labels. ``None`` takes the labels present in ``y`` as
-        public: ``classes_`` then reveals which labels occur.
+        The public label set. ``None`` selects it privately (never reads it
+        from ``y``): partition selection with ``LABELS_SHARE`` = 10 % of
+        ``epsilon`` and ``delta`` (see Notes). Required for Dask input.
     accountant : BudgetAccountant, default=None
         Charged ``(epsilon, delta)`` before the data is read; ``None`` uses
         :func:`~skdp.default_accountant`.
@@ -151,7 +160,7 @@ class PrivateLogisticRegression(
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        The public class labels.
+        The class labels: stated, or released by the private selection.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Coefficients (one row for two classes, as in scikit-learn).
     intercept_ : ndarray of shape (1,) or (n_classes,)
@@ -190,6 +199,18 @@ class PrivateLogisticRegression(
     majorise-minimise method that converges in a few steps where plain
     gradient descent needs hundreds; the few steps are what makes the noise
     per step small.
+
+    **Label set.** With ``classes=None`` the fit is two releases: first the
+    label set, by :func:`~skdp.mechanisms.select_labels` (each label's row
+    count plus discrete Laplace noise, kept above a threshold; ``(ε, δ)``-DP
+    with ``ε, δ`` = ``LABELS_SHARE`` = 10 % of the fit's, Korolova et al.
+    2009), then the model on the rows whose label was released, with the
+    rest. Keeping a row by its own label is a per-row rule, so the second
+    release is DP in the rows too and the two compose to the fit's
+    ``(epsilon, delta)``. A label held by one row is released with
+    probability at most its δ share; at ε = 1 a label needs about 156 rows.
+    Fewer than two released labels raise ``ValueError`` after the charge,
+    a function of the release only.
 
     **Sensitivity (add/remove one row).** ``N`` moves by 1; ``G`` (units
     ``c²``) by at most ``||q||² <= 1`` in Frobenius norm; each ``S_t`` (units
@@ -277,10 +298,12 @@ class PrivateLogisticRegression(
         self.accountant = accountant
         self.random_state = random_state
 
-    def _multipliers(self):
-        return gaussian_noise_multipliers(
-            self.epsilon, self.delta, _shares(self.max_iter)
+    def _fit_cost(self, n_features=None):
+        selection, (epsilon, delta) = LabelPlan.split(
+            self.classes, self.epsilon, self.delta
         )
+        model = gaussian_fit_cost(epsilon, delta)
+        return model if selection is None else PrivacyCost(*selection) + model
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -304,30 +327,34 @@ class PrivateLogisticRegression(
         -------
         self : PrivateLogisticRegression
         """
+        name = type(self).__name__
         if is_dask_collection(X) or is_dask_collection(y):
-            classes = public_dask_classes(self.classes, type(self).__name__)
+            classes = public_dask_classes(self.classes, name)
             data = validate_dask_xy(self, X, y, classes=classes)
             d = data.n_features - 1
+            labels, (epsilon, delta) = None, (self.epsilon, self.delta)
         else:
             X, y = validate_private_data(self, X, y, accept_sparse="csr", order="C")
             check_classification_targets(y)
-            classes = check_public_classes(self.classes, y, type(self).__name__)
-            data, d = (X, np.searchsorted(classes, y)), X.shape[1]
-        n_outputs = 1 if classes.size == 2 else classes.size
+            d = X.shape[1]
+            labels, (epsilon, delta) = LabelPlan.from_estimator(
+                self.classes, self.epsilon, self.delta, y, name
+            )
         size = d + bool(self.fit_intercept)
         check_term_size(size * size)
-        check_term_size(size * n_outputs)
-        multipliers = self._multipliers()
+        multipliers = gaussian_noise_multipliers(epsilon, delta, _shares(self.max_iter))
         source = check_random_source(self.random_state)
-        self._charge(
-            [
-                (
-                    f"count, curvature and {self.max_iter} gradient steps",
-                    gaussian_fit_cost(self.epsilon, self.delta),
-                )
-            ]
+        model_item = (
+            f"count, curvature and {self.max_iter} gradient steps",
+            gaussian_fit_cost(epsilon, delta),
         )
+        self._charge([*(labels.cost_items() if labels else []), model_item])
 
+        if labels is not None:
+            classes, codes = labels.run(y, source)
+            data = _rows_with_released_labels(X, codes)
+        n_outputs = 1 if classes.size == 2 else classes.size
+        check_term_size(size * n_outputs)  # a function of the released labels
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
             total = xy_statistic(data, _row_count)
             count = noisy_count(total, multipliers[0], source)

@@ -43,6 +43,7 @@ from skdp.mechanisms._gaussian import (
     gaussian_noise_multipliers,
     gaussian_release,
 )
+from skdp.mechanisms._labels import select_labels
 from skdp.mechanisms._laplace import laplace_cost, laplace_mechanism
 from skdp.mechanisms._partition import (
     partition_noise_std,
@@ -79,6 +80,7 @@ __all__ = [
     "partition_threshold",
     "permute_and_flip",
     "report_noisy_max",
+    "select_labels",
     "selection_cost",
     "sparse",
     "svt_cost",

@@ -9,12 +9,14 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
+from skdp.mechanisms._labels import LabelPlan
 from skdp.preprocessing._standard import fit_moment_sums
 from skdp.sensitivity import moments_from_sums
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import JOINED_CODES, public_dask_classes, validate_dask_xy
-from skdp.utils._validation import check_public_classes, validate_private_data
+from skdp.utils._validation import validate_private_data
 
 __all__ = ["PrivateGaussianNB"]
 
@@ -36,8 +38,10 @@ default=None
         chooses them privately as :class:`~skdp.PrivateMean` does, spending
         ``bounds_share`` of ``epsilon``.
     classes : array-like or None, default=None
-        The public label set. ``None`` takes the labels present in ``y`` as
-        public; pass them when the label set itself is sensitive.
+        The public label set. ``None`` selects it privately (never reads it
+        from ``y``): partition selection with ``LABELS_SHARE`` = 10 % of
+        ``epsilon`` and ``delta``, which needs the Gaussian mechanism (δ > 0);
+        see Notes. Required for Dask input and with ``priors``.
     priors : array-like of shape (n_classes,) or None, default=None
         Public class priors; ``None`` uses the private class counts.
     var_smoothing : float, default=1e-9
@@ -47,10 +51,11 @@ default=None
         Share of ``epsilon`` for private bounds (``bounds=None`` only).
     upper_limit : float, default=1e9
         Largest plausible magnitude of a value, for private bounds.
-    mechanism : {"laplace", "gaussian"}, default="laplace"
-        Laplace noise (ε-DP) or the analytic Gaussian ((ε, δ)-DP).
-    delta : float, default=0.0
-        Total δ of one ``fit`` (Gaussian only).
+    mechanism : {"laplace", "gaussian"}, default="gaussian"
+        Laplace noise (ε-DP, with a stated ``classes`` and ``delta=0``) or
+        the analytic Gaussian ((ε, δ)-DP).
+    delta : float, default=1e-6
+        Total δ of one ``fit`` (0 with Laplace).
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -59,7 +64,7 @@ default=None
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        The public class labels.
+        The class labels: stated, or released by the private selection.
     class_count_ : ndarray of shape (n_classes,)
         Private row counts per class (noisy, at least 1).
     class_prior_ : ndarray of shape (n_classes,)
@@ -101,6 +106,18 @@ default=None
     **Noise.** Laplace with scale ``d/ε`` per coordinate, or the analytic
     Gaussian for L2 sensitivity ``sqrt(d)``, as exact discrete noise
     (:mod:`skdp.mechanisms`) on sums formed exactly.
+
+    **Label set.** With ``classes=None`` the fit is two releases: first the
+    label set, by :func:`~skdp.mechanisms.select_labels` (each label's row
+    count plus discrete Laplace noise, kept above a threshold; ``(ε, δ)``-DP
+    with ``ε, δ`` = ``LABELS_SHARE`` = 10 % of the fit's, Korolova et al.
+    2009), then the model on the rows whose label was released, with the
+    rest. Keeping a row by its own label is a per-row rule, so the second
+    release is DP in the rows too and the two compose to the fit's
+    ``(epsilon, delta)``. A label held by one row is released with
+    probability at most its δ share; at ε = 1 a label needs about 156 rows.
+    Fewer than two released labels raise ``ValueError`` after the charge,
+    a function of the release only.
 
     **Post-processing** (rules applied to released values only): counts at
     least 1, means clipped to the bounds, variances clipped to
@@ -154,8 +171,8 @@ default=None
         var_smoothing=1e-9,
         bounds_share=0.3,
         upper_limit=1e9,
-        mechanism="laplace",
-        delta=0.0,
+        mechanism="gaussian",
+        delta=1e-6,
         accountant=None,
         random_state=None,
     ):
@@ -188,19 +205,31 @@ default=None
         -------
         self : PrivateGaussianNB
         """
+        name = type(self).__name__
         if is_dask_collection(X) or is_dask_collection(y):
-            classes = public_dask_classes(self.classes, type(self).__name__)
+            classes = public_dask_classes(self.classes, name)
             X = validate_dask_xy(self, X, y, classes=classes)
-            codes = JOINED_CODES
+            codes, labels = JOINED_CODES, None
         else:
             X, y = validate_private_data(self, X, y)
             check_classification_targets(y)
-            classes = check_public_classes(self.classes, y, type(self).__name__)
-            codes = np.searchsorted(classes, y)
-        priors = self._check_priors(classes.size)
-        noisy, lower, upper, _ = fit_moment_sums(
-            self, X, "per-class counts, sums and squares", codes, classes.size
+            self._check_label_mechanism()
+            plan, _ = LabelPlan.from_estimator(
+                self.classes, self.epsilon, self.delta, y, name
+            )
+            classes, codes, labels = plan.classes, None, (plan, y)
+        if self.priors is not None and classes is None:
+            raise ValueError(
+                f"{name}(priors=...) needs the public classes=[...] the priors "
+                "are for: with classes=None the label set is selected "
+                "privately. Nothing was charged."
+            )
+        priors = None if self.priors is None else self._check_priors(classes.size)
+        groups = None if classes is None else classes.size
+        noisy, lower, upper, _, selected = fit_moment_sums(
+            self, X, "per-class counts, sums and squares", codes, groups, labels=labels
         )
+        classes = classes if selected is None else selected
         counts, means, variances = moments_from_sums(noisy, lower, upper)
         half_width = upper / 2 - lower / 2
         # a variance is not resolved below its own noise level (in units of
@@ -218,6 +247,22 @@ default=None
             )
         self.lower_, self.upper_ = lower, upper
         return self
+
+    def _check_label_mechanism(self):
+        """``classes=None`` selects labels with δ: refused for pure ε-DP."""
+        if self.classes is None and self.mechanism == "laplace":
+            raise ValueError(
+                f"{type(self).__name__}(classes=None, mechanism='laplace'): "
+                "selecting the label set privately (partition selection) needs "
+                "delta > 0, which pure epsilon-DP does not spend. Pass the "
+                "public label set as classes=[...], or mechanism='gaussian' "
+                "with delta > 0. Nothing was charged."
+            )
+
+    def _fit_cost(self, n_features=None):
+        selection, model = LabelPlan.split(self.classes, self.epsilon, self.delta)
+        cost = PrivacyCost(*model)
+        return cost if selection is None else PrivacyCost(*selection) + cost
 
     def _check_priors(self, n_classes):
         if self.priors is None:

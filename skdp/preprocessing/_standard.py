@@ -12,6 +12,7 @@ from sklearn.base import (
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from skdp.accounting._composition import budget_left
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._additive import (
@@ -63,7 +64,7 @@ def release_moment_sums(X, lower, upper, epsilon, delta, source, codes=None, gro
     return noisy, float(np.sqrt(additive_noise_variance(l1, l2, epsilon, delta)))
 
 
-def fit_moment_sums(estimator, X, label, codes=None, groups=1):
+def fit_moment_sums(estimator, X, label, codes=None, groups=1, *, labels=None):
     """Plan, charge and release the moment sums of an estimator's ``fit``.
 
     The estimator has ``epsilon``, ``bounds``, ``bounds_share``,
@@ -73,6 +74,13 @@ def fit_moment_sums(estimator, X, label, codes=None, groups=1):
     ``codes`` as in :func:`release_moment_sums` (with ``JOINED_CODES``, the
     private bounds are searched on the feature columns alone).
 
+    With ``labels=(plan, y)`` (a :class:`~skdp.mechanisms._labels.LabelPlan`
+    and the rows' labels, in memory) the label set is part of the fit: its
+    cost is charged with the rest, the bounds and sums get what it leaves,
+    and after the charge the plan gives the classes and codes (``codes`` and
+    ``groups`` are then ignored); rows whose label was not released are
+    dropped, a per-row rule.
+
     Returns
     -------
     noisy : ndarray of shape (groups, 3, n_features)
@@ -80,20 +88,39 @@ def fit_moment_sums(estimator, X, label, codes=None, groups=1):
         The clipping bounds used.
     epsilon_sums : float
         The ε of the sums' release.
+    classes : ndarray or None
+        The label set (``labels`` given), else None.
     """
     joined = isinstance(codes, str) and codes == JOINED_CODES
     features = feature_rows(X) if joined else X
-    bounds_plan = BoundsPlan.from_estimator(estimator, features.shape[1])
-    check_mechanism_delta(estimator.mechanism, estimator.delta)
-    eps_sums = estimator.epsilon - bounds_plan.epsilon
-    source = check_random_source(estimator.random_state)
-    sums_cost = additive_cost(eps_sums, estimator.delta)
-    estimator._charge([*bounds_plan.cost_items(), (label, sums_cost)])
-    lower, upper = bounds_plan.run(features, source)
-    noisy, estimator.noise_std_ = release_moment_sums(
-        X, lower, upper, eps_sums, estimator.delta, source, codes, groups
+    plan, y = labels if labels is not None else (None, None)
+    epsilon, delta = estimator.epsilon, estimator.delta
+    if plan is not None:
+        check_mechanism_delta(estimator.mechanism, delta)
+        _, (epsilon, delta) = plan.split(plan.classes, epsilon, delta)
+    bounds_plan = BoundsPlan.build(
+        estimator.bounds,
+        features.shape[1],
+        epsilon * estimator.bounds_share,
+        estimator.upper_limit,
     )
-    return noisy, lower, upper, eps_sums
+    check_mechanism_delta(estimator.mechanism, delta)
+    eps_sums = budget_left(epsilon, bounds_plan.epsilon)
+    source = check_random_source(estimator.random_state)
+    sums_cost = additive_cost(eps_sums, delta)
+    selection = plan.cost_items() if plan is not None else []
+    estimator._charge([*selection, *bounds_plan.cost_items(), (label, sums_cost)])
+    classes = None
+    if plan is not None:
+        classes, codes = plan.run(y, source)
+        groups = classes.size
+        kept = codes >= 0
+        X, codes = X[kept], codes[kept]
+    lower, upper = bounds_plan.run(features if plan is None else X, source)
+    noisy, estimator.noise_std_ = release_moment_sums(
+        X, lower, upper, eps_sums, delta, source, codes, groups
+    )
+    return noisy, lower, upper, eps_sums, classes
 
 
 def handle_zero_scale(std):
@@ -277,7 +304,7 @@ default=None
         self : PrivateStandardScaler
         """
         X = validate_rows(self, X)
-        noisy, lower, upper, self._epsilon_sums = fit_moment_sums(
+        noisy, lower, upper, self._epsilon_sums, _ = fit_moment_sums(
             self, X, "row count, clipped sums and squares"
         )
         counts, means, variances, stds = moments_from_sums(

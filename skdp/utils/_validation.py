@@ -381,9 +381,11 @@ def check_public_classes(classes, y, estimator_name):
 
     Parameters
     ----------
-    classes : array-like or None
-        The estimator's public ``classes`` parameter; ``None`` takes the labels
-        present in ``y`` as public (the caller documents that it does).
+    classes : array-like
+        The label set the caller states (the estimator's ``classes``
+        parameter). Never taken from ``y``: an estimator whose caller
+        states no label set selects one privately
+        (:class:`~skdp.mechanisms._labels.LabelPlan`) or refuses.
     y : ndarray of shape (n_samples,)
         Validated classification targets.
     estimator_name : str
@@ -397,8 +399,10 @@ def check_public_classes(classes, y, estimator_name):
     Raises
     ------
     ValueError
-        If ``y`` holds labels outside ``classes`` or there are fewer than two
-        classes (both before any budget is charged).
+        If ``y`` holds labels outside ``classes`` (the caller's statement
+        about the data is wrong, an input error like a NaN value) or
+        ``classes`` has fewer than two labels; both before any budget is
+        charged.
 
     Examples
     --------
@@ -407,19 +411,15 @@ def check_public_classes(classes, y, estimator_name):
     >>> check_public_classes([0, 1, 2], np.array([0, 1, 1]), "Model")
     array([0, 1, 2])
     """
-    if classes is None:
-        public = np.unique(y)
-    else:
-        public = np.unique(np.asarray(classes))
-        unknown = np.setdiff1d(np.unique(y), public)
-        if unknown.size:
-            raise ValueError(
-                f"y contains labels that are not in the public classes={public!r}; "
-                "add them to classes or drop those rows with a public rule."
-            )
+    public = np.unique(np.asarray(classes))
     if public.size < 2:
         raise ValueError(
-            f"{estimator_name} needs at least 2 classes (the label set is "
-            f"public); got {public.size} class."
+            f"{estimator_name} needs at least 2 public classes; got classes={public!r}."
+        )
+    unknown = np.setdiff1d(np.unique(y), public)
+    if unknown.size:
+        raise ValueError(
+            f"y contains labels that are not in the public classes={public!r}; "
+            "add them to classes or drop those rows with a public rule."
         )
     return public

@@ -1,0 +1,160 @@
+"""A private label set: the values of one column that partition selection keeps."""
+
+import numpy as np
+
+from skdp.accounting._composition import split_budget
+from skdp.mechanisms._partition import partition_selection, partition_threshold
+from skdp.mechanisms._random import check_random_source
+from skdp.utils._validation import check_public_classes
+
+__all__ = ["LABELS_SHARE", "LabelPlan", "select_labels"]
+
+
+def select_labels(values, epsilon, delta, *, random_state=None):
+    """The distinct values of ``values`` that pass private partition selection.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_samples,)
+        One value per row (class labels, or one column's categories),
+        already validated: sortable by :func:`numpy.unique`.
+    epsilon : float
+        ε of the selection, ``> 0``.
+    delta : float
+        δ of the selection, in (0, 1).
+    random_state : None, int, RandomState or RandomSource, default=None
+        Source of the selection's noise, see
+        :func:`~skdp.mechanisms.check_random_source`.
+
+    Returns
+    -------
+    labels : ndarray of shape (n_labels,)
+        The released values, sorted, with the dtype of ``values``; possibly
+        empty.
+    codes : ndarray of int of shape (n_samples,)
+        Each row's index in ``labels``, or -1 for a row whose value was not
+        released.
+
+    Notes
+    -----
+    **Privacy ((ε, δ)-DP, add/remove one row).** A row holds one value, so
+    it adds 1 to one value's count: this is
+    :func:`~skdp.mechanisms.partition_selection` over the counts of the
+    values present, whose proof covers a value that only the added row
+    holds (the δ term). ``codes`` is not released: it is a per-row function
+    of the row's own value and of the released ``labels``, so a model fitted
+    on the rows with ``codes >= 0`` is a stable transformation of the data
+    (one row added or removed adds or removes at most one row there), and
+    the two steps compose: ``(ε + ε', δ + δ')`` for a model that is
+    ``(ε', δ')``-DP given ``labels``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.mechanisms import select_labels
+    >>> y = np.array(["cat"] * 500 + ["dog"] * 300 + ["emu"])
+    >>> labels, codes = select_labels(y, 1.0, 1e-6, random_state=0)
+    >>> labels.tolist(), codes[[0, 500, 800]].tolist()
+    (['cat', 'dog'], [0, 1, -1])
+    """
+    present, inverse, counts = np.unique(
+        values, return_inverse=True, return_counts=True
+    )
+    source = check_random_source(random_state)
+    keep, _ = partition_selection(counts, epsilon, delta, random_state=source)
+    renumber = np.where(keep, np.cumsum(keep) - 1, -1)
+    return present[keep], renumber[inverse.reshape(-1)]
+
+
+#: Share of a classifier's ε and δ that selects its label set when the caller
+#: states none (``classes=None``); the model gets the rest.
+LABELS_SHARE = 0.1
+
+
+class LabelPlan:
+    """A classifier's label set: stated by the caller, or selected privately.
+
+    Built before the charge from public parameters only. With public
+    ``classes`` it costs nothing; with ``classes=None`` it costs
+    ``LABELS_SHARE`` of the fit's ``(epsilon, delta)`` and :meth:`run` calls
+    :func:`select_labels` after the charge. Refusals (no δ to select with,
+    labels outside the stated set) happen in :meth:`from_estimator`, before
+    the charge.
+
+    Parameters
+    ----------
+    classes : ndarray or None
+        The public label set (sorted, at least two), or None to select it.
+    epsilon, delta : float
+        The selection's cost (0 for a public set).
+    name : str
+        The estimator's name, for messages.
+    """
+
+    def __init__(self, classes, epsilon, delta, name):
+        self.classes = classes
+        self.epsilon = epsilon
+        self.delta = delta
+        self.name = name
+
+    @staticmethod
+    def split(classes, epsilon, delta):
+        """``(selection, model)`` budgets ``(epsilon, delta)`` from public
+        parameters: the selection's is None for a stated label set."""
+        if classes is not None:
+            return None, (epsilon, delta)
+        eps_labels, eps_model = split_budget(epsilon, [LABELS_SHARE, 1 - LABELS_SHARE])
+        del_labels, del_model = split_budget(delta, [LABELS_SHARE, 1 - LABELS_SHARE])
+        return (eps_labels, del_labels), (eps_model, del_model)
+
+    @classmethod
+    def from_estimator(cls, classes, epsilon, delta, y, name):
+        """The plan of an estimator's ``classes``, ``epsilon`` and ``delta``.
+
+        Returns the plan and the ``(epsilon, delta)`` left for the model.
+        """
+        if classes is not None:
+            public = check_public_classes(classes, y, name)
+            return cls(public, 0.0, 0.0, name), (epsilon, delta)
+        if not delta > 0:
+            raise ValueError(
+                f"{name}(classes=None) selects the label set privately "
+                "(partition selection), which needs delta > 0; got delta=0. "
+                "Pass the public label set as classes=[...], or a delta > 0. "
+                "Nothing was charged."
+            )
+        selection, model = cls.split(classes, epsilon, delta)
+        return cls(None, *selection, name), model
+
+    def cost_items(self):
+        """The ledger item of the selection (none for a public set)."""
+        if self.classes is not None:
+            return []
+        return [("label set (partition selection)", self.epsilon, self.delta)]
+
+    def run(self, y, random_state):
+        """``(classes, codes)`` after the charge; ``codes`` is -1 for a row
+        whose label was not released (the caller drops it, a per-row rule).
+
+        Raises
+        ------
+        ValueError
+            When fewer than two labels are released: a function of the
+            released label set only (post-processing), with the budget spent.
+        """
+        if self.classes is not None:
+            return self.classes, np.searchsorted(self.classes, y)
+        classes, codes = select_labels(
+            y, self.epsilon, self.delta, random_state=random_state
+        )
+        if classes.size < 2:
+            rows = partition_threshold(self.epsilon, self.delta)
+            raise ValueError(
+                f"{self.name}'s private label selection released "
+                f"{classes.size} label(s), and a classifier needs at least 2 "
+                f"classes (not 1 class or none): a label needs about {rows} "
+                f"rows to be released at epsilon={self.epsilon:.3g}, "
+                f"delta={self.delta:.3g}. The fit's budget is spent. Pass the "
+                "public label set as classes=[...], or a larger epsilon or delta."
+            )
+        return classes, codes
