@@ -1,0 +1,257 @@
+"""The neighbour test of every public estimator.
+
+Fit on a data set D and on D' = D plus one adversarial row (a label no other
+row holds, a category no other row holds, a row of extreme doubles), with the
+same seeds. Under add/remove-one-row differential privacy the released
+values may move like noise, but everything that is not noise must be the
+same on both: which attributes are fitted, their types, shapes and dtypes,
+the label and category sets (a value held by one row may appear only with
+probability δ), the warnings (by category) and the exceptions. A difference
+there holds with certainty, so one seed would show it; a few seeds guard the
+label and category sets against a lucky draw.
+
+A fit also warns of nothing but skdp's own warnings, which are computed from
+released values (a RuntimeWarning after the charge would be a branch on the
+data).
+
+Invalid input (NaN, infinity, a label outside a stated label set) is refused
+before the charge: that is the caller's contract, checked by the validation
+tests; the rows here are all valid.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, clone
+from sklearn.linear_model import LogisticRegression, Ridge
+
+import skdp
+from skdp.exceptions import NoiseDominatedWarning, PTRRefusedWarning
+
+SEEDS = range(5)
+SKDP_WARNINGS = (NoiseDominatedWarning, PTRRefusedWarning)
+N_ROWS = 400
+
+
+def _base_table():
+    """Skewed, zero-inflated, unscaled columns and a balanced label."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack(
+        [
+            rng.lognormal(3.0, 1.0, N_ROWS),
+            np.where(rng.random(N_ROWS) < 0.8, 0.0, rng.exponential(1e4, N_ROWS)),
+            rng.normal(40.0, 10.0, N_ROWS).round(),
+        ]
+    )
+    y = np.arange(N_ROWS) % 2
+    return X, y
+
+
+EXTREME_ROWS = {
+    "max_double": [np.finfo(float).max, -np.finfo(float).max, 1.0],
+    "subnormal": [5e-324, -5e-324, 2.0**-1060],
+    "huge_and_tiny": [1e300, 1e-300, -1e300],
+}
+
+
+def _neighbours(kind):
+    """``(name, D, D')`` pairs for an estimator of ``kind``."""
+    X, y = _base_table()
+    for name, row in EXTREME_ROWS.items():
+        X2 = np.vstack([X, row])
+        yield name, (X, y), (X2, np.append(y, y[0]))
+    if kind == "classifier":
+        yield "new_label", (X, y), (np.vstack([X, X[:1]]), np.append(y, 7))
+
+
+REGRESSION_TARGET_BOUNDS = (-1e3, 1e3)
+
+
+# One instance of each public estimator as a user writes it: defaults, plus
+# what the estimator cannot do without (a regressor's public target bounds,
+# a large budget so that the label set of 200 rows per class is released).
+CLASSIFIERS = [
+    skdp.PrivateLogisticRegression(epsilon=10.0),
+    skdp.PrivateGaussianNB(epsilon=10.0),
+    skdp.SampleAggregateEstimator(
+        LogisticRegression(), classes=[0, 1], n_blocks=4, epsilon=10.0
+    ),
+]
+REGRESSORS = [
+    skdp.PrivateLinearRegression(target_bounds=REGRESSION_TARGET_BOUNDS),
+    skdp.SampleAggregateEstimator(
+        Ridge(), n_blocks=4, output_bounds=(-1e3, 1e3), epsilon=10.0
+    ),
+]
+TRANSFORMERS = [
+    skdp.DPClipper(),
+    skdp.DPClipper(method=None, norm="l2", max_norm=10.0),
+    skdp.SVTClipSelector(),
+    skdp.PrivateMean(),
+    skdp.PrivateQuantile(),
+    skdp.PTRMedian(bounds=(0, 1e5), proposed_sensitivity=1e3),
+    skdp.SmoothSensitivityMedian(bounds=(0, 1e5)),
+    skdp.IQRScale(),
+    skdp.PrivateRobustScaler(),
+    skdp.PrivateStandardScaler(),
+    skdp.PrivateMinMaxScaler(),
+    skdp.PrivateHistogram(bounds=(0, 1e5)),
+    skdp.PrivateKBinsDiscretizer(),
+    skdp.PrivatePCA(max_norm=1e4),
+]
+SEARCHES = [
+    skdp.NoisyMaxSearchCV(
+        skdp.PrivateLogisticRegression(classes=[0, 1]),
+        {"C": [0.1, 1.0]},
+        n_blocks=4,
+        refit=False,
+    ),
+]
+
+
+def _fitted_structure(estimator):
+    """Everything about a fitted estimator that is not a released number."""
+    structure = {}
+    for name, value in sorted(vars(estimator).items()):
+        if not name.endswith("_") or name.startswith("_"):
+            continue
+        array = np.asarray(value) if _is_arraylike(value) else None
+        structure[name] = (
+            type(value).__name__,
+            None if array is None else (array.shape, array.dtype.str),
+        )
+    return structure
+
+
+def _is_arraylike(value):
+    return isinstance(value, np.ndarray | list | tuple | float | int | np.number)
+
+
+def _label_sets(estimator):
+    """The released sets of discrete values: labels, categories, names."""
+    sets = {}
+    for name in ("classes_", "categories_"):
+        if hasattr(estimator, name):
+            sets[name] = repr(getattr(estimator, name))
+    return sets
+
+
+def _observe(estimator, X, y, seed):
+    """Fit a clone; return what must not depend on the added row."""
+    accountant = skdp.BudgetAccountant(delta=1.0)
+    model = clone(estimator).set_params(random_state=seed, accountant=accountant)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model.fit(X, y) if y is not None else model.fit(X)
+        except Exception as exc:  # the type, not the message (it may quote data)
+            return {"exception": type(exc).__name__}, []
+    categories = sorted({w.category.__name__ for w in caught})
+    foreign = [
+        f"{w.category.__name__}: {w.message}"
+        for w in caught
+        if not issubclass(w.category, SKDP_WARNINGS)
+    ]
+    observed = {
+        "structure": _fitted_structure(model),
+        "labels": _label_sets(model),
+        "warnings": categories,
+        "spent": (model.epsilon_spent_, model.delta_spent_),
+    }
+    return observed, foreign
+
+
+def _states_its_labels(estimator):
+    """A label outside a stated set is invalid input, refused before the
+    charge (the caller's statement is wrong); only an estimator that selects
+    its labels gets the new-label row."""
+    inner = getattr(estimator, "estimator", None)
+    return getattr(estimator, "classes", None) is not None or (
+        getattr(inner, "classes", None) is not None
+    )
+
+
+def _cases(estimators, kind):
+    return [
+        pytest.param(est, name, d, d2, id=f"{type(est).__name__}-{i}-{name}")
+        for i, est in enumerate(estimators)
+        for name, d, d2 in _neighbours(kind)
+        if not (name == "new_label" and _states_its_labels(est))
+    ]
+
+
+ALL_CASES = (
+    _cases(CLASSIFIERS, "classifier")
+    + _cases(REGRESSORS, "regressor")
+    + _cases(TRANSFORMERS, "transformer")
+    + _cases(SEARCHES, "classifier")
+)
+
+
+@pytest.mark.parametrize("estimator, row, D, D2", ALL_CASES)
+def test_one_added_row_changes_nothing_but_noise(estimator, row, D, D2):
+    for seed in SEEDS:
+        before, foreign_before = _observe(estimator, *D, seed)
+        after, foreign_after = _observe(estimator, *D2, seed)
+        assert not foreign_before + foreign_after, (
+            f"warnings that are not computed from released values: "
+            f"{foreign_before + foreign_after}"
+        )
+        assert before == after, f"seed {seed}: the added {row} row is visible"
+
+
+NUMBER_CATEGORIES = [0.1, 0.3, 16777216.0, 16777217.0, 1e39, 2.0, -7.0]
+
+
+def _category_table(new_value):
+    """Columns of repeated values, among them doubles that float32 cannot
+    hold apart or at all; strings when the added value is a string."""
+    if isinstance(new_value, str):
+        column = np.array(["a", "b", "c"] * 140, dtype=object)
+    else:
+        column = np.array(NUMBER_CATEGORIES * 60)
+    return np.column_stack([column, column[::-1]])
+
+
+@pytest.mark.parametrize("new_value", ["zzz", 2.5, 1e300, 5e-324])
+def test_one_added_category_changes_nothing_but_noise(new_value):
+    encoder = skdp.PrivateOneHotEncoder(epsilon=10.0)
+    X = _category_table(new_value)
+    X2 = np.vstack([X, np.array([[new_value, new_value]], dtype=X.dtype)])
+    for seed in SEEDS:
+        before, foreign_before = _observe(encoder, X, None, seed)
+        after, foreign_after = _observe(encoder, X2, None, seed)
+        assert not foreign_before + foreign_after
+        assert before == after, f"seed {seed}: the added {new_value!r} is visible"
+
+
+def test_every_kept_category_encodes_as_itself():
+    X = _category_table(0.0)
+    encoder = skdp.PrivateOneHotEncoder(epsilon=10.0, random_state=0).fit(X)
+    kept = [np.isin(X[:, j], encoder.categories_[j]) for j in range(X.shape[1])]
+    for categories in encoder.categories_:
+        assert len(set(categories.tolist())) == len(categories), "duplicates"
+    encoded = (
+        np.asarray(encoder.transform(X).todense())
+        if hasattr(encoder.transform(X), "todense")
+        else encoder.transform(X)
+    )
+    widths = [len(c) for c in encoder.categories_]
+    starts = np.cumsum([0, *widths[:-1]])
+    for j, (start, width) in enumerate(zip(starts, widths, strict=True)):
+        ones = encoded[:, start : start + width].sum(axis=1)
+        np.testing.assert_array_equal(ones[kept[j]], 1)
+
+
+def test_every_public_estimator_is_in_the_neighbour_test():
+    public = {
+        name
+        for name in skdp.__all__
+        if isinstance(getattr(skdp, name), type)
+        and issubclass(getattr(skdp, name), BaseEstimator)
+    }
+    tested = {
+        type(est).__name__ for est in CLASSIFIERS + REGRESSORS + TRANSFORMERS + SEARCHES
+    }
+    assert public - {"PrivateOneHotEncoder"} <= tested  # tested above
