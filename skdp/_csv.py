@@ -272,8 +272,10 @@ def scan_numeric_csv(
     -------
     data : dict of str to ndarray
         Column name to float values in file order, one per line after the
-        header (blank lines aside); NaN where the cell is missing or is not
-        a finite number (:func:`parse_cell`), and where the line is short.
+        header; NaN where the cell is missing or is not a finite number
+        (:func:`parse_cell`), and where the line is short. A line without
+        any value (blank, or spaces) may be left out instead of giving a
+        row of NaN: no statistic tells the two apart.
 
     Notes
     -----
