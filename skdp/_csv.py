@@ -188,7 +188,7 @@ def _store_parsed(parsed, columns):
 
 
 def _lines(block):
-    """The lines of a block, each without its ``\n`` or ``\r\n``; bytes
+    """The lines of a block, each without its ``\\n`` or ``\\r\\n``; bytes
     that are not UTF-8 become U+FFFD (never a separator or a quote)."""
     lines = block.decode("utf-8", "replace").split("\n")
     if lines and not lines[-1]:

@@ -11,8 +11,8 @@ from skdp._csv import parse_cell
 
 def reference_read(path, columns=None):
     """The reader by its rules, one line at a time: each line (after the
-    header, without its ``\n`` or ``\r\n``, bytes that are not UTF-8 as
-    U+FFFD, another ``\r`` as a space) read by the csv module on its own,
+    header, without its ``\\n`` or ``\\r\\n``, bytes that are not UTF-8 as
+    U+FFFD, another ``\\r`` as a space) read by the csv module on its own,
     ``parse_cell`` on every cell, every column of the header kept (a byte-
     order mark is not part of a name)."""
     opener = gzip.open if str(path).endswith(".gz") else open

@@ -157,9 +157,10 @@ def structure(out):
 def test_cli_neighbours_have_the_same_structure(tmp_path, capsys, kind, flags):
     # main: 'text' dropped column a (epsilon per column 1/3 -> 1/2), the
     # value in the empty column added column e (1/3 -> 1/4), the unbalanced
-    # quote dropped column b and 589 rows, 'non-finite' dropped a, b and c
-    # (inf) and added e, 'not utf-8' and 'huge field' raised; each change
-    # of the schema came with a note on stderr that named the column
+    # quote dropped column b and 589 rows, 'non-finite' refused the run
+    # ("Column 'a' has infinite values", exit 2), 'not utf-8' refused it
+    # too and 'huge field' ended in a traceback (csv field limit); each
+    # change of the schema came with a note on stderr naming the column
     d, d_plus = neighbours(tmp_path, kind)
     code, out, err = run(capsys, d, *flags)
     code_plus, out_plus, err_plus = run(capsys, d_plus, *flags)
