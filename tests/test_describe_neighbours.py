@@ -295,3 +295,24 @@ def test_fuzz_one_line_changes_only_its_own_row(
             "plus", [*rows[:k], line, *rows[k:]], block_bytes=block_bytes, n_jobs=n_jobs
         )
         same_bits(without_empty_rows(got), expected)
+
+
+@pytest.mark.parametrize("kind", ["text", "value in the empty column", "non-finite"])
+def test_cli_text_output_states_the_same_split_on_neighbours(tmp_path, capsys, kind):
+    # main: "epsilon=1 (0.333 per column)" on D, 0.5 or 0.25 on D plus the
+    # row, and a note on stderr naming the column the row removed or added
+    d, d_plus = neighbours(tmp_path, kind)
+    outputs = []
+    for path in (d, d_plus):
+        assert main(["describe", str(path), "--seed", "0", "--quiet"]) == 0
+        captured = capsys.readouterr()
+        table = captured.out.splitlines()
+        outputs.append(
+            (table[0].split(",", 1)[1], [row.split()[0] for row in table[1:6]])
+        )
+        assert captured.err == ""
+    assert outputs[0] == outputs[1]
+    assert outputs[0] == (
+        " epsilon=1 (0.25 per column)",
+        ["column", "a", "b", "c", "e"],
+    )
