@@ -127,7 +127,7 @@ from skdp._csv import scan_numeric_csv
 from skdp._describe import describe
 from skdp.accounting import BudgetAccountant
 imported = time.perf_counter()
-data, _ = scan_numeric_csv({path!r})
+data = scan_numeric_csv({path!r})
 read = time.perf_counter()
 describe(data, epsilon=1.0, accountant=BudgetAccountant(epsilon=1.0))
 done = time.perf_counter()

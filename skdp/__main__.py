@@ -24,6 +24,10 @@ from skdp.utils._progress import ProgressMeter
 #: only long inputs get them.
 PROGRESS_DELAY = 1.0
 
+#: A column whose released count is below this share of the largest released
+#: count gets a note (see :func:`_few_values_notes`).
+FEW_VALUES_SHARE = 0.5
+
 # Public bounds from domain knowledge, never from the data.
 DEMO_BOUNDS = {"age": (18.0, 90.0), "bmi": (15.0, 50.0), "bp": (60.0, 140.0)}
 
@@ -123,7 +127,7 @@ def _open_accountant(args):
 
 
 def _read_table(args, columns):
-    """``(data, source, not_numeric, progress)`` of the file or the demo."""
+    """``(data, source, progress)`` of the file or the demo."""
     if args.file is None:
         data, source = _demo_table(), "a synthetic demo table (50,000 rows)"
         if columns is not None:
@@ -133,15 +137,13 @@ def _read_table(args, columns):
                     f"Columns not in the demo table: {unknown}; it has {list(data)}."
                 )
             data = {c: data[c] for c in columns}
-        return data, source, [], None
+        return data, source, None
     path = Path(args.file)
     size = path.stat().st_size if path.is_file() else None
     delay = math.inf if args.quiet else 0.0 if args.verbose else PROGRESS_DELAY
     progress = ProgressMeter(f"skdp describe: reading {path.name}", size, delay=delay)
-    data, not_numeric = scan_numeric_csv(
-        path, columns, progress=progress, n_jobs=args.n_jobs
-    )
-    return data, args.file, not_numeric, progress
+    data = scan_numeric_csv(path, columns, progress=progress, n_jobs=args.n_jobs)
+    return data, args.file, progress
 
 
 def _tail_notes(rows):
@@ -161,6 +163,23 @@ def _tail_notes(rows):
     return notes
 
 
+def _few_values_notes(rows):
+    """One sentence per column whose released count is below
+    ``FEW_VALUES_SHARE`` of the largest released count: most of its cells
+    are missing or not numbers (a column of text?), and its share of the
+    budget might serve the others. From released values only."""
+    largest = max(row["count"] for row in rows.values())
+    return [
+        f"{name}: about {row['count']} values, fewer than "
+        f"{FEW_VALUES_SHARE:.0%} of the {largest} of the fullest column; most "
+        "of its cells are missing or not numbers. Its share of epsilon is "
+        "spent all the same: pass --columns with the numeric columns only "
+        "to split the budget between them."
+        for name, row in rows.items()
+        if row["count"] < FEW_VALUES_SHARE * largest
+    ]
+
+
 def _note(message):
     print(f"skdp describe: note: {message}", file=sys.stderr)
 
@@ -171,14 +190,12 @@ def _notes_of(warnings_caught):
 
 
 def describe_command(args):
-    """``skdp describe``: private statistics of a CSV file's numeric columns."""
+    """``skdp describe``: private statistics of a CSV file's columns."""
     caught = []  # warnings of describe: notes, printed whatever happens next
     try:
         bounds = _parse_bounds(args.bounds)
         columns = args.columns.split(",") if args.columns else None
-        data, source, not_numeric, progress = _read_table(args, columns)
-        if not_numeric:
-            _note(f"not numeric, not described: {', '.join(not_numeric)}")
+        data, source, progress = _read_table(args, columns)
         accountant = _open_accountant(args)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
@@ -200,8 +217,7 @@ def describe_command(args):
         print(f"skdp describe: error: {exc}", file=sys.stderr)
         return 2
     _notes_of(caught)
-    skipped = [name for name in data if name not in rows]
-    notes = _tail_notes(rows)
+    notes = _tail_notes(rows) + _few_values_notes(rows)
     spent, _ = accountant.total()
     if args.json:
         print(
@@ -211,10 +227,6 @@ def describe_command(args):
                     "epsilon": args.epsilon,
                     "ledger_spent": spent,
                     "columns": rows,
-                    "not_described": {
-                        **{name: "not numeric" for name in not_numeric},
-                        **{name: "no values" for name in skipped},
-                    },
                     "notes": notes,
                 },
                 indent=2,
@@ -274,23 +286,33 @@ def _build_parser():
         parents=[shared],
         help="private descriptive statistics of a CSV file",
         description="Private count, mean, median, IQR and clip bounds of every "
-        "numeric column of a CSV file (.csv or .csv.gz, with a header row), at "
-        "a total epsilon split equally between the described columns. Without "
-        "a file, describes a synthetic demo table.",
-        epilog="Public (the schema, not protected): the column names, which "
-        "columns are numeric and which have no value at all. The file is "
-        "checked before anything is charged; a column that is not numeric or "
-        "has no value is left out with a note on stderr, and the budget is "
-        "split between the others. A note after the table flags a privately "
-        "chosen upper bound that may cut off part of the mean: the rows the "
-        "bound search lets lie above it would carry at least "
-        f"{TAIL_SHARE_NOTE:.0%} of the mean at the bound (computed from the "
-        "released values only). Progress lines (bytes read) go to stderr, for "
-        "the person running the command, after "
+        "column of a CSV file's header (.csv or .csv.gz), or of the columns "
+        "given by --columns, at a total epsilon split equally between them. "
+        "Without a file, describes a synthetic demo table.",
+        epilog="The schema is yours, never the cells': the columns described "
+        "are the header's (or --columns), the first line of the file, and "
+        "the budget is split between them before a cell is read. Each line "
+        "is one row, and each cell is read on its own: a cell that is not a "
+        "finite number (empty, NA, text, inf) is missing, left out of its "
+        "column's statistics only, and a quote left open ends with its line. "
+        "So one row can change only its own cells' contribution, never which "
+        "columns are described or their share of epsilon; a column of text "
+        "is described too (its released count is about 0: pass --columns to "
+        "leave it out). Notes after the table come from released values "
+        "only: a column whose released count is below "
+        f"{FEW_VALUES_SHARE:.0%} of the largest one, and a privately chosen "
+        "upper bound that may cut off part of the mean (the rows the bound "
+        f"search lets lie above it would carry at least {TAIL_SHARE_NOTE:.0%} "
+        "of the mean at the bound). Progress lines (bytes read) go to stderr, "
+        "for the person running the command, after "
         f"{PROGRESS_DELAY:g} s of reading.",
     )
     desc.add_argument("file", nargs="?", help="CSV file (default: a demo dataset)")
-    desc.add_argument("--columns", help="comma-separated numeric columns to describe")
+    desc.add_argument(
+        "--columns",
+        help="comma-separated columns to describe, by their names in the header "
+        "(default: every column of the header)",
+    )
     desc.add_argument(
         "--bounds",
         action="append",

@@ -1,24 +1,36 @@
-"""Streaming, typed reading of a CSV file's numeric columns (``skdp describe``).
+"""Streaming, typed reading of a CSV file's columns (``skdp describe``).
 
-The file is read in blocks of whole records and only the wanted columns are
+**One line, one row, its own cells.** Which columns are read is fixed by
+the header and the caller (``columns``), never by the cells, and every row
+reaches the output only through its own cells: a cell that is not a finite
+number (text, ``NA``, ``inf``, bytes that are not UTF-8) is missing (NaN)
+in that row and column only, and a record ends at the end of its line (a
+quote left open there closes; a quoted field cannot swallow later lines).
+These are the per-cell rules that keep the release differentially private
+under add/remove of one row: one line can change its own row's cells and
+nothing else (the header's width, the other rows, which columns exist).
+
+The file is read in blocks of whole lines and only the wanted columns are
 kept, as float64 arrays. A block whose rows all have the header's number of
-fields, and whose quotes (if any) are plain quoted fields, is parsed with
-numpy (:mod:`skdp._csv_numbers`), exactly: a plain cell gets the same double
-as ``float(cell)``. Every other cell of a wanted column (``1e3``, ``+2``,
-``NA``, ``"5"``, long numbers) is read by the :mod:`csv` module and
-:func:`parse_cell`, and so is a whole block with ragged rows or quotes the
-csv module reads otherwise (a quote inside an unquoted field). The values
-are therefore exactly those of the reference reader, which applied
-:func:`parse_cell` to every cell the csv module read.
+fields, and whose quotes (if any) are plain quoted fields on one line, is
+parsed with numpy (:mod:`skdp._csv_numbers`), exactly: a plain cell gets
+the same double as ``float(cell)``. Every other cell of a wanted column
+(``1e3``, ``+2``, ``NA``, ``"5"``, long numbers) is read by the :mod:`csv`
+module and :func:`parse_cell`, and so is a whole block with ragged rows or
+quotes the csv module reads otherwise (a quote inside an unquoted field),
+line by line. The values are therefore exactly those of the reference
+reader, which applies :func:`parse_cell` to every cell the csv module reads
+from each line on its own.
 """
 
 import csv
 import gzip
-import io
 import math
+import sys
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -36,19 +48,20 @@ BLOCK_BYTES = 1 << 18
 
 
 def parse_cell(cell):
-    """The value of one cell: NaN for a missing token, else ``float``.
+    """The value of one cell: ``float(cell)`` if finite, else NaN (missing).
 
-    Raises ``ValueError`` when the cell is neither (the column is then not
-    numeric).
+    A per-cell rule that never raises: a missing token (``""``, ``?``,
+    ``NA``, ...), text, and numbers that are not finite (``inf``, ``nan``,
+    ``1e999``) are all missing, in this cell only.
     """
     cell = cell.strip()
     if cell.lower() in MISSING:
         return math.nan
-    return float(cell)
-
-
-class NotNumericError(ValueError):
-    """A column that was asked for by name has a cell that is not a number."""
+    try:
+        value = float(cell)
+    except ValueError:
+        return math.nan
+    return value if math.isfinite(value) else math.nan
 
 
 class _Column:
@@ -79,28 +92,19 @@ class _Column:
 
 
 class _Columns:
-    """The wanted columns, block by block; drops a column that turns out
-    not to be numeric (or raises, for a column asked for by name).
+    """The wanted columns, block by block (the header fixes which).
 
     ``blocks_hint`` is about how many blocks the file has: the first block
     reserves room for that many like it.
     """
 
-    def __init__(self, header, wanted, explicit, blocks_hint=64):
+    def __init__(self, header, wanted, blocks_hint=64):
         self.n_fields = len(header)
         self.index = {name: header.index(name) for name in wanted}
-        self.explicit = explicit
         self.columns = {name: _Column(blocks_hint) for name in wanted}
-        self.not_numeric = []
-
-    def reject(self, name):
-        if self.explicit:
-            raise NotNumericError(f"Column {name!r} is not numeric.")
-        del self.index[name], self.columns[name]
-        self.not_numeric.append(name)
 
     def arrays(self):
-        """One float64 array per numeric column."""
+        """One float64 array per wanted column."""
         return {name: column.array() for name, column in self.columns.items()}
 
 
@@ -116,22 +120,12 @@ def _open_binary(path):
     return raw, raw
 
 
-def _record_end(data, start=0):
-    """Index after the first newline that ends a record (quotes balanced)."""
-    end = data.find(b"\n", start)
-    while end >= 0 and data.count(b'"', 0, end) % 2:
-        end = data.find(b"\n", end + 1)
-    return end + 1 if end >= 0 else 0
-
-
 def _blocks(stream, size):
-    """Blocks of whole records: ends at a newline outside quotes."""
+    """Blocks of whole lines: each ends at a newline (a record is a line)."""
     carry = b""
     while data := stream.read(size):
         data = carry + data
         cut = data.rfind(b"\n") + 1
-        if cut and data.count(b'"', 0, cut) % 2:  # a quoted field spans the cut
-            cut = 0
         if cut == 0:
             carry = data
             continue
@@ -142,55 +136,92 @@ def _blocks(stream, size):
 
 
 def _read_header(blocks, path):
-    """The header (stripped names) and the rest of the first block."""
+    """The header (the first line's stripped names) and the rest of the
+    first block."""
     first = b""
     for block in blocks:
         first += block
-        end = _record_end(first)
+        end = first.find(b"\n") + 1
         if end:
             break
     else:
         if not first.strip():
             raise ValueError(f"{path} is empty: no header row.")
         end = len(first)
-    text = first[:end].decode("utf-8-sig")
-    header = next(csv.reader(io.StringIO(text)), None)
+    try:
+        text = first[:end].decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"The header of {path} is not UTF-8 text: {exc}.") from None
+    header = _fields(text.rstrip("\r\n"))
     if not header:
         raise ValueError(f"{path} is empty: no header row.")
     return [name.strip() for name in header], first[end:]
 
 
+def _fields(line):
+    """The csv module's fields of one line (``str``, its newline removed).
+
+    A carriage return left in the line reads as a space (the csv module
+    would end the record there, and :func:`parse_cell` strips both alike);
+    a quote left open closes at the end of the line. ``[]`` for an empty
+    line, and for a line the csv module cannot read. Without a quote the
+    csv module's reading is the split at commas, done here directly.
+    """
+    line = line.replace("\r", " ")
+    if '"' not in line:
+        return line.split(",") if line else []
+    try:
+        return next(csv.reader([line]), [])
+    except csv.Error:  # only past the (lifted) field size limit
+        return []
+
+
 def _store_parsed(parsed, columns):
     """Store a parsed block's wanted columns, irregular cells read one by one."""
     n_fields = columns.n_fields
-    for name, j in list(columns.index.items()):
+    for name, j in columns.index.items():
         column = columns.columns[name].extend(parsed.values.shape[0])
         column[:] = parsed.values[:, j]
         for row in np.flatnonzero(parsed.irregular[:, j]):
             k = row * n_fields + j
             start = parsed.ends[k - 1] + 1 if k else 0
-            cell = parsed.block[start : parsed.ends[k]].decode("utf-8")
+            cell = parsed.block[start : parsed.ends[k]].decode("utf-8", "replace")
             if '"' in cell:  # one quoted field, no newline: the csv reading
-                cell = next(csv.reader([cell]))[0]
-            try:
-                column[row] = parse_cell(cell)
-            except ValueError:
-                columns.reject(name)
-                break
+                cell = (_fields(cell) or [""])[0]
+            column[row] = parse_cell(cell)
+
+
+def _lines(block):
+    """The lines of a block, each without its ``\\n`` or ``\\r\\n``; bytes
+    that are not UTF-8 become U+FFFD (never a separator or a quote)."""
+    lines = block.decode("utf-8", "replace").split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def _add_csv_block(block, columns):
-    """Parse a block with the :mod:`csv` module, cell by cell."""
-    rows = [
-        row for row in csv.reader(io.StringIO(block.decode("utf-8"), newline="")) if row
-    ]
-    for name, j in list(columns.index.items()):
-        try:
-            column = [parse_cell(row[j]) if j < len(row) else math.nan for row in rows]
-        except ValueError:
-            columns.reject(name)
-            continue
+    """Parse a block with the :mod:`csv` module, line by line, cell by cell."""
+    rows = [row for row in map(_fields, _lines(block)) if row]
+    for name, j in columns.index.items():
+        column = [parse_cell(row[j]) if j < len(row) else math.nan for row in rows]
         columns.columns[name].extend(len(column))[:] = column
+
+
+@contextmanager
+def _no_field_size_limit():
+    """Lift the csv module's field size limit (128 KiB) while reading.
+
+    Past it the csv module raises: one long cell would stop the reading, a
+    refusal decided by one row. The limit is the module's, for the whole
+    process; it is restored afterwards.
+    """
+    limit = csv.field_size_limit()
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    try:
+        yield
+    finally:
+        csv.field_size_limit(limit)
 
 
 def _parsed_blocks(blocks, n_fields, n_jobs):
@@ -223,15 +254,15 @@ def _parsed_blocks(blocks, n_fields, n_jobs):
 def scan_numeric_csv(
     path, columns=None, *, progress=None, block_bytes=BLOCK_BYTES, n_jobs=None
 ):
-    """Read the numeric columns of a CSV file, streaming, with their schema.
+    """Read columns of a CSV file as numbers, streaming, by a per-cell rule.
 
     Parameters
     ----------
     path : str or path-like
-        The CSV file (``.gz`` too), with a header row.
+        The CSV file (``.gz`` too), with a header row (its first line).
     columns : list of str or None, default=None
-        Columns to read (each must be numeric); ``None`` reads every numeric
-        column. Only these columns are kept in memory.
+        Columns to read, by their names in the header; ``None`` reads every
+        column of the header. Only these columns are kept in memory.
     progress : ProgressMeter or None, default=None
         Told the bytes of the file read so far after every block (its
         ``total`` should be the file's size).
@@ -244,12 +275,22 @@ def scan_numeric_csv(
     Returns
     -------
     data : dict of str to ndarray
-        Column name to float values (NaN where missing), in file order.
-    not_numeric : list of str
-        Columns left out because a cell is not a number (``columns=None``).
+        Column name to float values in file order, one per line after the
+        header; NaN where the cell is missing or is not a finite number
+        (:func:`parse_cell`), and where the line is short. A line without
+        any value (blank, or spaces) may be left out instead of giving a
+        row of NaN: no statistic tells the two apart.
+
+    Notes
+    -----
+    The columns returned are a function of the header and ``columns``
+    alone, and each line gives its own cells to one row and nothing else
+    (see the module's docstring): the input of a private release may not
+    be shaped by its cells. The only errors are a missing file, no header,
+    a header that is not UTF-8, and names of ``columns`` not in the header.
     """
     stream, raw = _open_binary(path)
-    with stream, raw:
+    with stream, raw, _no_field_size_limit():
         raw_size = Path(path).stat().st_size
         blocks = _blocks(stream, block_bytes)
         header, rest = _read_header(blocks, path)
@@ -260,10 +301,7 @@ def scan_numeric_csv(
         wanted = list(dict.fromkeys(header if columns is None else columns))
         gzipped = stream is not raw
         table = _Columns(
-            header,
-            wanted,
-            explicit=columns is not None,
-            blocks_hint=64 if gzipped else raw_size / block_bytes,
+            header, wanted, blocks_hint=64 if gzipped else raw_size / block_bytes
         )
         parsed_blocks = _parsed_blocks(
             _chain(rest, blocks), len(header), effective_n_jobs(n_jobs)
@@ -275,15 +313,9 @@ def scan_numeric_csv(
                 _store_parsed(parsed, table)
             if progress is not None:
                 progress.update(raw.tell())
-            if not table.index:  # nothing numeric left: the error below
-                parsed_blocks.close()
-                break
     if progress is not None:
         progress.finish(raw_size)
-    data = table.arrays()
-    if not data:
-        raise ValueError(f"{path} has no numeric columns (columns: {header}).")
-    return data, table.not_numeric
+    return table.arrays()
 
 
 def _chain(first, blocks):
@@ -293,21 +325,21 @@ def _chain(first, blocks):
 
 
 def read_numeric_csv(path, columns=None, *, verbose=0):
-    """Read the numeric columns of a CSV file (``.gz`` too) without pandas.
+    """Read columns of a CSV file (``.gz`` too) as numbers, without pandas.
 
-    A column is numeric when every non-missing cell parses as a number;
-    missing cells (empty, ``?``, ``NA``, ``NaN``, ``null``) become NaN. Which
-    columns are numeric is the file's *schema*, treated as public; pass
-    ``columns`` to fix it in advance. The file is read in blocks and only
-    the wanted columns are kept, 8 bytes per cell.
+    Every cell is read on its own: a cell that is not a finite number
+    (empty, ``?``, ``NA``, ``NaN``, ``null``, text, ``inf``) becomes NaN, in
+    its row only. Which columns are read is decided by the header and
+    ``columns``, never by the cells (see :func:`scan_numeric_csv`). The
+    file is read in blocks and only the wanted columns are kept, 8 bytes per
+    cell.
 
     Parameters
     ----------
     path : str or path-like
         The CSV file, with a header row.
     columns : list of str or None, default=None
-        Columns to read (each must be numeric); ``None`` reads every numeric
-        column.
+        Columns to read, by name; ``None`` reads every column of the header.
     verbose : int, default=0
         Above 0, report the bytes read on stderr once a second.
 
@@ -320,4 +352,4 @@ def read_numeric_csv(path, columns=None, *, verbose=0):
     if verbose > 0:
         size = Path(path).stat().st_size if Path(path).is_file() else None
         progress = ProgressMeter(f"reading {Path(path).name}", size)
-    return scan_numeric_csv(path, columns, progress=progress)[0]
+    return scan_numeric_csv(path, columns, progress=progress)

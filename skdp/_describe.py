@@ -8,6 +8,7 @@ releases, seed for seed, without importing scikit-learn (about a second of a
 command's start-up).
 """
 
+import math
 import numbers
 import sys
 import time
@@ -17,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 from joblib import Parallel, delayed
 
-from skdp._csv import read_numeric_csv
+from skdp._csv import parse_cell, read_numeric_csv
 from skdp.accounting import default_accountant
 from skdp.accounting._accountant import check_accountant
 from skdp.accounting._composition import exact, split_budget
@@ -221,28 +222,40 @@ def _describe_column(values, plan, releases, public_bounds, seeds):
     return row
 
 
-def _usable_columns(data):
-    """Validated columns without NaN, and the names of the empty ones.
+def _cell_value(cell):
+    """One cell as a float: NaN unless it is a finite real number."""
+    if isinstance(cell, str):
+        return parse_cell(cell)
+    if isinstance(cell, complex | np.complexfloating):
+        cell = cell.real if cell.imag == 0 else math.nan
+    try:
+        value = float(cell)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+    return value if math.isfinite(value) else math.nan
 
-    Checked before anything is charged, as public properties of the input:
-    an infinite value is an error, a column with no value at all is left
-    out (the schema), and at least one column must remain.
+
+def _finite_values(values):
+    """A column's finite values, by a per-cell rule that never raises.
+
+    Every cell is read on its own: a cell that is not a finite real number
+    (NaN, ``±inf``, ``None``, text that :func:`~skdp._csv.parse_cell` does
+    not read as a number, a complex number with an imaginary part) is
+    missing and left out of that column only. Nothing here depends on
+    another cell, and nothing is refused or warned: a refusal decided by one
+    cell would tell that the cell is there.
     """
-    columns, empty = {}, []
-    for name, values in data.items():
-        values = np.asarray(values, dtype=np.float64).ravel()
-        if np.isinf(values).any():
-            raise ValueError(f"Column {name!r} has infinite values.")
-        missing = np.isnan(values)
-        if missing.any():
-            values = values[~missing]
-        if values.size == 0:
-            empty.append(name)
-        else:
-            columns[name] = values
-    if not columns:
-        raise ValueError(f"Every column has no values: {empty}.")
-    return columns, empty
+    try:
+        array = np.asarray(values)
+    except ValueError:  # nested sequences of different lengths
+        array = np.asarray(values, dtype=object)
+    array = array.ravel()
+    if array.dtype.kind in "biuf":
+        with np.errstate(all="ignore"):  # float128 beyond the double range
+            array = array.astype(np.float64)
+    else:  # text, objects, complex, dates: each cell on its own
+        array = np.fromiter(map(_cell_value, array), np.float64, array.size)
+    return array[np.isfinite(array)]
 
 
 def describe(
@@ -260,17 +273,19 @@ def describe(
     Parameters
     ----------
     data : dict of str to array-like
-        Column name to 1-D numeric values; NaN marks a missing value, which is
-        left out of that column's statistics.
+        Column name to its values. Every key is described (the keys are the
+        schema, stated by the caller); a value that is not a finite real
+        number (NaN, ``±inf``, ``None``, text) is missing, left out of that
+        column's statistics only.
     epsilon : float, default=1.0
-        Total budget, split equally between the columns (basic composition:
-        one row touches every column).
+        Total budget, split equally between the keys of ``data`` (basic
+        composition: one row touches every column).
     bounds : dict of str to (float, float) or None, default=None
         Public bounds per column, from domain knowledge. Columns without them
         get bounds chosen privately (:class:`~skdp.SVTClipSelector`).
     accountant : BudgetAccountant or None, default=None
-        Charged for everything, up front, before any value is read; ``None``
-        uses the default accountant.
+        Charged for everything, up front, before any statistic is computed;
+        ``None`` uses the default accountant.
     random_state : None or int, default=None
         ``None`` draws from the operating system's secure generator; an int
         makes the output reproducible and is for tests only.
@@ -302,11 +317,20 @@ def describe(
     the release functions of these estimators (the same releases as their
     ``fit``, seed for seed) and is ``epsilon``-DP in total under add/remove
     of one row.
-    The number of columns, their names, and whether a column has any value
-    at all are public (the schema): like non-finite input and the release
-    parameters (an ``epsilon`` too small for the bound search's noise), they
-    are checked before anything is charged. A column with no value (all NaN) is left
-    out with a ``UserWarning``, and ``d`` counts the described columns.
+    **The schema is the caller's.** ``d`` is the number of keys of
+    ``data``, and which columns are described, their shares of ``epsilon``,
+    the ledger entries, and every error are functions of the keys,
+    ``bounds`` and the other parameters alone, never of the values: a
+    column whose values are all missing is described like any other (its
+    released count is about 0, its other statistics are the mechanisms'
+    answers on no rows). Each value is read on its own (a per-cell rule:
+    not a finite real number means missing), so adding or removing one row
+    adds or removes at most one value in each column and the per-column
+    releases keep their add/remove sensitivities. Reading the schema from
+    the values would not be private: one row holding ``abc`` or ``inf``
+    would remove its column (doubling the others' shares), and one row
+    holding the only value of an empty column would add it, each with
+    certainty.
 
     Examples
     --------
@@ -324,7 +348,7 @@ def describe(
     (1.0, 0.0)
     """
     if not data:
-        raise ValueError("No columns to describe.")
+        raise ValueError("No columns to describe: pass at least one column.")
     epsilon = check_epsilon(epsilon)
     integer = isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool)
     if n_jobs is not None and not (integer and n_jobs != 0):
@@ -333,27 +357,20 @@ def describe(
     unknown = sorted(set(bounds) - set(data))
     if unknown:
         raise ValueError(f"bounds given for unknown columns: {unknown}.")
-    columns, empty = _usable_columns(data)
     public = {
         name: tuple(float(b[0]) for b in check_bounds(bounds[name], 1, name=name))
         for name in bounds
     }
-    per_column = split_budget(epsilon, [1.0] * len(columns))
+    per_column = split_budget(epsilon, [1.0] * len(data))
     plans = {
         name: _column_plan(eps, public.get(name))
-        for name, eps in zip(columns, per_column, strict=True)
+        for name, eps in zip(data, per_column, strict=True)
     }
     releases = {name: _plan_releases(plan) for name, plan in plans.items()}
     if accountant is None:
         accountant = default_accountant()
     check_accountant(accountant)
-    for name in empty:
-        warnings.warn(
-            f"Column {name!r} has no values: not described, and the budget is "
-            f"split between the other {len(columns)} column(s).",
-            UserWarning,
-            stacklevel=2,
-        )
+    columns = {name: _finite_values(values) for name, values in data.items()}
     accountant.spend_many(_ledger_items(plans))
 
     seeds = _column_seeds(random_state, plans)

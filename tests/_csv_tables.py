@@ -10,20 +10,22 @@ from skdp._csv import parse_cell
 
 
 def reference_read(path, columns=None):
-    """The reader before streaming: the csv module and ``parse_cell`` on
-    every cell of the whole file (a byte-order mark is not part of a name)."""
+    """The reader by its rules, one line at a time: each line (after the
+    header, without its ``\\n`` or ``\\r\\n``, bytes that are not UTF-8 as
+    U+FFFD, another ``\\r`` as a space) read by the csv module on its own,
+    ``parse_cell`` on every cell, every column of the header kept (a byte-
+    order mark is not part of a name)."""
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8-sig", newline="") as handle:
-        reader = csv.reader(handle)
-        header = [name.strip() for name in next(reader)]
-        rows = [row for row in reader if row]
+    with opener(path, "rb") as handle:
+        text = handle.read().decode("utf-8-sig", "replace")
+    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    rows = [next(csv.reader([line.replace("\r", " ")]), []) for line in lines]
+    header = [name.strip() for name in rows[0]]
+    rows = [row for row in rows[1:] if row]
     data = {}
     for name in header if columns is None else columns:
         j = header.index(name)
-        try:
-            cells = [parse_cell(r[j]) if j < len(r) else math.nan for r in rows]
-        except ValueError:
-            continue
+        cells = [parse_cell(r[j]) if j < len(r) else math.nan for r in rows]
         data[name] = np.array(cells, dtype=np.float64)
     return data
 
