@@ -11,7 +11,12 @@ from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
+from sklearn.utils.validation import (
+    _num_samples,
+    check_array,
+    check_is_fitted,
+    indexable,
+)
 from threadpoolctl import threadpool_limits
 
 from skdp.accounting import PrivacyCost
@@ -468,6 +473,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         n_features = X.shape[1] if hasattr(X, "shape") and X.ndim == 2 else None
         plan, items = self._plan(n_features)
         self._resolve_accountant().check(sum_costs([cost for _, cost in items]))
+        self._check_rows(X, y)
         for model in plan["refits"] or ():
             check_fit_inputs(model, X, y)
         if self.method == "holdout":
@@ -516,6 +522,36 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             if hasattr(best, "classes_"):
                 self.classes_ = best.classes_
         return self
+
+    def _check_rows(self, X, y):
+        """Refuse, before the charge, input that no fit of the search can use.
+
+        Empty input, and NaN or infinite values where ``estimator`` does not
+        declare that it takes NaN (its ``allow_nan`` tag): with
+        ``refit=False`` and ``"subsample"`` nothing else probes the input
+        before the charge, and every block would abstain after it. As for
+        every skdp estimator, that the input is non-empty and finite is a
+        public precondition, checked before anything is charged.
+        """
+        allow_nan = get_tags(self.estimator).input_tags.allow_nan
+        try:
+            check_array(
+                X,
+                accept_sparse=True,
+                dtype=None,
+                ensure_2d=False,
+                allow_nd=True,
+                ensure_all_finite="allow-nan" if allow_nan else True,
+                input_name="X",
+                estimator=self.estimator,
+            )
+            check_array(y, dtype=None, ensure_2d=False, input_name="y")
+        except ValueError as exc:
+            raise ValueError(
+                f"{exc}\nThe search needs rows, and finite values unless its "
+                "estimator takes NaN: impute or drop missing values with a "
+                "data-independent rule first. Nothing was charged."
+            ) from exc
 
     def _seed_if_reproducible(self, model, source):
         """Seed ``model``'s unset random states from the search's seeded source.
