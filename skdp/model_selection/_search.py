@@ -37,8 +37,9 @@ from skdp.model_selection._holdout import (
     _HOLDOUT_SCORINGS,
     _fit_prepaid,
     _holdout_split,
-    _timed_fit_prepaid,
+    _timed_fit_on_part,
     holdout_row_scores,
+    holdout_total,
     select_by_holdout_scores,
 )
 from skdp.model_selection._subsample import (  # noqa: F401 (re-exported)
@@ -51,6 +52,7 @@ from skdp.model_selection._subsample import (  # noqa: F401 (re-exported)
 )
 from skdp.utils._progress import Progress, format_params, plural
 from skdp.utils._validation import check_epsilon
+from skdp.utils._warnings import silenced
 
 __all__ = ["NoisyMaxSearchCV"]
 
@@ -173,7 +175,9 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         The chosen parameter setting.
     best_estimator_ : estimator
         The private model refitted (or, for ``"holdout"`` with
-        ``refit=False``, trained) with ``best_params_``.
+        ``refit=False``, trained) with ``best_params_``. Absent for
+        ``"holdout"`` with ``refit=False`` if the chosen candidate's fit
+        failed (see Notes, "After the charge").
     cost_ : PrivacyCost
         What was charged: selection + candidate training + refit.
     n_candidates_ : int
@@ -232,6 +236,41 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
     bound for clipped losses): monotone, so permute-and-flip at ``Δ/ε`` is
     ε-DP. The parts are disjoint, so the two compose in parallel:
     ``max(Σ c_r, ε)`` (δ: ``Σ δ_r``), plus the refit on all rows.
+
+    **After the charge** (``"holdout"``) the parts are drawn, so what they
+    hold is private, and nothing may raise, warn or change path on it. The
+    rules, all public:
+
+    - A candidate is fitted on its part whatever the part holds: zero rows
+      (probability ``holdout_size ** n``), one class, any values. skdp's
+      estimators take zero rows there (and only there): their release on
+      the empty data set is the same mechanism, sums of zero with noise
+      from public parameters, so the part's size is never revealed by a
+      refusal. (A direct call still refuses an empty input before its
+      charge.) Classifiers need their public ``classes``: a label set read
+      from the part would be read from the data.
+    - A candidate whose fit or prediction fails all the same, or whose
+      prediction does not give one finite score per held-out row, scores
+      the worst possible on every held-out row (0 correct predictions, or a
+      loss of ``loss_bound``): one held-out row still moves every total by
+      at most ``Δ``, in the same direction. Its guarantee then rests on the
+      failure being a function of the candidate's own private release;
+      skdp's estimators do not fail after their charge. With
+      ``refit=False`` such a candidate, if chosen, leaves no
+      ``best_estimator_``.
+    - An empty held-out part sums to 0 for every candidate (the sum over no
+      rows): the selection is then uniform.
+    - The totals are formed in units of ``Δ`` (each row adds a score in
+      ``[0, 1]`` or ``[-1, 0]``, correctly rounded) and summed exactly
+      rounded (``math.fsum``), so they never overflow, whatever
+      ``loss_bound``; losses that are NaN or beyond ``loss_bound`` count as
+      ``loss_bound``.
+    - Warnings raised by the candidates' fits and predictions after the
+      charge are silenced (whether a fit warns depends on its rows).
+
+    The refit runs on all the rows, which were validated before the charge
+    by the refit estimator itself (up to its charge), so it sees exactly
+    the input it accepted.
 
     The refit is charged at the largest cost among the candidates (the
     winner is unknown when the charge is made). Candidate and refit fits run
@@ -631,9 +670,31 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             self._seed_if_reproducible(route_accountant(c, None), source)
             for c in plan["candidates"]
         ]
+        with silenced():
+            trained = self._fit_candidates_on_part(
+                seeded, plan, X_train, y_train, progress
+            )
+            totals = np.array(
+                [
+                    holdout_total(
+                        m,
+                        X_held,
+                        y_held,
+                        plan["scoring"],
+                        plan["sensitivity"],
+                        holdout_row_scores,  # this module's (a test patches it)
+                    )
+                    for m in trained
+                ]
+            )
+        # the totals are in units of the sensitivity (holdout_total)
+        best = select_by_holdout_scores(totals, self.epsilon, 1.0, source)
+        return best, trained[best]
+
+    def _fit_candidates_on_part(self, seeded, plan, X_train, y_train, progress):
         n = len(seeded)
-        trained = self._parallel(
-            delayed(_timed_fit_prepaid)(
+        return self._parallel(
+            delayed(_timed_fit_on_part)(
                 progress,
                 f"candidate {i + 1}/{n} ({format_params(params)})",
                 candidate,
@@ -645,21 +706,6 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
                 zip(seeded, plan["costs"], plan["grid"], strict=True)
             )
         )
-        if _num_samples(X_held) == 0:
-            totals = np.zeros(len(trained))
-        else:
-            totals = np.array(
-                [
-                    holdout_row_scores(
-                        m, X_held, y_held, plan["scoring"], plan["sensitivity"]
-                    ).sum()
-                    for m in trained
-                ]
-            )
-        best = select_by_holdout_scores(
-            totals, self.epsilon, plan["sensitivity"], source
-        )
-        return best, trained[best]
 
     # -- delegation ----------------------------------------------------------
     @property
