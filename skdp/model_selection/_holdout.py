@@ -9,14 +9,25 @@ import math
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
 
 from skdp.mechanisms import permute_and_flip
-from skdp.model_selection._cost import prepaid_accountant, route_accountant
+from skdp.model_selection._cost import (
+    check_fit_inputs,
+    prepaid_accountant,
+    route_accountant,
+)
 from skdp.utils._warnings import silenced
 from skdp.utils._zero_rows import fits_on_zero_rows
 
-__all__ = ["holdout_row_scores", "holdout_total", "select_by_holdout_scores"]
+__all__ = [
+    "check_fits_on_zero_rows",
+    "fit_on_part",
+    "holdout_row_scores",
+    "holdout_total",
+    "select_by_holdout_scores",
+]
 
 # Holdout scores with sensitivity 1 (correct predictions) or ``loss_bound``
 # (clipped per-row losses); anything else has no a-priori sensitivity.
@@ -42,6 +53,29 @@ def fit_on_part(candidate, cost, X, y):
             return _fit_prepaid(candidate, cost, X, y)
         except Exception:  # a failure after the charge: the public rule
             return None
+
+
+def check_fits_on_zero_rows(candidate, X, y):
+    """Refuse, before the charge, a candidate that cannot fit zero rows.
+
+    Its training part may hold no rows; the candidate is probed up to its
+    charge on the schema of ``X`` and ``y`` with none (nothing else of the
+    data), so that one which would refuse them, for instance a classifier
+    taking its labels from ``y``, is refused now and not after the charge.
+    """
+    no_rows = np.array([], dtype=np.intp)
+    X_none, y_none = _safe_indexing(X, no_rows), _safe_indexing(y, no_rows)
+    try:
+        with fits_on_zero_rows():
+            check_fit_inputs(candidate, X_none, y_none)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(
+            "method='holdout' fits every candidate on a random part of the "
+            "rows, which may hold no rows (or one class only); "
+            f"{type(candidate).__name__} cannot be fitted on zero rows: {exc} "
+            "Give a classifier its public classes=[...], or use "
+            "method='subsample'. Nothing was charged."
+        ) from exc
 
 
 def _timed_fit_on_part(progress, label, candidate, cost, X, y):

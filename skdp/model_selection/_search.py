@@ -38,6 +38,7 @@ from skdp.model_selection._holdout import (
     _fit_prepaid,
     _holdout_split,
     _timed_fit_on_part,
+    check_fits_on_zero_rows,
     holdout_row_scores,
     holdout_total,
     select_by_holdout_scores,
@@ -518,6 +519,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         if self.method == "holdout":
             for model in plan["candidates"]:
                 check_fit_inputs(model, X, y)
+                check_fits_on_zero_rows(model, X, y)
         source = check_random_source(self.random_state)
         progress = Progress(type(self).__name__, self.verbose)
         progress(1, self._plan_message(plan))

@@ -372,6 +372,10 @@ def validate_private_data(estimator, X, y="no_validation", *, reset=True, **kwar
 
     kwargs.setdefault("dtype", np.float64)
     kwargs.setdefault("ensure_min_samples", min_samples())
+    if min_samples() == 0 and np.ndim(y) == 1 and len(y) == 0:
+        # scikit-learn checks a multi-output y for one row at least; a 1-D
+        # y is the same either way
+        kwargs["multi_output"] = False
     out = validate_data(estimator, X, y, reset=reset, ensure_all_finite=False, **kwargs)
     X_checked = out[0] if isinstance(out, tuple) else out
     names = getattr(estimator, "feature_names_in_", None)

@@ -161,3 +161,12 @@ def test_losses_at_the_ends_of_loss_bound_neither_raise_nor_warn(loss_bound):
             random_state=0,
         ).fit(X, y)
     assert fitted.best_index_ in (0, 1)
+
+
+def test_a_candidate_that_cannot_fit_zero_rows_is_refused_before_the_charge():
+    # Labels taken from y: a part with no rows (or one class) has none to
+    # take, and the candidate would fail after the search's charge.
+    accountant = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match=r"zero rows.*Nothing was charged"):
+        search(accountant, estimator=PrivateGaussianNB(bounds=(0, 1))).fit(X2, Y2)
+    assert accountant.entries == ()
