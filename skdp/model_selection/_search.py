@@ -248,8 +248,11 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
       the empty data set is the same mechanism, sums of zero with noise
       from public parameters, so the part's size is never revealed by a
       refusal. (A direct call still refuses an empty input before its
-      charge.) Classifiers need their public ``classes``: a label set read
-      from the part would be read from the data.
+      charge.) Before the charge every candidate is probed on the schema
+      of the input with no rows, and one that refuses them is refused with
+      nothing charged: a classifier needs its public ``classes`` (a label
+      set taken from a part would be read from the data, and a part may
+      hold no rows or one class).
     - A candidate whose fit or prediction fails all the same, or whose
       prediction does not give one finite score per held-out row, scores
       the worst possible on every held-out row (0 correct predictions, or a
@@ -277,7 +280,8 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
     winner is unknown when the charge is made). Candidate and refit fits run
     under a fresh accountant holding exactly their share of the charge, so a
     fit that would spend more than its declared cost fails instead of
-    spending unrecorded budget.
+    spending unrecorded budget (a ``"holdout"`` candidate that fails so
+    scores the worst, below).
 
     **What is public.** The number of rows and features (to check
     ``n_blocks``), the grid, and everything the estimators treat as public.

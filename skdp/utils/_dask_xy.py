@@ -73,23 +73,31 @@ def _column_values(block):
     return block
 
 
-def _same_known_chunks(chunks, row_chunks):
-    """Whether two row chunkings are the same, every size stated (not NaN)."""
-    stated = all(np.isfinite(size) for size in (*chunks, *row_chunks))
-    return stated and tuple(chunks) == tuple(row_chunks)
+_STATE_LENGTHS = (
+    "State the block lengths where the arrays are built (da.from_array, "
+    "da.from_delayed(..., shape=(rows, ...)), to_dask_array(lengths=[...]) "
+    "with the lengths you know). Computing them (compute_chunk_sizes(), "
+    "to_dask_array(lengths=True)) reads the data before the fit, outside the "
+    "budget: do it only where the number of rows of each block is not private "
+    "to you."
+)
 
 
-def _unknown_chunks_message(row_chunks):
-    if all(np.isfinite(size) for size in row_chunks):
-        return ""
-    return (
-        " The row chunks of X are unknown (NaN), so that check cannot be "
-        "made: state them where the arrays are built (da.from_array, "
-        "da.from_delayed(..., shape=(rows, n_features)), "
-        "to_dask_array(lengths=[...]) with the lengths you know). Computing "
-        "them (X.compute_chunk_sizes(), to_dask_array(lengths=True)) reads "
-        "the data before the fit, outside the budget: do it only if the "
-        "number of rows of each block is not private to you."
+def _known(chunks):
+    """Whether every size of a chunking is stated (none is NaN)."""
+    return all(np.isfinite(size) for size in chunks)
+
+
+def _check_known_row_chunks(X, y):
+    """Refuse unknown (NaN) row chunks of ``X`` or ``y`` before the charge."""
+    y_chunks = getattr(y, "chunks", ((),))[0]
+    if _known(X.chunks[0]) and _known(y_chunks):
+        return
+    raise ValueError(
+        "On Dask input the row chunks of X and y must be known: unknown (NaN) "
+        "sizes compare equal to any other unknown sizes, so they would say "
+        "nothing about which block of y holds the targets of which rows of X. "
+        f"{_STATE_LENGTHS} Nothing was charged."
     )
 
 
@@ -100,7 +108,7 @@ def _target_column(y, row_chunks):
         if y.ndim == 2 and y.shape[1] == 1:
             meta = np.empty((0,), dtype=y.dtype)
             y = y.map_blocks(_column_values, drop_axis=1, meta=meta)
-        if y.ndim == 1 and _same_known_chunks(y.chunks[0], row_chunks):
+        if y.ndim == 1 and tuple(y.chunks[0]) == tuple(row_chunks):
             return y
     # Not rechunked here: Dask would cut y's blocks at their declared
     # offsets while X's blocks are read whole, so a block holding one row
@@ -111,8 +119,8 @@ def _target_column(y, row_chunks):
         "of X (y.chunks[0] == X.chunks[0]): build both from one array (X = "
         "a[:, :-1], y = a[:, -1]) or chunk both alike where they are read. A "
         "Dask DataFrame or Series is not aligned row by row here: pass "
-        "X.to_dask_array(lengths=True) and y.to_dask_array(lengths=True). "
-        "Nothing was charged." + _unknown_chunks_message(row_chunks)
+        "X.to_dask_array(lengths=[...]) and y.to_dask_array(lengths=[...]). "
+        f"{_STATE_LENGTHS} Nothing was charged."
     )
 
 
@@ -168,14 +176,15 @@ def validate_dask_xy(estimator, X, y, *, classes=None):
     if hasattr(X, "columns"):
         raise ValueError(
             "A supervised fit on Dask input takes a Dask array X: pass "
-            "X.to_dask_array(lengths=True) (and y the same way). Nothing was "
-            "charged."
+            "X.to_dask_array(lengths=[...]) (and y the same way). "
+            f"{_STATE_LENGTHS} Nothing was charged."
         )
     dtype = getattr(y, "dtype", np.dtype(object))
     if classes is None and not np.issubdtype(dtype, np.number):
         raise ValueError(
             f"skdp needs numeric Dask targets; got dtype {dtype}. Nothing was charged."
         )
+    _check_known_row_chunks(X, y)
     import dask.array as da  # only here: an optional dependency
 
     rows, width = data.rows, data.n_features + 1
