@@ -170,3 +170,17 @@ def test_a_candidate_that_cannot_fit_zero_rows_is_refused_before_the_charge():
     with pytest.raises(ValueError, match=r"zero rows.*Nothing was charged"):
         search(accountant, estimator=PrivateGaussianNB(bounds=(0, 1))).fit(X2, Y2)
     assert accountant.entries == ()
+
+
+def test_a_row_of_several_outputs_scores_at_most_one():
+    # Comparing 2-D predictions cell by cell counted up to n_outputs per
+    # row, above the sensitivity 1 of the selection.
+    from skdp.model_selection._holdout import holdout_row_scores
+
+    class Constant:
+        def predict(self, X):
+            return np.zeros((len(X), 3), dtype=int)
+
+    y = np.array([[0, 0, 0], [0, 1, 0]])
+    scores = holdout_row_scores(Constant(), np.zeros((2, 1)), y, "accuracy", None)
+    np.testing.assert_array_equal(scores, [1.0, 0.0])
