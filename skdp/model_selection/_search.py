@@ -11,7 +11,12 @@ from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
+from sklearn.utils.validation import (
+    _num_samples,
+    check_array,
+    check_is_fitted,
+    indexable,
+)
 from threadpoolctl import threadpool_limits
 
 from skdp.accounting import PrivacyCost
@@ -32,8 +37,10 @@ from skdp.model_selection._holdout import (
     _HOLDOUT_SCORINGS,
     _fit_prepaid,
     _holdout_split,
-    _timed_fit_prepaid,
+    _timed_fit_on_part,
+    check_fits_on_zero_rows,
     holdout_row_scores,
+    holdout_total,
     select_by_holdout_scores,
 )
 from skdp.model_selection._subsample import (  # noqa: F401 (re-exported)
@@ -46,6 +53,7 @@ from skdp.model_selection._subsample import (  # noqa: F401 (re-exported)
 )
 from skdp.utils._progress import Progress, format_params, plural
 from skdp.utils._validation import check_epsilon
+from skdp.utils._warnings import silenced
 
 __all__ = ["NoisyMaxSearchCV"]
 
@@ -168,7 +176,9 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         The chosen parameter setting.
     best_estimator_ : estimator
         The private model refitted (or, for ``"holdout"`` with
-        ``refit=False``, trained) with ``best_params_``.
+        ``refit=False``, trained) with ``best_params_``. Absent for
+        ``"holdout"`` with ``refit=False`` if the chosen candidate's fit
+        failed (see Notes, "After the charge").
     cost_ : PrivacyCost
         What was charged: selection + candidate training + refit.
     n_candidates_ : int
@@ -228,11 +238,50 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
     ε-DP. The parts are disjoint, so the two compose in parallel:
     ``max(Σ c_r, ε)`` (δ: ``Σ δ_r``), plus the refit on all rows.
 
+    **After the charge** (``"holdout"``) the parts are drawn, so what they
+    hold is private, and nothing may raise, warn or change path on it. The
+    rules, all public:
+
+    - A candidate is fitted on its part whatever the part holds: zero rows
+      (probability ``holdout_size ** n``), one class, any values. skdp's
+      estimators take zero rows there (and only there): their release on
+      the empty data set is the same mechanism, sums of zero with noise
+      from public parameters, so the part's size is never revealed by a
+      refusal. (A direct call still refuses an empty input before its
+      charge.) Before the charge every candidate is probed on the schema
+      of the input with no rows, and one that refuses them is refused with
+      nothing charged: a classifier needs its public ``classes`` (a label
+      set taken from a part would be read from the data, and a part may
+      hold no rows or one class).
+    - A candidate whose fit or prediction fails all the same, or whose
+      prediction does not give one finite score per held-out row, scores
+      the worst possible on every held-out row (0 correct predictions, or a
+      loss of ``loss_bound``): one held-out row still moves every total by
+      at most ``Δ``, in the same direction. Its guarantee then rests on the
+      failure being a function of the candidate's own private release;
+      skdp's estimators do not fail after their charge. With
+      ``refit=False`` such a candidate, if chosen, leaves no
+      ``best_estimator_``.
+    - An empty held-out part sums to 0 for every candidate (the sum over no
+      rows): the selection is then uniform.
+    - The totals are formed in units of ``Δ`` (each row adds a score in
+      ``[0, 1]`` or ``[-1, 0]``, correctly rounded) and summed exactly
+      rounded (``math.fsum``), so they never overflow, whatever
+      ``loss_bound``; losses that are NaN or beyond ``loss_bound`` count as
+      ``loss_bound``.
+    - Warnings raised by the candidates' fits and predictions after the
+      charge are silenced (whether a fit warns depends on its rows).
+
+    The refit runs on all the rows, which were validated before the charge
+    by the refit estimator itself (up to its charge), so it sees exactly
+    the input it accepted.
+
     The refit is charged at the largest cost among the candidates (the
     winner is unknown when the charge is made). Candidate and refit fits run
     under a fresh accountant holding exactly their share of the charge, so a
     fit that would spend more than its declared cost fails instead of
-    spending unrecorded budget.
+    spending unrecorded budget (a ``"holdout"`` candidate that fails so
+    scores the worst, below).
 
     **What is public.** The number of rows and features (to check
     ``n_blocks``), the grid, and everything the estimators treat as public.
@@ -468,11 +517,13 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         n_features = X.shape[1] if hasattr(X, "shape") and X.ndim == 2 else None
         plan, items = self._plan(n_features)
         self._resolve_accountant().check(sum_costs([cost for _, cost in items]))
+        self._check_rows(X, y)
         for model in plan["refits"] or ():
             check_fit_inputs(model, X, y)
         if self.method == "holdout":
             for model in plan["candidates"]:
                 check_fit_inputs(model, X, y)
+                check_fits_on_zero_rows(model, X, y)
         source = check_random_source(self.random_state)
         progress = Progress(type(self).__name__, self.verbose)
         progress(1, self._plan_message(plan))
@@ -516,6 +567,36 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             if hasattr(best, "classes_"):
                 self.classes_ = best.classes_
         return self
+
+    def _check_rows(self, X, y):
+        """Refuse, before the charge, input that no fit of the search can use.
+
+        Empty input, and NaN or infinite values where ``estimator`` does not
+        declare that it takes NaN (its ``allow_nan`` tag): with
+        ``refit=False`` and ``"subsample"`` nothing else probes the input
+        before the charge, and every block would abstain after it. As for
+        every skdp estimator, that the input is non-empty and finite is a
+        public precondition, checked before anything is charged.
+        """
+        allow_nan = get_tags(self.estimator).input_tags.allow_nan
+        try:
+            check_array(
+                X,
+                accept_sparse=True,
+                dtype=None,
+                ensure_2d=False,
+                allow_nd=True,
+                ensure_all_finite="allow-nan" if allow_nan else True,
+                input_name="X",
+                estimator=self.estimator,
+            )
+            check_array(y, dtype=None, ensure_2d=False, input_name="y")
+        except ValueError as exc:
+            raise ValueError(
+                f"{exc}\nThe search needs rows, and finite values unless its "
+                "estimator takes NaN: impute or drop missing values with a "
+                "data-independent rule first. Nothing was charged."
+            ) from exc
 
     def _seed_if_reproducible(self, model, source):
         """Seed ``model``'s unset random states from the search's seeded source.
@@ -595,9 +676,31 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             self._seed_if_reproducible(route_accountant(c, None), source)
             for c in plan["candidates"]
         ]
+        with silenced():
+            trained = self._fit_candidates_on_part(
+                seeded, plan, X_train, y_train, progress
+            )
+            totals = np.array(
+                [
+                    holdout_total(
+                        m,
+                        X_held,
+                        y_held,
+                        plan["scoring"],
+                        plan["sensitivity"],
+                        holdout_row_scores,  # this module's (a test patches it)
+                    )
+                    for m in trained
+                ]
+            )
+        # the totals are in units of the sensitivity (holdout_total)
+        best = select_by_holdout_scores(totals, self.epsilon, 1.0, source)
+        return best, trained[best]
+
+    def _fit_candidates_on_part(self, seeded, plan, X_train, y_train, progress):
         n = len(seeded)
-        trained = self._parallel(
-            delayed(_timed_fit_prepaid)(
+        return self._parallel(
+            delayed(_timed_fit_on_part)(
                 progress,
                 f"candidate {i + 1}/{n} ({format_params(params)})",
                 candidate,
@@ -609,21 +712,6 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
                 zip(seeded, plan["costs"], plan["grid"], strict=True)
             )
         )
-        if _num_samples(X_held) == 0:
-            totals = np.zeros(len(trained))
-        else:
-            totals = np.array(
-                [
-                    holdout_row_scores(
-                        m, X_held, y_held, plan["scoring"], plan["sensitivity"]
-                    ).sum()
-                    for m in trained
-                ]
-            )
-        best = select_by_holdout_scores(
-            totals, self.epsilon, plan["sensitivity"], source
-        )
-        return best, trained[best]
 
     # -- delegation ----------------------------------------------------------
     @property

@@ -73,6 +73,34 @@ def _column_values(block):
     return block
 
 
+_STATE_LENGTHS = (
+    "State the block lengths where the arrays are built (da.from_array, "
+    "da.from_delayed(..., shape=(rows, ...)), to_dask_array(lengths=[...]) "
+    "with the lengths you know). Computing them (compute_chunk_sizes(), "
+    "to_dask_array(lengths=True)) reads the data before the fit, outside the "
+    "budget: do it only where the number of rows of each block is not private "
+    "to you."
+)
+
+
+def _known(chunks):
+    """Whether every size of a chunking is stated (none is NaN)."""
+    return all(np.isfinite(size) for size in chunks)
+
+
+def _check_known_row_chunks(X, y):
+    """Refuse unknown (NaN) row chunks of ``X`` or ``y`` before the charge."""
+    y_chunks = getattr(y, "chunks", ((),))[0]
+    if _known(X.chunks[0]) and _known(y_chunks):
+        return
+    raise ValueError(
+        "On Dask input the row chunks of X and y must be known: unknown (NaN) "
+        "sizes compare equal to any other unknown sizes, so they would say "
+        "nothing about which block of y holds the targets of which rows of X. "
+        f"{_STATE_LENGTHS} Nothing was charged."
+    )
+
+
 def _target_column(y, row_chunks):
     """``y`` as a 1-D Dask array with the given row chunks; its blocks are
     not reshaped by Dask (which would trust their declared shapes)."""
@@ -91,8 +119,8 @@ def _target_column(y, row_chunks):
         "of X (y.chunks[0] == X.chunks[0]): build both from one array (X = "
         "a[:, :-1], y = a[:, -1]) or chunk both alike where they are read. A "
         "Dask DataFrame or Series is not aligned row by row here: pass "
-        "X.to_dask_array(lengths=True) and y.to_dask_array(lengths=True). "
-        "Nothing was charged."
+        "X.to_dask_array(lengths=[...]) and y.to_dask_array(lengths=[...]). "
+        f"{_STATE_LENGTHS} Nothing was charged."
     )
 
 
@@ -125,7 +153,19 @@ def validate_dask_xy(estimator, X, y, *, classes=None):
     ValueError or TypeError
         Before any charge, when only one of ``X`` and ``y`` is a Dask
         collection, ``X`` is not a valid Dask array, or ``y`` is not a 1-D
-        array (or one column) with exactly the row chunks of ``X``.
+        array (or one column) with exactly the row chunks of ``X``, all of
+        them known: unknown (NaN) chunk sizes compare equal to anything
+        unknown, so they would state nothing about which block of ``y``
+        holds the targets of which rows.
+
+    Notes
+    -----
+    The declared row chunks are the caller's statement that block ``k`` of
+    ``y`` holds the targets of block ``k`` of ``X``; the blocks' real
+    lengths are data (a reader may return another length than declared)
+    and are never checked: the join pairs the rows of block ``k`` in order
+    and drops unpaired ones one by one, a per-row rule
+    (:func:`_join_target`, Notes).
     """
     if not (is_dask_collection(X) and is_dask_collection(y)):
         raise TypeError(
@@ -136,14 +176,15 @@ def validate_dask_xy(estimator, X, y, *, classes=None):
     if hasattr(X, "columns"):
         raise ValueError(
             "A supervised fit on Dask input takes a Dask array X: pass "
-            "X.to_dask_array(lengths=True) (and y the same way). Nothing was "
-            "charged."
+            "X.to_dask_array(lengths=[...]) (and y the same way). "
+            f"{_STATE_LENGTHS} Nothing was charged."
         )
     dtype = getattr(y, "dtype", np.dtype(object))
     if classes is None and not np.issubdtype(dtype, np.number):
         raise ValueError(
             f"skdp needs numeric Dask targets; got dtype {dtype}. Nothing was charged."
         )
+    _check_known_row_chunks(X, y)
     import dask.array as da  # only here: an optional dependency
 
     rows, width = data.rows, data.n_features + 1
@@ -170,10 +211,38 @@ def _join_target(block, target, *, n_features, classes):
 
     Total, like the reading of ``X`` alone (:func:`~skdp.utils._dask.
     _block_rows`): values that are not real numbers (or not public labels)
-    read as NaN, and their rows are then dropped; blocks that do not match
-    the schema (a block of ``X`` not of its width, a block of ``y`` not of
-    one column, or blocks of ``X`` and ``y`` of different lengths) hold no
-    rows. Never raises or warns, whatever the blocks hold.
+    read as NaN, and their rows are then dropped; a block of ``X`` not of
+    the schema's width, or a block of ``y`` not of one column, holds no
+    rows. The ``i``-th row of the block of ``X`` is paired with the
+    ``i``-th target of the block of ``y``, for ``i`` below the shorter of
+    the two real lengths; a row of the longer part that has no partner (a
+    row whose target a reader lost at the end of the block, or a target
+    without its row) is dropped, alone. Never raises or warns, whatever the
+    blocks hold.
+
+    Notes
+    -----
+    **Per-row rule (add/remove one row).** A row is an ``x`` and its ``y``
+    at the same place of block ``k`` of ``X`` and of ``y``. Let the real
+    lengths be ``a`` (``X``) and ``b`` (``y``), ``a >= b`` say, and add
+    the row ``(x, y)`` at place ``j`` of both (``j <= b + 1``, since the
+    shorter part holds the row too). The first ``b + 1`` places of the new
+    parts hold the ``b`` old pairs, in order, and ``(x, y)``: the joined
+    rows gain exactly that row, and the unpaired tail of ``X`` is the same
+    ``a - b`` rows. Removing a row is the converse. So every statistic of
+    the joined rows moves by at most its one-row sensitivity, whatever the
+    real lengths; and equal lengths (every well-formed block) join every
+    row. The previous rule (a block of unequal lengths holds no rows) made a
+    reader that loses the last target of a block drop that block's rows
+    with it: the released sums moved by ten rows at sensitivity one.
+
+    **What no rule can repair.** A reader that loses a target in the middle
+    of a block shifts every later target of that block onto the previous
+    row; the blocks no longer say which target belongs to which row, so the
+    pairs after the lost target are wrong (at most the block's rows). Read
+    ``X`` and ``y`` from one source in one pass (``X = a[:, :-1]``,
+    ``y = a[:, -1]`` of one Dask array) so that a reader keeps or loses a
+    row whole.
     """
     with silenced():
         x = _block_rows(block, n_features)
@@ -183,9 +252,8 @@ def _join_target(block, target, *, n_features, classes):
             t = _block_rows(target, 1)
         else:
             t = _label_codes(target, classes)
-        if x.shape[0] != t.shape[0]:
-            return np.empty((0, n_features + 1))
-        return np.hstack([x, t])
+        paired = min(x.shape[0], t.shape[0])
+        return np.hstack([x[:paired], t[:paired]])
 
 
 def _label_codes(target, classes):

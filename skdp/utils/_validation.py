@@ -10,6 +10,8 @@ from numbers import Real
 import numpy as np
 from scipy import sparse
 
+from skdp.utils._zero_rows import min_samples
+
 __all__ = [
     "check_bounds",
     "check_delta",
@@ -369,6 +371,11 @@ def validate_private_data(estimator, X, y="no_validation", *, reset=True, **kwar
     from sklearn.utils.validation import validate_data
 
     kwargs.setdefault("dtype", np.float64)
+    kwargs.setdefault("ensure_min_samples", min_samples())
+    if min_samples() == 0 and np.ndim(y) == 1 and len(y) == 0:
+        # scikit-learn checks a multi-output y for one row at least; a 1-D
+        # y is the same either way
+        kwargs["multi_output"] = False
     out = validate_data(estimator, X, y, reset=reset, ensure_all_finite=False, **kwargs)
     X_checked = out[0] if isinstance(out, tuple) else out
     names = getattr(estimator, "feature_names_in_", None)

@@ -48,6 +48,7 @@ def private_lr(C=1.0, epsilon=1.0):
         n_blocks=20,
         epsilon=epsilon,
         output_bounds=("l2", 5.0),
+        classes=[0, 1],  # public: a holdout candidate may train on no rows
         random_state=0,
     )
 
@@ -600,7 +601,7 @@ def test_holdout_under_zcdp_charges_each_release_in_the_accountants_currency(
     from skdp.linear_model import PrivateLogisticRegression
 
     model = PrivateLogisticRegression(
-        epsilon=0.3, delta=1e-7, max_norm=4.0, random_state=0
+        epsilon=0.3, delta=1e-7, max_norm=4.0, classes=[0, 1], random_state=0
     )
     search = NoisyMaxSearchCV(
         model,
