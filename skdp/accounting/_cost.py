@@ -27,9 +27,16 @@ def _check_gaussian(cost):
     A Gaussian release with multiplier ``m`` is ``(ε, δ_G(ε))``-DP for the
     curve ``δ_G`` of ``1/m``-GDP and for no smaller δ; a cost that states a
     smaller δ (or ``δ = 0``) would be charged less by basic composition than
-    the tight compositions charge, so it is refused.
+    the tight compositions charge, so it is refused. Accepted: a ratio whose
+    float ``δ_G(ε)`` plus a bound on its rounding error is at most the
+    stated δ, or one at least the ratio that the calibration certified that
+    way (:func:`skdp.mechanisms._gaussian._certified_ratio`; ``δ_G``
+    decreases in the ratio). So no δ below the exact ``δ_G(ε)`` is accepted,
+    and every ratio :func:`~skdp.mechanisms.gaussian_cost` returns is; a δ
+    above the exact one by less than the error bound (at most about 1e-6
+    relative at small ε) may be refused, which errs on the safe side.
     """
-    from skdp.accounting._pld import _gaussian_curve
+    from skdp.mechanisms._gaussian import _delta_exceeds, _gaussian_delta_terms
 
     ratio = float(cost.noise_multiplier)
     if not (1e-100 <= ratio <= 1e100):
@@ -40,15 +47,29 @@ def _check_gaussian(cost):
         raise ValueError(
             f"a noise_multiplier describes a Gaussian release, not {cost.mechanism!r}."
         )
-    curve = float(_gaussian_curve(float(cost.epsilon), 1.0 / ratio, margin=0.0))
-    if curve > cost.delta * (1.0 + 1e-4):  # a guard against mistakes, not a proof
-        raise ValueError(
-            f"a Gaussian release with noise_multiplier={ratio} is not "
-            f"(epsilon={cost.epsilon}, delta={cost.delta})-DP: at this epsilon "
-            f"its delta is {curve:.3g}. State the (epsilon, delta) it was "
-            "calibrated to (skdp.mechanisms.gaussian_cost does)."
-        )
-    return ratio
+    eps, delta = float(cost.epsilon), float(cost.delta)
+    if delta > 0 and (
+        not _delta_exceeds(ratio, eps, delta) or ratio >= _certified(eps, delta)
+    ):
+        return ratio
+    value, error = _gaussian_delta_terms(ratio, eps)
+    raise ValueError(
+        f"a Gaussian release with noise_multiplier={ratio} is not "
+        f"(epsilon={cost.epsilon}, delta={cost.delta})-DP: at this epsilon "
+        f"its delta is up to {value + error:.17g}. State the (epsilon, delta) "
+        "it was calibrated to (skdp.mechanisms.gaussian_cost does)."
+    )
+
+
+def _certified(epsilon, delta):
+    """The calibration's certified ratio at ``(epsilon, delta)``; ``inf``
+    where there is none (a δ too small for any ratio up to 1e300)."""
+    from skdp.mechanisms._gaussian import _certified_ratio
+
+    try:
+        return _certified_ratio(epsilon, delta)
+    except ValueError:
+        return math.inf
 
 
 @dataclass(frozen=True)
