@@ -55,30 +55,45 @@ def _cell_key(value, name):
     """``(rank, canonical value)`` of one cell of an object column.
 
     The key is a function of the cell alone, never of the other rows, and
-    two cells share a key exactly when they are the same value: an integral
-    float becomes the int it equals (``1.0`` and ``1``, ``-0.0`` and ``0``
-    are one category, shown as ``1`` and ``0``), other numbers stay exact
-    Python ints or floats (Python compares them exactly), booleans, strings,
-    NaN and None are their own kinds.
+    two cells share a key exactly when they are the same value
+    (:func:`_canonical_number`). Booleans, strings, NaN and missing values
+    (None, ``pandas.NA``, ``NaT``) are kinds of their own.
     """
-    if value is None:
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
         return (_NONE, 0)
     if isinstance(value, str):
         return (_STR, str(value))
     if isinstance(value, bool | np.bool_):
         return (_BOOL, bool(value))
     if isinstance(value, Integral):
-        return (_NUMBER, int(value))
+        return (_NUMBER, _canonical_number(int(value)))
     if isinstance(value, Real):
         value = float(value)
         if math.isnan(value):
             return (_NAN, 0)  # NaN != NaN: a key that equals itself
-        return (_NUMBER, int(value) if value.is_integer() else value)
+        return (_NUMBER, _canonical_number(value))
     raise ValueError(
         f"column {name} holds {value!r} of type {type(value).__name__}; the "
         "encoder takes strings, numbers, booleans, None and NaN: convert the "
         "column (e.g. with str) before encoding."
     )
+
+
+def _canonical_number(value):
+    """One representative per number, whatever its type: an integer of at
+    most ``2**53`` in magnitude is an int (``1.0`` and ``1`` are one
+    category, named ``1``); a larger one a float when a float holds it
+    exactly, an int otherwise; anything else the float it is. Python
+    compares ints and floats exactly, so distinct numbers stay distinct."""
+    if isinstance(value, float) and not value.is_integer():
+        return value  # inf included
+    if abs(value) <= 2**53:
+        return int(value)
+    try:
+        as_float = float(value)
+    except OverflowError:  # an int beyond the floats
+        return value
+    return as_float if as_float == value else int(value)
 
 
 def _key_value(key):
@@ -98,7 +113,8 @@ def _column_values(X, j, name):
 
     A numeric or string column keeps its dtype (public: the array's, stated
     by the caller); ``-0.0`` becomes ``0.0``. An object column is read cell by
-    cell (:func:`_cell_key`) into an object array of canonical values.
+    cell (:func:`_cell_key`) into an object array of canonical values
+    (a Real other than int and float, e.g. a Fraction, as its float).
     """
     column = X[:, j]
     if column.dtype.kind == "f":
@@ -244,10 +260,12 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
     caller's declaration: build the array or DataFrame with the dtype you
     mean, e.g. ``read_csv(dtype=...)``), and its categories are its exact
     values in that dtype. A list, or an object column, is read cell by
-    cell: each cell is a string, a bool, a number (an exact Python int; an
-    integral float is the int it equals, so ``1.0`` and ``1`` are one
-    category), NaN or None, each a category of its own kind, sorted by kind
-    in this order and then by value. One row of another kind adds (at most)
+    cell: each cell is a string, a bool, a number (kept exactly, one
+    representative per value: an integer up to ``2**53`` is an int, so
+    ``1.0`` and ``1`` are one category named ``1``; other Reals, e.g.
+    fractions, are read as floats), NaN or missing (None, ``pandas.NA``),
+    each a category of its own kind, sorted by kind (bool, number, str,
+    NaN, missing) and then by value. One row of another kind adds (at most)
     its own category; it never changes how the other values are read.
     A cell of any other type (bytes, dates) is refused before the charge.
     Every kept training value encodes as itself.

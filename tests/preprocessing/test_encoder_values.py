@@ -66,9 +66,9 @@ def test_a_value_above_float32_range_does_not_warn_after_the_charge():
 
 
 def test_python_ints_in_an_object_column_are_kept_exactly():
-    enc, _, out, _ = fit_many([2**53, 2**53 + 1, 2**70, -(2**80)])
+    enc, _, out, _ = fit_many([2**53, 2**53 + 1, 2**70, -(2**80) - 1])
     assert enc.categories_[0].dtype == object
-    assert enc.categories_[0].tolist() == [-(2**80), 2**53, 2**53 + 1, 2**70]
+    assert enc.categories_[0].tolist() == [-(2**80) - 1, 2**53, 2**53 + 1, 2**70]
     codes = out.argmax(axis=1).reshape(4, MANY)
     assert (codes == np.array([1, 2, 3, 0])[:, None]).all()
 
@@ -112,10 +112,16 @@ def test_one_differently_typed_row_changes_no_other_category():
 
 
 def test_an_integral_float_and_an_int_are_one_category_with_one_name():
-    enc, _, out, _ = fit_many([1, 1.0, -0.0, 0])
-    assert enc.categories_[0].tolist() == [0, 1]
-    assert [type(v) for v in enc.categories_[0]] == [int, int]
-    assert (out.sum(axis=1) == 1).all()
+    """Equal numbers of different types are one category whose name does not
+    depend on which type the rows hold (nor on their order)."""
+    for values in ([1, 1.0, -0.0, 0, 2**60, 2.0**60], [0.0, 0, 1.0, 1, 2.0**60, 2**60]):
+        enc, _, out, _ = fit_many(values)
+        assert enc.get_feature_names_out().tolist() == [
+            "x0_0",
+            "x0_1",
+            f"x0_{2.0**60}",
+        ]
+        assert (out.sum(axis=1) == 1).all()
 
 
 doubles = st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True)
@@ -201,3 +207,33 @@ def test_a_delta_that_vanishes_per_column_is_refused_before_the_charge():
     with pytest.raises(ValueError, match="delta"):
         PrivateOneHotEncoder(delta=5e-324, accountant=acc).fit([["a", "b"]])
     assert acc.entries == ()
+
+
+@pytest.mark.parametrize(
+    "base, extra",
+    [
+        (np.repeat([[0.5], [2.0]], MANY, axis=0), [np.nan]),
+        (np.repeat([[0.5], [2.0]], MANY, axis=0), [sys.float_info.max]),
+        (np.repeat([[0.5], [2.0]], MANY, axis=0), [-0.0]),
+        (np.repeat([[3], [2**62]], MANY, axis=0), [-(2**63)]),
+        (np.repeat(np.array([["a"], [1]], dtype=object), MANY, axis=0), ["zz" * 50]),
+        (np.repeat(np.array([["a"], [1]], dtype=object), MANY, axis=0), [None]),
+        (np.repeat(np.array([["a"], [1]], dtype=object), MANY, axis=0), [pd.NA]),
+        (np.repeat(np.array([["a"], [1]], dtype=object), MANY, axis=0), [2.5]),
+        (np.repeat(np.array([["a"], [1]], dtype=object), MANY, axis=0), [True]),
+    ],
+)
+def test_one_adversarial_row_changes_nothing_released(base, extra):
+    """Neighbours D and D + one rare row: the same kept categories, names
+    and dtype, no warning and no exception."""
+    grown = np.vstack([base, np.array([extra], dtype=base.dtype)])
+    fitted = []
+    for X in (base, grown):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            enc = PrivateOneHotEncoder(random_state=0).fit(X)
+        fitted.append(enc)
+    a, b = fitted
+    assert a.categories_[0].dtype == b.categories_[0].dtype
+    assert a.get_feature_names_out().tolist() == b.get_feature_names_out().tolist()
+    assert [type(v) for v in a.categories_[0]] == [type(v) for v in b.categories_[0]]
