@@ -102,7 +102,11 @@ class PrivacyCost:
     delta : float, default=0.0
         Failure probability in ``[0, 1)``.
     rho : float or None, default=None
-        zCDP parameter, if the mechanism satisfies ``rho``-zCDP.
+        zCDP parameter, if the mechanism satisfies ``rho``-zCDP. The tight
+        compositions charge ``min(rho, epsilon²/2)`` for a pure release; a
+        ``rho`` of 0 with ``epsilon > 0`` is not used (0-zCDP would mean an
+        output that does not depend on the data, which ``epsilon > 0``
+        contradicts): ``epsilon²/2`` is charged.
     noise_multiplier : float or None, default=None
         For a Gaussian release, ``σ/Δ₂ > 0`` (its ``rho`` is then
         ``1/(2 r²)``).
