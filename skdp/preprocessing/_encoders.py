@@ -112,13 +112,16 @@ def _column_values(X, j, name):
     """Column ``j`` in its own dtype, or as canonical objects.
 
     A numeric or string column keeps its dtype (public: the array's, stated
-    by the caller); ``-0.0`` becomes ``0.0``. An object column is read cell by
+    by the caller); ``-0.0`` becomes ``0.0`` and every NaN the same NaN.
+    An object column is read cell by
     cell (:func:`_cell_key`) into an object array of canonical values
     (a Real other than int and float, e.g. a Fraction, as its float).
     """
     column = X[:, j]
     if column.dtype.kind == "f":
-        return column + column.dtype.type(0.0)  # -0.0 becomes 0.0
+        # -0.0 becomes 0.0, every NaN (sign, payload) the one quiet NaN
+        zero = column.dtype.type(0.0)
+        return np.where(np.isnan(column), column.dtype.type(np.nan), column + zero)
     if column.dtype.kind in "biuU":
         return column
     if column.dtype.kind != "O":

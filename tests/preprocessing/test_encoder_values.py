@@ -98,6 +98,14 @@ def test_nan_in_a_float_column_is_a_category():
     assert (enc.transform(X).sum(axis=1) == 1).all()
 
 
+def test_the_released_nan_carries_no_row_s_payload():
+    payload = np.array([0x7FF8DEADBEEF0001], dtype=np.int64).view(np.float64)
+    X = np.concatenate([payload, -payload, [np.nan]]).repeat(MANY)[:, None]
+    enc = PrivateOneHotEncoder(random_state=0).fit(X)
+    released = enc.categories_[0].view(np.int64)
+    assert released.tolist() == np.array([np.nan]).view(np.int64).tolist()
+
+
 def test_one_differently_typed_row_changes_no_other_category():
     """A list is read cell by cell: one float row must not turn the kept
     ints into floats (their names and dtype), nor one string row them into
