@@ -502,11 +502,11 @@ class BudgetAccountant:
             return _float_down(eps), delta
         if self._composition == "pld":
             return self._remaining_gaussian(totals), delta
-        lo, hi = 0.0, 2.0 * self._epsilon + 1.0
+        lo, hi = 0.0, min(2.0 * self._epsilon + 1.0, sys.float_info.max)
         if self._composition == "advanced":
             lo = _float_down(eps)  # what the exact sum admits
         for _ in range(200):  # largest ε that fits, to float precision
-            mid = (lo + hi) / 2.0
+            mid = lo + (hi - lo) / 2.0  # no overflow near the largest float
             if mid in (lo, hi) or hi - lo <= 1e-9 * hi:
                 break
             item = ("", mid, 0.0, None, None, None)
@@ -528,8 +528,6 @@ class BudgetAccountant:
     def _remaining_gaussian(self, totals):
         """The ε (at the δ budget) of the largest further Gaussian release that
         :meth:`check` accepts as ``gaussian_cost(ε, delta)``."""
-        from skdp.mechanisms import gaussian_cost
-
         left = self._mu2_budget_units - totals.mu2_units
         if left <= 0:
             return 0.0
@@ -538,11 +536,19 @@ class BudgetAccountant:
             return eps
         step = 1e-12
         while eps > 0:  # gaussian_cost's own calibration may differ slightly
-            items = self._validate_items([("", gaussian_cost(eps, self._delta))])
-            if self._would_fit(totals, items):
+            if self._gaussian_would_fit(totals, eps):
                 return eps
             eps, step = eps * (1.0 - step), min(2.0 * step, 0.5)
         return 0.0
+
+    def _gaussian_would_fit(self, totals, epsilon):
+        from skdp.mechanisms import gaussian_cost
+
+        try:
+            cost = gaussian_cost(epsilon, self._delta)
+        except ValueError:  # no multiplier calibrates to it
+            return False
+        return self._would_fit(totals, self._validate_items([("", cost)]))
 
     def _would_fit(self, totals, items):
         try:

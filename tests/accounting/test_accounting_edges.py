@@ -68,6 +68,16 @@ def test_spending_what_remaining_reports_is_accepted(mode, history):
         assert_remaining_is_accepted(acc, mode)
 
 
+@pytest.mark.parametrize("budget", [1e308, sys.float_info.max])
+@pytest.mark.parametrize("mode", ["advanced", "zcdp"])
+def test_remaining_under_a_budget_near_the_largest_float(budget, mode):
+    params = dict(ACCOUNTANTS[mode], epsilon=budget)
+    acc = BudgetAccountant(**params)
+    acc.spend(1e300, label="q")
+    eps, delta = acc.remaining()  # before: overflowed or reported 0
+    assert eps > 1e307 and acc.check(eps, delta)
+
+
 def test_advanced_remaining_epsilon_is_not_one_ulp_high():
     acc = BudgetAccountant(epsilon=1.0, delta=1e-5, slack=1e-6)
     acc.spend(1e-20, label="q")
