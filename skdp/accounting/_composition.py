@@ -134,7 +134,7 @@ def entry_profile(epsilon, delta, rho=None, noise_multiplier=None):
         mu_squared = _up(1.0 / (noise_multiplier * noise_multiplier))
         return binary_units(_up(0.5 * mu_squared)), 0.0, binary_units(mu_squared)
     generic = half_square_units(epsilon)
-    if delta == 0 and rho is not None and rho > 0:
+    if delta == 0 and rho is not None and 0 < rho < math.inf:
         return min(binary_units(_up(rho)), generic), 0.0, 0
     return generic, delta, 0
 

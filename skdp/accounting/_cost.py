@@ -106,7 +106,8 @@ class PrivacyCost:
         compositions charge ``min(rho, epsilon²/2)`` for a pure release; a
         ``rho`` of 0 with ``epsilon > 0`` is not used (0-zCDP would mean an
         output that does not depend on the data, which ``epsilon > 0``
-        contradicts): ``epsilon²/2`` is charged.
+        contradicts): ``epsilon²/2`` is charged; ``inf`` (a square beyond
+        the floats) states nothing better than ``epsilon²/2`` either.
     noise_multiplier : float or None, default=None
         For a Gaussian release, ``σ/Δ₂ > 0`` (its ``rho`` is then
         ``1/(2 r²)``).
@@ -145,8 +146,8 @@ class PrivacyCost:
                 set_(self, "mechanism", "gaussian")
         if self.rho is not None:
             rho = float(self.rho)
-            if not (rho >= 0 and math.isfinite(rho)):
-                raise ValueError(f"rho must be finite and >= 0; got {self.rho}.")
+            if not rho >= 0:
+                raise ValueError(f"rho must be >= 0; got {self.rho}.")
             set_(self, "rho", rho)
         if self.mechanism is not None and self.mechanism not in MECHANISMS:
             raise ValueError(

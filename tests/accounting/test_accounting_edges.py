@@ -158,6 +158,17 @@ def test_a_huge_epsilon_is_refused_or_accounted(eps, params):
             assert acc.total()[0] >= exact_sum
 
 
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("eps", HUGE)
+def test_the_costs_of_huge_pure_releases_do_not_overflow(eps):
+    from skdp.mechanisms import laplace_cost, selection_cost, svt_cost
+
+    for cost in (laplace_cost(eps), selection_cost(eps), svt_cost(eps)):
+        assert cost.rho == math.inf  # before: OverflowError from eps**2
+        for params in (dict(), dict(delta=1e-5, composition="zcdp")):
+            BudgetAccountant(**params).spend(cost, label="q")
+
+
 # -- plan_epsilon basic rounds up -----------------------------------------------
 
 
