@@ -3,6 +3,7 @@
 import contextvars
 import math
 import os
+import sys
 import threading
 from fractions import Fraction
 
@@ -345,14 +346,14 @@ class BudgetAccountant:
             if totals.count:
                 slope = filter_slope(self._epsilon, self._slack)
                 adv = advanced_filter_epsilon(totals, self._slack, slope)
-                statements.append((Fraction(adv), delta))
+                statements.append((Fraction(adv) if math.isfinite(adv) else adv, delta))
             return statements
         if not totals.count:
             return [basic, (Fraction(0), Fraction(0))]
         if mode == "zcdp":
             eps = zcdp_epsilon(totals.rho, self._slack)
             delta = Fraction(totals.reveal_units, DECIMAL_ONE) + exact(self._slack)
-            return [basic, (Fraction(eps), delta)]
+            return [basic, (Fraction(eps) if math.isfinite(eps) else eps, delta)]
         eps = pld_epsilon(self._delta, totals.mu_squared, [], 0.0)
         return [
             basic,
@@ -477,35 +478,35 @@ class BudgetAccountant:
     def remaining(self):
         """The largest single further spend that fits, as ``(epsilon, delta)``.
 
-        Under basic composition this is the budget minus :meth:`total`. Under
-        ``"advanced"`` and ``"zcdp"`` ε is the largest pure ε-DP spend that
-        :meth:`check` accepts, found by bisection; under ``"pld"`` it is the ε
-        (at the δ budget) of the largest further Gaussian release. δ is what
-        remains of the δ budget.
+        Conservative by construction: ``check(epsilon, delta)`` accepts what
+        this returns (under ``"pld"``: ``check(gaussian_cost(epsilon,
+        self.delta))``). Under basic composition ε is the budget minus
+        :meth:`total`, rounded down. Under ``"advanced"`` and ``"zcdp"`` it
+        is the largest pure ε-DP spend that :meth:`check` accepts, found by
+        bisection on :meth:`check`'s own rule (to ``1e-9`` relative, from
+        below); under ``"pld"`` it is the ε (at the δ budget) of the largest
+        further Gaussian release, lowered until :meth:`check` accepts it. δ is
+        what remains of the δ budget once the slack a composition rule
+        reserves is set aside, rounded down.
 
         Returns
         -------
         epsilon, delta : float
         """
         totals = self._ledger.totals()
-        delta = max(exact(self._delta) - totals.delta, Fraction(0))
-        if self._composition in TIGHT_COMPOSITIONS:
-            used = Fraction(totals.reveal_units, DECIMAL_ONE)
-            if self._composition == "zcdp":
-                used += exact(self._slack)
-            delta = max(exact(self._delta) - used, Fraction(0))
+        delta = self._remaining_delta(totals)
         if math.isinf(self._epsilon):
-            return math.inf, _float_down(delta)
+            return math.inf, delta
         eps = max(exact(self._epsilon) - totals.epsilon, Fraction(0))
         if self._composition == "basic":
-            return _float_down(eps), _float_down(delta)
+            return _float_down(eps), delta
         if self._composition == "pld":
-            return self._remaining_gaussian(totals), _float_down(delta)
-        lo, hi = 0.0, 2.0 * self._epsilon + 1.0
+            return self._remaining_gaussian(totals), delta
+        lo, hi = 0.0, min(2.0 * self._epsilon + 1.0, sys.float_info.max)
         if self._composition == "advanced":
-            lo = float(eps)
+            lo = _float_down(eps)  # what the exact sum admits
         for _ in range(200):  # largest ε that fits, to float precision
-            mid = (lo + hi) / 2.0
+            mid = lo + (hi - lo) / 2.0  # no overflow near the largest float
             if mid in (lo, hi) or hi - lo <= 1e-9 * hi:
                 break
             item = ("", mid, 0.0, None, None, None)
@@ -513,15 +514,41 @@ class BudgetAccountant:
                 lo = mid
             else:
                 hi = mid
-        return lo, _float_down(delta)
+        return lo, delta
+
+    def _remaining_delta(self, totals):
+        """What remains of the δ budget, the reserved slack set aside."""
+        used = totals.delta
+        if self._composition in TIGHT_COMPOSITIONS:
+            used = Fraction(totals.reveal_units, DECIMAL_ONE)
+        if self._budget_units[2] is not None:  # zcdp, or a finite advanced filter
+            used += exact(self._slack)
+        return _float_down(max(exact(self._delta) - used, Fraction(0)))
 
     def _remaining_gaussian(self, totals):
-        """The ε (at the δ budget) of the largest further Gaussian release."""
+        """The ε (at the δ budget) of the largest further Gaussian release that
+        :meth:`check` accepts as ``gaussian_cost(ε, delta)``."""
         left = self._mu2_budget_units - totals.mu2_units
         if left <= 0:
             return 0.0
-        mu_squared = left / BINARY_ONE
-        return pld_epsilon(self._delta, mu_squared * (1.0 - 1e-12), [], 0.0)
+        eps = pld_epsilon(self._delta, left / BINARY_ONE * (1.0 - 1e-12), [], 0.0)
+        if not (math.isfinite(eps) and 0.0 < self._delta < 1.0):
+            return eps
+        step = 1e-12
+        while eps > 0:  # gaussian_cost's own calibration may differ slightly
+            if self._gaussian_would_fit(totals, eps):
+                return eps
+            eps, step = eps * (1.0 - step), min(2.0 * step, 0.5)
+        return 0.0
+
+    def _gaussian_would_fit(self, totals, epsilon):
+        from skdp.mechanisms import gaussian_cost
+
+        try:
+            cost = gaussian_cost(epsilon, self._delta)
+        except ValueError:  # no multiplier calibrates to it
+            return False
+        return self._would_fit(totals, self._validate_items([("", cost)]))
 
     def _would_fit(self, totals, items):
         try:
@@ -890,14 +917,26 @@ def _check_composition(composition, epsilon, delta, slack):
 
 
 def _float_up(value):
-    """The nearest float whose decimal reading is >= ``value``."""
-    f = float(value)
+    """The nearest float whose decimal reading is >= ``value`` (``inf``
+    beyond the floats)."""
+    try:
+        f = float(value)
+    except OverflowError:
+        return math.inf
+    if math.isinf(f):
+        return f
     return f if exact(f) >= value else math.nextafter(f, math.inf)
 
 
 def _float_down(value):
-    """The nearest float whose decimal reading is <= ``value``."""
-    f = float(value)
+    """The nearest float whose decimal reading is <= ``value`` (the largest
+    float beyond the floats)."""
+    try:
+        f = float(value)
+    except OverflowError:
+        return sys.float_info.max
+    if math.isinf(f):
+        return sys.float_info.max
     return f if exact(f) <= value else math.nextafter(f, -math.inf)
 
 

@@ -134,24 +134,30 @@ def round_up(value):
 
 
 def entry_profile(epsilon, delta, rho=None, noise_multiplier=None):
-    """How one entry enters the tight compositions (zCDP and PLD).
+    """How one entry enters the tight compositions (zCDP and PLD), exactly.
 
-    Returns ``(rho, reveal, mu_squared)``: its zCDP parameter, the part of its
-    ``δ`` that is a "reveal" probability (the canonical ``(ε, δ)`` pair of
-    Kairouz, Oh and Viswanath 2015 with loss ``+∞`` on an event of
-    probability ``δ`` and pure ``ε``-DP otherwise) and, for a Gaussian
-    release with multiplier ``r``, ``μ² = 1/r²`` (its privacy curve is that
-    of ``1/r``-GDP and it is ``1/(2r²)``-zCDP, with no reveal part). A
-    release with ``δ = 0`` is pure ``ε``-DP: ``ρ = ε²/2`` (Bun and Steinke
-    2016, Prop. 1.4) unless the mechanism states a smaller one.
+    Returns ``(rho_units, reveal, mu2_units)``: its zCDP parameter in units
+    of ``2**-1074`` (rounded up), the part of its ``δ`` that is a "reveal"
+    probability (the canonical ``(ε, δ)`` pair of Kairouz, Oh and Viswanath
+    2015 with loss ``+∞`` on an event of probability ``δ`` and pure ``ε``-DP
+    otherwise) and, for a Gaussian release with multiplier ``r``, ``μ² =
+    1/r²`` in the same units (its privacy curve is that of ``1/r``-GDP and it
+    is ``1/(2r²)``-zCDP, with no reveal part). A release with ``δ = 0`` is
+    pure ``ε``-DP: ``ρ = ε²/2`` (Bun and Steinke 2016, Prop. 1.4), computed
+    from the exact square (no underflow to 0, no overflow), unless the
+    mechanism states a smaller positive one. A stated ``ρ = 0`` with
+    ``ε > 0`` is not used: 0-zCDP would mean the output does not depend on
+    the data at all, which the stated ``ε > 0`` contradicts (or a ``ρ`` that
+    underflowed), so the entry is charged ``ε²/2``, which holds for every
+    ``ε``-DP release.
     """
     if noise_multiplier is not None:
         mu_squared = _up(1.0 / (noise_multiplier * noise_multiplier))
-        return _up(0.5 * mu_squared), 0.0, mu_squared
-    generic = _up(0.5 * epsilon * epsilon)
-    if delta == 0 and rho is not None:
-        return min(rho, generic), 0.0, 0.0
-    return generic, delta, 0.0
+        return binary_units(_up(0.5 * mu_squared)), 0.0, binary_units(mu_squared)
+    generic = half_square_units(epsilon)
+    if delta == 0 and rho is not None and 0 < rho < math.inf:
+        return min(binary_units(_up(rho)), generic), 0.0, 0
+    return generic, delta, 0
 
 
 def _up(value):
@@ -159,14 +165,33 @@ def _up(value):
     return math.nextafter(value * (1.0 + 2.0**-50), math.inf) if value else 0.0
 
 
+def square_units(value):
+    """``value**2`` in units of ``2**-1074``, exactly, rounded up (an int).
+
+    Examples
+    --------
+    >>> from skdp.accounting._composition import BINARY_ONE, square_units
+    >>> square_units(3.0) == 9 * BINARY_ONE
+    True
+    """
+    units = binary_units(value)
+    return -((-units * units) >> BINARY_PLACES)
+
+
+def half_square_units(value):
+    """``value**2 / 2`` in units of ``2**-1074``, exactly, rounded up."""
+    units = binary_units(value)
+    return -((-units * units) >> (BINARY_PLACES + 1))
+
+
 class SpendTotals(NamedTuple):
     """Running sums over a ledger's entries, enough for every composition rule.
 
     Exact integers: ``epsilon_units`` and ``delta_units`` are the decimal
     sums of the spends in units of ``10**-400`` (:func:`decimal_units`);
-    ``tanh_units`` and ``square_units`` the sums of the float terms
-    ``epsilon_i * tanh(epsilon_i / 2)`` and ``epsilon_i ** 2`` used by
-    advanced composition, in units of ``2**-1074``; ``rho_units``,
+    ``tanh_units`` the sum of upper bounds on ``epsilon_i * tanh(epsilon_i /
+    2)`` and ``square_units`` the sum of the exact ``epsilon_i ** 2`` (rounded
+    up), used by advanced composition, in units of ``2**-1074``; ``rho_units``,
     ``reveal_units`` (decimal) and ``mu2_units`` the sums of the terms of
     :func:`entry_profile` used by zCDP and PLD composition. Adding one spend
     is a few integer additions, so checking a budget never re-reads the
@@ -205,7 +230,7 @@ class SpendTotals(NamedTuple):
 
     @property
     def rho(self):
-        """``Σ ρ_i``, rounded up to a float."""
+        """``Σ ρ_i``, rounded up to a float (``inf`` beyond the floats)."""
         return _ratio_up(self.rho_units, BINARY_ONE)
 
     @property
@@ -260,25 +285,35 @@ def _basic_units(eps, delta):
     return (
         decimal_units(eps),
         decimal_units(delta),
-        binary_units(eps * math.tanh(eps / 2.0)),
-        binary_units(eps * eps),
+        _tanh_term_units(eps),
+        square_units(eps),
     )
+
+
+def _tanh_term_units(eps):
+    """An upper bound on ``ε tanh(ε/2)`` in units of ``2**-1074``: the float
+    evaluation rounded up, and never above the exact bounds ``ε²/2`` (as
+    ``tanh x <= x``; it holds where the float product underflows) and ``ε``
+    (as ``tanh <= 1``)."""
+    exact_bound = min(half_square_units(eps), binary_units(eps))
+    term = _up(eps * math.tanh(eps / 2.0))
+    return min(exact_bound, binary_units(term)) if math.isfinite(term) else exact_bound
 
 
 @functools.lru_cache(maxsize=1 << 14)
 def _tight_units(eps, delta, rho, noise_multiplier):
     """What one spend adds to the sums of zCDP and PLD composition."""
-    rho_i, reveal, mu_squared = entry_profile(eps, delta, rho, noise_multiplier)
-    return (
-        binary_units(rho_i),
-        decimal_units(reveal) if reveal else 0,
-        binary_units(mu_squared) if mu_squared else 0,
-    )
+    rho_units, reveal, mu2_units = entry_profile(eps, delta, rho, noise_multiplier)
+    return rho_units, decimal_units(reveal) if reveal else 0, mu2_units
 
 
 def _ratio_up(numerator, denominator):
-    """The smallest float ``>= numerator / denominator`` (non-negative ints)."""
-    value = numerator / denominator  # correctly rounded
+    """The smallest float ``>= numerator / denominator`` (non-negative ints),
+    ``inf`` when the ratio exceeds the largest float."""
+    try:
+        value = numerator / denominator  # correctly rounded
+    except OverflowError:
+        return math.inf
     if Fraction(value) < Fraction(numerator, denominator):
         value = math.nextafter(value, math.inf)
     return value
@@ -310,9 +345,10 @@ def filter_slope(budget_epsilon, slack):
     >>> round(filter_slope(6.0, 1e-6), 3)
     5.06
     """
-    root = math.sqrt(2.0 * math.log(1.0 / slack))
-    u = math.sqrt(root * root + 2.0 * budget_epsilon) - root
-    return root / u
+    root = math.sqrt(-2.0 * math.log(slack))
+    # u = sqrt(root² + 2ε) - root, without cancellation; 0 past the floats
+    u = 2.0 * budget_epsilon / (math.sqrt(root * root + 2.0 * budget_epsilon) + root)
+    return root / u if math.isfinite(u) else 0.0
 
 
 def advanced_filter_epsilon(totals, slack, slope):
@@ -361,9 +397,11 @@ def advanced_filter_epsilon(totals, slack, slope):
     >>> 5.75 < eps < 5.76  # basic composition: 10.0
     True
     """
-    t = totals.tanh_units / BINARY_ONE  # int division: correctly rounded
-    s = totals.square_units / BINARY_ONE
-    return round_up(t + math.log(1.0 / slack) / slope + slope * s / 2.0)
+    if not slope > 0:  # a budget beyond the floats: no line to follow
+        return math.inf
+    t = _ratio_up(totals.tanh_units, BINARY_ONE)
+    s = _ratio_up(totals.square_units, BINARY_ONE)
+    return round_up(t + -math.log(slack) / slope + slope * s / 2.0)
 
 
 def largest_float_where(holds, limit=1e300):

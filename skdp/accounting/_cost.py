@@ -27,9 +27,16 @@ def _check_gaussian(cost):
     A Gaussian release with multiplier ``m`` is ``(ε, δ_G(ε))``-DP for the
     curve ``δ_G`` of ``1/m``-GDP and for no smaller δ; a cost that states a
     smaller δ (or ``δ = 0``) would be charged less by basic composition than
-    the tight compositions charge, so it is refused.
+    the tight compositions charge, so it is refused. Accepted: a ratio whose
+    float ``δ_G(ε)`` plus a bound on its rounding error is at most the
+    stated δ, or one at least the ratio that the calibration certified that
+    way (:func:`skdp.mechanisms._gaussian._certified_ratio`; ``δ_G``
+    decreases in the ratio). So no δ below the exact ``δ_G(ε)`` is accepted,
+    and every ratio :func:`~skdp.mechanisms.gaussian_cost` returns is; a δ
+    above the exact one by less than the error bound (at most about 1e-6
+    relative at small ε) may be refused, which errs on the safe side.
     """
-    from skdp.accounting._pld import _gaussian_curve
+    from skdp.mechanisms._gaussian import _delta_exceeds, _gaussian_delta_terms
 
     ratio = float(cost.noise_multiplier)
     if not (1e-100 <= ratio <= 1e100):
@@ -40,15 +47,29 @@ def _check_gaussian(cost):
         raise ValueError(
             f"a noise_multiplier describes a Gaussian release, not {cost.mechanism!r}."
         )
-    curve = float(_gaussian_curve(float(cost.epsilon), 1.0 / ratio, margin=0.0))
-    if curve > cost.delta * (1.0 + 1e-4):  # a guard against mistakes, not a proof
-        raise ValueError(
-            f"a Gaussian release with noise_multiplier={ratio} is not "
-            f"(epsilon={cost.epsilon}, delta={cost.delta})-DP: at this epsilon "
-            f"its delta is {curve:.3g}. State the (epsilon, delta) it was "
-            "calibrated to (skdp.mechanisms.gaussian_cost does)."
-        )
-    return ratio
+    eps, delta = float(cost.epsilon), float(cost.delta)
+    if delta > 0 and (
+        not _delta_exceeds(ratio, eps, delta) or ratio >= _certified(eps, delta)
+    ):
+        return ratio
+    value, error = _gaussian_delta_terms(ratio, eps)
+    raise ValueError(
+        f"a Gaussian release with noise_multiplier={ratio} is not "
+        f"(epsilon={cost.epsilon}, delta={cost.delta})-DP: at this epsilon "
+        f"its delta is up to {value + error:.17g}. State the (epsilon, delta) "
+        "it was calibrated to (skdp.mechanisms.gaussian_cost does)."
+    )
+
+
+def _certified(epsilon, delta):
+    """The calibration's certified ratio at ``(epsilon, delta)``; ``inf``
+    where there is none (a δ too small for any ratio up to 1e300)."""
+    from skdp.mechanisms._gaussian import _certified_ratio
+
+    try:
+        return _certified_ratio(epsilon, delta)
+    except ValueError:
+        return math.inf
 
 
 @dataclass(frozen=True)
@@ -81,7 +102,12 @@ class PrivacyCost:
     delta : float, default=0.0
         Failure probability in ``[0, 1)``.
     rho : float or None, default=None
-        zCDP parameter, if the mechanism satisfies ``rho``-zCDP.
+        zCDP parameter, if the mechanism satisfies ``rho``-zCDP. The tight
+        compositions charge ``min(rho, epsilon²/2)`` for a pure release; a
+        ``rho`` of 0 with ``epsilon > 0`` is not used (0-zCDP would mean an
+        output that does not depend on the data, which ``epsilon > 0``
+        contradicts): ``epsilon²/2`` is charged; ``inf`` (a square beyond
+        the floats) states nothing better than ``epsilon²/2`` either.
     noise_multiplier : float or None, default=None
         For a Gaussian release, ``σ/Δ₂ > 0`` (its ``rho`` is then
         ``1/(2 r²)``).
@@ -120,8 +146,8 @@ class PrivacyCost:
                 set_(self, "mechanism", "gaussian")
         if self.rho is not None:
             rho = float(self.rho)
-            if not (rho >= 0 and math.isfinite(rho)):
-                raise ValueError(f"rho must be finite and >= 0; got {self.rho}.")
+            if not rho >= 0:
+                raise ValueError(f"rho must be >= 0; got {self.rho}.")
             set_(self, "rho", rho)
         if self.mechanism is not None and self.mechanism not in MECHANISMS:
             raise ValueError(

@@ -39,7 +39,9 @@ def plan_epsilon(costs, delta, composition="pld"):
     Returns
     -------
     epsilon : float
-        Rounded up; ``inf`` when the releases' own δ exceed ``delta``.
+        Rounded up (``"basic"``: the smallest float whose decimal reading is
+        at least the exact sum, so an accountant with this budget accepts
+        the plan); ``inf`` when the releases' own δ exceed ``delta``.
 
     Examples
     --------
@@ -49,6 +51,7 @@ def plan_epsilon(costs, delta, composition="pld"):
     >>> round(plan_epsilon(plan, 1e-5), 3), plan_epsilon(plan, 1e-5, "basic")
     (2.953, 10.0)
     """
+    from skdp.accounting._accountant import _float_down, _float_up
     from skdp.accounting._cost import PrivacyCost
 
     if isinstance(costs, PrivacyCost):
@@ -58,13 +61,14 @@ def plan_epsilon(costs, delta, composition="pld"):
     if composition == "basic":
         if sum((exact(a.delta) for a in atoms), Fraction(0)) > exact(delta):
             return math.inf
-        return float(sum((exact(a.epsilon) for a in atoms), Fraction(0)))
+        return _float_up(sum((exact(a.epsilon) for a in atoms), Fraction(0)))
     totals = SpendTotals().add_all(
         (a.epsilon, a.delta, a.rho, a.noise_multiplier) for a in atoms
     )
     if composition == "zcdp":
         left = exact(delta) - Fraction(totals.reveal_units, DECIMAL_ONE)
-        return zcdp_epsilon(totals.rho, float(left)) if left > 0 else math.inf
+        left = _float_down(left)  # the conversion's δ may not exceed what is left
+        return zcdp_epsilon(totals.rho, left) if left > 0 else math.inf
     if composition != "pld":
         raise ValueError(
             f"composition must be 'pld', 'zcdp' or 'basic'; got {composition!r}."

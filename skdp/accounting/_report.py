@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import NamedTuple
 
 from skdp.accounting._accountant import _float_up
-from skdp.accounting._composition import DECIMAL_ONE
+from skdp.accounting._composition import DECIMAL_ONE, _ratio_up
 
 __all__ = [
     "Snapshot",
@@ -193,7 +193,7 @@ def label_groups(labels, by):
         total = groups.get(name, (0, 0, 0))
         groups[name] = (total[0] + count, total[1] + eps, total[2] + delta)
     return {
-        name: (count, eps / DECIMAL_ONE, delta / DECIMAL_ONE)
+        name: (count, _ratio_up(eps, DECIMAL_ONE), _ratio_up(delta, DECIMAL_ONE))
         for name, (count, eps, delta) in groups.items()
     }
 

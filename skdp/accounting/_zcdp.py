@@ -60,13 +60,19 @@ def zcdp_epsilon(rho, delta):
     rho = float(rho)
     if rho == 0.0:
         return 0.0
+    if math.isinf(rho):  # a sum beyond the floats (an ε > 1.3e154 was spent)
+        return math.inf
     log_delta = math.log(delta)
-    values = _epsilon_at(_ORDERS, rho, log_delta)
+    with np.errstate(over="ignore"):  # a large rho at a large order: inf
+        values = _epsilon_at(_ORDERS, rho, log_delta)
     best = int(np.argmin(values))
     lo = _ORDERS[max(best - 1, 0)]
     hi = _ORDERS[min(best + 1, _ORDERS.size - 1)]
     fine = np.linspace(lo, hi, 257)
-    value = min(float(values[best]), float(np.min(_epsilon_at(fine, rho, log_delta))))
+    with np.errstate(over="ignore"):
+        value = min(
+            float(values[best]), float(np.min(_epsilon_at(fine, rho, log_delta)))
+        )
     if value <= 0.0:  # (ε, δ) with ε < 0 implies (0, δ)
         return 0.0
     return math.nextafter(value * (1.0 + _ROUND_UP), math.inf)

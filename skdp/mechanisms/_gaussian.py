@@ -80,14 +80,32 @@ def _sigma_ratio(epsilon, delta):
     not only as evaluated in floating point (for small ε the evaluated δ
     can be below the true one by a relative 1e-6).
     """
+    return _certified_ratio(epsilon, delta) * (1.0 + _SIGMA_MARGIN)
+
+
+def _delta_exceeds(ratio, epsilon, delta):
+    """Whether δ(ratio) at ``epsilon``, plus its float error bound, exceeds
+    ``delta``: when False, the exact ``δ(ratio) <= delta``."""
+    value, error = _gaussian_delta_terms(ratio, epsilon)
+    return not value + error <= delta  # NaN: exceeds
+
+
+def _certified_ratio(epsilon, delta):
+    """A ratio ``r`` with ``not _delta_exceeds(r, ...)``, within 1e-13 of the
+    smallest: every ratio ``>= r`` is ``(epsilon, delta)``-DP exactly (δ(r)
+    decreases in ``r``)."""
 
     def too_small(r):
-        value, error = _gaussian_delta_terms(r, epsilon)
-        return value + error > delta
+        return _delta_exceeds(r, epsilon, delta)
 
     hi = 1.0
     while too_small(hi):
         hi *= 2.0
+        if hi > 1e300:
+            raise ValueError(
+                f"no noise multiplier up to 1e300 makes a Gaussian release "
+                f"(epsilon={epsilon}, delta={delta})-DP; pass a larger delta."
+            )
     lo = hi / 2.0
     while not too_small(lo):
         hi = lo
@@ -100,7 +118,7 @@ def _sigma_ratio(epsilon, delta):
             lo = mid
         else:
             hi = mid
-    return hi * (1.0 + _SIGMA_MARGIN)
+    return hi
 
 
 def analytic_gaussian_sigma(l2_sensitivity, epsilon, delta):

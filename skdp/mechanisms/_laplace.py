@@ -188,4 +188,4 @@ def laplace_cost(epsilon):
     PrivacyCost(epsilon=0.5, delta=0.0, rho=0.125, mechanism='laplace')
     """
     epsilon = check_epsilon(epsilon)
-    return PrivacyCost(epsilon, 0.0, epsilon**2 / 2, mechanism="laplace")
+    return PrivacyCost(epsilon, 0.0, epsilon * epsilon / 2, mechanism="laplace")

@@ -4,19 +4,68 @@ import math
 
 import numpy as np
 
-from skdp.mechanisms._discrete import discrete_laplace
+from skdp.mechanisms._discrete import MAX_LAPLACE_PARAM, discrete_laplace
 from skdp.mechanisms._random import check_random_source
 from skdp.utils._validation import check_delta, check_epsilon
 
-__all__ = ["partition_noise_std", "partition_selection", "partition_threshold"]
+__all__ = [
+    "check_partition_parameters",
+    "partition_noise_std",
+    "partition_selection",
+    "partition_threshold",
+]
 
 #: The noise scale is ``t = ceil(2**SCALE_BITS / epsilon) / 2**SCALE_BITS``,
 #: at least ``1 / epsilon``, as an exact rational for the sampler.
 SCALE_BITS = 20
 
 
+#: The smallest ε the exact sampler takes: its scale numerator
+#: ``ceil(2**20 / ε)`` may not exceed ``2**52``.
+MIN_EPSILON = math.ldexp(1.0, SCALE_BITS) / MAX_LAPLACE_PARAM
+
+
 def _scale(epsilon):
     return math.ceil(math.ldexp(1.0, SCALE_BITS) / epsilon), 1 << SCALE_BITS
+
+
+def check_partition_parameters(epsilon, delta):
+    """Refuse ``(epsilon, delta)`` that :func:`partition_selection` cannot run at.
+
+    Call it before charging: the selection's exact sampler takes noise
+    scales up to ``2**32`` (``epsilon >= 2**-32``); ``delta`` must be in
+    ``(0, 1)``. Every ε above the minimum works (from ``ε = 2**20`` on the
+    scale stays at its floor ``2**-20``, a selection more private than
+    stated).
+
+    Parameters
+    ----------
+    epsilon : float
+        ε of the selection.
+    delta : float
+        δ of the selection.
+
+    Returns
+    -------
+    epsilon, delta : float
+
+    Examples
+    --------
+    >>> from skdp.mechanisms._partition import check_partition_parameters
+    >>> check_partition_parameters(1e-12, 1e-6)
+    Traceback (most recent call last):
+    ...
+    ValueError: epsilon=1e-12 is below 2.3283064365386963e-10 = 2**-32, ...
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, allow_zero=False)
+    if epsilon < MIN_EPSILON:
+        raise ValueError(
+            f"epsilon={epsilon!r} is below {MIN_EPSILON!r} = 2**-32, the "
+            "smallest at which partition selection samples its noise exactly "
+            "(its scale 1/epsilon may not exceed 2**32); pass a larger epsilon."
+        )
+    return epsilon, delta
 
 
 def partition_noise_std(epsilon):
@@ -39,9 +88,10 @@ def partition_noise_std(epsilon):
     >>> round(partition_noise_std(1.0), 3)
     1.357
     """
-    num, den = _scale(check_epsilon(epsilon))
+    epsilon, _ = check_partition_parameters(epsilon, 0.5)
+    num, den = _scale(epsilon)
     ratio = math.exp(-den / num)
-    return math.sqrt(2.0 * ratio) / (1.0 - ratio)
+    return math.sqrt(2.0 * ratio) / -math.expm1(-den / num)
 
 
 def partition_threshold(epsilon, delta):
@@ -66,14 +116,15 @@ def partition_threshold(epsilon, delta):
     >>> partition_threshold(1.0, 1e-6)
     15
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta, allow_zero=False)
+    epsilon, delta = check_partition_parameters(epsilon, delta)
     num, den = _scale(epsilon)
     t = num / den
-    # P(Z >= m) = exp(-m/t) / (1 + exp(-1/t)) for m >= 1
-    steps = t * math.log(1.0 / (delta * (1.0 + math.exp(-1.0 / t))))
+    # P(Z >= m) = exp(-m/t) / (1 + exp(-1/t)) for m >= 1, in logarithms
+    # (a subnormal delta has no finite reciprocal)
+    log_norm = math.log1p(math.exp(-1.0 / t))
+    steps = t * (-math.log(delta) - log_norm)
     threshold = 1 + max(1, math.ceil(steps * (1 + 1e-12)))
-    while math.exp(-(threshold - 1) / t) / (1.0 + math.exp(-1.0 / t)) > delta:
+    while -(threshold - 1) / t - log_norm > math.log(delta):
         threshold += 1  # guards the float evaluation above
     return threshold
 
@@ -134,7 +185,7 @@ def partition_selection(counts, epsilon, delta, *, random_state=None):
     [True, False]
     """
     counts = np.asarray(counts, dtype=np.int64)
-    threshold = partition_threshold(epsilon, delta)
+    threshold = partition_threshold(epsilon, delta)  # checks the parameters
     source = check_random_source(random_state)
     num, den = _scale(epsilon)
     noise = discrete_laplace(num, den, counts.shape, random_state=source)

@@ -344,6 +344,6 @@ def selection_cost(epsilon, *, noise="gumbel"):
     epsilon = check_epsilon(epsilon)
     if noise not in _NOISES:
         raise ValueError(f"noise must be one of {_NOISES}; got {noise!r}.")
-    rho = epsilon**2 / 8.0 if noise == "gumbel" else epsilon**2 / 2.0
+    rho = epsilon * epsilon / (8.0 if noise == "gumbel" else 2.0)
     mechanism = "permute_and_flip" if noise == "exponential" else "exponential"
     return PrivacyCost(epsilon, 0.0, rho, mechanism=mechanism)

@@ -521,4 +521,4 @@ def svt_cost(epsilon):
     PrivacyCost(epsilon=0.5, delta=0.0, rho=0.125, mechanism='svt')
     """
     epsilon = check_epsilon(epsilon)
-    return PrivacyCost(epsilon, 0.0, epsilon**2 / 2.0, mechanism="svt")
+    return PrivacyCost(epsilon, 0.0, epsilon * epsilon / 2.0, mechanism="svt")

@@ -1,6 +1,7 @@
 """Private one-hot encoding: public categories, or categories found privately."""
 
-from numbers import Real
+import math
+from numbers import Integral, Real
 
 import numpy as np
 from scipy import sparse
@@ -15,7 +16,11 @@ from sklearn.utils.validation import (
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source, partition_selection
-from skdp.mechanisms._partition import partition_noise_std, partition_threshold
+from skdp.mechanisms._partition import (
+    check_partition_parameters,
+    partition_noise_std,
+    partition_threshold,
+)
 
 __all__ = ["PrivateOneHotEncoder", "one_hot", "one_hot_feature_names"]
 
@@ -41,26 +46,143 @@ def one_hot_feature_names(names, values):
     )
 
 
-def _column_values(X, j, name):
-    """Column ``j`` as a float or str array; refuses mixed or missing values."""
-    column = X[:, j]
-    if column.dtype.kind in "biuf":
-        column = column.astype(float)
-        if not np.all(np.isfinite(column)):
-            raise ValueError(
-                f"column {name} contains NaN or infinity; impute it with a "
-                "data-independent rule (or a public category) before encoding."
-            )
-        return column + 0.0  # -0.0 becomes 0.0: one category, whatever the rows
-    if all(isinstance(v, str) for v in column):
-        return column.astype(str)
-    if all(isinstance(v, Real) and not isinstance(v, bool) for v in column):
-        return _column_values(column.astype(float)[:, None], 0, name)
+#: Sort ranks of the kinds of value an object column may hold: categories
+#: are sorted by ``(rank, value)``, so mixed kinds need no comparison.
+_BOOL, _NUMBER, _STR, _NAN, _NONE = range(5)
+
+
+def _cell_key(value, name):
+    """``(rank, canonical value)`` of one cell of an object column.
+
+    The key is a function of the cell alone, never of the other rows, and
+    two cells share a key exactly when they are the same value
+    (:func:`_canonical_number`). Booleans, strings, NaN and missing values
+    (None, ``pandas.NA``, ``NaT``) are kinds of their own.
+    """
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return (_NONE, 0)
+    if isinstance(value, str):
+        return (_STR, str(value))
+    if isinstance(value, bool | np.bool_):
+        return (_BOOL, bool(value))
+    if isinstance(value, Integral):
+        return (_NUMBER, _canonical_number(int(value)))
+    if isinstance(value, Real):
+        value = float(value)
+        if math.isnan(value):
+            return (_NAN, 0)  # NaN != NaN: a key that equals itself
+        return (_NUMBER, _canonical_number(value))
     raise ValueError(
-        f"column {name} mixes strings with other values or holds missing "
-        "values; make it all strings or all numbers first (e.g. fill missing "
-        "values with a public placeholder such as 'missing')."
+        f"column {name} holds {value!r} of type {type(value).__name__}; the "
+        "encoder takes strings, numbers, booleans, None and NaN: convert the "
+        "column (e.g. with str) before encoding."
     )
+
+
+def _canonical_number(value):
+    """One representative per number, whatever its type: an integer of at
+    most ``2**53`` in magnitude is an int (``1.0`` and ``1`` are one
+    category, named ``1``); a larger one a float when a float holds it
+    exactly, an int otherwise; anything else the float it is. Python
+    compares ints and floats exactly, so distinct numbers stay distinct."""
+    if isinstance(value, float) and not value.is_integer():
+        return value  # inf included
+    if abs(value) <= 2**53:
+        return int(value)
+    try:
+        as_float = float(value)
+    except OverflowError:  # an int beyond the floats
+        return value
+    return as_float if as_float == value else int(value)
+
+
+def _key_value(key):
+    """The canonical value a key stands for."""
+    return {_NAN: math.nan, _NONE: None}.get(key[0], key[1])
+
+
+def _objects(keys):
+    """An object array of the values of ``keys``."""
+    out = np.empty(len(keys), dtype=object)
+    out[:] = [_key_value(key) for key in keys]
+    return out
+
+
+def _column_values(X, j, name):
+    """Column ``j`` in its own dtype, or as canonical objects.
+
+    A numeric or string column keeps its dtype (public: the array's, stated
+    by the caller); ``-0.0`` becomes ``0.0`` and every NaN the same NaN.
+    An object column is read cell by
+    cell (:func:`_cell_key`) into an object array of canonical values
+    (a Real other than int and float, e.g. a Fraction, as its float).
+    """
+    column = X[:, j]
+    if column.dtype.kind == "f":
+        # -0.0 becomes 0.0, every NaN (sign, payload) the one quiet NaN
+        zero = column.dtype.type(0.0)
+        return np.where(np.isnan(column), column.dtype.type(np.nan), column + zero)
+    if column.dtype.kind in "biuU":
+        return column
+    if column.dtype.kind != "O":
+        raise ValueError(
+            f"column {name} has dtype {column.dtype}; the encoder takes "
+            "numbers, strings or objects."
+        )
+    return _objects([_cell_key(v, name) for v in column])
+
+
+def _keys(column, name):
+    """The sort keys of a column's cells (object columns), or the column."""
+    if column.dtype.kind != "O":
+        return column
+    return [_cell_key(v, name) for v in column]
+
+
+def _distinct_counts(column, name):
+    """Sorted distinct values of a column and their row counts."""
+    if column.dtype.kind != "O":
+        return np.unique(column, return_counts=True, equal_nan=True)
+    counts = {}
+    for key in _keys(column, name):
+        counts[key] = counts.get(key, 0) + 1
+    order = sorted(counts)
+    return _objects(order), np.array([counts[key] for key in order], dtype=np.int64)
+
+
+def _released_categories(values, keep):
+    """The kept values, in the column's dtype; a string column's width is
+    that of its longest *kept* value (a dropped value's length must not
+    show)."""
+    kept = values[keep]
+    if kept.dtype.kind == "U":
+        return np.array(kept.tolist(), dtype=str)
+    return kept
+
+
+def _codes(column, cats, name):
+    """Index of each cell's category in ``cats``, ``-1`` where it has none."""
+    if cats.size == 0:
+        return np.full(column.shape[0], -1)
+    same = column.dtype == cats.dtype != object
+    if same or column.dtype.kind == cats.dtype.kind == "U":
+        # no cast: a cast to the categories' string width would truncate
+        codes = np.minimum(np.searchsorted(cats, column), cats.size - 1)
+        found = cats[codes]
+        known = found == column
+        if column.dtype.kind == "f":
+            known |= np.isnan(found) & np.isnan(column)
+        return np.where(known, codes, -1)
+    index = {key: i for i, key in enumerate(_keys(_as_objects(cats), name))}
+    keys = _keys(_as_objects(column), name)
+    return np.array([index.get(key, -1) for key in keys], dtype=np.intp)
+
+
+def _as_objects(values):
+    """An object array of the values (Python scalars), for key matching."""
+    out = np.empty(values.shape[0], dtype=object)
+    out[:] = values.tolist()
+    return out
 
 
 class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimator):
@@ -98,7 +220,9 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
     Attributes
     ----------
     categories_ : list of ndarray
-        The categories of each column, sorted (str or float arrays).
+        The categories of each column, sorted, exactly as the values they
+        stand for: in the column's dtype for a numeric or string array, as
+        Python objects for an object column or a list (Notes).
     category_counts_ : list of ndarray or None
         With ``categories="auto"``, the noisy row counts of the kept
         categories (released with them, at no extra cost); None otherwise.
@@ -130,7 +254,24 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
     compose to ``(ε, δ)``. Values that appear in few rows (below ``τ``,
     about ``(d/ε) ln(1/δ)``) are unlikely to be kept; they are "unknown" at
     ``transform``. The released categories are data values: a value kept
-    is one that many rows share.
+    is one that many rows share. Each column's ``(ε/d, δ/d)`` must be one
+    the selection can run at (``ε/d >= 2**-32``, ``δ/d > 0``); otherwise
+    ``fit`` refuses before charging.
+
+    **Values, cell by cell.** Nothing about a column is inferred from its
+    cells as a whole. A numeric or string array keeps its dtype (the
+    caller's declaration: build the array or DataFrame with the dtype you
+    mean, e.g. ``read_csv(dtype=...)``), and its categories are its exact
+    values in that dtype. A list, or an object column, is read cell by
+    cell: each cell is a string, a bool, a number (kept exactly, one
+    representative per value: an integer up to ``2**53`` is an int, so
+    ``1.0`` and ``1`` are one category named ``1``; other Reals, e.g.
+    fractions, are read as floats), NaN or missing (None, ``pandas.NA``),
+    each a category of its own kind, sorted by kind (bool, number, str,
+    NaN, missing) and then by value. One row of another kind adds (at most)
+    its own category; it never changes how the other values are read.
+    A cell of any other type (bytes, dates) is refused before the charge.
+    Every kept training value encodes as itself.
 
     Examples
     --------
@@ -178,7 +319,7 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True
         tags.input_tags.string = True
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = True
         return tags
 
     def _fit_cost(self, n_features=None):
@@ -193,7 +334,7 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Categorical data (strings or numbers, no missing values).
+            Categorical data: strings, numbers, booleans, None or NaN.
         y : None
             Ignored.
 
@@ -208,25 +349,37 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
             self._charge([])
             self.category_counts_, self.threshold_, self.noise_std_ = None, None, None
             return self
-        eps, delta = self.epsilon / d, self.delta / d
+        eps, delta = self._column_budget(d)
         self.threshold_ = partition_threshold(eps, delta)
         self.noise_std_ = partition_noise_std(eps)
         source = check_random_source(self.random_state)
         self._charge([(f"categories of {d} column(s)", self.epsilon, self.delta)])
         self.categories_, self.category_counts_ = [], []
-        for column in columns:
-            values, counts = np.unique(column, return_counts=True)
+        for j, column in enumerate(columns):
+            values, counts = _distinct_counts(column, j)
             keep, noisy = partition_selection(counts, eps, delta, random_state=source)
-            # rebuilt from the kept values alone: the column's string width
-            # (that of its longest value, kept or not) must not show
-            self.categories_.append(
-                np.array(values[keep].tolist(), dtype=values.dtype.kind)
-            )
+            self.categories_.append(_released_categories(values, keep))
             self.category_counts_.append(noisy[keep])
         return self
 
+    def _column_budget(self, d):
+        """``(ε/d, δ/d)`` of each column's selection, refused before the
+        charge when the selection cannot run at it."""
+        eps, delta = self.epsilon / d, self.delta / d
+        try:
+            check_partition_parameters(eps, delta)
+        except ValueError as error:
+            raise ValueError(
+                f"epsilon={self.epsilon} and delta={self.delta} are split over "
+                f"{d} column(s), ({eps!r}, {delta!r}) each: {error}"
+            ) from None
+        return eps, delta
+
     def _validate_columns(self, X, reset):
-        X = validate_data(self, X, dtype=None, reset=reset, ensure_all_finite=False)
+        # A list's dtype would be numpy's inference over every cell (one
+        # string row turns all numbers into strings): read it cell by cell.
+        dtype = None if hasattr(X, "dtype") or hasattr(X, "dtypes") else object
+        X = validate_data(self, X, dtype=dtype, reset=reset, ensure_all_finite=False)
         names = getattr(self, "feature_names_in_", None)
         return [
             _column_values(X, j, repr(names[j]) if names is not None else j)
@@ -240,11 +393,14 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
                 f"{len(columns)} columns; give one list per column."
             )
         public = []
-        for given, column in zip(self.categories, columns, strict=True):
-            # the public list's own types: never cast to the data's string
-            # width, which would truncate a longer public category
-            kind = str if column.dtype.kind == "U" else float
-            public.append(np.unique(np.asarray(given, dtype=kind)))
+        for j, given in enumerate(self.categories):
+            # the public list's own values: never cast to the data's dtype
+            # or string width, which would truncate a longer public category
+            given = np.asarray(given, dtype=object).ravel()
+            values, _ = _distinct_counts(_objects([_cell_key(v, j) for v in given]), j)
+            if all(isinstance(v, str) for v in values):
+                values = np.array(values.tolist(), dtype=str)
+            public.append(values)
         return public
 
     def transform(self, X):
@@ -264,15 +420,13 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
         n = columns[0].shape[0]
         all_codes = []
         for j, (column, cats) in enumerate(zip(columns, self.categories_, strict=True)):
-            # no cast: a cast to the categories' string width would truncate
-            codes = np.minimum(np.searchsorted(cats, column), max(cats.size - 1, 0))
-            known = (cats[codes] == column) if cats.size else np.zeros(n, bool)
-            if self.handle_unknown == "error" and not known.all():
+            codes = _codes(column, cats, j)
+            if self.handle_unknown == "error" and (codes < 0).any():
                 raise ValueError(
                     f"column {j} has values outside the fitted categories; use "
                     "handle_unknown='ignore' to encode them as zeros."
                 )
-            all_codes.append(np.where(known, codes, -1))
+            all_codes.append(codes)
         widths = [cats.size for cats in self.categories_]
         out = one_hot(all_codes, widths, n)
         return out if self.sparse_output else out.toarray()

@@ -86,12 +86,13 @@ def test_longer_strings_are_not_truncated_into_a_known_category():
 @pytest.mark.parametrize(
     "X, match",
     [
-        (pd.DataFrame({"c": ["a", None, "b"]}), "missing values"),
-        (np.array([[1.0], [np.nan]]), "NaN or infinity"),
-        (pd.DataFrame({"c": ["a", 1.0, "b"]}), "mixes strings"),
+        (pd.DataFrame({"c": ["a", b"bytes", "b"]}), "type bytes"),
+        (np.array([[b"a"], [b"b"]]), "dtype"),
     ],
 )
 def test_bad_columns_raise_before_any_charge(X, match):
+    # None, NaN and mixed strings and numbers are categories (cell by cell,
+    # test_encoder_values.py); only values of no supported kind are refused
     acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
     with pytest.raises(ValueError, match=match):
         PrivateOneHotEncoder(accountant=acc).fit(X)
