@@ -84,6 +84,7 @@ def sample_aggregate(split, epsilon, seeds):
     return [
         SampleAggregateEstimator(
             LogisticRegression(C=C, max_iter=1000),
+            classes=[0, 1],
             n_blocks=k,
             epsilon=epsilon,
             delta=DELTA,

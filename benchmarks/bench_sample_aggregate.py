@@ -127,6 +127,7 @@ def accuracy(name, X, y, n_blocks, bounds, delta=0.0, C=1.0, note=""):
     private = [
         SampleAggregateEstimator(
             LogisticRegression(C=C, max_iter=1000),
+            classes=[0, 1],
             n_blocks=n_blocks,
             epsilon=1.0,
             delta=delta,
@@ -194,6 +195,7 @@ def timing(rounds=TIMING_ROUNDS):
     def blocks(n_jobs):
         return SampleAggregateEstimator(
             LogisticRegression(),
+            classes=[0, 1],
             n_blocks=100,
             output_bounds=("l2", 5.0),
             n_jobs=n_jobs,

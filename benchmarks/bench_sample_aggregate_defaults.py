@@ -1,4 +1,4 @@
-"""SampleAggregateEstimator(LogisticRegression()) with its defaults on Adult.
+"""SampleAggregateEstimator(LogisticRegression(), classes=[0, 1]) with its defaults on Adult.
 
 Run from the repository root (reads ``../shared/data/adult.csv.gz``):
 
@@ -47,7 +47,7 @@ def main():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # NoiseDominatedWarning, on purpose
                 est = SampleAggregateEstimator(
-                    LogisticRegression(), random_state=seed, **kwargs
+                    LogisticRegression(), classes=[0, 1], random_state=seed, **kwargs
                 ).fit(X_tr, y_tr)
             scores.append(est.score(X_te, y_te))
             k = est.n_blocks_

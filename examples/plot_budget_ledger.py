@@ -37,6 +37,7 @@ pipe = make_pipeline(
     PrivateMean(epsilon=0.2, bounds=(-5, 5), random_state=0),
     SampleAggregateEstimator(
         LogisticRegression(solver="liblinear"),
+        classes=[0, 1],
         n_blocks=20,
         output_bounds=("l2", 3.0),
         random_state=0,

@@ -67,6 +67,7 @@ def private_refit(params):
     """The private estimator that refits the chosen candidate on all rows."""
     return SampleAggregateEstimator(
         LogisticRegression(solver="newton-cholesky", **params),
+        classes=[0, 1],
         n_blocks=20,
         epsilon=1.0,
         aggregate="parameters",  # release the averaged coefficients

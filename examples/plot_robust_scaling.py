@@ -59,6 +59,7 @@ private = make_pipeline(
     ),
     SampleAggregateEstimator(
         LogisticRegression(solver="liblinear"),
+        classes=[0, 1],
         n_blocks=100,
         epsilon=1.0,
         output_bounds=("l2", 3.0),

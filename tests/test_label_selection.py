@@ -7,6 +7,7 @@ held by one row is then released with probability at most δ.
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
 from skdp import BudgetAccountant
@@ -37,7 +38,7 @@ def _with_rare_label(X, y, label, count):
 def test_a_label_held_by_one_row_is_not_released(estimator):
     X, y = _with_rare_label(*_two_classes(), label=7, count=1)
     for seed in range(20):
-        model = estimator.set_params(random_state=seed).fit(X, y)
+        model = clone(estimator).set_params(random_state=seed).fit(X, y)
         assert model.classes_.tolist() == [0, 1]
         assert model.predict(X).tolist().count(7) == 0
 
@@ -46,9 +47,11 @@ def test_a_label_held_by_one_row_is_not_released(estimator):
 def test_the_selection_is_charged_as_its_own_ledger_entry(estimator):
     X, y = _two_classes()
     accountant = BudgetAccountant(epsilon=4.0, delta=1e-6)
-    model = estimator.set_params(accountant=accountant, random_state=0).fit(X, y)
+    model = clone(estimator).set_params(accountant=accountant, random_state=0).fit(X, y)
     labels = [e for e in accountant.entries if "label set" in e.label]
-    assert [(e.epsilon, e.delta) for e in labels] == [(0.4, 1e-7)]
+    # Gaussian noise shares δ; Laplace sums spend none and leave it all
+    delta = 1e-6 if isinstance(estimator, PrivateGaussianNB) else 1e-7
+    assert [(e.epsilon, e.delta) for e in labels] == [(0.4, delta)]
     assert model.epsilon_spent_ == pytest.approx(4.0)
     assert model.classes_.tolist() == [0, 1]
 
@@ -59,7 +62,7 @@ def test_rows_of_an_unreleased_label_are_left_out(estimator):
     # not released, its rows are dropped, and the model has two classes
     X, y = _with_rare_label(*_two_classes(), label=5, count=10)
     assert partition_threshold(0.4, 1e-7) >= 40
-    model = estimator.set_params(random_state=0).fit(X, y)
+    model = clone(estimator).set_params(random_state=0).fit(X, y)
     assert model.classes_.tolist() == [0, 1]
     assert set(model.predict(X)) <= {0, 1}
 
@@ -71,21 +74,21 @@ def test_one_label_is_an_error_of_the_release_with_its_budget_spent(estimator):
     X, y = _two_classes()
     accountant = BudgetAccountant(epsilon=4.0, delta=1e-6)
     with pytest.raises(ValueError, match=r"released 1 label.*classes=\[\.\.\.\]"):
-        estimator.set_params(accountant=accountant, random_state=0).fit(
+        clone(estimator).set_params(accountant=accountant, random_state=0).fit(
             X, np.zeros_like(y)
         )
     assert accountant.total() == pytest.approx((4.0, 1e-6))
 
 
-def test_naive_bayes_with_laplace_and_no_classes_is_refused_before_the_charge():
+def test_no_delta_and_no_classes_is_refused_before_the_charge():
     X, y = _two_classes()
     accountant = BudgetAccountant(epsilon=4.0, delta=1e-6)
-    model = PrivateGaussianNB(mechanism="laplace", delta=0.0, accountant=accountant)
-    with pytest.raises(ValueError, match=r"classes=\[...\], or mechanism='gaussian'"):
+    model = PrivateGaussianNB(delta=0.0, accountant=accountant)
+    with pytest.raises(ValueError, match=r"needs delta > 0.*classes=\[\.\.\.\]"):
         model.fit(X, y)
     assert accountant.total() == (0.0, 0.0)
-    model.set_params(classes=[0, 1]).fit(X, y)  # stated labels: pure ε-DP
-    assert accountant.total()[1] == 0.0
+    model.set_params(classes=[0, 1], delta=1e-6).fit(X, y)  # Laplace: pure ε-DP
+    assert accountant.total() == (1.0, 0.0)  # the default epsilon
 
 
 def test_naive_bayes_priors_need_stated_classes():

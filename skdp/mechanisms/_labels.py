@@ -98,24 +98,33 @@ class LabelPlan:
         self.name = name
 
     @staticmethod
-    def split(classes, epsilon, delta):
+    def split(classes, epsilon, delta, model_delta=True):
         """``(selection, model)`` budgets ``(epsilon, delta)`` from public
-        parameters: the selection's is None for a stated label set."""
+        parameters: the selection's is None for a stated label set. A model
+        that spends no δ (``model_delta=False``, pure ε-DP noise) leaves the
+        whole ``delta`` to the selection, and none is spent with stated
+        classes."""
+        shares = [LABELS_SHARE, 1 - LABELS_SHARE]
         if classes is not None:
-            return None, (epsilon, delta)
-        eps_labels, eps_model = split_budget(epsilon, [LABELS_SHARE, 1 - LABELS_SHARE])
-        del_labels, del_model = split_budget(delta, [LABELS_SHARE, 1 - LABELS_SHARE])
+            return None, (epsilon, delta if model_delta else 0.0)
+        eps_labels, eps_model = split_budget(epsilon, shares)
+        if not model_delta:
+            return (eps_labels, delta), (eps_model, 0.0)
+        del_labels, del_model = split_budget(delta, shares)
         return (eps_labels, del_labels), (eps_model, del_model)
 
     @classmethod
-    def from_estimator(cls, classes, epsilon, delta, y, name):
+    def from_estimator(cls, classes, epsilon, delta, y, name, model_delta=True):
         """The plan of an estimator's ``classes``, ``epsilon`` and ``delta``.
 
-        Returns the plan and the ``(epsilon, delta)`` left for the model.
+        Returns the plan and the ``(epsilon, delta)`` left for the model
+        (see :meth:`split`).
         """
         if classes is not None:
             public = check_public_classes(classes, y, name)
-            return cls(public, 0.0, 0.0, name), (epsilon, delta)
+            return cls(public, 0.0, 0.0, name), cls.split(
+                classes, epsilon, delta, model_delta
+            )[1]
         if not delta > 0:
             raise ValueError(
                 f"{name}(classes=None) selects the label set privately "
@@ -123,7 +132,7 @@ class LabelPlan:
                 "Pass the public label set as classes=[...], or a delta > 0. "
                 "Nothing was charged."
             )
-        selection, model = cls.split(classes, epsilon, delta)
+        selection, model = cls.split(classes, epsilon, delta, model_delta)
         return cls(None, *selection, name), model
 
     def cost_items(self):

@@ -40,7 +40,7 @@ default=None
     classes : array-like or None, default=None
         The public label set. ``None`` selects it privately (never reads it
         from ``y``): partition selection with ``LABELS_SHARE`` = 10 % of
-        ``epsilon`` and ``delta``, which needs the Gaussian mechanism (δ > 0);
+        ``epsilon`` and all of ``delta`` (Laplace) or 10 % of it (Gaussian);
         see Notes. Required for Dask input and with ``priors``.
     priors : array-like of shape (n_classes,) or None, default=None
         Public class priors; ``None`` uses the private class counts.
@@ -51,11 +51,13 @@ default=None
         Share of ``epsilon`` for private bounds (``bounds=None`` only).
     upper_limit : float, default=1e9
         Largest plausible magnitude of a value, for private bounds.
-    mechanism : {"laplace", "gaussian"}, default="gaussian"
-        Laplace noise (ε-DP, with a stated ``classes`` and ``delta=0``) or
-        the analytic Gaussian ((ε, δ)-DP).
+    mechanism : {"laplace", "gaussian"}, default="laplace"
+        Laplace noise (ε-DP) or the analytic Gaussian ((ε, δ)-DP) for the
+        moment sums.
     delta : float, default=1e-6
-        Total δ of one ``fit`` (0 with Laplace).
+        Total δ of one ``fit``. With Laplace noise only the private label
+        selection (``classes=None``) spends it; with stated classes and
+        Laplace noise the fit is pure ε-DP and spends no δ.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -108,16 +110,16 @@ default=None
     (:mod:`skdp.mechanisms`) on sums formed exactly.
 
     **Label set.** With ``classes=None`` the fit is two releases: first the
-    label set, by :func:`~skdp.mechanisms.select_labels` (each label's row
-    count plus discrete Laplace noise, kept above a threshold; ``(ε, δ)``-DP
-    with ``ε, δ`` = ``LABELS_SHARE`` = 10 % of the fit's, Korolova et al.
-    2009), then the model on the rows whose label was released, with the
-    rest. Keeping a row by its own label is a per-row rule, so the second
-    release is DP in the rows too and the two compose to the fit's
-    ``(epsilon, delta)``. A label held by one row is released with
-    probability at most its δ share; at ε = 1 a label needs about 156 rows.
-    Fewer than two released labels raise ``ValueError`` after the charge,
-    a function of the release only.
+    label set, by :func:`~skdp.mechanisms.select_labels` (each label's row count
+    plus discrete Laplace noise, kept above a threshold; ``(ε, δ)``-DP with
+    ``ε`` = ``LABELS_SHARE`` = 10 % of the fit's and ``δ`` all of it (Laplace
+    sums) or 10 % (Gaussian sums), Korolova et al. 2009), then the model on the
+    rows whose label was released, with the rest. Keeping a row by its own label
+    is a per-row rule, so the second release is DP in the rows too and the two
+    compose to the fit's ``(epsilon, delta)``. A label held by one row is
+    released with probability at most its δ share; at ε = 1 a label needs about
+    156 rows. Fewer than two released labels raise ``ValueError`` after the
+    charge, a function of the release only.
 
     **Post-processing** (rules applied to released values only): counts at
     least 1, means clipped to the bounds, variances clipped to
@@ -141,8 +143,8 @@ default=None
     >>> y = rng.integers(0, 2, 20_000)
     >>> X = rng.normal(y[:, None] * 2.0, 1.0, size=(20_000, 3))
     >>> acc = BudgetAccountant(epsilon=1.0)
-    >>> nb = PrivateGaussianNB(1.0, bounds=(-5, 7), accountant=acc,
-    ...                        random_state=0).fit(X, y)
+    >>> nb = PrivateGaussianNB(1.0, bounds=(-5, 7), classes=[0, 1],
+    ...                        accountant=acc, random_state=0).fit(X, y)
     >>> round(nb.score(X, y), 2)
     0.96
     """
@@ -171,7 +173,7 @@ default=None
         var_smoothing=1e-9,
         bounds_share=0.3,
         upper_limit=1e9,
-        mechanism="gaussian",
+        mechanism="laplace",
         delta=1e-6,
         accountant=None,
         random_state=None,
@@ -206,16 +208,17 @@ default=None
         self : PrivateGaussianNB
         """
         name = type(self).__name__
+        model_delta = self.mechanism == "gaussian"
         if is_dask_collection(X) or is_dask_collection(y):
             classes = public_dask_classes(self.classes, name)
             X = validate_dask_xy(self, X, y, classes=classes)
             codes, labels = JOINED_CODES, None
+            _, budget = LabelPlan.split(classes, self.epsilon, self.delta, model_delta)
         else:
             X, y = validate_private_data(self, X, y)
             check_classification_targets(y)
-            self._check_label_mechanism()
-            plan, _ = LabelPlan.from_estimator(
-                self.classes, self.epsilon, self.delta, y, name
+            plan, budget = LabelPlan.from_estimator(
+                self.classes, self.epsilon, self.delta, y, name, model_delta
             )
             classes, codes, labels = plan.classes, None, (plan, y)
         if self.priors is not None and classes is None:
@@ -227,7 +230,13 @@ default=None
         priors = None if self.priors is None else self._check_priors(classes.size)
         groups = None if classes is None else classes.size
         noisy, lower, upper, _, selected = fit_moment_sums(
-            self, X, "per-class counts, sums and squares", codes, groups, labels=labels
+            self,
+            X,
+            "per-class counts, sums and squares",
+            codes,
+            groups,
+            labels=labels,
+            budget=budget,
         )
         classes = classes if selected is None else selected
         counts, means, variances = moments_from_sums(noisy, lower, upper)
@@ -248,19 +257,10 @@ default=None
         self.lower_, self.upper_ = lower, upper
         return self
 
-    def _check_label_mechanism(self):
-        """``classes=None`` selects labels with δ: refused for pure ε-DP."""
-        if self.classes is None and self.mechanism == "laplace":
-            raise ValueError(
-                f"{type(self).__name__}(classes=None, mechanism='laplace'): "
-                "selecting the label set privately (partition selection) needs "
-                "delta > 0, which pure epsilon-DP does not spend. Pass the "
-                "public label set as classes=[...], or mechanism='gaussian' "
-                "with delta > 0. Nothing was charged."
-            )
-
     def _fit_cost(self, n_features=None):
-        selection, model = LabelPlan.split(self.classes, self.epsilon, self.delta)
+        selection, model = LabelPlan.split(
+            self.classes, self.epsilon, self.delta, self.mechanism == "gaussian"
+        )
         cost = PrivacyCost(*model)
         return cost if selection is None else PrivacyCost(*selection) + cost
 

@@ -64,7 +64,9 @@ def release_moment_sums(X, lower, upper, epsilon, delta, source, codes=None, gro
     return noisy, float(np.sqrt(additive_noise_variance(l1, l2, epsilon, delta)))
 
 
-def fit_moment_sums(estimator, X, label, codes=None, groups=1, *, labels=None):
+def fit_moment_sums(
+    estimator, X, label, codes=None, groups=1, *, labels=None, budget=None
+):
     """Plan, charge and release the moment sums of an estimator's ``fit``.
 
     The estimator has ``epsilon``, ``bounds``, ``bounds_share``,
@@ -74,12 +76,13 @@ def fit_moment_sums(estimator, X, label, codes=None, groups=1, *, labels=None):
     ``codes`` as in :func:`release_moment_sums` (with ``JOINED_CODES``, the
     private bounds are searched on the feature columns alone).
 
-    With ``labels=(plan, y)`` (a :class:`~skdp.mechanisms._labels.LabelPlan`
-    and the rows' labels, in memory) the label set is part of the fit: its
-    cost is charged with the rest, the bounds and sums get what it leaves,
-    and after the charge the plan gives the classes and codes (``codes`` and
-    ``groups`` are then ignored); rows whose label was not released are
-    dropped, a per-row rule.
+    ``budget=(epsilon, delta)`` replaces the estimator's own (what a label
+    selection leaves). With ``labels=(plan, y)`` (a
+    :class:`~skdp.mechanisms._labels.LabelPlan` and the rows' labels, in memory)
+    the label set is part of the fit: its cost is charged with the rest, the
+    bounds and sums get what it leaves, and after the charge the plan gives the
+    classes and codes (``codes`` and ``groups`` are then ignored); rows whose
+    label was not released are dropped, a per-row rule.
 
     Returns
     -------
@@ -94,10 +97,7 @@ def fit_moment_sums(estimator, X, label, codes=None, groups=1, *, labels=None):
     joined = isinstance(codes, str) and codes == JOINED_CODES
     features = feature_rows(X) if joined else X
     plan, y = labels if labels is not None else (None, None)
-    epsilon, delta = estimator.epsilon, estimator.delta
-    if plan is not None:
-        check_mechanism_delta(estimator.mechanism, delta)
-        _, (epsilon, delta) = plan.split(plan.classes, epsilon, delta)
+    epsilon, delta = budget or (estimator.epsilon, estimator.delta)
     bounds_plan = BoundsPlan.build(
         estimator.bounds,
         features.shape[1],

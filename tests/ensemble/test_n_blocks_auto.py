@@ -28,7 +28,7 @@ def _data(n_samples=4000, n_features=4):
 def test_auto_is_the_documented_laplace_rule(epsilon):
     X, y = _data()
     est = SampleAggregateEstimator(
-        LogisticRegression(), epsilon=epsilon, random_state=0
+        LogisticRegression(), classes=[0, 1], epsilon=epsilon, random_state=0
     ).fit(X, y)
     D = X.shape[1] + 1  # coef_ and intercept_
     assert est.n_blocks_ == math.ceil(2 * math.sqrt(2) * D / (epsilon * 0.25))
@@ -38,7 +38,7 @@ def test_auto_is_the_documented_laplace_rule(epsilon):
 def test_auto_is_the_documented_gaussian_rule():
     X, y = _data()
     est = SampleAggregateEstimator(
-        LogisticRegression(), delta=1e-6, random_state=0
+        LogisticRegression(), classes=[0, 1], delta=1e-6, random_state=0
     ).fit(X, y)
     c = analytic_gaussian_sigma(1.0, 1.0, 1e-6)
     assert est.n_blocks_ == math.ceil(8 * c * math.sqrt(X.shape[1] + 1))
@@ -47,7 +47,7 @@ def test_auto_is_the_documented_gaussian_rule():
 def test_auto_never_reads_the_row_count():
     small, large = _data(600), _data(20_000)
     ks = {
-        SampleAggregateEstimator(LogisticRegression(), random_state=0)
+        SampleAggregateEstimator(LogisticRegression(), classes=[0, 1], random_state=0)
         .fit(X, y)
         .n_blocks_
         for X, y in (small, large)
@@ -58,7 +58,7 @@ def test_auto_never_reads_the_row_count():
 def test_expected_n_samples_caps_blocks_at_one_row_per_parameter():
     X, y = _data()
     est = SampleAggregateEstimator(
-        LogisticRegression(), expected_n_samples=100, random_state=0
+        LogisticRegression(), classes=[0, 1], expected_n_samples=100, random_state=0
     ).fit(X, y)
     assert est.n_blocks_ == 100 // (X.shape[1] + 1)
     # a generous guess leaves the noise rule alone
@@ -69,7 +69,7 @@ def test_expected_n_samples_caps_blocks_at_one_row_per_parameter():
 def test_auto_for_votes_counts_the_public_classes():
     X, y = _data()
     est = SampleAggregateEstimator(
-        DecisionTreeClassifier(max_depth=2), epsilon=2.0, random_state=0
+        DecisionTreeClassifier(max_depth=2), classes=[0, 1], epsilon=2.0, random_state=0
     ).fit(X, y)
     assert est.aggregate_ == "vote"
     assert est.n_blocks_ == math.ceil(11.3137 * 2 / 2.0)
@@ -90,7 +90,9 @@ def test_noise_ratio_agrees_for_sphere_ball_and_cube():
 
 def test_linear_classifier_defaults_to_the_unit_sphere():
     X, y = _data()
-    est = SampleAggregateEstimator(LogisticRegression(), random_state=0).fit(X, y)
+    est = SampleAggregateEstimator(
+        LogisticRegression(), classes=[0, 1], random_state=0
+    ).fit(X, y)
     params = np.append(est.estimator_.coef_, est.estimator_.intercept_)
     assert np.linalg.norm(params) == pytest.approx(1.0)
     assert est.score(X, y) > 0.8
@@ -106,7 +108,11 @@ def test_noise_dominated_setting_warns_at_the_callers_line_before_charging():
     X, y = _data()
     acc = BudgetAccountant(epsilon=1.0)
     est = SampleAggregateEstimator(
-        LogisticRegression(), n_blocks=10, accountant=acc, random_state=0
+        LogisticRegression(),
+        classes=[0, 1],
+        n_blocks=10,
+        accountant=acc,
+        random_state=0,
     )
     with pytest.warns(NoiseDominatedWarning, match="n_blocks=57 keeps") as caught:
         est.fit(X, y)
@@ -124,17 +130,23 @@ def test_auto_and_a_large_enough_setting_do_not_warn():
     X, y = _data()
     with warnings.catch_warnings():
         warnings.simplefilter("error", NoiseDominatedWarning)
-        SampleAggregateEstimator(LogisticRegression(), random_state=0).fit(X, y)
-        SampleAggregateEstimator(LogisticRegression(), n_blocks=19, random_state=0).fit(
-            X, y
-        )  # noise 14.1/19 < 1 of the signal
+        SampleAggregateEstimator(
+            LogisticRegression(), classes=[0, 1], random_state=0
+        ).fit(X, y)
+        SampleAggregateEstimator(
+            LogisticRegression(), classes=[0, 1], n_blocks=19, random_state=0
+        ).fit(X, y)  # noise 14.1/19 < 1 of the signal
 
 
 def test_verbose_prints_the_number_of_blocks_and_nothing_from_them(capsys):
     X, y = _data()
-    SampleAggregateEstimator(LogisticRegression(), random_state=0).fit(X, y)
+    SampleAggregateEstimator(LogisticRegression(), classes=[0, 1], random_state=0).fit(
+        X, y
+    )
     assert capsys.readouterr().out == ""
-    SampleAggregateEstimator(LogisticRegression(), verbose=1, random_state=0).fit(X, y)
+    SampleAggregateEstimator(
+        LogisticRegression(), classes=[0, 1], verbose=1, random_state=0
+    ).fit(X, y)
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (
         "[SampleAggregateEstimator] Fitting 57 blocks (the 'auto' rule), "
@@ -150,7 +162,7 @@ def test_warning_inside_a_search_names_the_callers_line():
 
     X, y = _data(2000)
     search = NoisyMaxSearchCV(
-        SampleAggregateEstimator(LogisticRegression(), n_blocks=10),
+        SampleAggregateEstimator(LogisticRegression(), classes=[0, 1], n_blocks=10),
         {"estimator__C": [0.1, 1.0]},
         method="holdout",
         refit=False,

@@ -317,6 +317,7 @@ def public_vote(data, seed, n_runs):
     X, y = data
     est = SampleAggregateEstimator(
         DummyClassifier(),
+        classes=[0, 1],
         n_blocks=1,
         epsilon=EPS,
         random_state=seed,
@@ -430,6 +431,7 @@ def test_sphere_release_has_the_public_norm_and_the_blocks_direction(clf_data):
     acc = BudgetAccountant(epsilon=10.0)
     est = SampleAggregateEstimator(
         LogisticRegression(),
+        classes=[0, 1],
         n_blocks=20,
         epsilon=10.0,
         output_bounds=("sphere", 2.0),
@@ -448,6 +450,7 @@ def test_parameters_mode_charges_once_before_fitting(clf_data):
     acc = BudgetAccountant(epsilon=1.0)
     est = SampleAggregateEstimator(
         LogisticRegression(),
+        classes=[0, 1],
         n_blocks=10,
         epsilon=0.6,
         output_bounds=(-4, 4),
@@ -468,6 +471,7 @@ def test_gaussian_parameters_charge_delta(clf_data):
     acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
     est = SampleAggregateEstimator(
         LogisticRegression(),
+        classes=[0, 1],
         n_blocks=10,
         delta=1e-6,
         output_bounds=("l2", 3.0),
@@ -486,6 +490,7 @@ def test_vote_fit_is_free_and_predict_charges_per_row(clf_data):
     acc = BudgetAccountant(epsilon=2.0)
     est = SampleAggregateEstimator(
         DecisionTreeClassifier(max_depth=2),
+        classes=[0, 1],
         n_blocks=9,
         epsilon=0.1,
         accountant=acc,
@@ -526,6 +531,7 @@ def test_more_blocks_than_rows_and_one_class_blocks_follow_public_rules():
     acc = BudgetAccountant()
     est = SampleAggregateEstimator(
         LogisticRegression(),
+        classes=[0, 1],
         n_blocks=50,
         output_bounds=(-1, 2),
         accountant=acc,
@@ -533,7 +539,11 @@ def test_more_blocks_than_rows_and_one_class_blocks_follow_public_rules():
     ).fit(X, y)
     assert np.all((est.estimator_.coef_ >= -1) & (est.estimator_.coef_ <= 2))
     vote = SampleAggregateEstimator(
-        LogisticRegression(), n_blocks=50, aggregate="vote", random_state=0
+        LogisticRegression(),
+        classes=[0, 1],
+        n_blocks=50,
+        aggregate="vote",
+        random_state=0,
     ).fit(X, y)
     blocks = vote.estimators_
     assert len(blocks) == 50
@@ -606,7 +616,13 @@ def test_accuracy_of_the_private_linear_model():
             None,
             "coef_ and intercept_",
         ),
-        (LogisticRegression(), {"output_bounds": (0, 1)}, None, "one", "at least 2"),
+        (
+            LogisticRegression(),
+            {"output_bounds": (0, 1), "classes": None},
+            None,
+            "one",
+            "needs the public label set",
+        ),
         (LogisticRegression(), {"output_bounds": (0, 1)}, "nan", None, "NaN"),
         (
             LogisticRegression(),
@@ -635,6 +651,8 @@ def test_bad_input_charges_nothing(clf_data, estimator, kwargs, X, y, match):
     elif y == "one":
         y_ = np.zeros_like(y_)
     acc = BudgetAccountant(epsilon=1.0)
+    if is_classifier(estimator):
+        kwargs = {"classes": [0, 1], **kwargs}
     est = SampleAggregateEstimator(estimator, accountant=acc, **kwargs)
     with pytest.raises(Exception, match=match):
         est.fit(X_, y_)
@@ -642,7 +660,7 @@ def test_bad_input_charges_nothing(clf_data, estimator, kwargs, X, y, match):
 
 
 def test_type_tags_and_delegation_follow_the_wrapped_estimator():
-    clf = SampleAggregateEstimator(LogisticRegression())
+    clf = SampleAggregateEstimator(LogisticRegression(), classes=[0, 1])
     reg = SampleAggregateEstimator(DecisionTreeRegressor())
     assert is_classifier(clf) and clf._estimator_type == "classifier"
     assert reg.__sklearn_tags__().estimator_type == "regressor"
@@ -651,7 +669,8 @@ def test_type_tags_and_delegation_follow_the_wrapped_estimator():
     assert reg.__sklearn_tags__().regressor_tags.poor_score
     assert hasattr(clf, "predict_proba")
     assert not hasattr(
-        SampleAggregateEstimator(DecisionTreeClassifier()), "predict_proba"
+        SampleAggregateEstimator(DecisionTreeClassifier(), classes=[0, 1]),
+        "predict_proba",
     )
 
 
@@ -659,6 +678,7 @@ def test_clone_and_pickle(clf_data):
     acc = BudgetAccountant()
     est = SampleAggregateEstimator(
         LogisticRegression(),
+        classes=[0, 1],
         n_blocks=5,
         output_bounds=(-4, 4),
         accountant=acc,
@@ -669,7 +689,7 @@ def test_clone_and_pickle(clf_data):
     back = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(back.predict(clf_data[0]), est.predict(clf_data[0]))
     vote = SampleAggregateEstimator(
-        DecisionTreeClassifier(max_depth=2), n_blocks=5, random_state=0
+        DecisionTreeClassifier(max_depth=2), classes=[0, 1], n_blocks=5, random_state=0
     ).fit(*clf_data)
     assert pickle.loads(pickle.dumps(vote)).predict(clf_data[0][:3]).shape == (3,)
 
@@ -680,6 +700,7 @@ def test_grid_search_parameters_mode_counts_every_fit(clf_data):
         DPClipper(bounds=(-3, 3), accountant=acc),
         SampleAggregateEstimator(
             LogisticRegression(),
+            classes=[0, 1],
             n_blocks=5,
             output_bounds=(-4, 4),
             accountant=acc,
@@ -702,6 +723,7 @@ def test_grid_search_vote_mode_charges_every_scored_row(clf_data):
     acc = BudgetAccountant(epsilon=100.0)
     est = SampleAggregateEstimator(
         DecisionTreeClassifier(max_depth=1),
+        classes=[0, 1],
         n_blocks=3,
         accountant=acc,
         random_state=0,
@@ -720,6 +742,7 @@ def test_parallel_and_sequential_give_the_same_release(clf_data, backend, n_jobs
     # depend on that split or on the backend (SGD's fit depends on its seed)
     make = lambda n_jobs: SampleAggregateEstimator(  # noqa: E731
         SGDClassifier(max_iter=5, tol=None),
+        classes=[0, 1],
         n_blocks=8,
         aggregate="vote",
         n_jobs=n_jobs,
@@ -742,6 +765,7 @@ def test_dask_backend_charges_in_the_parent(clf_data):
     acc = BudgetAccountant(epsilon=1.0)
     make = lambda: SampleAggregateEstimator(  # noqa: E731
         LogisticRegression(),
+        classes=[0, 1],
         n_blocks=6,
         output_bounds=(-4, 4),
         accountant=acc,
@@ -802,12 +826,16 @@ def test_mode_guess_fits_one_template_per_setting(monkeypatch):
 
     monkeypatch.setattr(sa, "_fit_template", counting)
     monkeypatch.setattr(sa, "_GUESSED_MODES", {})
-    est = SampleAggregateEstimator(LogisticRegression(), output_bounds=(-1, 1))
+    est = SampleAggregateEstimator(
+        LogisticRegression(), classes=[0, 1], output_bounds=(-1, 1)
+    )
     for _ in range(5):
         get_tags(est)
         get_tags(clone(est))
     assert len(calls) == 1
-    other = SampleAggregateEstimator(LogisticRegression(C=2.0), output_bounds=(-1, 1))
+    other = SampleAggregateEstimator(
+        LogisticRegression(C=2.0), classes=[0, 1], output_bounds=(-1, 1)
+    )
     assert other._mode_before_fit() == "parameters"
     assert len(calls) == 2  # another setting: a guess of its own
 
@@ -818,5 +846,7 @@ def test_an_unsupervised_estimator_is_refused_with_the_reason():
     with pytest.raises(ValueError, match="unsupervised estimators such as"):
         SampleAggregateEstimator(KMeans(2), accountant=acc).fit(X)
     with pytest.raises(ValueError, match="requires y to be passed"):
-        SampleAggregateEstimator(LogisticRegression(), accountant=acc).fit(X)
+        SampleAggregateEstimator(
+            LogisticRegression(), classes=[0, 1], accountant=acc
+        ).fit(X)
     assert acc.total() == (0.0, 0.0)

@@ -109,6 +109,7 @@ def test_convergence_warnings_of_block_fits_are_not_shown(n_jobs):
     def run(X, y):
         SampleAggregateEstimator(
             LogisticRegression(max_iter=20),
+            classes=[0, 1],
             n_blocks=2 if n_jobs else 1,
             output_bounds=(-5, 5),
             n_jobs=n_jobs,
@@ -126,6 +127,7 @@ def test_warnings_as_errors_do_not_turn_a_block_warning_into_a_raise():
         warnings.simplefilter("error")  # as under pytest -W error
         SampleAggregateEstimator(
             LogisticRegression(max_iter=20),
+            classes=[0, 1],
             epsilon=1e3,  # one block is not noise-dominated at this epsilon
             n_blocks=1,
             output_bounds=(-5, 5),

@@ -29,7 +29,9 @@ def binary():
 def test_charges_its_epsilon_and_delta_once_before_reading_data(binary):
     X, _, y, _ = binary
     acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
-    clf = PrivateLogisticRegression(0.5, 1e-6, accountant=acc, random_state=0)
+    clf = PrivateLogisticRegression(
+        0.5, 1e-6, classes=[0, 1], accountant=acc, random_state=0
+    )
     clf.fit(X, y)
     assert tuple(acc.total()) == pytest.approx((0.5, 1e-6))
     assert (clf.epsilon_spent_, clf.delta_spent_) == pytest.approx((0.5, 1e-6))
@@ -53,7 +55,7 @@ def test_refused_when_the_budget_is_short_and_nothing_is_charged(binary):
     [
         ([[0.0], [np.nan]], [0, 1], {}, "NaN or inf"),
         ([[0.0], [1.0]], [0, 2], {"classes": [0, 1]}, "not in the public classes"),
-        ([[0.0], [1.0]], [1, 1], {}, "at least 2 classes"),
+        ([[0.0], [1.0]], [1, 1], {"classes": [1]}, "at least 2 public classes"),
     ],
 )
 def test_input_errors_cost_nothing(X, y, kwargs, message):
@@ -127,7 +129,7 @@ def test_extreme_data_neither_raises_nor_warns_after_the_charge(X):
     y = np.array([0, 1, 0, 1])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        clf = PrivateLogisticRegression(random_state=0).fit(X, y)
+        clf = PrivateLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
     assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
 
 

@@ -84,7 +84,11 @@ def data():
 
 def private_lr(**kwargs):
     return SampleAggregateEstimator(
-        LogisticRegression(), n_blocks=10, output_bounds=("l2", 5.0), **kwargs
+        LogisticRegression(),
+        classes=[0, 1],
+        n_blocks=10,
+        output_bounds=("l2", 5.0),
+        **kwargs,
     )
 
 

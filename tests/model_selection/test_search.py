@@ -56,6 +56,7 @@ def private_lr(C=1.0, epsilon=1.0):
 def refit_private(params):
     return SampleAggregateEstimator(
         LogisticRegression(**params),
+        classes=[0, 1],
         n_blocks=60,
         epsilon=0.5,
         output_bounds=("l2", 5.0),
@@ -271,7 +272,9 @@ def test_holdout_regression_needs_a_loss_bound():
 def test_holdout_rejects_candidates_that_charge_at_predict(clf_data):
     from sklearn.tree import DecisionTreeClassifier
 
-    voting = SampleAggregateEstimator(DecisionTreeClassifier(), n_blocks=5)
+    voting = SampleAggregateEstimator(
+        DecisionTreeClassifier(), classes=[0, 1], n_blocks=5
+    )
     acc = BudgetAccountant(epsilon=100.0)
     search = NoisyMaxSearchCV(
         voting, {"epsilon": [0.5, 1.0]}, method="holdout", accountant=acc
@@ -555,7 +558,10 @@ def test_audit_catches_holdout_scale_halved(monkeypatch):
 def test_seeded_search_reproduces_the_refit_and_unseeded_never_seeds(clf_data):
     def refit(params):  # no random_state of its own
         return SampleAggregateEstimator(
-            LogisticRegression(**params), n_blocks=20, output_bounds=("l2", 3.0)
+            LogisticRegression(**params),
+            classes=[0, 1],
+            n_blocks=20,
+            output_bounds=("l2", 3.0),
         )
 
     def run(random_state):

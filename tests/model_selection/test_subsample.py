@@ -323,7 +323,11 @@ def test_private_candidates_fit_their_blocks_under_a_throw_away_accountant(block
     private = make_pipeline(
         StandardScaler(),
         SampleAggregateEstimator(
-            LogisticRegression(), n_blocks=3, epsilon=0.5, output_bounds=("l2", 5.0)
+            LogisticRegression(),
+            classes=[0, 1],
+            n_blocks=3,
+            epsilon=0.5,
+            output_bounds=("l2", 5.0),
         ),
     )
     acc = BudgetAccountant(epsilon=2.0)

@@ -25,7 +25,9 @@ def blobs(n=40_000, seed=0, n_classes=3):
 def test_one_entry_and_close_to_sklearn():
     X, y = blobs(200_000)  # noise on a variance ~ 1/n_class: 1.5 % here
     acc = BudgetAccountant(epsilon=1.0)
-    est = PrivateGaussianNB(1.0, bounds=BOUNDS, accountant=acc, random_state=0)
+    est = PrivateGaussianNB(
+        1.0, bounds=BOUNDS, classes=[0, 1, 2], accountant=acc, random_state=0
+    )
     est.fit(X, y)
     ref = GaussianNB().fit(X, y)
     assert [e.label for e in acc.entries] == [
@@ -48,17 +50,23 @@ def test_public_classes_include_an_absent_one_and_unknown_labels_fail():
     assert est.class_count_[2] < 50  # noise only, at least 1
     acc = BudgetAccountant(epsilon=1.0)
     with pytest.raises(ValueError, match="not in the public classes"):
+        PrivateGaussianNB(bounds=BOUNDS, classes=[0, 5], accountant=acc).fit(X, y)
+    with pytest.raises(ValueError, match="at least 2 public classes"):
         PrivateGaussianNB(bounds=BOUNDS, classes=[0], accountant=acc).fit(X, y)
     assert acc.total() == (0.0, 0.0)
 
 
 def test_public_priors_are_used_and_checked():
     X, y = blobs(5_000, n_classes=2)
-    est = PrivateGaussianNB(bounds=BOUNDS, priors=[0.9, 0.1], random_state=0)
+    est = PrivateGaussianNB(
+        bounds=BOUNDS, classes=[0, 1], priors=[0.9, 0.1], random_state=0
+    )
     np.testing.assert_array_equal(est.fit(X, y).class_prior_, [0.9, 0.1])
     acc = BudgetAccountant(epsilon=1.0)
     with pytest.raises(ValueError, match="sum to 1"):
-        PrivateGaussianNB(bounds=BOUNDS, priors=[0.9, 0.3], accountant=acc).fit(X, y)
+        PrivateGaussianNB(
+            bounds=BOUNDS, classes=[0, 1], priors=[0.9, 0.3], accountant=acc
+        ).fit(X, y)
     assert acc.total() == (0.0, 0.0)
 
 
