@@ -9,14 +9,21 @@ stated sensitivity, exactly (the sums are exact integers).
 """
 
 import math
+import warnings
 
 import numpy as np
 
-from skdp import DPClipper
+from skdp import BudgetAccountant, DPClipper
 from skdp.decomposition._pca import clipped_moments_gram
 from skdp.linear_model._base import regression_sums
+from skdp.preprocessing import PrivateMean
 from skdp.preprocessing._clip import clip_row_norms
-from skdp.sensitivity import exact_clipped_gradient_sum
+from skdp.sensitivity import (
+    exact_centred_sums,
+    exact_clipped_gradient_sum,
+    exact_moment_sums,
+)
+from skdp.sensitivity._mean import FIXED_POINT_BITS
 
 SMALLEST_NORM = 2.0**-500  # the smallest data_norm / max_norm the models accept
 SMALLEST_PCA_NORM = 1e-150  # the smallest max_norm PrivatePCA accepts
@@ -90,3 +97,42 @@ def test_clip_row_norms_at_a_subnormal_radius_rounds_toward_zero():
     out = clip_row_norms(np.array([[1.0, 1.0], [3.0, -4.0]]), tiny)
     for row in out:
         assert math.hypot(*(float(v) / tiny for v in row)) <= 1.0
+
+
+# Found by the fuzz tests of test_extreme_doubles_bounds.py: one feature with
+# a bound at a quarter of the largest double made every feature's bounds be
+# halved, and the subnormal half width of another feature halved to 0.
+NEAR_LIMIT = float(np.finfo(np.float64).max) / 4
+NARROW_AND_WIDE = (np.array([0.0, 0.0]), np.array([1e-323, NEAR_LIMIT]))
+
+
+def test_centred_sums_with_a_subnormal_width_next_to_a_near_limit_bound():
+    # before the fix: ValueError (cannot convert float NaN to integer)
+    sums = exact_centred_sums(np.zeros((3, 2)), *NARROW_AND_WIDE)
+    assert sums.numerators == (-3 << FIXED_POINT_BITS, -3 << FIXED_POINT_BITS)
+
+
+def test_moment_sums_with_a_subnormal_width_next_to_a_near_limit_bound():
+    # before the fix: NaN terms (and a warning); every row added (1, 0, 0),
+    # whatever its value
+    X = np.array([[0.0, 0.0], [1e-323, 0.0], [1e-323, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sums = exact_moment_sums(X, *NARROW_AND_WIDE)
+    # feature 0: one row at the lower bound, two at the upper; feature 1: three
+    # at the lower bound. Order: (1 - a)², 2a(1 - a), a², each per feature.
+    expected = tuple(v << FIXED_POINT_BITS for v in (1, 3, 0, 0, 2, 0))
+    assert sums.numerators == expected
+
+
+def test_private_mean_with_a_subnormal_width_next_to_a_near_limit_bound():
+    # before the fix: charged, then raised ValueError (and warned)
+    accountant = BudgetAccountant()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mean = PrivateMean(
+            epsilon=1.0, bounds=NARROW_AND_WIDE, accountant=accountant, random_state=0
+        ).fit(np.zeros((5, 2)))
+    assert np.all(
+        (mean.mean_ >= NARROW_AND_WIDE[0]) & (mean.mean_ <= NARROW_AND_WIDE[1])
+    )
