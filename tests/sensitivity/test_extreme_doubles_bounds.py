@@ -12,7 +12,7 @@ integer numerators.
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 from skdp.sensitivity import (
@@ -24,6 +24,11 @@ from skdp.sensitivity import (
     soft_counts_below,
 )
 from skdp.sensitivity._mean import FIXED_POINT_BITS
+from skdp.sensitivity._soft_counts import (
+    soft_count_layout,
+    soft_counts_from_tally,
+    tally_columns,
+)
 from skdp.utils._validation import check_bounds, check_required_bounds
 from tests.sensitivity._extreme_strategies import extreme_doubles, rows
 
@@ -136,3 +141,37 @@ def test_soft_counts_move_by_at_most_one_in_one_direction(counts, x, row, grid):
     after = counts(np.array([*x, row]), grid)
     delta = after - before
     assert np.all((delta >= 0) & (delta <= 1))
+
+
+@FUZZ
+@given(
+    st.lists(extreme_doubles, max_size=4),
+    extreme_doubles,
+    increasing_grids(),
+    st.booleans(),
+    st.one_of(st.just(0.0), extreme_doubles),
+)
+def test_soft_counts_by_lookup_table_move_by_at_most_one(
+    x, row, grid, two_sided, origin
+):
+    # the bucket-table binning used from LOOKUP_MIN_ROWS rows on, one- and
+    # two-sided, around any public origin
+    two_sided = two_sided and grid[0] > 0
+    origin = 0.0 if two_sided else origin
+    try:
+        layout = soft_count_layout(grid, two_sided=two_sided, origin=origin)
+    except ValueError:  # a grid refused for itself (public): no data read
+        assume(False)
+    event(f"bucket table: {layout.table is not None}")
+    before = soft_counts_from_tally(
+        tally_columns(np.array(x)[:, None], layout), two_sided=two_sided
+    )
+    after = soft_counts_from_tally(
+        tally_columns(np.array([*x, row])[:, None], layout), two_sided=two_sided
+    )
+    for old, new in zip(before, after, strict=True):
+        if old is not None:
+            delta = new - old
+            assert np.all((delta >= 0) & (delta <= 1))
+    expected = soft_counts_above(np.array([*x, row]), grid)
+    np.testing.assert_array_equal(after[0][0], expected)
