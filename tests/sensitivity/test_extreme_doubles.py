@@ -149,3 +149,16 @@ def test_clipped_rows_keep_almost_all_of_max_norm(d, radius, data):
     y = clip_row_norms(x[None, :], radius)[0]
     target = min(squared, Fraction(radius) ** 2)
     assert exact_squared_norm(y) >= target * (1 - Fraction(1, 2**40))
+
+
+@FUZZ
+@given(target_bounds())
+def test_target_bounds_map_onto_minus_one_and_one(bounds):
+    # utility at the extremes: the ends of accepted target bounds map to the
+    # ends of [-1, 1] (a centre that overflowed mapped every target to -1)
+    low, high = bounds
+    row = np.array([[1.0]])
+    _, at_low = regression_sums(row, np.array([low]), 1.0, low, high, True)
+    _, at_high = regression_sums(row, np.array([high]), 1.0, low, high, True)
+    assert all(v < 0 for v in at_low.numerators)
+    assert all(v > 0 for v in at_high.numerators)

@@ -136,3 +136,17 @@ def test_private_mean_with_a_subnormal_width_next_to_a_near_limit_bound():
     assert np.all(
         (mean.mean_ >= NARROW_AND_WIDE[0]) & (mean.mean_ <= NARROW_AND_WIDE[1])
     )
+
+
+def test_regression_targets_scale_without_overflow_near_the_float_limit():
+    # target_bounds=(1e308, 1.7e308) are accepted (finite width); the centre
+    # 0.5 (low + high) overflowed to inf, so every target mapped to -1
+    # (before: cross products -0.707 for a target at the upper bound)
+    _, cross = regression_sums(
+        np.array([[1.0]]), np.array([1.7e308]), 1.0, 1e308, 1.7e308, True
+    )
+    assert all(v > 0 for v in cross.numerators)
+    _, cross = regression_sums(
+        np.array([[1.0]]), np.array([1e308]), 1.0, 1e308, 1.7e308, True
+    )
+    assert all(v < 0 for v in cross.numerators)
