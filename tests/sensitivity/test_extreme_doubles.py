@@ -13,6 +13,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +33,8 @@ from tests.sensitivity._extreme_strategies import (
     squared_distance,
 )
 
+# No float warning either: these run after an estimator's charge.
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 FUZZ = settings(max_examples=200, deadline=None)
 GRAM_UNIT = 1 << (2 * GRAM_BITS)  # a released product is a multiple of 2**-32
 GRADIENT_UNIT = 1 << GRADIENT_BITS

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
+from skdp.preprocessing._quantile_joint import JOINT_GRID_BITS
 from skdp.sensitivity import (
     exact_centred_sums,
     exact_histogram_counts,
@@ -23,7 +24,9 @@ from skdp.sensitivity import (
     soft_counts_above,
     soft_counts_below,
 )
+from skdp.sensitivity._joint_quantile import grid_rank_counts
 from skdp.sensitivity._mean import FIXED_POINT_BITS
+from skdp.sensitivity._quantile_grid import quantile_grid_exponent
 from skdp.sensitivity._soft_counts import (
     soft_count_layout,
     soft_counts_from_tally,
@@ -32,6 +35,8 @@ from skdp.sensitivity._soft_counts import (
 from skdp.utils._validation import check_bounds, check_required_bounds
 from tests.sensitivity._extreme_strategies import extreme_doubles, rows
 
+# No float warning either: these run after an estimator's charge.
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 FUZZ = settings(max_examples=200, deadline=None)
 ONE = 1 << FIXED_POINT_BITS
 
@@ -175,3 +180,20 @@ def test_soft_counts_by_lookup_table_move_by_at_most_one(
             assert np.all((delta >= 0) & (delta <= 1))
     expected = soft_counts_above(np.array([*x, row]), grid)
     np.testing.assert_array_equal(after[0][0], expected)
+
+
+@FUZZ
+@given(data_row_bounds())
+def test_joint_quantile_rank_counts_move_as_their_definition(case):
+    # the joint quantile's sensitivity 2 rests on this: an added row z adds
+    # 1 to #{x < c_i} where clip(z) < c_i and to #{x = c_i} where equal
+    base, row, lower, upper = case
+    lo, hi = float(lower[0]), float(upper[0])
+    k = quantile_grid_exponent(lo, hi, bits=JOINT_GRID_BITS)
+    column = base[:, 0]
+    first, below0, atoms0 = grid_rank_counts(column, lo, hi, k)
+    _, below1, atoms1 = grid_rank_counts(np.r_[column, row[0]], lo, hi, k)
+    points = np.ldexp(np.arange(first, first + below0.size, dtype=np.float64), k)
+    z = min(max(float(row[0]), float(points[0])), float(points[-1]))
+    np.testing.assert_array_equal(below1 - below0, (z < points).astype(np.int64))
+    np.testing.assert_array_equal(atoms1 - atoms0, (z == points).astype(np.int64))
