@@ -12,6 +12,7 @@ BLAS add them in any order, and the block totals are added as Python ints.
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from scipy import sparse
@@ -46,27 +47,51 @@ _GRADIENT_BLOCK_ELEMENTS = 1 << 21
 #: to the margin (``2**-24`` of ``2**16``).
 _NORM_MARGIN = 2.0**-24
 _MAX_TERM_SIZE = 1 << 24
+#: Rows whose sum of squares lies in this range keep their scale.
+_SAFE_LOW, _SAFE_HIGH = 2.0**-900, 2.0**900
+
+
+class _Scaled(NamedTuple):
+    """Rows ``x = x̂ 2**e`` with ``||x̂||`` a normal float (see _exponent_scaled)."""
+
+    norms: np.ndarray  # ||x̂||
+    exponents: np.ndarray  # e (0 for a row left as it is)
+    rescaled: np.ndarray  # mask of the rows with e chosen (x̂ != x)
+    rows: np.ndarray  # x̂ of those rows
+
+    def times(self, block, factors):
+        """``x̂ * factor`` per row (``block`` holds the rows ``x``)."""
+        out = block * factors[:, None]
+        out[self.rescaled] = self.rows * factors[self.rescaled, None]
+        return out
 
 
 def _exponent_scaled(block):
-    """Rows scaled by a power of two, the exponents and the scaled norms.
+    """Each row as ``x̂ 2**e`` whose norm ``||x̂||`` is accurate and normal.
 
-    Row ``x`` becomes ``x̂ = x 2**-e`` with ``e`` the exponent of its largest
-    magnitude, so that the largest entry of ``x̂`` lies in ``[0.5, 1)`` and
-    ``||x|| = ||x̂|| 2**e`` exactly. The scaling is exact except for entries
-    that underflow (an absolute error of at most ``2**-1075`` each, next to
-    ``||x̂|| >= 0.5``); the squares of ``x̂`` cannot overflow and their sum
-    carries a relative error of at most ``d 2**-53 / (1 - d 2**-53)``
-    (Higham 2002, §3.1), with no float exception for any finite row. A norm
-    of a subnormal or huge row is therefore as accurate as any other, which
-    ``||x||`` itself, a subnormal or an overflowing float, could not be.
-    A zero row has ``e = 0`` and norm 0.
+    A row whose sum of squares lies in ``[2**-900, 2**900]`` is kept
+    (``e = 0``): the sum carries a relative error of at most
+    ``d 2**-53 / (1 - d 2**-53)`` (Higham 2002, §3.1; squares that underflow
+    err by ``2**-1075`` each, nothing next to ``2**-900``). Any other row
+    (zero, tiny, subnormal, huge, or whose squares overflow) is scaled by
+    ``2**-e``, ``e`` the exponent of its largest magnitude, so that its
+    largest entry lies in ``[0.5, 1)``: exact except for entries that
+    underflow (``2**-1075`` each, next to ``||x̂|| >= 0.5``), and its squares
+    cannot overflow. Either way ``||x̂||`` is normal (in ``[2**-450,
+    2**450]``) and accurate, which ``||x||`` itself, a subnormal or an
+    overflowing float, could not be. A zero row has norm 0. The rescaling
+    runs on a possibly empty subset, as a rule per row.
     """
-    largest = np.abs(block).max(axis=1, initial=0.0)
-    exponents = np.frexp(largest)[1]
-    scaled = np.ldexp(block, -exponents[:, None])
-    norms = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
-    return scaled, exponents, norms
+    with np.errstate(over="ignore", under="ignore"):
+        squares = np.einsum("ij,ij->i", block, block)
+    norms = np.sqrt(squares)
+    rescaled = ~((squares >= _SAFE_LOW) & (squares <= _SAFE_HIGH))
+    rows = block[rescaled]
+    exponents = np.zeros(block.shape[0], dtype=np.int64)
+    exponents[rescaled] = np.frexp(np.abs(rows).max(axis=1, initial=0.0))[1]
+    rows = np.ldexp(rows, -exponents[rescaled, None])
+    norms[rescaled] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    return _Scaled(norms, exponents, rescaled, rows)
 
 
 def _clip_factors(norms, exponents, unit, bound):
@@ -75,7 +100,7 @@ def _clip_factors(norms, exponents, unit, bound):
     For a row ``x = x̂ 2**e`` with ``n = ||x̂||``, ``x̂`` times this factor is
     ``x min(unit, bound / ||x||)``: the row clipped to norm ``bound / unit``
     and multiplied by ``unit``. ``bound / n`` is normal (``bound`` about
-    ``2**16`` or ``2**20`` and ``n`` in ``[0.25, 2**12]``), so its rounding
+    ``2**16`` or ``2**20`` and ``n`` in ``[2**-900, 2**900]``), so its rounding
     error is relative, ``2**-53``: the clipped row's norm exceeds ``bound``
     by no more than a few units of ``2**-53`` plus the norm's own relative
     error, covered by ``_NORM_MARGIN``. (Before, ``min(1, c / ||x||)`` was
@@ -83,7 +108,7 @@ def _clip_factors(norms, exponents, unit, bound):
     subnormal, rounded by up to half of ``2**-1074``, i.e. up to twice its
     value.) ``unit 2**e`` may overflow (the other term is then the minimum)
     or underflow (the row is then tiny, and an absolute error of
-    ``2**-1075`` times ``||x̂|| <= 2**12`` vanishes on the grid). A zero row
+    ``2**-1075`` times ``||x̂||`` vanishes on the grid). A zero row
     (``n = 0``) gets the factor 0: it is zero anyway, and ``unit 2**e``
     might be infinite (a zero residual of a huge row).
     """
@@ -95,18 +120,20 @@ def _clip_factors(norms, exponents, unit, bound):
 def _clipped_outer_products(block, residuals, unit, bound):
     """Per-row ``x ⊗ r min(unit, bound / (||x|| ||r||))``, shape (rows, d, k).
 
-    Both factors are scaled by powers of two first (``x = x̂ 2**e``,
-    ``r = r̂ 2**f``), so the clip factor of ``x̂ ⊗ r̂`` is
+    Both factors are taken as ``x = x̂ 2**e`` and ``r = r̂ 2**f`` with normal
+    norms (:func:`_exponent_scaled`), so the clip factor of ``x̂ ⊗ r̂`` is
     ``min(unit 2**(e + f), bound / (||x̂|| ||r̂||))`` with a normal quotient
-    (:func:`_clip_factors`) and nothing overflows: ``||x̂|| ||r̂||`` lies in
-    ``[0.25, 2**12]`` (or is 0; ``d k <= 2**24``), whatever the magnitudes
-    of ``x`` and ``r``.
+    (:func:`_clip_factors`; ``||x̂|| ||r̂||`` lies in ``[2**-900, 2**900]``
+    or is 0) and nothing overflows, whatever the magnitudes of ``x`` and
+    ``r``.
     """
-    x, x_exponents, x_norms = _exponent_scaled(block)
-    r, r_exponents, r_norms = _exponent_scaled(residuals)
-    factors = _clip_factors(x_norms * r_norms, x_exponents + r_exponents, unit, bound)
-    weights = r * factors[:, None]
-    return x[:, :, None] * weights[:, None, :]
+    x = _exponent_scaled(block)
+    r = _exponent_scaled(residuals)
+    factors = _clip_factors(x.norms * r.norms, x.exponents + r.exponents, unit, bound)
+    weights = r.times(residuals, factors)
+    terms = block[:, :, None] * weights[:, None, :]
+    terms[x.rescaled] = x.rows[:, :, None] * weights[x.rescaled, None, :]
+    return terms
 
 
 def _on_grid(values):
@@ -152,9 +179,9 @@ def _clipped_rows_on_grid(block, max_norm, intercept):
     normal float at every magnitude (:func:`_clip_factors`).
     """
     bound = math.ldexp(1.0 - _NORM_MARGIN, GRAM_BITS) / math.sqrt(1.0 + intercept)
-    scaled, exponents, norms = _exponent_scaled(block)
-    factors = _clip_factors(norms, exponents, bound / max_norm, bound)
-    rows = scaled * factors[:, None]
+    scaled = _exponent_scaled(block)
+    factors = _clip_factors(scaled.norms, scaled.exponents, bound / max_norm, bound)
+    rows = scaled.times(block, factors)
     if intercept:  # max_norm times the unit, which is bound
         rows = np.hstack([rows, np.full((rows.shape[0], 1), bound)])
     return _on_grid(rows)
