@@ -48,6 +48,20 @@ def bounds_and_proposal(draw):
     return (low, high), b
 
 
+@st.composite
+def data_with_gaps_near_b(draw, b):
+    """Rows ``l`` and ``fl(l + b)`` (and neighbours): gaps within ulps of b."""
+    low = draw(extreme_doubles)
+    step = draw(st.sampled_from([-1.0, 0.0, 1.0]))
+    with np.errstate(over="ignore"):
+        high = np.float64(low) + np.float64(b)
+        high = np.nextafter(high, np.inf * step) if step else high
+    assume(np.isfinite(high))
+    high = float(high)
+    m = draw(st.integers(1, 3))
+    return [low] * m + [high] * draw(st.integers(m - 1, m + 1))
+
+
 def exact_gap_at_the_median(x, bounds):
     y = padded_order_statistics(x, bounds)  # [L, sorted clip(x), U]
     h = len(x) // 2
@@ -55,9 +69,12 @@ def exact_gap_at_the_median(x, bounds):
 
 
 @FUZZ
-@given(st.lists(extreme_doubles, max_size=6), bounds_and_proposal(), st.booleans())
-def test_positive_distance_means_local_sensitivity_at_most_b(x, public, capped):
+@given(st.lists(extreme_doubles, max_size=6), bounds_and_proposal(), st.data())
+def test_positive_distance_means_local_sensitivity_at_most_b(x, public, data):
     bounds, b = public
+    if data.draw(st.booleans()):  # aim at the rounding of the gap
+        x = data.draw(data_with_gaps_near_b(b))
+    capped = data.draw(st.booleans())
     cap = 4 if capped else None
     distance = median_distance_to_instability(np.array(x), b, bounds, cap=cap)
     if distance >= 1:
