@@ -118,7 +118,11 @@ class PrivatePCA(
     of Frobenius norm ``||q||² <= 1``; the upper triangle keeps a subset of
     its entries, so the L2 sensitivity is 1 (Dwork et al. 2014 state ``1``
     for unit-norm rows under the same relation; replace-one would double
-    it). Brute-forced in the tests of the exact sums.
+    it). Brute-forced in the tests of the exact sums. It holds for the
+    floats at every magnitude the range of ``max_norm`` allows: the clip
+    factor is applied with the grid's unit as one normal float on the row
+    scaled by a power of two, so a huge row next to ``max_norm=1e-150`` no
+    longer moves the sum by 2.29 through a subnormal factor rounded up.
 
     **Privacy.** One Gaussian mechanism with the analytic calibration
     (Balle and Wang 2018), exact discrete noise on a power-of-two grid;

@@ -48,8 +48,14 @@ def regression_sums(X, y, max_norm, low, high, intercept):
 
 
 def _target_scale(low, high, intercept):
+    """Centre and half width of the targets' map onto ``[-1, 1]`` (public).
+
+    Halved before adding, so that bounds near the largest double (accepted:
+    their width is finite) do not make the centre overflow to ``inf``, which
+    mapped every target to -1.
+    """
     if intercept:
-        return 0.5 * (low + high), 0.5 * (high - low)
+        return 0.5 * low + 0.5 * high, 0.5 * (high - low)
     return 0.0, max(abs(low), abs(high))
 
 

@@ -1,5 +1,6 @@
 """Clipping to public or privately chosen bounds, and row-norm clipping."""
 
+import math
 from numbers import Real
 
 import numpy as np
@@ -93,7 +94,10 @@ default=None
 
     Row clipping maps a row x to ``x * min(1, max_norm / ||x||_2)``, so every
     row has L2 norm at most ``max_norm``: the L2 sensitivity of a sum of
-    clipped rows under add/remove is ``max_norm``.
+    clipped rows under add/remove is ``max_norm``. This holds for the floats
+    returned, at every magnitude (huge rows, subnormal ``max_norm``): a
+    clipped row is scaled to a relative margin of ``(n_features + 8) 2**-53``
+    under ``max_norm`` and rounded toward zero (see ``clip_row_norms``).
 
     Examples
     --------
@@ -283,11 +287,43 @@ def clip_row_norms(X, max_norm):
     X : ndarray of shape (n_samples, n_features)
         Finite data.
     max_norm : float
-        The radius.
+        The radius, any positive finite float (subnormals included).
 
     Returns
     -------
     X_clipped : ndarray of shape (n_samples, n_features)
+        Rows of norm at most ``max_norm`` are returned unchanged; the others
+        are scaled to a norm in ``[max_norm (1 - 2 m), max_norm]``, with
+        ``m = (n_features + 8) 2**-53``.
+
+    Notes
+    -----
+    **The bound holds for the floats returned**: the exact Euclidean norm of
+    every output row is at most ``max_norm``, at every magnitude. Write
+    ``x = x̂ 2**e`` (``e`` the exponent of the row's largest entry, so the
+    largest entry of ``x̂`` is in ``[0.5, 1)``) and ``max_norm = C 2**k``
+    with ``C`` in ``[1, 2)``; both scalings are exact (entries of a huge row
+    that underflow err by ``2**-1075``, nothing next to ``||x̂|| >= 0.5``).
+
+    - A row is kept when ``||x̂|| 2**(e - k) <= C (1 - m)`` in floats: the
+      computed ``||x̂||`` has a relative error below ``m / 2`` (a sum of
+      ``d`` squares, ``d 2**-53 / (1 - d 2**-53)``, Higham 2002 §3.1; the
+      square root adds ``2**-53``) and the power-of-two scaling is exact or
+      underflows to far below ``C``, so the kept row has norm at most
+      ``max_norm``.
+    - Otherwise the output is ``v 2**k`` rounded toward zero, with
+      ``v = x̂ (C (1 - m) / ||x̂||)``: ``||v|| <= C`` (the four roundings and
+      the norm's error are within the margin ``m``), and rounding toward
+      zero cannot increase any entry's magnitude. Rounding to nearest could:
+      for a subnormal ``max_norm`` the output entries are multiples of
+      ``2**-1074``, and (1, 1) clipped to radius ``2**-1074`` would come out
+      as ``(2**-1074, 2**-1074)``, of norm ``sqrt(2) max_norm``. The
+      direction toward zero is exact: ``y = v 2**k`` rounded to nearest is
+      stepped toward zero where ``y 2**-k`` (exact) exceeds ``|v|``.
+
+    Before, ``x min(1, max_norm / ||x||)`` rounded the factor to a subnormal
+    for a small ``max_norm`` and a huge row, up to twice its value (rows of
+    norm ``2 max_norm``), and the norm of a row beyond ``1e308`` overflowed.
 
     Examples
     --------
@@ -297,9 +333,28 @@ def clip_row_norms(X, max_norm):
     array([[0.6, 0.8],
            [0.3, 0.4]])
     """
-    # Scale before squaring so that rows near the float limit do not overflow.
-    peak = np.max(np.abs(X), axis=1, keepdims=True)
-    safe_peak = np.where(peak > 0, peak, 1.0)
-    norms = np.linalg.norm(X / safe_peak, axis=1, keepdims=True) * safe_peak
-    factor = np.minimum(1.0, max_norm / np.where(norms > 0, norms, np.inf))
-    return X * factor
+    X = np.asarray(X, dtype=np.float64)
+    margin = (X.shape[1] + 8) * 2.0**-53
+    mantissa, k = math.frexp(max_norm)  # max_norm = (2 mantissa) 2**(k - 1)
+    radius, k = math.ldexp(mantissa, 1) * (1.0 - margin), k - 1
+    with np.errstate(all="ignore"):  # underflow and overflow are part of the rule
+        largest = np.abs(X).max(axis=1, initial=0.0)
+        exponents = np.frexp(largest)[1][:, None]
+        scaled = np.ldexp(X, -exponents)
+        norms = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))[:, None]
+        keep = np.ldexp(norms, exponents - k) <= radius
+        v = scaled * (radius / np.where(keep, 1.0, norms))
+        clipped = _toward_zero_times_power_of_two(v, k)
+    return np.where(keep, X, clipped)
+
+
+def _toward_zero_times_power_of_two(v, k):
+    """``v 2**k`` rounded toward zero, for ``|v| <= 2`` and a finite result.
+
+    ``v 2**k`` is exact unless it is subnormal; then it is rounded to
+    nearest, and scaling back by ``2**-k`` is exact, so comparing with ``v``
+    tells exactly where it was rounded up.
+    """
+    y = np.ldexp(v, k)
+    rounded_up = np.abs(np.ldexp(y, -k)) > np.abs(v)
+    return np.where(rounded_up, np.nextafter(y, 0.0), y)

@@ -12,6 +12,7 @@ BLAS add them in any order, and the block totals are added as Python ints.
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from scipy import sparse
@@ -39,37 +40,100 @@ _GRADIENT_BLOCK_ELEMENTS = 1 << 21
 #: norm and of the scaling. A sum of ``m`` squares carries a relative error of
 #: at most ``m 2**-53 / (1 - m 2**-53)``, i.e. below ``2**-29`` for
 #: ``m <= _MAX_TERM_SIZE = 2**24``; the square root halves it, and the product
-#: of two norms and the scaling add a few units of 2**-53.
+#: of two norms and the scaling add a few units of 2**-53. The error is
+#: relative at every magnitude because norms are taken of rows scaled by a
+#: power of two and the clip factor is a normal float (:func:`_clip_factors`);
+#: entries that underflow add absolute errors of ``2**-1075`` that vanish next
+#: to the margin (``2**-24`` of ``2**16``).
 _NORM_MARGIN = 2.0**-24
 _MAX_TERM_SIZE = 1 << 24
+#: Rows whose sum of squares lies in this range keep their scale.
 _SAFE_LOW, _SAFE_HIGH = 2.0**-900, 2.0**900
 
 
-def _row_norms(block):
-    """Euclidean norms of the rows, without underflow or spurious overflow.
+class _Scaled(NamedTuple):
+    """Rows ``x = x̂ 2**e`` with ``||x̂||`` a normal float (see _exponent_scaled)."""
 
-    A sum of squares in ``[2**-900, 2**900]`` is accurate to a few units in
-    2**-53 (subnormal squares are then negligible); other rows (tiny, zero,
-    huge) are recomputed after scaling by their largest entry. The fix-up
-    runs on a possibly empty subset, so there is no data-dependent branch.
+    norms: np.ndarray  # ||x̂||
+    exponents: np.ndarray  # e (0 for a row left as it is)
+    rescaled: np.ndarray  # mask of the rows with e chosen (x̂ != x)
+    rows: np.ndarray  # x̂ of those rows
+
+    def times(self, block, factors):
+        """``x̂ * factor`` per row (``block`` holds the rows ``x``)."""
+        out = block * factors[:, None]
+        out[self.rescaled] = self.rows * factors[self.rescaled, None]
+        return out
+
+
+def _exponent_scaled(block):
+    """Each row as ``x̂ 2**e`` whose norm ``||x̂||`` is accurate and normal.
+
+    A row whose sum of squares lies in ``[2**-900, 2**900]`` is kept
+    (``e = 0``): the sum carries a relative error of at most
+    ``d 2**-53 / (1 - d 2**-53)`` (Higham 2002, §3.1; squares that underflow
+    err by ``2**-1075`` each, nothing next to ``2**-900``). Any other row
+    (zero, tiny, subnormal, huge, or whose squares overflow) is scaled by
+    ``2**-e``, ``e`` the exponent of its largest magnitude, so that its
+    largest entry lies in ``[0.5, 1)``: exact except for entries that
+    underflow (``2**-1075`` each, next to ``||x̂|| >= 0.5``), and its squares
+    cannot overflow. Either way ``||x̂||`` is normal (in ``[2**-450,
+    2**450]``) and accurate, which ``||x||`` itself, a subnormal or an
+    overflowing float, could not be. A zero row has norm 0. The rescaling
+    runs on a possibly empty subset, as a rule per row.
     """
     with np.errstate(over="ignore", under="ignore"):
         squares = np.einsum("ij,ij->i", block, block)
     norms = np.sqrt(squares)
-    redo = ~((squares >= _SAFE_LOW) & (squares <= _SAFE_HIGH))
-    rows = block[redo]
-    largest = np.abs(rows).max(axis=1, initial=0.0)
-    largest[largest == 0] = 1.0
-    scaled = rows / largest[:, None]
-    with np.errstate(over="ignore"):
-        norms[redo] = largest * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
-    return norms
+    rescaled = ~((squares >= _SAFE_LOW) & (squares <= _SAFE_HIGH))
+    rows = block[rescaled]
+    exponents = np.zeros(block.shape[0], dtype=np.int64)
+    exponents[rescaled] = np.frexp(np.abs(rows).max(axis=1, initial=0.0))[1]
+    rows = np.ldexp(rows, -exponents[rescaled, None])
+    norms[rescaled] = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    return _Scaled(norms, exponents, rescaled, rows)
 
 
-def _shrink_factors(norms, limit):
-    """``min(1, limit / norm)`` per row, 0 for an infinite norm."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.fmin(1.0, limit / norms)  # fmin: a 0 * inf norm scales by 1
+def _clip_factors(norms, exponents, unit, bound):
+    """Per-row ``min(unit 2**e, bound / n)``: the factor of a scaled row.
+
+    For a row ``x = x̂ 2**e`` with ``n = ||x̂||``, ``x̂`` times this factor is
+    ``x min(unit, bound / ||x||)``: the row clipped to norm ``bound / unit``
+    and multiplied by ``unit``. ``bound / n`` is normal (``bound`` about
+    ``2**16`` or ``2**20`` and ``n`` in ``[2**-900, 2**900]``), so its rounding
+    error is relative, ``2**-53``: the clipped row's norm exceeds ``bound``
+    by no more than a few units of ``2**-53`` plus the norm's own relative
+    error, covered by ``_NORM_MARGIN``. (Before, ``min(1, c / ||x||)`` was
+    formed first: for a small public ``c`` and a huge row it was a
+    subnormal, rounded by up to half of ``2**-1074``, i.e. up to twice its
+    value.) ``unit 2**e`` may overflow (the other term is then the minimum)
+    or underflow (the row is then tiny, and an absolute error of
+    ``2**-1075`` times ``||x̂||`` vanishes on the grid). A zero row
+    (``n = 0``) gets the factor 0: it is zero anyway, and ``unit 2**e``
+    might be infinite (a zero residual of a huge row).
+    """
+    with np.errstate(divide="ignore", over="ignore", under="ignore"):
+        factors = np.minimum(np.ldexp(unit, exponents), bound / norms)
+    return np.where(norms > 0, factors, 0.0)
+
+
+def _clipped_outer_products(block, residuals, unit, bound):
+    """Per-row ``x ⊗ r min(unit, bound / (||x|| ||r||))``, shape (rows, d, k).
+
+    Both factors are taken as ``x = x̂ 2**e`` and ``r = r̂ 2**f`` with normal
+    norms (:func:`_exponent_scaled`), so the clip factor of ``x̂ ⊗ r̂`` is
+    ``min(unit 2**(e + f), bound / (||x̂|| ||r̂||))`` with a normal quotient
+    (:func:`_clip_factors`; ``||x̂|| ||r̂||`` lies in ``[2**-900, 2**900]``
+    or is 0) and nothing overflows, whatever the magnitudes of ``x`` and
+    ``r``.
+    """
+    x = _exponent_scaled(block)
+    r = _exponent_scaled(residuals)
+    factors = _clip_factors(x.norms * r.norms, x.exponents + r.exponents, unit, bound)
+    weights = r.times(residuals, factors)
+    terms = block[:, :, None] * weights[:, None, :]
+    terms[x.rescaled] = x.rows[:, :, None] * weights[x.rescaled, None, :]
+    return terms
 
 
 def _on_grid(values):
@@ -109,16 +173,17 @@ def _clipped_rows_on_grid(block, max_norm, intercept):
     """Rows ``[clip(x), max_norm] / (max_norm sqrt(1 + intercept))`` on the grid.
 
     ``clip(x) = x min(1, max_norm / ||x||)``; the result is scaled by
-    ``2**GRAM_BITS`` and truncated to integers, with norm below
-    ``2**GRAM_BITS``.
+    ``2**GRAM_BITS (1 - _NORM_MARGIN)`` and truncated to integers, with norm
+    below ``2**GRAM_BITS``. The clip factor and the scale are one factor
+    ``min(unit, bound / ||x||)`` on the exponent-scaled row, so that it is a
+    normal float at every magnitude (:func:`_clip_factors`).
     """
-    unit = math.ldexp(1.0 - _NORM_MARGIN, GRAM_BITS) / (
-        max_norm * math.sqrt(1.0 + intercept)
-    )
-    factors = _shrink_factors(_row_norms(block), max_norm) * unit
-    rows = block * factors[:, None]
-    if intercept:
-        rows = np.hstack([rows, np.full((rows.shape[0], 1), max_norm * unit)])
+    bound = math.ldexp(1.0 - _NORM_MARGIN, GRAM_BITS) / math.sqrt(1.0 + intercept)
+    scaled = _exponent_scaled(block)
+    factors = _clip_factors(scaled.norms, scaled.exponents, bound / max_norm, bound)
+    rows = scaled.times(block, factors)
+    if intercept:  # max_norm times the unit, which is bound
+        rows = np.hstack([rows, np.full((rows.shape[0], 1), bound)])
     return _on_grid(rows)
 
 
@@ -137,7 +202,7 @@ def exact_clipped_gram(X, max_norm, y=None, *, intercept=False):
     X : ndarray or sparse matrix of shape (n_samples, n_features)
         Finite rows; a sparse matrix is densified one block at a time.
     max_norm : float
-        Public bound on a row's L2 norm, ``> 0``.
+        Public bound on a row's L2 norm, in ``[2**-500, 2**500]``.
     y : ndarray of shape (n_samples,), default=None
         Targets already mapped into ``[-1, 1]`` by a public rule, or None.
     intercept : bool, default=False
@@ -165,6 +230,19 @@ def exact_clipped_gram(X, max_norm, y=None, *, intercept=False):
     hold for the computed values. Sheffet (2017) and Wang (2018) release the
     same statistics; their sensitivity ``||x||²`` (replace-one doubles it)
     is for the relation used here.
+
+    **Floats at the extremes.** The clip factor and the unit are applied in
+    one factor ``min(u, b / ||x||)`` (``u = b / max_norm``, ``b`` the grid
+    norm ``2**16 (1 - 2**-24) / sqrt(1 + intercept)``) to the row scaled by
+    a power of two (:func:`_clip_factors`): the quotient is a normal float
+    for every finite row, so it rounds by a relative ``2**-53``, which the
+    margin covers. Forming ``min(1, max_norm / ||x||)`` first made it a
+    subnormal for a small ``max_norm`` and a huge row (``2**-500`` and
+    ``2**575``), rounded up to twice its value: one row then moved the Gram
+    by 4 and the cross products by 2. Norms of subnormal and huge rows are
+    as accurate as any (no overflow: a huge row is clipped, not dropped).
+    ``max_norm`` must keep ``2**16 / max_norm`` normal, e.g. in
+    ``[2**-500, 2**500]`` (the range the estimators accept).
 
     Examples
     --------
@@ -218,7 +296,7 @@ def exact_clipped_gradient_sum(X, residuals, max_norm, *, intercept=False):
         Called once per block, so a caller computes residuals block by block
         without materialising an ``(n_samples, n_outputs)`` array twice.
     max_norm : float
-        Public bound on a term's Frobenius norm, ``> 0``.
+        Public bound on a term's Frobenius norm, in ``[2**-500, 2**500]``.
     intercept : bool, default=False
         Append a column of ones to every row (block by block).
 
@@ -236,8 +314,18 @@ def exact_clipped_gradient_sum(X, residuals, max_norm, *, intercept=False):
     ``2**-20``: a function of the row (and of public parameters) with
     Frobenius norm at most 1, summed exactly. Adding or removing one row
     moves the sum by at most 1 in L2 norm: per-example clipping as in
-    DP-SGD (Abadi et al. 2016), in floats. A row with an overflowing norm
-    contributes zero (still a function of the row).
+    DP-SGD (Abadi et al. 2016), in floats.
+
+    **Floats at the extremes.** ``x`` and ``r`` are scaled by powers of two
+    before their norms are taken, and the clip factor is applied to the
+    scaled outer product as ``min(u 2**(e + f), b / (||x̂|| ||r̂||))``
+    (:func:`_clipped_outer_products`): a normal quotient rounded by a
+    relative ``2**-53``, for any finite ``x`` and ``r``, however huge or
+    subnormal, with no overflow (a huge row is clipped, not dropped). Before,
+    ``min(1, c / (||x|| ||r||))`` was a subnormal for a small ``c`` and a
+    huge row, rounded up to twice its value: one row moved the sum by 2.
+    ``max_norm`` must keep ``2**20 / max_norm`` normal, e.g. in
+    ``[2**-500, 2**500]`` (the range the estimators accept).
 
     Examples
     --------
@@ -253,15 +341,13 @@ def exact_clipped_gradient_sum(X, residuals, max_norm, *, intercept=False):
     n, d = X.shape
     d += bool(intercept)
     totals = None
-    limit = math.ldexp(1.0 - _NORM_MARGIN, GRADIENT_BITS) / max_norm
+    bound = math.ldexp(1.0 - _NORM_MARGIN, GRADIENT_BITS)
     step = max(1, _GRADIENT_BLOCK_ELEMENTS // max(d, 1))
     for start in range(0, n, step):
         block = _with_intercept(X[start : start + step], intercept)
         r = np.asarray(residuals(start, start + block.shape[0]), dtype=np.float64)
         check_term_size(d * r.shape[1])
-        factors = _shrink_factors(_row_norms(block) * _row_norms(r), max_norm) * limit
-        weights = r * factors[:, None]
-        terms = block[:, :, None] * weights[:, None, :]
+        terms = _clipped_outer_products(block, r, bound / max_norm, bound)
         block_sums = _on_grid(terms).sum(axis=0)
         totals = _add_ints(totals or [0] * block_sums.size, block_sums.ravel())
     if totals is None:  # no rows: the shape of the residuals of none

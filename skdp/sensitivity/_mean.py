@@ -82,10 +82,26 @@ def _normalised_terms(block, lower, upper, centre, radius, out=None, halve=None)
         terms -= centre
         terms /= radius
     else:  # near the float limit: halve before subtracting so nothing overflows
-        terms /= 2
-        terms -= centre / 2
-        terms /= radius / 2
+        factors = _halving_factors(lower, upper)
+        terms *= factors
+        terms -= centre * factors
+        terms /= radius * factors
     return np.clip(terms, -1.0, 1.0, out=terms)
+
+
+def _halving_factors(lower, upper):
+    """0.5 for the features whose bounds reach a quarter of the largest double,
+    1 for the others.
+
+    Only those features are halved: halving every feature once one was near
+    the limit halved a subnormal radius (bounds ``(0, 1e-323)``) to 0 and
+    divided by it (NaN terms, cast to integers after the charge). A feature
+    near the limit has a radius of at least half a unit in the last place of
+    ``max / 8``, about ``2**968``, so halving it is exact; the other features
+    are computed as when no bound is near the limit (no overflow below it).
+    """
+    near = np.maximum(np.abs(lower), np.abs(upper)) >= _HALF_MAX
+    return np.where(near, 0.5, 1.0)
 
 
 def exact_centred_sums(X, lower, upper):

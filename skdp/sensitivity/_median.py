@@ -152,11 +152,6 @@ def _median_window(x, bounds, n, k_max):
     return select_order_statistics(x, bounds, [(lo, hi)])
 
 
-def _A_from_window(ranks, values, n, k):
-    lo, hi = _window_indices(n, k)
-    return _values_at(ranks, values, n, hi) - _values_at(ranks, values, n, lo)
-
-
 def median_distance_to_instability(x, b, bounds, *, cap=None):
     """Add/remove distance from ``x`` to a dataset whose median has LS > ``b``.
 
@@ -190,10 +185,11 @@ def median_distance_to_instability(x, b, bounds, *, cap=None):
     x_(j) - x_(i) > b}``. The ``k = 0`` term is required: ``D >= 1`` if and
     only if ``LS(x) <= b``, which is what makes PTR private. ``D`` is a graph
     distance to a fixed set, so its global sensitivity under add/remove is 1;
-    ``min(D, K)`` keeps both properties for ``K >= 1`` (§5). The test uses the
-    computed difference ``y[hi] - y[lo] > b`` directly (no
-    ``searchsorted(y, y[i] + b)``, which can disagree by one ulp). For
-    ``n = 0``, ``D = 0`` whenever ``U - L > b``.
+    ``min(D, K)`` keeps both properties for ``K >= 1`` (§5). The test
+    ``y[hi] - y[lo] > b`` is decided exactly, not on the rounded difference
+    (:func:`_exceeds`): a gap of ``b (1 + 2**-53)`` rounds to ``b``, and
+    with ``D >= 1`` PTR would release with noise for ``b`` a median that
+    moves by more. For ``n = 0``, ``D = 0`` whenever ``U - L > b``.
 
     Examples
     --------
@@ -207,19 +203,36 @@ def median_distance_to_instability(x, b, bounds, *, cap=None):
     inf
     """
     lower, upper = bounds
-    if not (upper - lower > b):
+    if not _exceeds(np.array([float(upper)]), np.array([float(lower)]), b)[0]:
         return math.inf if cap is None else int(cap)
     n = np.asarray(x).size
     k_max = n if cap is None else min(int(cap) - 1, n)
     if k_max < 0:
         return int(cap)
     ranks, values = _median_window(x, bounds, n, k_max)
-    k = np.arange(k_max + 1)
-    with np.errstate(over="ignore"):  # an overflowing difference is > b
-        unstable = _A_from_window(ranks, values, n, k) > b
+    lo, hi = _window_indices(n, np.arange(k_max + 1))
+    tops = _values_at(ranks, values, n, hi)
+    unstable = _exceeds(tops, _values_at(ranks, values, n, lo), b)
     if unstable.any():
         return int(np.argmax(unstable))
     return int(cap)  # only reachable with a cap: A(x, n) = U - L > b
+
+
+def _exceeds(upper_values, lower_values, b):
+    """Whether ``u - l > b`` exactly, for doubles ``u >= l`` and ``b``.
+
+    The float difference rounds: ``1 + 2**-52`` minus ``2**-53`` is
+    ``1 + 2**-53`` but rounds (to even) to ``1.0``, which compared with
+    ``b = 1`` made the gap look stable. Rounding is monotone, so the
+    rounded difference ``s`` decides except when ``s == b``; then the sign
+    of the exact rounding error (Knuth's TwoSum, exact whenever ``s`` is
+    finite, subnormals included) does. An overflowing ``s`` is ``inf > b``.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        difference = upper_values - lower_values
+        shift = difference - upper_values
+        error = (upper_values - (difference - shift)) - (lower_values + shift)
+    return (difference > b) | ((difference == b) & (error > 0))
 
 
 def _log_differences(upper_values, lower_values):

@@ -60,12 +60,16 @@ def quantile_grid_exponent(lower, upper, bits=GRID_BITS):
     return max(k, math.frexp(spacing)[1] - 1, -1074)
 
 
+@np.errstate(over="ignore")
 def _grid_floor(values, step):
     """``floor(v / step)`` exactly, as floats holding integers.
 
     ``v / step`` is a power-of-two scaling, exact unless it lands among the
     subnormal numbers; the correction below makes the result exact anyway
-    (``j * step`` is exact for every index the grid can hold).
+    (``j * step`` is exact for every index the grid can hold). The upper
+    check ``(j + 1) step`` overflows to ``inf`` for a value in the last cell
+    below the largest double, which is the right comparison (``inf > v``);
+    it is not reported, as it depends on the values.
     """
     index = np.floor(values / step)
     index -= index * step > values

@@ -1,6 +1,7 @@
 """Median sensitivity vs brute force on the add/remove graph (DESIGN.md §5)."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -235,10 +236,19 @@ def _pair_costs(n):
 
 
 def reference_distance(x, b, bounds):
-    """O(n^2) pair form: min max(2j-n-2, n-2i-1) over x_(j) - x_(i) > b."""
+    """O(n^2) pair form: min max(2j-n-2, n-2i-1) over x_(j) - x_(i) > b.
+
+    The comparison is exact: where the float difference is within a few
+    ulps of ``b`` (it may have rounded onto or across ``b``), it is redone
+    in rational arithmetic.
+    """
     y = padded_order_statistics(x, bounds)
     cost = _pair_costs(x.size)
-    ok = (cost >= 0) & (y[None, :] - y[:, None] > b)
+    diff = y[None, :] - y[:, None]
+    ok = (cost >= 0) & (diff > b)
+    near = (cost >= 0) & (np.abs(diff - b) <= 4 * np.spacing(b))
+    for i, j in zip(*np.nonzero(near), strict=True):
+        ok[i, j] = Fraction(float(y[j])) - Fraction(float(y[i])) > Fraction(b)
     return int(cost[ok].min()) if ok.any() else math.inf
 
 
