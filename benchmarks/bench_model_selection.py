@@ -14,7 +14,7 @@ its *released model*, in two variants:
 
 (a) the non-private ``LogisticRegression(C)`` fitted on the whole train split
     (measures the selection alone);
-(b) the private ``SampleAggregateEstimator(LogisticRegression(C), classes=[0, 1],
+(b) the private ``SampleAggregateEstimator(LogisticRegression(C),
     n_blocks=300, epsilon=1, output_bounds=('l2', 5.0))`` on the train split,
     averaged over ``PRIVATE_SEEDS`` seeds.
 
@@ -388,7 +388,7 @@ def main():
             f"{mark(variants['b'], i)} |"
         )
     print(
-        f"\n(b) = SampleAggregateEstimator(LogisticRegression(C), classes=[0, 1], n_blocks="
+        f"\n(b) = SampleAggregateEstimator(LogisticRegression(C), n_blocks="
         f"{PRIVATE_BLOCKS}, epsilon={PRIVATE_EPSILON:g}, output_bounds=('l2', "
         f"{PRIVATE_RADIUS:g})).\n"
     )

@@ -1,4 +1,4 @@
-"""SampleAggregateEstimator(LogisticRegression(), classes=[0, 1]) with its defaults on Adult.
+"""SampleAggregateEstimator(LogisticRegression(), classes=[0, 1]) on Adult, defaults.
 
 Run from the repository root (reads ``../shared/data/adult.csv.gz``):
 

@@ -175,18 +175,21 @@ ax.legend()
 # :class:`~skdp.NoisyMaxSearchCV` with ``method="holdout"`` trains every
 # candidate on one part of the rows and picks the best by permute-and-flip on
 # held-out correct counts. The accountant records what the search charged.
+# The public ``features`` learn nothing from the rows; they are applied
+# before the search, whose candidates must fit any part of the rows,
+# even an empty one (scikit-learn's transformers refuse zero rows).
 accountant = BudgetAccountant(epsilon=3.0, delta=1e-5)
+public = features.fit(X_train)
 search = NoisyMaxSearchCV(
-    make_pipeline(features, PrivateLogisticRegression(1.0, random_state=0)),
-    {"privatelogisticregression__C": [0.01, 1.0, 100.0]},
+    PrivateLogisticRegression(1.0, classes=[0, 1], random_state=0),
+    {"C": [0.01, 1.0, 100.0]},
     method="holdout",
     epsilon=0.5,
     refit=False,
     accountant=accountant,
     random_state=0,
 )
-search.fit(X_train, y_train)
-print(
-    "chosen:", search.best_params_, "accuracy:", round(search.score(X_test, y_test), 3)
-)
+search.fit(public.transform(X_train), y_train)
+accuracy = search.score(public.transform(X_test), y_test)
+print("chosen:", search.best_params_, "accuracy:", round(accuracy, 3))
 print("spent:", accountant.total())

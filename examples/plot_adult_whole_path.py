@@ -114,12 +114,13 @@ X_train, X_test, y_train, y_test = train_test_split(
 # seeds make this page reproducible and therefore not private: real analyses
 # leave ``random_state=None``.
 accountant = BudgetAccountant(epsilon=1.0, delta=1e-5)
-candidates = make_pipeline(
-    features, PrivateLogisticRegression(epsilon=1 / 3, delta=1e-6)
-)
+# The public steps learn nothing from the rows, so they are applied once,
+# before the search: its holdout part may leave a candidate no training
+# rows, which skdp's estimators fit but scikit-learn's transformers refuse.
+features.fit(X_train)
 search = NoisyMaxSearchCV(
-    candidates,
-    {"privatelogisticregression__C": [0.1, 1.0, 10.0]},
+    PrivateLogisticRegression(epsilon=1 / 3, delta=1e-6, classes=[0, 1]),
+    {"C": [0.1, 1.0, 10.0]},
     method="holdout",
     epsilon=1.0,
     refit=False,
@@ -127,8 +128,8 @@ search = NoisyMaxSearchCV(
     random_state=0,
     verbose=1,
 )
-search.fit(X_train, y_train)
-accuracy = search.score(X_test, y_test)  # the released model: free
+search.fit(features.transform(X_train), y_train)
+accuracy = search.score(features.transform(X_test), y_test)  # free
 majority = max(y_test.mean(), 1 - y_test.mean())
 print(f"chosen: {search.best_params_}")
 print(f"test accuracy {accuracy:.3f} (majority class {majority:.3f})")

@@ -41,7 +41,9 @@ pca_ratio, nb_score = [], []
 for eps in epsilons:
     pca = PrivatePCA(3, epsilon=eps, accountant=lab, random_state=0).fit(X_train)
     pca_ratio.append(captured(pca.components_, X_test) / reference)
-    nb = PrivateGaussianNB(eps, bounds=(-1, 1), accountant=lab, random_state=0)
+    nb = PrivateGaussianNB(
+        eps, bounds=(-1, 1), classes=[0, 1], accountant=lab, random_state=0
+    )
     nb_score.append(nb.fit(X_train, y_train).score(X_test, y_test))
 
 fig, axes = plt.subplots(1, 2, figsize=(8, 3))

@@ -49,6 +49,7 @@ accuracy = {
             [
                 SampleAggregateEstimator(
                     model,
+                    classes=[0, 1],  # the label set is public: stated
                     n_blocks=k,
                     epsilon=eps,
                     output_bounds=("l2", 2.0),
