@@ -107,6 +107,9 @@ FUNCTIONS = {
     "skdp.mechanisms.permute_and_flip": lambda e: m.permute_and_flip(
         [0.0, 1.0], e, 1.0, random_state=0
     ),
+    "skdp.mechanisms.select_labels": lambda e: m.select_labels(
+        [5, 7], e, 1e-6, random_state=0
+    ),
     "skdp.mechanisms.report_noisy_max": lambda e: m.report_noisy_max(
         [0.0, 1.0], e, 1.0, random_state=0
     ),

@@ -135,3 +135,19 @@ def test_naive_bayes_fits_a_budget_equal_to_its_epsilon():
         epsilon=9.0, classes=[0, 1], mechanism="laplace", delta=0.0
     ).set_params(accountant=accountant).fit(X, y)
     assert accountant.remaining()[0] >= 0.0
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"epsilon": 5e-10}, {"delta": 1e-323}],
+    ids=["epsilon_share_below_the_sampler", "delta_share_underflows"],
+)
+def test_a_selection_share_the_sampler_cannot_run_is_refused_before_the_charge(
+    params,
+):
+    # Before: charged, then the selection raised inside partition_selection.
+    X, y = _two_classes()
+    accountant = BudgetAccountant(delta=1.0)
+    with pytest.raises(ValueError, match="selects its label set with 10%"):
+        PrivateLogisticRegression(accountant=accountant, **params).fit(X, y)
+    assert accountant.total() == (0.0, 0.0)

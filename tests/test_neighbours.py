@@ -62,10 +62,27 @@ def _neighbours(kind):
         X2 = np.vstack([X, row])
         yield name, (X, y), (X2, np.append(y, y[0]))
     if kind == "classifier":
-        yield "new_label", (X, y), (np.vstack([X, X[:1]]), np.append(y, 7))
+        X2 = np.vstack([X, X[:1]])
+        yield "new_label", (X, y), (X2, np.append(y, 7))
+        # labels read cell by cell: a list's dtype, a string's width and the
+        # sign of a zero must not come from one row
+        listed = [int(v) for v in y]
+        yield "float_label_in_a_list", (X, listed), (X2, [*listed, 1.0])
+        words = ["no", "yes"]
+        named = [words[v] for v in y]
+        yield "long_new_label", (X, named), (X2, [*named, "a-unique-long-label"])
+        zeros = np.asarray(y, dtype=float)
+        signed = np.append(zeros, -0.0)[[-1, *range(len(zeros))]]
+        yield "negative_zero_label", (X, zeros), (np.vstack([X[:1], X]), signed)
 
 
 REGRESSION_TARGET_BOUNDS = (-1e3, 1e3)
+LABEL_ROWS = (
+    "new_label",
+    "float_label_in_a_list",
+    "long_new_label",
+    "negative_zero_label",
+)
 
 
 # One instance of each public estimator as a user writes it: defaults, plus
@@ -177,7 +194,7 @@ def _cases(estimators, kind):
         pytest.param(est, name, d, d2, id=f"{type(est).__name__}-{i}-{name}")
         for i, est in enumerate(estimators)
         for name, d, d2 in _neighbours(kind)
-        if not (name == "new_label" and _states_its_labels(est))
+        if not (name in LABEL_ROWS and _states_its_labels(est))
     ]
 
 

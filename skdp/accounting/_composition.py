@@ -103,7 +103,7 @@ def split_budget(total, weights):
     parts = [total * w / scale for w in weights[:-1]]
     left = exact(total) - sum(exact(p) for p in parts)
     last = max(float(left), 0.0)
-    while exact(last) > left:
+    while last > 0 and not _fits([*parts, last], total):
         last = math.nextafter(last, 0.0)
     return [*parts, last]
 
@@ -111,21 +111,31 @@ def split_budget(total, weights):
 def budget_left(total, used):
     """``total - used``, rounded down so that ``used + left <= total`` exactly.
 
-    A float subtraction rounds to nearest, so ``9.0 - 2.7`` comes out one
-    unit in the last place above what ``9.0`` leaves after ``2.7``, and an
-    estimator that charges both parts would not fit a budget of exactly 9.
+    A float subtraction rounds to nearest, so ``0.9 - 0.3`` comes out as
+    ``0.6000000000000001`` and an estimator that charges both parts would
+    not fit a budget of exactly 0.9. The result fits both as the accountant
+    reads floats (shortest decimals) and as the mechanisms use them
+    (binary values).
 
     Examples
     --------
-    >>> from skdp.accounting._composition import budget_left, exact
-    >>> left = budget_left(9.0, 2.7)
-    >>> exact(2.7) + exact(left) <= exact(9.0), left < 9.0 - 2.7
-    (True, True)
+    >>> from skdp.accounting._composition import budget_left
+    >>> 0.9 - 0.3, budget_left(0.9, 0.3)
+    (0.6000000000000001, 0.6)
     """
     left = max(total - used, 0.0)
-    while exact(used) + exact(left) > exact(total) and left > 0:
+    while left > 0 and not _fits([used, left], total):
         left = math.nextafter(left, 0.0)
     return left
+
+
+def _fits(parts, total):
+    """Whether ``parts`` sum to at most ``total`` both as the accountant reads
+    floats (their shortest decimals) and as the mechanisms use them (their
+    binary values): the noise of each part is calibrated to its binary value."""
+    decimal = sum(exact(p) for p in parts) <= exact(total)
+    binary = sum(Fraction(p) for p in parts) <= Fraction(total)
+    return decimal and binary
 
 
 def round_up(value):

@@ -332,7 +332,8 @@ class SampleAggregateEstimator(
     ...                            n_redundant=0, random_state=0)
     >>> acc = BudgetAccountant(epsilon=1.0)
     >>> clf = SampleAggregateEstimator(
-    ...     LogisticRegression(), accountant=acc, random_state=0).fit(X, y)
+    ...     LogisticRegression(), classes=[0, 1], accountant=acc,
+    ...     random_state=0).fit(X, y)
     >>> clf.aggregate_, clf.n_blocks_, acc.total()  # 'auto': ceil(11.3 * 5 / 1)
     ('parameters', 57, (1.0, 0.0))
     >>> round(clf.score(X, y), 1)  # post-processing: free

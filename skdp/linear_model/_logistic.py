@@ -29,6 +29,7 @@ from skdp.sensitivity._linear import (
     exact_clipped_gram,
 )
 from skdp.sensitivity._mean import exact_count
+from skdp.utils._cells import as_cells
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import (
     public_dask_classes,
@@ -334,7 +335,9 @@ class PrivateLogisticRegression(
             d = data.n_features - 1
             labels, (epsilon, delta) = None, (self.epsilon, self.delta)
         else:
-            X, y = validate_private_data(self, X, y, accept_sparse="csr", order="C")
+            X, y = validate_private_data(
+                self, X, as_cells(y), accept_sparse="csr", order="C"
+            )
             check_classification_targets(y)
             d = X.shape[1]
             labels, (epsilon, delta) = LabelPlan.from_estimator(

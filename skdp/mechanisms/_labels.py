@@ -3,8 +3,13 @@
 import numpy as np
 
 from skdp.accounting._composition import split_budget
-from skdp.mechanisms._partition import partition_selection, partition_threshold
+from skdp.mechanisms._partition import (
+    check_partition_parameters,
+    partition_selection,
+    partition_threshold,
+)
 from skdp.mechanisms._random import check_random_source
+from skdp.utils._cells import canonical_number, cell_key, key_value
 from skdp.utils._validation import check_public_classes
 
 __all__ = ["LABELS_SHARE", "LabelPlan", "select_labels"]
@@ -57,13 +62,46 @@ def select_labels(values, epsilon, delta, *, random_state=None):
     >>> labels.tolist(), codes[[0, 500, 800]].tolist()
     (['cat', 'dog'], [0, 1, -1])
     """
-    present, inverse, counts = np.unique(
-        values, return_inverse=True, return_counts=True
-    )
+    present, inverse, counts = _distinct_labels(values)
     source = check_random_source(random_state)
     keep, _ = partition_selection(counts, epsilon, delta, random_state=source)
     renumber = np.where(keep, np.cumsum(keep) - 1, -1)
-    return present[keep], renumber[inverse.reshape(-1)]
+    released = [value for value, kept in zip(present, keep, strict=True) if kept]
+    return _label_array(released), renumber[inverse]
+
+
+def _distinct_labels(values):
+    """Canonical distinct labels (sorted), each row's index among them, and
+    their row counts. Each row's canonical label is a function of its own
+    cell (:func:`~skdp.utils._cells.cell_key`): ``1.0`` is the label ``1``,
+    ``-0.0`` the label ``0``, and no other row changes how it is read."""
+    values = np.asarray(values)
+    if values.dtype.kind == "O":
+        keys = [cell_key(value, "y") for value in values]
+        order = sorted(set(keys))
+        index = {key: i for i, key in enumerate(order)}
+        inverse = np.array([index[key] for key in keys], dtype=np.intp)
+        counts = np.bincount(inverse, minlength=len(order))
+        return [key_value(key) for key in order], inverse, counts
+    present, inverse, counts = np.unique(
+        values, return_inverse=True, return_counts=True
+    )
+    labels = present.tolist()
+    if present.dtype.kind in "fiu":
+        labels = [canonical_number(value) for value in labels]
+    return labels, inverse.reshape(-1), counts
+
+
+def _label_array(labels):
+    """The released labels as an array whose dtype (a string's width
+    included) is a function of the released labels only."""
+    if all(isinstance(label, str) for label in labels) and labels:
+        return np.array(labels, dtype=str)
+    array = np.array(labels)
+    if array.dtype.kind not in "biufU" or not labels:
+        array = np.empty(len(labels), dtype=object)
+        array[:] = labels
+    return array
 
 
 #: Share of a classifier's ε and δ that selects its label set when the caller
@@ -133,6 +171,16 @@ class LabelPlan:
                 "Nothing was charged."
             )
         selection, model = cls.split(classes, epsilon, delta, model_delta)
+        try:
+            check_partition_parameters(*selection)
+        except ValueError as exc:
+            raise ValueError(
+                f"{name}(classes=None) selects its label set with "
+                f"{LABELS_SHARE:.0%} of epsilon and delta, here "
+                f"(epsilon={selection[0]!r}, delta={selection[1]!r}), which the "
+                f"selection cannot run at: {exc} Pass the public label set as "
+                "classes=[...], or a larger epsilon or delta. Nothing was charged."
+            ) from exc
         return cls(None, *selection, name), model
 
     def cost_items(self):

@@ -302,8 +302,8 @@ def privacy_utility_curve(
     >>> from skdp.model_selection import privacy_utility_curve
     >>> X, y = make_classification(n_samples=2000, n_features=4,
     ...                            n_redundant=0, random_state=0)
-    >>> clf = SampleAggregateEstimator(LogisticRegression(), n_blocks=20,
-    ...                                output_bounds=("l2", 5.0))
+    >>> clf = SampleAggregateEstimator(LogisticRegression(), classes=[0, 1],
+    ...                                n_blocks=20, output_bounds=("l2", 5.0))
     >>> acc = BudgetAccountant(epsilon=10.0)
     >>> curve = privacy_utility_curve(
     ...     clf, X, y, epsilons=[1.0, 0.1, 0.5], n_repeats=3,

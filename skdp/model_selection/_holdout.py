@@ -60,8 +60,8 @@ def check_fits_on_zero_rows(candidate, X, y):
 
     Its training part may hold no rows; the candidate is probed up to its
     charge on the schema of ``X`` and ``y`` with none (nothing else of the
-    data), so that one which would refuse them, for instance a classifier
-    taking its labels from ``y``, is refused now and not after the charge.
+    data), so that one which would refuse them (a pipeline of scikit-learn
+    transformers) is refused now and not after the charge.
     """
     no_rows = np.array([], dtype=np.intp)
     X_none, y_none = _safe_indexing(X, no_rows), _safe_indexing(y, no_rows)
@@ -73,8 +73,8 @@ def check_fits_on_zero_rows(candidate, X, y):
             "method='holdout' fits every candidate on a random part of the "
             "rows, which may hold no rows (or one class only); "
             f"{type(candidate).__name__} cannot be fitted on zero rows: {exc} "
-            "Give a classifier its public classes=[...], or use "
-            "method='subsample'. Nothing was charged."
+            "Apply public preprocessing (scikit-learn transformers) before "
+            "the search, or use method='subsample'. Nothing was charged."
         ) from exc
 
 

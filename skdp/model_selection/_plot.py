@@ -265,8 +265,8 @@ class PrivacyUtilityDisplay:
         ...                            n_redundant=0, random_state=0)
         >>> acc = BudgetAccountant(epsilon=5.0)
         >>> display = PrivacyUtilityDisplay.from_estimator(
-        ...     SampleAggregateEstimator(LogisticRegression(), n_blocks=20,
-        ...                              output_bounds=("l2", 5.0)),
+        ...     SampleAggregateEstimator(LogisticRegression(), classes=[0, 1],
+        ...                              n_blocks=20, output_bounds=("l2", 5.0)),
         ...     X, y, epsilons=[0.1, 1.0], n_repeats=2,
         ...     reference_estimator=LogisticRegression(), accountant=acc,
         ...     random_state=0)

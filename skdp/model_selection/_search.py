@@ -250,9 +250,13 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
       refusal. (A direct call still refuses an empty input before its
       charge.) Before the charge every candidate is probed on the schema
       of the input with no rows, and one that refuses them is refused with
-      nothing charged: a classifier needs its public ``classes`` (a label
-      set taken from a part would be read from the data, and a part may
-      hold no rows or one class).
+      nothing charged (scikit-learn's transformers refuse zero rows: apply
+      public preprocessing before the search). A classifier with
+      ``classes=None`` selects its labels privately on its part; when fewer
+      than two are released its fit fails after its own charge, a
+      function of its release, and it scores the worst. Its refit on all
+      rows can fail the same way after the search's charge (state
+      ``classes`` to rule that out).
     - A candidate whose fit or prediction fails all the same, or whose
       prediction does not give one finite score per held-out row, scores
       the worst possible on every held-out row (0 correct predictions, or a
@@ -310,8 +314,8 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
     ...     epsilon=1.0,
     ...     n_blocks=20,
     ...     refit=lambda params: SampleAggregateEstimator(
-    ...         LogisticRegression(**params), n_blocks=100, epsilon=1.0,
-    ...         output_bounds=('l2', 5.0)),
+    ...         LogisticRegression(**params), classes=[0, 1], n_blocks=100,
+    ...         epsilon=1.0, output_bounds=('l2', 5.0)),
     ...     accountant=acc,
     ...     random_state=0,
     ... ).fit(X, y)

@@ -14,6 +14,7 @@ from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms._labels import LabelPlan
 from skdp.preprocessing._standard import fit_moment_sums
 from skdp.sensitivity import moments_from_sums
+from skdp.utils._cells import as_cells
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import JOINED_CODES, public_dask_classes, validate_dask_xy
 from skdp.utils._validation import validate_private_data
@@ -215,7 +216,7 @@ default=None
             codes, labels = JOINED_CODES, None
             _, budget = LabelPlan.split(classes, self.epsilon, self.delta, model_delta)
         else:
-            X, y = validate_private_data(self, X, y)
+            X, y = validate_private_data(self, X, as_cells(y))
             check_classification_targets(y)
             plan, budget = LabelPlan.from_estimator(
                 self.classes, self.epsilon, self.delta, y, name, model_delta

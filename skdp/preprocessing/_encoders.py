@@ -1,7 +1,6 @@
 """Private one-hot encoding: public categories, or categories found privately."""
 
-import math
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy import sparse
@@ -21,6 +20,7 @@ from skdp.mechanisms._partition import (
     partition_noise_std,
     partition_threshold,
 )
+from skdp.utils._cells import cell_key, key_value
 
 __all__ = ["PrivateOneHotEncoder", "one_hot", "one_hot_feature_names"]
 
@@ -46,65 +46,10 @@ def one_hot_feature_names(names, values):
     )
 
 
-#: Sort ranks of the kinds of value an object column may hold: categories
-#: are sorted by ``(rank, value)``, so mixed kinds need no comparison.
-_BOOL, _NUMBER, _STR, _NAN, _NONE = range(5)
-
-
-def _cell_key(value, name):
-    """``(rank, canonical value)`` of one cell of an object column.
-
-    The key is a function of the cell alone, never of the other rows, and
-    two cells share a key exactly when they are the same value
-    (:func:`_canonical_number`). Booleans, strings, NaN and missing values
-    (None, ``pandas.NA``, ``NaT``) are kinds of their own.
-    """
-    if value is None or type(value).__name__ in ("NAType", "NaTType"):
-        return (_NONE, 0)
-    if isinstance(value, str):
-        return (_STR, str(value))
-    if isinstance(value, bool | np.bool_):
-        return (_BOOL, bool(value))
-    if isinstance(value, Integral):
-        return (_NUMBER, _canonical_number(int(value)))
-    if isinstance(value, Real):
-        value = float(value)
-        if math.isnan(value):
-            return (_NAN, 0)  # NaN != NaN: a key that equals itself
-        return (_NUMBER, _canonical_number(value))
-    raise ValueError(
-        f"column {name} holds {value!r} of type {type(value).__name__}; the "
-        "encoder takes strings, numbers, booleans, None and NaN: convert the "
-        "column (e.g. with str) before encoding."
-    )
-
-
-def _canonical_number(value):
-    """One representative per number, whatever its type: an integer of at
-    most ``2**53`` in magnitude is an int (``1.0`` and ``1`` are one
-    category, named ``1``); a larger one a float when a float holds it
-    exactly, an int otherwise; anything else the float it is. Python
-    compares ints and floats exactly, so distinct numbers stay distinct."""
-    if isinstance(value, float) and not value.is_integer():
-        return value  # inf included
-    if abs(value) <= 2**53:
-        return int(value)
-    try:
-        as_float = float(value)
-    except OverflowError:  # an int beyond the floats
-        return value
-    return as_float if as_float == value else int(value)
-
-
-def _key_value(key):
-    """The canonical value a key stands for."""
-    return {_NAN: math.nan, _NONE: None}.get(key[0], key[1])
-
-
 def _objects(keys):
     """An object array of the values of ``keys``."""
     out = np.empty(len(keys), dtype=object)
-    out[:] = [_key_value(key) for key in keys]
+    out[:] = [key_value(key) for key in keys]
     return out
 
 
@@ -129,14 +74,14 @@ def _column_values(X, j, name):
             f"column {name} has dtype {column.dtype}; the encoder takes "
             "numbers, strings or objects."
         )
-    return _objects([_cell_key(v, name) for v in column])
+    return _objects([cell_key(v, name) for v in column])
 
 
 def _keys(column, name):
     """The sort keys of a column's cells (object columns), or the column."""
     if column.dtype.kind != "O":
         return column
-    return [_cell_key(v, name) for v in column]
+    return [cell_key(v, name) for v in column]
 
 
 def _distinct_counts(column, name):
@@ -397,7 +342,7 @@ class PrivateOneHotEncoder(PrivateEstimatorMixin, TransformerMixin, BaseEstimato
             # the public list's own values: never cast to the data's dtype
             # or string width, which would truncate a longer public category
             given = np.asarray(given, dtype=object).ravel()
-            values, _ = _distinct_counts(_objects([_cell_key(v, j) for v in given]), j)
+            values, _ = _distinct_counts(_objects([cell_key(v, j) for v in given]), j)
             if all(isinstance(v, str) for v in values):
                 values = np.array(values.tolist(), dtype=str)
             public.append(values)

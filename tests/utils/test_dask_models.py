@@ -229,7 +229,7 @@ def test_a_label_outside_the_public_classes_drops_its_row(data):
     [
         (None, "public classes"),
         ([0.5, 1.5], "Unknown label type"),
-        ([1], "at least 2 classes"),
+        ([1], "at least 2 public classes"),
     ],
 )
 def test_logistic_on_dask_needs_valid_public_classes_before_any_charge(
