@@ -39,6 +39,7 @@ from skdp.model_selection._holdout import (
     _holdout_split,
     _timed_fit_on_part,
     check_fits_on_zero_rows,
+    check_holdout_targets,
     holdout_row_scores,
     holdout_total,
     select_by_holdout_scores,
@@ -257,22 +258,36 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
       function of its release, and it scores the worst. Its refit on all
       rows can fail the same way after the search's charge (state
       ``classes`` to rule that out).
-    - A candidate whose fit or prediction fails all the same, or whose
-      prediction does not give one finite score per held-out row, scores
-      the worst possible on every held-out row (0 correct predictions, or a
-      loss of ``loss_bound``): one held-out row still moves every total by
-      at most ``Δ``, in the same direction. Its guarantee then rests on the
-      failure being a function of the candidate's own private release;
-      skdp's estimators do not fail after their charge. With
+    - Each held-out row's score is computed from that row alone (and from
+      the candidate, a private release from the disjoint training part),
+      so one held-out row moves every total by at most ``Δ``, in the same
+      direction. Predictions and targets are compared row by row, one row
+      of outputs per held-out row (``y`` of shape ``(n, 1)`` is made 1-D
+      before the charge for a single-output estimator, as scikit-learn's
+      ``column_or_1d`` does, and ``y`` of several columns is refused for
+      it); a prediction of another shape than the targets' (public: the
+      candidate's outputs and ``y``'s columns) scores the worst. The
+      held-out rows are predicted together, and if that fails (an
+      exception, another shape, a score that is not finite) each row is
+      predicted alone: a row whose own prediction fails scores the worst
+      alone (0, or a loss of ``loss_bound``), and the other rows keep
+      their scores. This rests on ``predict`` treating the rows of its
+      input independently (scikit-learn's contract), so that a row gets
+      the same prediction in the batch as alone.
+    - A candidate whose fit fails all the same scores the worst possible on
+      every held-out row (0 correct predictions, or a loss of
+      ``loss_bound``): a function of the candidate's own private release,
+      since skdp's estimators do not fail after their charge. With
       ``refit=False`` such a candidate, if chosen, leaves no
       ``best_estimator_``.
     - An empty held-out part sums to 0 for every candidate (the sum over no
       rows): the selection is then uniform.
-    - The totals are formed in units of ``Δ`` (each row adds a score in
-      ``[0, 1]`` or ``[-1, 0]``, correctly rounded) and summed exactly
-      rounded (``math.fsum``), so they never overflow, whatever
-      ``loss_bound``; losses that are NaN or beyond ``loss_bound`` count as
-      ``loss_bound``.
+    - The totals are formed in units of ``Δ``: each row adds a score in
+      ``[0, 1]`` or ``[-1, 0]`` (a loss is the mean over the row's outputs
+      of each output's error clipped to ``loss_bound`` and divided by it;
+      an error that is NaN counts as ``loss_bound``), rounded to a multiple
+      of ``2**-24``, so that the sum is exact up to ``2**29`` held-out rows
+      and never overflows, whatever ``loss_bound``.
     - Warnings raised by the candidates' fits and predictions after the
       charge are silenced (whether a fit warns depends on its rows).
 
@@ -522,6 +537,8 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         plan, items = self._plan(n_features)
         self._resolve_accountant().check(sum_costs([cost for _, cost in items]))
         self._check_rows(X, y)
+        if self.method == "holdout":
+            y = check_holdout_targets(self.estimator, y)
         for model in plan["refits"] or ():
             check_fit_inputs(model, X, y)
         if self.method == "holdout":
