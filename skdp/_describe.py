@@ -229,6 +229,8 @@ def _cell_value(cell):
     Never raises: a cell whose conversion fails in any way (a list or an
     array, an object whose ``__float__`` raises) is not a number, so missing.
     """
+    if isinstance(cell, float):  # the common case first (np.float64 too)
+        return cell if math.isfinite(cell) else math.nan
     if isinstance(cell, str):
         return parse_cell(cell)
     if cell is np.ma.masked or (isinstance(cell, np.ndarray) and cell.ndim):
