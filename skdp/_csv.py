@@ -6,6 +6,10 @@ reaches the output only through its own cells: a cell that is not a finite
 number (text, ``NA``, ``inf``, bytes that are not UTF-8) is missing (NaN)
 in that row and column only, and a record ends at the end of its line (a
 quote left open there closes; a quoted field cannot swallow later lines).
+A line ends at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (universal newlines),
+in the header as in the rows: with ``\\n`` alone, a file with ``\\r`` line
+ends (Excel's "CSV (Macintosh)") would be one header line whose width, the
+number of columns, grows with its rows.
 These are the per-cell rules that keep the release differentially private
 under add/remove of one row: one line can change its own row's cells and
 nothing else (the header's width, the other rows, which columns exist).
@@ -120,18 +124,38 @@ def _open_binary(path):
     return raw, raw
 
 
+def _newlines_as_lf(data):
+    """``\\r\\n`` and a lone ``\\r`` as ``\\n``: every line end is one byte.
+
+    A carriage return is never part of a UTF-8 sequence, so this is safe on
+    bytes that are not decoded yet.
+    """
+    if b"\r" not in data:  # memchr: most files have none
+        return data
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
 def _blocks(stream, size):
-    """Blocks of whole lines: each ends at a newline (a record is a line)."""
+    """Blocks of whole lines, each ending at a ``\\n``: a record is a line.
+
+    A line ends at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (universal
+    newlines, as Python's text files read them; Excel's "CSV (Macintosh)"
+    has ``\\r`` only), and every line end becomes ``\\n``: no block holds a
+    ``\\r``. A ``\\r`` at the end of a read waits for the next byte, which
+    tells whether it is the first half of ``\\r\\n``.
+    """
     carry = b""
+    held_cr = False
     while data := stream.read(size):
-        data = carry + data
+        if held_cr:
+            data = b"\r" + data
+        held_cr = data.endswith(b"\r")
+        data = carry + _newlines_as_lf(data[:-1] if held_cr else data)
         cut = data.rfind(b"\n") + 1
-        if cut == 0:
-            carry = data
-            continue
         carry = data[cut:]
-        yield data[:cut]
-    if carry:
+        if cut:
+            yield data[:cut]
+    if carry or held_cr:  # the file's last line, ended by its end
         yield carry + b"\n"
 
 
@@ -152,22 +176,20 @@ def _read_header(blocks, path):
         text = first[:end].decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValueError(f"The header of {path} is not UTF-8 text: {exc}.") from None
-    header = _fields(text.rstrip("\r\n"))
+    header = _fields(text.rstrip("\n"))
     if not header:
         raise ValueError(f"{path} is empty: no header row.")
     return [name.strip() for name in header], first[end:]
 
 
 def _fields(line):
-    """The csv module's fields of one line (``str``, its newline removed).
+    """The csv module's fields of one line (``str``, its newline removed;
+    it holds no carriage return, see :func:`_blocks`).
 
-    A carriage return left in the line reads as a space (the csv module
-    would end the record there, and :func:`parse_cell` strips both alike);
-    a quote left open closes at the end of the line. ``[]`` for an empty
+    A quote left open closes at the end of the line. ``[]`` for an empty
     line, and for a line the csv module cannot read. Without a quote the
     csv module's reading is the split at commas, done here directly.
     """
-    line = line.replace("\r", " ")
     if '"' not in line:
         return line.split(",") if line else []
     try:
@@ -192,12 +214,12 @@ def _store_parsed(parsed, columns):
 
 
 def _lines(block):
-    """The lines of a block, each without its ``\\n`` or ``\\r\\n``; bytes
-    that are not UTF-8 become U+FFFD (never a separator or a quote)."""
+    """The lines of a block, each without its ``\\n``; bytes that are not
+    UTF-8 become U+FFFD (never a separator or a quote)."""
     lines = block.decode("utf-8", "replace").split("\n")
     if lines and not lines[-1]:
         lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    return lines
 
 
 def _add_csv_block(block, columns):

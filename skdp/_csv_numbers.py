@@ -44,9 +44,9 @@ class Workspace:
 
 
 def _tidy(block):
-    """Drop what ``strip`` makes irrelevant in a quote-free block: ``\\r``
-    before a newline and spaces next to a separator."""
-    block = b"\n" + block.replace(b"\r\n", b"\n")
+    """Drop what ``strip`` makes irrelevant in a quote-free block: spaces
+    next to a separator."""
+    block = b"\n" + block
     for pair, single in ((b" ,", b","), (b", ", b","), (b" \n", b"\n")):
         while pair in block:
             block = block.replace(pair, single)
@@ -181,12 +181,13 @@ class Parsed(NamedTuple):
 
 def parse_fast_block(block, n_fields, work):
     """Parse a block with numpy; None if its rows are ragged or its quotes
-    are not plain quoted fields (the csv module then reads it)."""
-    # one-byte searches (memchr) before any copy
-    if b'"' in block:  # spaces stay: ' "5"' is not a quoted field
-        if b"\r" in block:
-            block = block.replace(b"\r\n", b"\n")
-    elif b" " in block or b"\r" in block:
+    are not plain quoted fields (the csv module then reads it).
+
+    ``block`` is whole lines, each ended by ``\\n``, without a ``\\r``
+    (:func:`skdp._csv._blocks` turns every line end into ``\\n``)."""
+    # one-byte searches (memchr) before any copy; spaces stay next to a
+    # quote: ' "5"' is not a quoted field
+    if b'"' not in block and b" " in block:
         block = _tidy(block)
     codes = np.frombuffer(block, dtype=np.uint8)
     ends = _field_ends(codes, n_fields)

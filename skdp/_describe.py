@@ -13,6 +13,7 @@ import numbers
 import sys
 import time
 import warnings
+from collections.abc import Iterable
 from typing import NamedTuple
 
 import numpy as np
@@ -223,38 +224,86 @@ def _describe_column(values, plan, releases, public_bounds, seeds):
 
 
 def _cell_value(cell):
-    """One cell as a float: NaN unless it is a finite real number."""
+    """One cell as a float: NaN unless it is a finite real number.
+
+    Never raises: a cell whose conversion fails in any way (a list or an
+    array, an object whose ``__float__`` raises) is not a number, so missing.
+    """
+    if isinstance(cell, float):  # the common case first (np.float64 too)
+        return cell if math.isfinite(cell) else math.nan
     if isinstance(cell, str):
         return parse_cell(cell)
+    if cell is np.ma.masked or (isinstance(cell, np.ndarray) and cell.ndim):
+        return math.nan  # masked; or like a list: a sequence is not a number
     if isinstance(cell, complex | np.complexfloating):
         cell = cell.real if cell.imag == 0 else math.nan
     try:
         value = float(cell)
-    except (TypeError, ValueError, OverflowError):
+    except Exception:  # any cell, any failure: missing in this cell only
         return math.nan
     return value if math.isfinite(value) else math.nan
+
+
+def _check_column(name, values):
+    """Refuse a column that is not a one-dimensional sequence of cells.
+
+    A property of the container's type and shape, which the caller states,
+    never of its values: a 2-D array is several columns (reading it as one
+    would flatten its rows), a scalar or a string is not a column.
+    """
+    ndim = getattr(values, "ndim", None)
+    if ndim is not None and ndim != 1:
+        raise ValueError(
+            f"Column {name!r} is a {ndim}-dimensional {type(values).__name__}; "
+            "describe reads one-dimensional columns: pass each column under its "
+            "own key (for a 2-D array X, {'x0': X[:, 0], 'x1': X[:, 1], ...}). "
+            "Nothing was charged."
+        )
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise TypeError(
+            f"Column {name!r} is a {type(values).__name__}, not a sequence of "
+            "values: pass a list or a 1-D array of its cells. Nothing was charged."
+        )
+
+
+def _typed_array(values):
+    """The cells of a 1-D container with a numeric numpy dtype, as float64,
+    or None for any other container.
+
+    The dtype is the container's, not inferred from the cells, and the cast
+    is the per-cell ``float(cell)`` (bool 0/1, ints and long doubles rounded
+    to the nearest double, float32 and float16 exact); a masked cell of a
+    masked array is missing.
+    """
+    dtype = getattr(values, "dtype", None)
+    if not (isinstance(dtype, np.dtype) and dtype.kind in "biuf"):
+        return None
+    array = np.asarray(values)
+    if array.dtype != dtype or array.ndim != 1:
+        return None
+    with np.errstate(all="ignore"):  # long doubles beyond the double range
+        array = array.astype(np.float64)
+    array[np.ma.getmaskarray(values)] = np.nan  # a masked cell is missing
+    return array
 
 
 def _finite_values(values):
     """A column's finite values, by a per-cell rule that never raises.
 
-    Every cell is read on its own: a cell that is not a finite real number
-    (NaN, ``±inf``, ``None``, text that :func:`~skdp._csv.parse_cell` does
-    not read as a number, a complex number with an imaginary part) is
-    missing and left out of that column only. Nothing here depends on
-    another cell, and nothing is refused or warned: a refusal decided by one
-    cell would tell that the cell is there.
+    Every cell is read on its own (:func:`_cell_value`): a cell that is not
+    a finite real number (NaN, ``±inf``, ``None``, text that
+    :func:`~skdp._csv.parse_cell` does not read as a number, a complex
+    number with an imaginary part, a list) is missing and left out of that
+    column only. Nothing here depends on another cell (the column is never
+    read as a whole by ``np.asarray``, whose dtype the cells would choose),
+    and nothing is refused or warned: a refusal decided by one cell would
+    tell that the cell is there. ``values`` has passed :func:`_check_column`.
     """
-    try:
-        array = np.asarray(values)
-    except ValueError:  # nested sequences of different lengths
-        array = np.asarray(values, dtype=object)
-    array = array.ravel()
-    if array.dtype.kind in "biuf":
-        with np.errstate(all="ignore"):  # float128 beyond the double range
-            array = array.astype(np.float64)
-    else:  # text, objects, complex, dates: each cell on its own
-        array = np.fromiter(map(_cell_value, array), np.float64, array.size)
+    array = _typed_array(values)
+    if array is None:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            array = np.fromiter(map(_cell_value, values), np.float64)
     return array[np.isfinite(array)]
 
 
@@ -272,11 +321,13 @@ def describe(
 
     Parameters
     ----------
-    data : dict of str to array-like
-        Column name to its values. Every key is described (the keys are the
-        schema, stated by the caller); a value that is not a finite real
-        number (NaN, ``±inf``, ``None``, text) is missing, left out of that
-        column's statistics only.
+    data : dict of str to sequence or 1-D array
+        Column name to its cells. Every key is described (the keys are the
+        schema, stated by the caller); a cell that is not a finite real
+        number (NaN, ``±inf``, ``None``, text, a list, a masked cell) is
+        missing, left out of that column's statistics only. A column that is
+        not one-dimensional (a 2-D array, a scalar, a string) is refused
+        before anything is charged.
     epsilon : float, default=1.0
         Total budget, split equally between the keys of ``data`` (basic
         composition: one row touches every column).
@@ -320,14 +371,17 @@ def describe(
     **The schema is the caller's.** ``d`` is the number of keys of
     ``data``, and which columns are described, their shares of ``epsilon``,
     the ledger entries, and every error are functions of the keys,
-    ``bounds`` and the other parameters alone, never of the values: a
+    ``bounds``, the other parameters and the columns' container types and
+    shapes (a 2-D array is refused) alone, never of the values: a
     column whose values are all missing is described like any other (its
     released count is about 0, its other statistics are the mechanisms'
-    answers on no rows). Each value is read on its own (a per-cell rule:
-    not a finite real number means missing), so adding or removing one row
-    adds or removes at most one value in each column and the per-column
-    releases keep their add/remove sensitivities. Reading the schema from
-    the values would not be private: one row holding ``abc`` or ``inf``
+    answers on no rows). Each cell is read on its own (a per-cell rule:
+    not a finite real number means missing; a column is never converted as
+    a whole, so the other cells cannot change how a cell reads, as
+    ``np.asarray`` would by choosing a dtype for all of them), so adding or
+    removing one row adds or removes at most one value in each column and
+    the per-column releases keep their add/remove sensitivities. Reading
+    the schema from the values would not be private: one row holding ``abc`` or ``inf``
     would remove its column (doubling the others' shares), and one row
     holding the only value of an empty column would add it, each with
     certainty.
@@ -353,6 +407,8 @@ def describe(
     integer = isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool)
     if n_jobs is not None and not (integer and n_jobs != 0):
         raise ValueError(f"n_jobs must be a non-zero integer or None; got {n_jobs!r}.")
+    for name, values in data.items():
+        _check_column(name, values)
     bounds = dict(bounds or {})
     unknown = sorted(set(bounds) - set(data))
     if unknown:

@@ -2,6 +2,7 @@
 
 import csv
 import gzip
+import io
 import math
 
 import numpy as np
@@ -11,15 +12,18 @@ from skdp._csv import parse_cell
 
 def reference_read(path, columns=None):
     """The reader by its rules, one line at a time: each line (after the
-    header, without its ``\\n`` or ``\\r\\n``, bytes that are not UTF-8 as
-    U+FFFD, another ``\\r`` as a space) read by the csv module on its own,
-    ``parse_cell`` on every cell, every column of the header kept (a byte-
-    order mark is not part of a name)."""
+    header; a line ends at ``\\n``, ``\\r\\n`` or a lone ``\\r``, Python's
+    universal newlines; bytes that are not UTF-8 as U+FFFD) read by the csv
+    module on its own, ``parse_cell`` on every cell, every column of the
+    header kept (a byte-order mark is not part of a name)."""
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rb") as handle:
-        text = handle.read().decode("utf-8-sig", "replace")
-    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
-    rows = [next(csv.reader([line.replace("\r", " ")]), []) for line in lines]
+        raw = handle.read()
+    # newline=None: io's own universal newlines, every line end read as \n
+    text = io.TextIOWrapper(
+        io.BytesIO(raw), encoding="utf-8-sig", errors="replace", newline=None
+    ).read()
+    rows = [next(csv.reader([line]), []) for line in text.split("\n")]
     header = [name.strip() for name in rows[0]]
     rows = [row for row in rows[1:] if row]
     data = {}

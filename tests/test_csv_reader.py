@@ -40,7 +40,7 @@ TOKENS = [
 TEXT = ["abc", "1.2.3", "-", ".", "5-", "--5", "1,5"]
 
 
-def random_table(rng, n_rows, n_columns, *, text_share=0.0, crlf=False):
+def random_table(rng, n_rows, n_columns, *, text_share=0.0, newline="\n"):
     header = [f"c{j}" for j in range(n_columns)]
     lines = [",".join(header)]
     pool = TOKENS + [f"{x:.{d}f}" for x, d in zip(
@@ -52,7 +52,7 @@ def random_table(rng, n_rows, n_columns, *, text_share=0.0, crlf=False):
             cells[rng.integers(n_columns)] = str(rng.choice(TEXT))
         cells = [f'"{c}"' if "," in c else c for c in cells]
         lines.append(",".join(cells))
-    return ("\r\n" if crlf else "\n").join(lines) + "\n"
+    return newline.join(lines) + newline
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -63,7 +63,7 @@ def test_random_cells_read_as_before(tmp_path, seed):
         int(rng.integers(1, 400)),
         int(rng.integers(1, 6)),
         text_share=float(rng.choice([0.0, 0.002, 0.05])),
-        crlf=bool(seed % 3 == 0),
+        newline=["\n", "\r\n", "\r"][seed % 3],
     )
     path = tmp_path / "r.csv"
     path.write_bytes(text.encode())
@@ -96,6 +96,45 @@ def test_gzip_crlf_bom_and_no_final_newline(tmp_path):
     data = scan_numeric_csv(path)
     np.testing.assert_array_equal(data["a"], [1.0, -2.5, 3.0])
     assert list(data) == ["a", "b"] and np.isnan(data["b"]).all()
+
+
+LINE_ENDS = {"cr": ["\r"], "crlf": ["\r\n"], "mixed": ["\r", "\n", "\r\n"]}
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+@pytest.mark.parametrize("kind", list(LINE_ENDS))
+def test_every_line_end_ends_a_line(tmp_path, kind, gzipped):
+    # main read a file with \r-only line ends (Excel's "CSV (Macintosh)")
+    # up to its first \n: the whole file was its header, every cell a column
+    # name. A line ends at \n, \r\n or a lone \r, in every block layout
+    # (block_bytes=1 splits every \r\n between two reads)
+    lines = ["age,income", "25,50000", '"37",62000', "", "41, 5.8e4", "x,-1"]
+    ends = LINE_ENDS[kind] * len(lines)
+    text = "".join(line + end for line, end in zip(lines, ends, strict=False))
+    path = tmp_path / ("t.csv.gz" if gzipped else "t.csv")
+    with (gzip.open if gzipped else open)(path, "wb") as handle:
+        handle.write(text.encode())
+    expected = {
+        "age": np.array([25.0, 37.0, 41.0, np.nan]),
+        "income": np.array([50000.0, 62000.0, 58000.0, -1.0]),
+    }
+    assert_same_columns(reference_read(path), expected)
+    for block_bytes, n_jobs in ((1, None), (2, 2), (3, None), (7, 2), (1 << 18, 1)):
+        got = scan_numeric_csv(path, block_bytes=block_bytes, n_jobs=n_jobs)
+        assert_same_columns(got, expected)
+
+
+def test_a_lone_carriage_return_ends_a_line_even_within_quotes(tmp_path):
+    # as a quoted \n does: one line, one row, whatever the quotes
+    path = tmp_path / "q.csv"
+    path.write_bytes(b'a,b\r\n1,"x\ry"\r\n2,3\n"4\r5",6\r')
+    expected = {
+        "a": np.array([1.0, np.nan, 2.0, 4.0, np.nan]),
+        "b": np.array([np.nan, np.nan, 3.0, np.nan, 6.0]),
+    }
+    assert_same_columns(reference_read(path), expected)
+    for block_bytes in (1, 4, 1 << 18):
+        assert_same_columns(scan_numeric_csv(path, block_bytes=block_bytes), expected)
 
 
 def test_a_quoted_newline_ends_the_record(tmp_path):

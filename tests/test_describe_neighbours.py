@@ -43,7 +43,7 @@ ADVERSARIAL = {
     "not utf-8": (b"\xff\xfe,1,\xc3,", [NAN, 1.0, NAN, NAN]),
     "huge field": (b'"' + b"x" * 200_000 + b'",1,2,', [NAN, 1.0, 2.0, NAN]),
     "huge number": (b"1" * 200_000 + b",1,2,", [NAN, 1.0, 2.0, NAN]),
-    "lone carriage return": (b"1\r2,\r3,4,", [NAN, 3.0, 4.0, NAN]),
+    "lone carriage return": (b"1\r2,\r3,4,", None),  # three lines: see below
 }
 
 
@@ -124,6 +124,19 @@ def test_a_quoted_field_does_not_span_lines(tmp_path, block_bytes):
     same_bits(scan_numeric_csv(d_plus, block_bytes=block_bytes), expected)
 
 
+@pytest.mark.parametrize("block_bytes", [1, 7, 1 << 18])
+def test_a_lone_carriage_return_ends_a_line(tmp_path, block_bytes):
+    # a line ends at \n, \r\n or a lone \r (universal newlines): the line
+    # is three rows, each of its own cells (main read \r as a space: one row)
+    _, d_plus = neighbours(tmp_path, "lone carriage return")
+    rows = [[1.0, NAN, NAN, NAN], [2.0, NAN, NAN, NAN], [3.0, 4.0, NAN, NAN]]
+    expected = {
+        name: np.insert(values, AT, [row[j] for row in rows])
+        for j, (name, values) in enumerate(base_columns().items())
+    }
+    same_bits(scan_numeric_csv(d_plus, block_bytes=block_bytes), expected)
+
+
 # -- the command: identical structure on neighbours ----------------------------
 def run(capsys, path, *flags):
     code = main(["describe", str(path), "--json", "--seed", "3", "--quiet", *flags])
@@ -172,6 +185,57 @@ def test_cli_neighbours_have_the_same_structure(tmp_path, capsys, kind, flags):
     epsilon = float(flags[-1]) if "--epsilon" in flags else 1.0
     for row in out["columns"].values():
         assert row["epsilon"] == pytest.approx(epsilon / len(names), rel=1e-12)
+
+
+def write_cr(path, lines):
+    """A file with \\r-only line ends: Excel's "CSV (Macintosh)"."""
+    path.write_bytes(b"\r".join([HEADER.encode(), *lines]) + b"\r")
+    return path
+
+
+def ledger_labels(path):
+    return [entry.label for entry in BudgetAccountant.open(path).entries]
+
+
+@pytest.mark.parametrize("kind", ["text", "value in the empty column", "short"])
+def test_cli_cr_only_neighbours_are_read_like_their_lf_files(tmp_path, capsys, kind):
+    # main read a \r-only file up to its first \n, so the whole file was
+    # the header: the cells were column names (on stdout, in the notes and
+    # in the ledger labels) and one more row was one more column (epsilon
+    # per column 0.2 -> 0.167 on the review's 3- and 4-row files). Now the
+    # header is the first line, and the release is the \n file's
+    lines, line = base_lines(), ADVERSARIAL[kind][0]
+    plus = [*lines[:AT], line, *lines[AT:]]
+    outputs = []
+    for name, rows in (("d", lines), ("d_plus", plus)):
+        for newline, writer in (("cr", write_cr), ("lf", write)):
+            path = writer(tmp_path / f"{name}_{newline}.csv", rows)
+            db = tmp_path / f"{name}_{newline}.sqlite"
+            code, out, err = run(capsys, path, "--ledger", str(db), "--budget", "10")
+            assert (code, err) == (0, "")
+            assert list(out["columns"]) == ["a", "b", "c", "e"]
+            assert {row["epsilon"] for row in out["columns"].values()} == {0.25}
+            assert {label.split("'")[1] for label in ledger_labels(db)} == set("abce")
+            del out["source"]
+            outputs.append(out)
+    d_cr, d_lf, plus_cr, plus_lf = outputs
+    assert d_cr == d_lf and plus_cr == plus_lf
+    assert structure(plus_cr) == structure(d_cr)
+
+
+def test_cli_review_cr_only_files(tmp_path, capsys):
+    # the review's repro: age,income with 3 rows, and 4 rows
+    for name, rows in (("mac", 3), ("mac_plus", 4)):
+        text = "age,income\r25,50000\r37,62000\r41,58000\r99,1000000\r"
+        path = tmp_path / f"{name}.csv"
+        path.write_text("\r".join(text.split("\r")[: rows + 1]) + "\r")
+        code, out, err = run(capsys, path)
+        assert (code, err) == (0, "")
+        assert list(out["columns"]) == ["age", "income"]
+        assert [row["epsilon"] for row in out["columns"].values()] == [0.5, 0.5]
+        assert main(["describe", str(path), "--columns", "age,income", "--quiet"]) == 0
+        table = capsys.readouterr().out.splitlines()
+        assert [row.split()[0] for row in table[2:4]] == ["age", "income"]
 
 
 @pytest.mark.parametrize("seed", range(3))
