@@ -14,6 +14,10 @@ A fit also warns of nothing but skdp's own warnings, which are computed from
 released values (a RuntimeWarning after the charge would be a branch on the
 data).
 
+``skdp describe`` is in it too, through its Python function (one added cell
+of any kind); its command line has its own neighbour tests on files, flags,
+stderr and exit codes (tests/test_describe_neighbours.py).
+
 Invalid input (NaN, infinity, a label outside a stated label set) is refused
 before the charge: that is the caller's contract, checked by the validation
 tests; the rows here are all valid.
@@ -272,3 +276,34 @@ def test_every_public_estimator_is_in_the_neighbour_test():
         type(est).__name__ for est in CLASSIFIERS + REGRESSORS + TRANSFORMERS + SEARCHES
     }
     assert public - {"PrivateOneHotEncoder"} <= tested  # tested above
+
+
+def _describe_structure(columns, seed):
+    """What ``skdp describe`` (its Python function) releases, but the numbers."""
+    from skdp._describe import describe
+
+    accountant = skdp.BudgetAccountant()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = describe(columns, accountant=accountant, random_state=seed)
+    return {
+        "columns": list(result),
+        "keys": {name: sorted(stats) for name, stats in result.items()},
+        "ledger": [(e.label, e.epsilon, e.delta) for e in accountant.entries],
+        "warnings": sorted({w.category.__name__ for w in caught}),
+    }
+
+
+@pytest.mark.parametrize(
+    "cell", ["abc", None, float("nan"), 1e308, 5e-324, True, [1.0, 2.0]]
+)
+def test_describe_one_added_cell_changes_nothing_but_noise(cell):
+    # The command line's own neighbour tests (files, flags, stderr, exit
+    # codes) are in tests/test_describe_neighbours.py; this is the same
+    # property for the function, in the common test.
+    X, _ = _base_table()
+    columns = {f"x{j}": list(X[:, j]) for j in range(X.shape[1])}
+    columns["empty"] = [None] * N_ROWS
+    added = {name: [*cells, cell] for name, cells in columns.items()}
+    for seed in SEEDS[:2]:
+        assert _describe_structure(columns, seed) == _describe_structure(added, seed)
