@@ -14,7 +14,7 @@ X, y = make_classification(n_samples=5_000, n_features=4, random_state=0)
 
 model = make_pipeline(
     PrivateStandardScaler(epsilon=0.5, bounds=(-5, 5), random_state=0),
-    PrivateLogisticRegression(epsilon=1.0, delta=1e-6, random_state=0),
+    PrivateLogisticRegression(1.0, 1e-6, classes=[0, 1], random_state=0),
 )
 accountant = BudgetAccountant(epsilon=2.0, delta=1e-5)
 with accountant:  # charged for every fit in the block, before it reads data

@@ -166,7 +166,7 @@ def test_noisy_max_holdout_selects_C_privately(binary):
     X, Xt, y, yt = binary
     acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
     search = NoisyMaxSearchCV(
-        PrivateLogisticRegression(1.0, random_state=0),
+        PrivateLogisticRegression(1.0, classes=[0, 1], random_state=0),
         {"C": [1e-4, 1.0]},
         method="holdout",
         epsilon=0.5,
