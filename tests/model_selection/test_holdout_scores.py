@@ -183,20 +183,27 @@ def test_a_several_output_loss_at_the_ends_of_loss_bound(loss_bound):
     assert total == -1.5  # rows: the worst, none, half the worst
 
 
-class SingleOutput(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
-    """A private regressor (single output, by its tags) that reads y blindly."""
-
-    def __init__(self, epsilon=1.0, accountant=None):
-        self.epsilon = epsilon
-        self.accountant = accountant
+class ChargesItsEpsilon(PrivateEstimatorMixin):
+    """A stand-in private estimator: its fit charges ``epsilon``, nothing else."""
 
     def _fit_cost(self, n_features=None):
         from skdp.accounting import PrivacyCost
 
         return PrivacyCost(self.epsilon)
 
-    def fit(self, X, y):
+    def _charge_fit(self):
         self._charge([("release", self._fit_cost())])
+
+
+class SingleOutput(ChargesItsEpsilon, RegressorMixin, BaseEstimator):
+    """A private regressor (single output, by its tags) that reads y blindly."""
+
+    def __init__(self, epsilon=1.0, accountant=None):
+        self.epsilon = epsilon
+        self.accountant = accountant
+
+    def fit(self, X, y):
+        self._charge_fit()
         self.y_shape_ = np.shape(y)[1:]
         return self
 
@@ -338,19 +345,14 @@ def test_a_search_with_a_failing_row_neither_raises_nor_warns():
     X[:5] = 99.0
     y = (X[:, 0] > 0).astype(int)
 
-    class PrivateFailsOnValue(PrivateEstimatorMixin, FailsOnValue):
+    class PrivateFailsOnValue(ChargesItsEpsilon, FailsOnValue):
         def __init__(self, bad=99.0, epsilon=1.0, accountant=None):
             self.bad = bad
             self.epsilon = epsilon
             self.accountant = accountant
 
-        def _fit_cost(self, n_features=None):
-            from skdp.accounting import PrivacyCost
-
-            return PrivacyCost(self.epsilon)
-
         def fit(self, X, y):
-            self._charge([("release", self._fit_cost())])
+            self._charge_fit()
             self.classes_ = np.array([0, 1])
             return self
 
