@@ -111,18 +111,26 @@ def split_budget(total, weights):
 def budget_left(total, used):
     """``total - used``, rounded down so that ``used + left <= total`` exactly.
 
-    A float subtraction rounds to nearest, so ``9.0 - 2.7`` comes out one
-    unit in the last place above what ``9.0`` leaves after ``2.7``, and an
-    estimator that charges both parts would not fit a budget of exactly 9.
+    The accountant adds up the floats' decimal values exactly (:func:`exact`),
+    and a float subtraction is not the decimal remainder: ``1.0 -
+    0.9999999999`` is ``1.000000082740371e-10``, so an estimator that charged
+    both parts would not fit a budget of exactly 1. The result is the float
+    nearest the exact remainder, stepped down until its decimal value fits
+    (a step or two, whatever the magnitudes).
 
     Examples
     --------
     >>> from skdp.accounting._composition import budget_left, exact
-    >>> left = budget_left(9.0, 2.7)
-    >>> exact(2.7) + exact(left) <= exact(9.0), left < 9.0 - 2.7
+    >>> left = budget_left(1.0, 0.9999999999)
+    >>> exact(0.9999999999) + exact(left) <= exact(1.0), left < 1.0 - 0.9999999999
     (True, True)
+    >>> budget_left(9.0, 2.7)
+    6.3
     """
-    left = max(total - used, 0.0)
+    # start at the float nearest the exact (decimal) remainder, not at the
+    # float difference: when ``used`` is close to ``total`` the two differ by
+    # up to ulp(total), which is many ulps of the remainder
+    left = max(float(exact(total) - exact(used)), 0.0)
     while exact(used) + exact(left) > exact(total) and left > 0:
         left = math.nextafter(left, 0.0)
     return left

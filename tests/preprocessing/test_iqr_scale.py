@@ -468,3 +468,21 @@ def test_zero_width_release_scales_by_one():
     X = np.full((10_000, 1), 2.0)
     est = IQRScale(1.0, bounds=(0, 10), random_state=0).fit(X)
     assert est.scale_[0] == 1.0
+
+
+@pytest.mark.parametrize("bounds_share", [1e-12, 0.5, 1 - 1e-10, 1 - 2**-52])
+def test_bounds_share_at_both_ends_charges_exactly_epsilon(bounds_share):
+    # the quartiles' share is budget_left(eps, eps * share); near share = 1 it
+    # used to step down one float at a time from a start 1e-17 too high
+    # (about 6e8 steps at 1 - 1e-10: the fit never returned)
+    acc = BudgetAccountant(epsilon=1.0)
+    X = adult_like_ages(500)
+    est = IQRScale(bounds_share=bounds_share, accountant=acc, random_state=0)
+    try:
+        est.fit(X)
+    except ValueError as error:  # a share too small to search: refused, free
+        assert "cannot search bounds" in str(error) and acc.entries == ()
+        return
+    assert sum(e.epsilon for e in acc.entries) <= 1.0
+    assert acc.entries[-1].epsilon > 0
+    assert acc.total()[0] == pytest.approx(1.0)
