@@ -304,9 +304,11 @@ class IQRScale(
     def _fit_cost(self, n_features=None):
         if self.method == "dwork_lei":
             return super()._fit_cost(n_features)
-        # the joint method's ledger items do not depend on the number of features
-        _, items = self._joint_plan(1 if n_features is None else n_features)
-        return self._cost_of_items(items)
+        # the joint method's ledger items do not depend on the number of
+        # features; without it, validate against the number the bounds state
+        if n_features is None:
+            n_features = features_stated_by(self.bounds)
+        return self._cost_of_items(self._joint_plan(n_features)[1])
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -387,3 +389,10 @@ class IQRScale(
             getattr(self, "feature_names_in_", None),
         )
         return self
+
+
+def features_stated_by(bounds):
+    """How many features per-feature ``bounds`` state (1 for scalars or None)."""
+    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
+        return 1
+    return max((np.size(side) for side in bounds if side is not None), default=1)

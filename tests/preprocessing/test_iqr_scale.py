@@ -421,20 +421,24 @@ def test_joint_without_bounds_pays_a_share_for_private_bounds():
         {},
         {"bounds": (0, 10)},
         {"bounds": (0, None), "bounds_share": 0.1},
+        {"bounds": ([0, 0, 0], [100, 100, 200])},
+        {"bounds": ([0, 0, 0], None)},
         {"method": "dwork_lei"},
         {"method": "dwork_lei", "bounds": (0, 10)},
     ],
 )
 def test_fit_cost_is_what_fit_charges(kwargs):
+    # also without the number of features (a step after a one-hot encoder),
+    # where per-feature bounds state it
     from skdp.model_selection import fit_cost
 
-    X = adult_like_ages(500)
+    X = np.hstack([adult_like_ages(500, seed) for seed in range(3)])
     acc = BudgetAccountant(delta=1.0)
     est = IQRScale(0.7, 1e-7, accountant=acc, random_state=0, **kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PTRRefusedWarning)
         est.fit(X)
-    for n_features in (1, None):
+    for n_features in (X.shape[1], None):
         cost = fit_cost(est, n_features)
         assert (cost.epsilon, cost.delta) == pytest.approx(acc.total(), rel=1e-15)
 
