@@ -148,7 +148,8 @@ class IQRScale(
     one row, ties as atoms) with ``ε_s / d`` per feature, exactly as
     :class:`PrivateRobustScaler` releases its scales; basic composition over
     the ``d`` features gives pure ε_s-DP, and ``scale_ = q75 - q25`` (1 where
-    the two are equal) is post-processing. **Private bounds.** Without public
+    the two are equal, the largest double where the difference overflows) is
+    post-processing. **Private bounds.** Without public
     bounds, ``ε_b = bounds_share·ε`` is spent first on the sparse-vector
     bounds search of :class:`PrivateMean` (a Laplace sign test around 0,
     skipped for ``bounds=(lower, None)``, then AboveThreshold over a public
@@ -359,7 +360,10 @@ class IQRScale(
 
         lower, upper = bounds_plan.run(X, source)
         with np.errstate(all="ignore"):  # after the charge nothing may warn
-            self.scale_ = quartile_scales(X, lower, upper, epsilon_each, source)
+            scales = quartile_scales(X, lower, upper, epsilon_each, source)
+        # post-processing: two finite quartiles can be more than the largest
+        # double apart (private bounds near ±upper_limit = 1.79e308)
+        self.scale_ = np.minimum(scales, np.finfo(np.float64).max)
         self.refused_ = np.zeros(n_features, dtype=bool)
         self.lower_, self.upper_ = lower, upper
         return self

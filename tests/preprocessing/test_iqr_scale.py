@@ -490,3 +490,14 @@ def test_bounds_share_at_both_ends_charges_exactly_epsilon(bounds_share):
     assert sum(e.epsilon for e in acc.entries) <= 1.0
     assert acc.entries[-1].epsilon > 0
     assert acc.total()[0] == pytest.approx(1.0)
+
+
+def test_quartiles_of_the_whole_float_range_give_a_finite_scale():
+    # private bounds up to upper_limit = 1.79e308: the released quartiles are
+    # finite but their difference can overflow; the scale is capped at the
+    # largest double (post-processing) so transform keeps the column
+    X = np.repeat([[-1.7e308], [0.0], [1.7e308]], 300, axis=0)
+    for seed in range(3):
+        est = IQRScale(10.0, upper_limit=1.79e308, random_state=seed).fit(X)
+        assert 0 < est.scale_[0] <= np.finfo(float).max
+        assert np.isfinite(est.transform(X)).all()
