@@ -45,8 +45,8 @@ X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
 # range, never the data's own minimum and maximum. Without a PTR proposal
 # (``proposed_sensitivity=None``) it uses the smooth-sensitivity median, which
 # never refuses. Its ε = 2 is split half for the three medians, half for the
-# three IQRs (each IQR gets ε/12 per test and release: see
-# :class:`skdp.IQRScale`). The logistic regression is fitted on 100 disjoint
+# three IQRs (each feature's two quartiles get ε = 1/3 in one joint release,
+# as in :class:`skdp.IQRScale`). The logistic regression is fitted on 100 disjoint
 # blocks, and the average of their clipped coefficients is released with
 # Laplace noise (ε = 1).
 accountant = BudgetAccountant(epsilon=3.0, delta=1e-6)

@@ -101,8 +101,9 @@ def split_budget(total, weights):
     weights = [float(w) for w in weights]
     scale = sum(weights)
     parts = [total * w / scale for w in weights[:-1]]
-    left = exact(total) - sum(exact(p) for p in parts)
-    last = max(float(left), 0.0)
+    decimal = exact(total) - sum(exact(p) for p in parts)
+    binary = Fraction(total) - sum(Fraction(p) for p in parts)
+    last = max(float(min(decimal, binary)), 0.0)
     while last > 0 and not _fits([*parts, last], total):
         last = math.nextafter(last, 0.0)
     return [*parts, last]
@@ -111,19 +112,26 @@ def split_budget(total, weights):
 def budget_left(total, used):
     """``total - used``, rounded down so that ``used + left <= total`` exactly.
 
-    A float subtraction rounds to nearest, so ``0.9 - 0.3`` comes out as
-    ``0.6000000000000001`` and an estimator that charges both parts would
-    not fit a budget of exactly 0.9. The result fits both as the accountant
-    reads floats (shortest decimals) and as the mechanisms use them
-    (binary values).
+    A float subtraction is not the remainder: ``0.9 - 0.3`` comes out as
+    ``0.6000000000000001``, and ``1.0 - 0.9999999999`` is
+    ``1.000000082740371e-10``, so an estimator that charged both parts would
+    not fit a budget of exactly the total. The result fits both as the
+    accountant reads floats (shortest decimals, :func:`exact`) and as the
+    mechanisms use them (binary values): it starts at the float nearest the
+    smaller of the two exact remainders and steps down a float or two.
 
     Examples
     --------
-    >>> from skdp.accounting._composition import budget_left
+    >>> from skdp.accounting._composition import budget_left, exact
     >>> 0.9 - 0.3, budget_left(0.9, 0.3)
     (0.6000000000000001, 0.6)
+    >>> left = budget_left(1.0, 0.9999999999)
+    >>> exact(0.9999999999) + exact(left) <= exact(1.0), left < 1.0 - 0.9999999999
+    (True, True)
     """
-    left = max(total - used, 0.0)
+    decimal = exact(total) - exact(used)
+    binary = Fraction(total) - Fraction(used)
+    left = max(float(min(decimal, binary)), 0.0)
     while left > 0 and not _fits([used, left], total):
         left = math.nextafter(left, 0.0)
     return left

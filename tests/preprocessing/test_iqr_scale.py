@@ -148,7 +148,9 @@ def test_wrapper_is_the_estimator():
         for seed in range(8):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PTRRefusedWarning)
-                est = IQRScale(1.0, 1e-6, bounds=(0, 10), random_state=seed).fit(data)
+                est = IQRScale(
+                    1.0, 1e-6, method="dwork_lei", bounds=(0, 10), random_state=seed
+                ).fit(data)
             twin = iqr_runs(data, seed, 1.0, 1e-6, 1)[0]
             assert (twin is None) == bool(est.refused_[0])
             if twin is not None:
@@ -207,7 +209,9 @@ def test_audit_catches_the_threshold_without_the_one():
 def test_accuracy_budget_and_transform():
     acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
     X = np.random.default_rng(4).normal(0, 10, size=(50_000, 2))
-    est = IQRScale(1.0, 1e-6, accountant=acc, random_state=0).fit(X)  # unbounded
+    est = IQRScale(  # unbounded
+        1.0, 1e-6, method="dwork_lei", accountant=acc, random_state=0
+    ).fit(X)
     assert not est.refused_.any()
     r1, r3 = (50_000 + 3) // 4, (3 * 50_000 + 3) // 4
     ordered = np.sort(X, axis=0)
@@ -229,10 +233,12 @@ def test_accuracy_budget_and_transform():
     "X",
     [np.array([[3.0]]), np.full((1000, 1), 2.0), np.full((1000, 1), 1, dtype=int)],
 )
-def test_zero_iqr_is_refused_and_spent(X):
+def test_dwork_lei_refuses_a_zero_iqr_and_spends(X):
     acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
     with pytest.warns(PTRRefusedWarning, match="IQR"):
-        est = IQRScale(bounds=(0, 10), accountant=acc, random_state=0).fit(X)
+        est = IQRScale(
+            method="dwork_lei", bounds=(0, 10), accountant=acc, random_state=0
+        ).fit(X)
     assert est.refused_[0] and np.isnan(est.scale_[0])
     with pytest.warns(PTRRefusedWarning, match="refused at fit"):
         assert np.isnan(est.transform(X)).all()
@@ -242,19 +248,19 @@ def test_zero_iqr_is_refused_and_spent(X):
 def test_refusal_raises_after_spending():
     acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
     with pytest.raises(PTRRefusedError, match="'w'"):
-        IQRScale(on_refuse="raise", accountant=acc, random_state=0).fit(
-            pd.DataFrame({"w": [1.0, 2.0, 3.0]})
-        )
+        IQRScale(
+            method="dwork_lei", on_refuse="raise", accountant=acc, random_state=0
+        ).fit(pd.DataFrame({"w": [1.0, 2.0, 3.0]}))
     assert acc.total() == pytest.approx((1.0, 1e-6))
 
 
 def test_bool_and_huge_unbounded_inputs():
     X = np.random.default_rng(5).integers(0, 2, size=(20_000, 1)).astype(bool)
-    est = IQRScale(bounds=(0, 1), random_state=0).fit(X)  # IQR 1 (quartiles 0, 1)
+    est = IQRScale(method="dwork_lei", bounds=(0, 1), random_state=0).fit(X)
     assert est.refused_[0] or 0 < est.scale_[0] <= 1
     huge = np.repeat([[-1e308], [0.0], [1e308]], 500, axis=0)
     with pytest.warns(PTRRefusedWarning):  # the IQR overflows: no bin, refused
-        est = IQRScale(random_state=0).fit(huge)
+        est = IQRScale(method="dwork_lei", random_state=0).fit(huge)
     assert est.refused_[0]
 
 
@@ -270,12 +276,28 @@ def test_bool_and_huge_unbounded_inputs():
         ({"width": 0.0}, np.ones((3, 1)), "width"),
         ({"delta": 0.0}, np.ones((3, 1)), "delta"),
         ({"epsilon": 5.0}, np.ones((3, 1)), "exceed"),
+        ({"method": "median"}, np.ones((3, 1)), "method"),
+        ({"bounds_share": 1.0}, np.ones((3, 1)), "bounds_share"),
+        ({"upper_limit": 0.0}, np.ones((3, 1)), "upper_limit"),
     ],
 )
-def test_bad_input_charges_nothing(kwargs, X, match):
+@pytest.mark.parametrize("method", ["joint", "dwork_lei"])
+def test_bad_input_charges_nothing(kwargs, X, match, method):
     acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    kwargs = {"method": method, **kwargs}
     with pytest.raises(Exception, match=match):
         IQRScale(accountant=acc, **kwargs).fit(X)
+    assert acc.entries == ()
+
+
+def test_dwork_lei_refuses_a_private_upper_bound_before_charging():
+    # (lower, None) asks the joint method for a private upper bound; the
+    # Dwork-Lei test has no such step and must say so, not charge
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="method='joint'"):
+        IQRScale(method="dwork_lei", bounds=(0, None), accountant=acc).fit(
+            np.ones((3, 1))
+        )
     assert acc.entries == ()
 
 
@@ -311,3 +333,171 @@ def test_one_selection_agrees_with_the_public_functions():
                     with np.errstate(invalid="ignore"):  # inf - inf at the pads
                         a = iqr_instability_distance(x, (lo_b, hi_b), lo, hi, cap=cap)
                     assert dist[grid, 0] == a
+
+
+# -- the default: joint private quartiles ---------------------------------------
+
+
+def adult_like_ages(n_rows=5_000, seed=0):
+    """Integer ages 17-90, right-skewed like Adult's, IQR about 20."""
+    rng = np.random.default_rng(seed)
+    return np.clip(np.round(17 + rng.gamma(3.0, 9.0, size=n_rows)), 17, 90)[:, None]
+
+
+def test_default_scale_on_adult_like_ages_is_never_refused():
+    # Issue 27: the Dwork-Lei default refused most fits on Adult's age at
+    # eps = 1 (20 of 30; ties make the IQR's bin unstable) and was off by x2-3
+    # when it answered. The default now is q75 - q25 of the joint private
+    # quartiles: no refusal, median |log(scale / IQR)| <= 0.1.
+    X = adult_like_ages()
+    q25, q75 = np.percentile(X[:, 0], [25, 75])
+    assert 18 <= q75 - q25 <= 22  # the data is like Adult's age (IQR 20)
+    errors = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a refusal would warn
+        for seed in range(10):
+            est = IQRScale(1.0, random_state=seed).fit(X)
+            assert not est.refused_.any()
+            errors.append(abs(math.log(est.scale_[0] / (q75 - q25))))
+    assert np.median(errors) <= 0.1
+
+
+def test_dwork_lei_is_kept_as_an_option():
+    X = adult_like_ages()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTRRefusedWarning)
+        refused = [
+            IQRScale(1.0, method="dwork_lei", random_state=seed).fit(X).refused_[0]
+            for seed in range(10)
+        ]
+    assert sum(refused) >= 5  # ties and 5,000 rows: the stability test refuses
+
+
+def test_joint_with_public_bounds_spends_epsilon_only_on_the_quartiles():
+    acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
+    X = np.random.default_rng(4).normal(0, 10, size=(50_000, 2))
+    est = IQRScale(1.0, 1e-6, bounds=(-100, 100), accountant=acc, random_state=0)
+    est.fit(X)
+    assert [(e.label, e.epsilon, e.delta) for e in acc.entries] == [
+        ("IQRScale: scale quartiles (0.25, 0.75)", 1.0, 0.0)
+    ]
+    assert (est.epsilon_spent_, est.delta_spent_) == (1.0, 0.0)
+    assert not est.refused_.any()
+    np.testing.assert_array_equal(est.lower_, [-100, -100])
+    np.testing.assert_array_equal(est.upper_, [100, 100])
+    truth = np.subtract(*np.percentile(X, [75, 25], axis=0))  # 13.5 each
+    # grid step 200 / 2**11 < 0.1; 25,000 rows between the quartiles
+    np.testing.assert_allclose(est.scale_, truth, rtol=0.05)
+    np.testing.assert_allclose(est.transform(X), X / est.scale_)
+    np.testing.assert_allclose(est.inverse_transform(est.transform(X)), X)
+
+
+def test_joint_without_bounds_pays_a_share_for_private_bounds():
+    acc = BudgetAccountant(epsilon=1.0)
+    X = adult_like_ages()
+    est = IQRScale(1.0, bounds_share=0.25, accountant=acc, random_state=0).fit(X)
+    labels = [e.label for e in acc.entries]
+    assert labels == [
+        "IQRScale: bounds sign test (Laplace counts)",
+        "IQRScale: bounds (SVT)",
+        "IQRScale: scale quartiles (0.25, 0.75)",
+    ]
+    assert sum(e.epsilon for e in acc.entries[:2]) == pytest.approx(0.25)
+    assert acc.entries[2].epsilon == pytest.approx(0.75)
+    assert acc.total() == pytest.approx((1.0, 0.0))
+    assert est.lower_[0] <= 17 and est.upper_[0] >= 48  # released, public now
+    # a public lower bound skips the sign test
+    acc = BudgetAccountant(epsilon=1.0)
+    IQRScale(bounds=(0, None), accountant=acc, random_state=0).fit(X)
+    assert [e.label for e in acc.entries] == [
+        "IQRScale: upper bounds (SVT)",
+        "IQRScale: scale quartiles (0.25, 0.75)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"bounds": (0, 10)},
+        {"bounds": (0, None), "bounds_share": 0.1},
+        {"bounds": ([0, 0, 0], [100, 100, 200])},
+        {"bounds": ([0, 0, 0], None)},
+        {"method": "dwork_lei"},
+        {"method": "dwork_lei", "bounds": (0, 10)},
+    ],
+)
+def test_fit_cost_is_what_fit_charges(kwargs):
+    # also without the number of features (a step after a one-hot encoder),
+    # where per-feature bounds state it
+    from skdp.model_selection import fit_cost
+
+    X = np.hstack([adult_like_ages(500, seed) for seed in range(3)])
+    acc = BudgetAccountant(delta=1.0)
+    est = IQRScale(0.7, 1e-7, accountant=acc, random_state=0, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PTRRefusedWarning)
+        est.fit(X)
+    for n_features in (X.shape[1], None):
+        cost = fit_cost(est, n_features)
+        assert (cost.epsilon, cost.delta) == pytest.approx(acc.total(), rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    "X",
+    [
+        np.array([[3.0]]),
+        np.zeros((1000, 1)),
+        np.full((1000, 1), 7, dtype=int),
+        np.repeat([[-1e308], [0.0], [1e308]], 500, axis=0),
+        np.full((100, 1), 5e-324),
+    ],
+)
+@pytest.mark.parametrize("bounds", [None, (-10.0, 10.0)])
+def test_joint_never_refuses_or_warns_and_scales_are_positive(X, bounds):
+    # after the charge nothing may warn; a zero range released by the
+    # quartiles scales by 1, as scikit-learn's RobustScaler does
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = IQRScale(bounds=bounds, on_refuse="raise", random_state=0).fit(X)
+        Xt = est.transform(X)
+    assert not est.refused_.any()
+    assert np.all(np.isfinite(est.scale_)) and np.all(est.scale_ > 0)
+    assert Xt.shape == X.shape
+
+
+def test_zero_width_release_scales_by_one():
+    # every row at 2: the quartiles are released as one grid point with
+    # overwhelming probability, and a zero range becomes the scale 1
+    X = np.full((10_000, 1), 2.0)
+    est = IQRScale(1.0, bounds=(0, 10), random_state=0).fit(X)
+    assert est.scale_[0] == 1.0
+
+
+@pytest.mark.parametrize("bounds_share", [1e-12, 0.5, 1 - 1e-10, 1 - 2**-52])
+def test_bounds_share_at_both_ends_charges_exactly_epsilon(bounds_share):
+    # the quartiles' share is budget_left(eps, eps * share); near share = 1 it
+    # used to step down one float at a time from a start 1e-17 too high
+    # (about 6e8 steps at 1 - 1e-10: the fit never returned)
+    acc = BudgetAccountant(epsilon=1.0)
+    X = adult_like_ages(500)
+    est = IQRScale(bounds_share=bounds_share, accountant=acc, random_state=0)
+    try:
+        est.fit(X)
+    except ValueError as error:  # a share too small to search: refused, free
+        assert "cannot search bounds" in str(error) and acc.entries == ()
+        return
+    assert sum(e.epsilon for e in acc.entries) <= 1.0
+    assert acc.entries[-1].epsilon > 0
+    assert acc.total()[0] == pytest.approx(1.0)
+
+
+def test_quartiles_of_the_whole_float_range_give_a_finite_scale():
+    # private bounds up to upper_limit = 1.79e308: the released quartiles are
+    # finite but their difference can overflow; the scale is capped at the
+    # largest double (post-processing) so transform keeps the column
+    X = np.repeat([[-1.7e308], [0.0], [1.7e308]], 300, axis=0)
+    for seed in range(3):
+        est = IQRScale(10.0, upper_limit=1.79e308, random_state=seed).fit(X)
+        assert 0 < est.scale_[0] <= np.finfo(float).max
+        assert np.isfinite(est.transform(X)).all()

@@ -120,7 +120,9 @@ def test_scale_part_matches_the_stand_alone_distribution():
         for s in range(201)
     ]
     alone = [
-        IQRScale(1.0, 5e-7, bounds=BOUNDS, random_state=10_000 + s).fit(X).scale_[0]
+        IQRScale(1.0, 5e-7, method="dwork_lei", bounds=BOUNDS, random_state=10_000 + s)
+        .fit(X)
+        .scale_[0]
         for s in range(201)
     ]
     a = np.median(np.abs(np.log2(np.array(composed) / truth)))
