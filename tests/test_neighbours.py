@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.pipeline import make_pipeline
 
 import skdp
 from skdp.exceptions import NoiseDominatedWarning, PTRRefusedWarning
@@ -158,10 +159,21 @@ def _label_sets(estimator):
     return sets
 
 
+def _seeded(estimator, seed, accountant):
+    """A clone whose private steps (itself, or a pipeline's) use ``seed`` and
+    ``accountant``."""
+    model = clone(estimator)
+    params = model.get_params()
+    names = [n for n in params if n.split("__")[-1] in ("random_state", "accountant")]
+    values = {"random_state": seed, "accountant": accountant}
+    model.set_params(**{n: values[n.split("__")[-1]] for n in names})
+    return model
+
+
 def _observe(estimator, X, y, seed):
     """Fit a clone; return what must not depend on the added row."""
     accountant = skdp.BudgetAccountant(delta=1.0)
-    model = clone(estimator).set_params(random_state=seed, accountant=accountant)
+    model = _seeded(estimator, seed, accountant)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -176,9 +188,9 @@ def _observe(estimator, X, y, seed):
     ]
     observed = {
         "structure": _fitted_structure(model),
+        "ledger": [(e.label, e.epsilon, e.delta) for e in accountant.entries],
         "labels": _label_sets(model),
         "warnings": categories,
-        "spent": (model.epsilon_spent_, model.delta_spent_),
     }
     return observed, foreign
 
@@ -186,10 +198,11 @@ def _observe(estimator, X, y, seed):
 def _states_its_labels(estimator):
     """A label outside a stated set is invalid input, refused before the
     charge (the caller's statement is wrong); only an estimator that selects
-    its labels gets the new-label row."""
-    inner = getattr(estimator, "estimator", None)
-    return getattr(estimator, "classes", None) is not None or (
-        getattr(inner, "classes", None) is not None
+    its labels gets the label rows."""
+    params = estimator.get_params()
+    return any(
+        name.split("__")[-1] == "classes" and value is not None
+        for name, value in params.items()
     )
 
 
@@ -202,11 +215,30 @@ def _cases(estimators, kind):
     ]
 
 
+# Pipelines of private steps: a transform must map every finite row to a
+# finite row, or the next step refuses it after the first step's charge.
+PIPELINES = [
+    make_pipeline(
+        skdp.PrivateStandardScaler(), skdp.PrivateLogisticRegression(classes=[0, 1])
+    ),
+    make_pipeline(skdp.IQRScale(), skdp.PrivateGaussianNB(classes=[0, 1])),
+    make_pipeline(
+        skdp.PrivateMean(bounds=(-1e300, 1e300)),
+        skdp.PrivateLogisticRegression(classes=[0, 1]),
+    ),
+    make_pipeline(
+        skdp.PrivateMinMaxScaler(clip=False),
+        skdp.PrivatePCA(max_norm=1e3),
+        skdp.PrivateGaussianNB(classes=[0, 1]),
+    ),
+]
+
 ALL_CASES = (
     _cases(CLASSIFIERS, "classifier")
     + _cases(REGRESSORS, "regressor")
     + _cases(TRANSFORMERS, "transformer")
     + _cases(SEARCHES, "classifier")
+    + _cases(PIPELINES, "classifier")
 )
 
 

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.base import PrivateEstimatorMixin
 from skdp.linear_model._release import gaussian_fit_cost, noisy_gram
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
+from skdp.preprocessing._affine import saturated
 from skdp.sensitivity import exact_clipped_gram
 from skdp.sensitivity._linear import check_term_size
 from skdp.utils._dask import row_statistic, validate_rows
@@ -266,7 +267,13 @@ class PrivatePCA(
         """
         check_is_fitted(self)
         X = validate_private_data(self, X, reset=False)
-        return (X - self.mean_) @ self.components_.T
+        with np.errstate(over="ignore", invalid="ignore"):
+            projected = (X - self.mean_) @ self.components_.T
+        # finite rows give finite output (see saturated); inf - inf in the
+        # product of a row of ±1.8e308 is NaN: the largest double of its sign
+        # would be a guess, so such a coordinate is 0 (a public rule)
+        projected[np.isnan(projected)] = 0.0
+        return saturated(projected)
 
     def inverse_transform(self, X):
         """Map projections back to feature space (post-processing; free).

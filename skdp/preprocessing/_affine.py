@@ -9,17 +9,34 @@ from skdp.utils._dask import is_dask_collection, transform_rows
 from skdp.utils._validation import validate_private_data
 from skdp.utils._warnings import warn_at_caller
 
-__all__ = ["AffineTransformMixin"]
+__all__ = ["AffineTransformMixin", "saturated"]
+
+_LARGEST = np.finfo(np.float64).max
 
 
+def saturated(values):
+    """``values`` with every overflow to ±inf brought back to ±largest double.
+
+    A transform maps finite rows to finite rows: a finite row of
+    ``±1.8e308`` centred or divided by a scale below 1 would otherwise
+    become ±inf, and the next private step of a pipeline would refuse it
+    after an earlier step's charge, a failure decided by one row. NaN (a
+    refused statistic's column) stays NaN.
+    """
+    return np.clip(values, -_LARGEST, _LARGEST, out=values)
+
+
+@np.errstate(over="ignore")
 def affine_map(X, location, scale):
-    """``(X - location) / scale``: the transform of an affine estimator."""
-    return (X - location) / scale
+    """``(X - location) / scale``, saturated: the transform of an affine
+    estimator."""
+    return saturated((X - location) / scale)
 
 
+@np.errstate(over="ignore")
 def inverse_affine_map(X, location, scale):
-    """``X * scale + location``: its inverse."""
-    return X * scale + location
+    """``X * scale + location``, saturated: its inverse."""
+    return saturated(X * scale + location)
 
 
 class AffineTransformMixin(TransformerMixin):

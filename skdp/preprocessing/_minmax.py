@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
+from skdp.preprocessing._affine import saturated
 from skdp.preprocessing._mean import BoundsPlan
 from skdp.utils._dask import validate_rows
 from skdp.utils._validation import validate_private_data
@@ -175,7 +176,9 @@ default=None
         X_transformed : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        X = validate_private_data(self, X, reset=False) * self.scale_ + self.min_
+        with np.errstate(over="ignore"):
+            X = validate_private_data(self, X, reset=False) * self.scale_ + self.min_
+        saturated(X)
         if self.clip:
             np.clip(X, *self.feature_range, out=X)
         return X
@@ -192,4 +195,6 @@ default=None
         X_original : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        return (validate_private_data(self, X, reset=False) - self.min_) / self.scale_
+        X = validate_private_data(self, X, reset=False)
+        with np.errstate(over="ignore"):
+            return saturated((X - self.min_) / self.scale_)
