@@ -8,8 +8,11 @@ forward pass computes, for every state ``i`` and quantile ``j``, the log of
     A_j(i) = Σ_{p < i} A_{j-1}(p) exp(-β |r_i - r_p - T_j|),
 
 splitting the sum at ``r_p = r_i - T_j`` into a prefix and a window of
-exponentials in ``r_p`` (both evaluated with additions only: a running
-``logaddexp`` and a segment tree), ``O(m N log N)`` for ``N`` states. The
+exponentials in ``r_p``, both evaluated with additions of positive terms
+only (a running ``logaddexp``; for the window, sums inside chunks of 64
+and a table of runs of whole chunks), ``O(m N + (N / 64)**2)`` for ``N``
+states. States come in blocks of equal rank (the empty runs of the grid), so
+``N`` is the number of blocks, and ``k`` outputs may share a block. The
 backward pass draws the last state, then each earlier one given the next
 (Gillenwater, Joseph and Kulesza 2021, Algorithm 1, on a public grid).
 """
@@ -24,31 +27,56 @@ from skdp.mechanisms._random import check_random_source
 __all__ = ["joint_quantile_blocks", "joint_quantile_states"]
 
 
-def _segment_levels(values):
-    """Bottom-up segment tree of log-sum-exp over ``values`` (padded with -inf)."""
-    size = 1 << max(1, math.ceil(math.log2(max(values.size, 2))))
-    level = np.full(size, -np.inf)
-    level[: values.size] = values
-    levels = [level]
-    while level.size > 1:
-        level = np.logaddexp(level[0::2], level[1::2])
-        levels.append(level)
-    return levels
+#: Blocks per chunk of the window sums: a window is a suffix of a chunk, a run
+#: of whole chunks (a table of all runs) and a prefix of a chunk, or a short
+#: run inside one chunk (summed term by term).
+CHUNK = 64
 
 
-def _window_logsumexp(levels, start, stop):
-    """``log Σ_{start <= p < stop} exp(v_p)`` for each pair of bounds."""
-    start, stop = start.copy(), stop.copy()
+def _chunk_sums(values):
+    """In-chunk prefix and suffix log-sums, and log-sums of runs of chunks."""
+    n_chunks = max(1, -(-values.size // CHUNK))
+    padded = np.full(n_chunks * CHUNK, -np.inf)
+    padded[: values.size] = values
+    rows = padded.reshape(n_chunks, CHUNK)
+    prefix = np.logaddexp.accumulate(rows, axis=1)  # chunk start .. p
+    suffix = np.logaddexp.accumulate(rows[:, ::-1], axis=1)[:, ::-1]  # p .. end
+    ahead = np.arange(n_chunks)[:, None] + np.arange(n_chunks)[None, :]
+    totals = prefix[:, -1][np.minimum(ahead, n_chunks - 1)]
+    runs = np.logaddexp.accumulate(np.where(ahead < n_chunks, totals, -np.inf), axis=1)
+    return prefix.ravel(), suffix.ravel(), runs  # runs[k, j]: chunks k..k+j
+
+
+def _short_windows(values, start, end):
+    """``log Σ_{start <= p <= end} exp(v_p)`` term by term (short windows)."""
     total = np.full(start.shape, -np.inf)
-    for level in levels:
-        take = ((start & 1) == 1) & (start < stop)
-        total[take] = np.logaddexp(total[take], level[start[take]])
-        start += take
-        take = ((stop & 1) == 1) & (start < stop)
-        stop -= take
-        total[take] = np.logaddexp(total[take], level[stop[take]])
-        start >>= 1
-        stop >>= 1
+    for d in range(int((end - start).max()) + 1):
+        term = values[np.minimum(start + d, end)]
+        total = np.logaddexp(total, np.where(start + d <= end, term, -np.inf))
+    return total
+
+
+def _window_logsumexp(values, start):
+    """``log Σ_{start_b <= p < b} exp(v_p)`` for every ``b`` (``start_b <= b``).
+
+    Only sums of positive terms (no subtraction of prefix sums, which would
+    lose the small windows): a window over several chunks is the suffix of
+    its first chunk, the run of whole chunks between and the prefix of its
+    last chunk; a window inside one chunk is summed term by term.
+    """
+    prefix, suffix, runs = _chunk_sums(values)
+    end = np.arange(values.size) - 1  # inclusive
+    first, last = start // CHUNK, np.maximum(end, 0) // CHUNK
+    total = np.full(values.size, -np.inf)
+    wide = np.flatnonzero((start <= end) & (first < last))
+    if wide.size:
+        lo, hi = first[wide], last[wide]
+        ends = np.logaddexp(suffix[start[wide]], prefix[end[wide]])
+        inner = runs[np.minimum(lo + 1, runs.shape[0] - 1), np.maximum(hi - lo - 2, 0)]
+        total[wide] = np.logaddexp(ends, np.where(hi - lo >= 2, inner, -np.inf))
+    narrow = np.flatnonzero((start <= end) & (first == last))
+    if narrow.size:
+        total[narrow] = _short_windows(values, start[narrow], end[narrow])
     return total
 
 
@@ -62,7 +90,7 @@ def _kernel_sum(current, ranks, target, beta):
     split = np.minimum(np.searchsorted(ranks, ranks - target, side="right"), index)
     prefix = np.logaddexp.accumulate(np.append(-np.inf, current + beta * ranks))
     below = prefix[split] - beta * (ranks - target)
-    window = _window_logsumexp(_segment_levels(current - beta * ranks), split, index)
+    window = _window_logsumexp(current - beta * ranks, split)
     return np.logaddexp(below, window + beta * (ranks - target))
 
 

@@ -10,6 +10,7 @@ from scipy.stats import chisquare
 from skdp.audit import assert_dp, audit_mechanism
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._joint_quantile import (
+    _window_logsumexp,
     joint_quantile_blocks,
     joint_quantile_states,
 )
@@ -140,3 +141,24 @@ def test_release_of_the_estimator_passes_the_audit():
         return tuple(float(v) for v in out)
 
     assert_dp(fitted_release, D0, D1, EPS, **AUDIT)
+
+
+@pytest.mark.parametrize("size", [1, 2, 63, 64, 65, 129, 700])
+@pytest.mark.parametrize("longest", [0, 1, 5, 70, 5000])
+def test_window_sums_are_the_direct_sums(size, longest):
+    # chunk suffix + runs of whole chunks + chunk prefix, or term by term
+    # inside one chunk: the direct log-sum of every window, also where the
+    # window's terms are 1e300 times smaller than those around it
+    rng = np.random.default_rng(size + longest)
+    values = rng.normal(0, 300, size)
+    values[rng.random(size) < 0.1] = -np.inf
+    stop = np.arange(size)
+    start = np.maximum(0, stop - rng.integers(0, longest + 1, size))
+    got = _window_logsumexp(values, start)
+    for b in range(size):
+        window = values[start[b] : b]
+        expected = np.logaddexp.reduce(window) if window.size else -np.inf
+        if np.isfinite(expected):
+            assert got[b] == pytest.approx(expected, rel=1e-12, abs=1e-9)
+        else:
+            assert got[b] == -np.inf
