@@ -62,7 +62,8 @@ def _window_logsumexp(values, start):
     Only sums of positive terms (no subtraction of prefix sums, which would
     lose the small windows): a window over several chunks is the suffix of
     its first chunk, the run of whole chunks between and the prefix of its
-    last chunk; a window inside one chunk is summed term by term.
+    last chunk; a window inside one chunk is its prefix if it starts the
+    chunk, else summed term by term.
     """
     prefix, suffix, runs = _chunk_sums(values)
     end = np.arange(values.size) - 1  # inclusive
@@ -74,7 +75,10 @@ def _window_logsumexp(values, start):
         ends = np.logaddexp(suffix[start[wide]], prefix[end[wide]])
         inner = runs[np.minimum(lo + 1, runs.shape[0] - 1), np.maximum(hi - lo - 2, 0)]
         total[wide] = np.logaddexp(ends, np.where(hi - lo >= 2, inner, -np.inf))
-    narrow = np.flatnonzero((start <= end) & (first == last))
+    inside = (start <= end) & (first == last)
+    head = inside & (start % CHUNK == 0)  # from the chunk's start: its prefix
+    total[head] = prefix[end[head]]
+    narrow = np.flatnonzero(inside & ~head)
     if narrow.size:
         total[narrow] = _short_windows(values, start[narrow], end[narrow])
     return total
