@@ -1,9 +1,12 @@
 """Rank states and the gap utility of the joint quantile release.
 
-The joint release (:func:`skdp.mechanisms._joint_quantile.joint_quantile_states`)
-chooses ``m`` ordered outputs on a public grid ``c_i = (first + i) 2**k``.
+The joint release (:func:`skdp.mechanisms._joint_quantile.joint_quantile_blocks`)
+chooses ``m`` ordered outputs on a public grid ``c_0 < c_1 < ...`` (in
+:class:`~skdp.preprocessing.PrivateQuantile`, the
+:class:`~skdp.sensitivity._quantile_grid.RelativeGrid` of the bounds).
 Each grid point carries ``S = 2**SPLIT_BITS + 1`` *states* ``(i, s)``,
-``s = 0, 1/(S-1), ..., 1``, with the rank
+``s = 0, 1/(S-1), ..., 1`` (each in ``w_i`` copies, a public multiplicity
+that sets the point's base measure, see :func:`rank_blocks`), with the rank
 
     r(i, s) = lo_i + s a_i,   lo_i = #{x < c_i},   a_i = #{x = c_i},
 
@@ -23,7 +26,9 @@ state, ``r`` is unchanged if ``c_i < x``, grows by 1 if ``c_i > x`` and by
 ``Δr_j`` are non-decreasing from ``Δr_0 = 0`` to ``Δr_{m+1} = 1``, so the
 gaps change by ``Σ_j |Δr_j - Δr_{j-1}| = 1`` in total, and the targets by
 ``Σ_j (q_j - q_{j-1}) = 1``: ``|Δu| <= 2``. Removing a row is the same
-pair read backwards. Checked by brute force in the tests.
+pair read backwards. Checked by brute force in the tests. Copies of a state
+have its rank, so the argument holds for any public multiplicities and any
+public grid.
 """
 
 import numpy as np
