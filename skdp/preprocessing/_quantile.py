@@ -59,14 +59,15 @@ class PrivateQuantile(PrivateEstimatorMixin, BaseEstimator):
         must not be derived from the sensitive data. Required.
     method : {"joint", "exponential", "permute_and_flip"}, default="joint"
         ``"joint"``: all levels of a feature in one joint exponential
-        mechanism over ordered outputs on a public grid of 2**11 to 2**12
-        points (ties are atoms); 3x more accurate than splitting ε over
-        levels at 9 deciles. ``"exponential"``: each level separately, by
-        the exponential mechanism over a fine public grid of the bounds
-        (about 2**33 points; ties are atoms). The joint grid's step is
-        ``(upper - lower) / 2**11`` to ``/ 2**12``: with bounds far wider
-        than the data, prefer ``"exponential"``, whose step is ``2**-33`` of
-        the width.
+        mechanism over ordered outputs on a public grid fine near every
+        scale (ties are atoms); 3x more accurate than splitting ε over
+        levels at 9 deciles, whatever the width of the bounds. Its step is
+        at most ``2**-8`` of the magnitude and at most ``(upper - lower) /
+        2**11``; every integer below 512 is an output for bounds up to
+        ``2**36`` wide. ``"exponential"``: each level separately, by the
+        exponential mechanism over a fine uniform public grid of the bounds
+        (about 2**33 points; ties are atoms), for values finer than the
+        joint grid's relative step.
         ``"permute_and_flip"``: selection among public ``candidates``.
     candidates : None, int or array-like of shape (n_candidates,), \
 default=None
@@ -149,9 +150,16 @@ default=None
 
     *Joint (default).* All ``m`` levels of a feature are one exponential
     mechanism over strictly increasing sequences of rank *states* on a
-    public grid ``{j 2**k} ∩ [L, U]`` of 2**11 to 2**12 points: each grid
-    point carries 33 states whose ranks split its atom (the rows equal to
-    it) evenly, and the utility is minus the total gap error
+    public grid fixed by the bounds alone
+    (:class:`~skdp.sensitivity._quantile_grid.RelativeGrid`): the uniform
+    grid ``{j 2**k} ∩ [L, U]`` of 2**11 to 2**12 points, refined near 0 as a
+    floating-point format of 9 significant bits (256 points per binade over
+    24 binades, uniform below), at most 21,505 points. Each grid point
+    carries 33 states whose ranks split its atom (the rows equal to it)
+    evenly, each in ``step / finest step`` copies so that a point's base
+    measure is its step (uniform, as in Smith's and Gillenwater et al.'s
+    continuous mechanisms: the finer points near 0 do not pull the release
+    there), and the utility is minus the total gap error
     ``Σ_j |r_j - r_{j-1} - (q_j - q_{j-1}) n|`` of Gillenwater, Joseph and
     Kulesza (2021), whose sensitivity under add/remove one row is 2 for any
     ``m`` (:mod:`skdp.sensitivity._joint_quantile`, brute-forced in the
@@ -159,11 +167,16 @@ default=None
     ``ε/(m d)``. Ties are atoms: a tied value on the grid spans its rank
     interval, so quantiles inside a large atom come out exactly at it.
     Sampled exactly by a forward-backward chain in log space
-    (:mod:`skdp.mechanisms._joint_quantile`); outputs are grid points. Mean
-    rank error of 9 deciles at ε = 1 (``benchmarks/bench_statistics.py``):
-    5.8 rows on N(0, 5) with n = 1000 (a reference JointExp: 5.7, standard
-    errors 0.2; the independent split: 15.3), and 26 rows on Adult's
-    hours-per-week against 308.
+    (:mod:`skdp.mechanisms._joint_quantile`) whose blocks are the runs of
+    states of equal rank (grid points with no row at or between them), so
+    its cost grows with the distinct values, not the grid; outputs are grid
+    points. The column is counted in chunks, never copied or sorted. Mean
+    rank error of 9 deciles at ε = 1
+    (``benchmarks/bench_joint_quantile_width.py``): 6.0 rows on N(0, 5) with
+    n = 1000 (the reference JointExp on the same data: 6.0, standard errors
+    0.2; the independent split: 15.3), the same with bounds 10**4 times
+    wider; Adult's median hours-per-week is exactly 40 with bounds
+    (0, 100000).
 
     **Budget split (public).** ``"joint"``: one release per feature at
     ``ε/d``. Otherwise each of the ``k`` levels of each of the ``d`` features

@@ -4,25 +4,22 @@ import math
 
 import numpy as np
 
-from skdp.mechanisms._joint_quantile import joint_quantile_states
+from skdp.mechanisms._joint_quantile import joint_quantile_blocks
 from skdp.sensitivity._joint_quantile import (
     STATES_PER_POINT,
-    grid_rank_counts,
-    rank_states,
+    rank_blocks,
+    relative_grid_counts,
+    state_points,
 )
-from skdp.sensitivity._quantile_grid import quantile_grid_exponent
+from skdp.sensitivity._quantile_grid import RelativeGrid
 
 __all__ = [
-    "JOINT_GRID_BITS",
     "check_joint_levels",
     "grid_size",
     "joint_release",
     "joint_state_count",
     "log_binomial",
 ]
-
-#: The joint release's grid has between 2**11 and 2**12 points over the bounds.
-JOINT_GRID_BITS = 11
 
 
 def grid_size(lower, upper, k):
@@ -33,8 +30,9 @@ def grid_size(lower, upper, k):
 
 def joint_state_count(lower, upper):
     """Number of rank states of the joint release on ``[lower, upper]`` (public)."""
-    k = quantile_grid_exponent(lower, upper, bits=JOINT_GRID_BITS)
-    return grid_size(lower, upper, k) * STATES_PER_POINT
+    grid = RelativeGrid(lower, upper)
+    copies = grid.multiplicity(np.arange(grid.first, grid.last + 1))
+    return int(copies.sum()) * STATES_PER_POINT
 
 
 def log_binomial(n, m):
@@ -44,20 +42,22 @@ def log_binomial(n, m):
 def joint_release(column, lower, upper, levels, epsilon, source):
     """All ``levels`` of one feature in one joint release with ``epsilon``.
 
-    One pass over the column (counts on the public grid), the joint
-    exponential mechanism over ordered rank states, and the grid points of
-    the chosen states. Repeated or unsorted levels are released once each,
-    sorted, and mapped back (post-processing).
+    One pass over the column in chunks (counts on the public relative grid
+    of the bounds), the joint exponential mechanism over ordered rank states
+    merged into blocks of equal rank, and the grid points of the chosen
+    states. Repeated or unsorted levels are released once each, sorted, and
+    mapped back (post-processing).
     """
-    k = quantile_grid_exponent(lower, upper, bits=JOINT_GRID_BITS)
-    first, below, atoms = grid_rank_counts(column, lower, upper, k)
+    grid = RelativeGrid(lower, upper)
+    below, atoms = relative_grid_counts(column, grid)
     distinct, inverse = np.unique(levels, return_inverse=True)
-    ranks = rank_states(below, atoms)
-    states = joint_quantile_states(
-        ranks, column.size, distinct, epsilon, random_state=source
+    multiplicity = grid.multiplicity(np.arange(grid.first, grid.last + 1))
+    ranks, sizes, points, gap = rank_blocks(below, atoms, multiplicity=multiplicity)
+    blocks, offsets = joint_quantile_blocks(
+        ranks, sizes, column.size, distinct, epsilon, random_state=source
     )
-    points = (first + states // STATES_PER_POINT).astype(np.float64)
-    return np.ldexp(points, k)[inverse]
+    index = state_points(points[blocks], offsets, gap[blocks], multiplicity)
+    return grid.points(grid.first + index)[inverse]
 
 
 def check_joint_levels(levels, lower, upper):

@@ -1,9 +1,12 @@
 """Rank states and the gap utility of the joint quantile release.
 
-The joint release (:func:`skdp.mechanisms._joint_quantile.joint_quantile_states`)
-chooses ``m`` ordered outputs on a public grid ``c_i = (first + i) 2**k``.
+The joint release (:func:`skdp.mechanisms._joint_quantile.joint_quantile_blocks`)
+chooses ``m`` ordered outputs on a public grid ``c_0 < c_1 < ...`` (in
+:class:`~skdp.preprocessing.PrivateQuantile`, the
+:class:`~skdp.sensitivity._quantile_grid.RelativeGrid` of the bounds).
 Each grid point carries ``S = 2**SPLIT_BITS + 1`` *states* ``(i, s)``,
-``s = 0, 1/(S-1), ..., 1``, with the rank
+``s = 0, 1/(S-1), ..., 1`` (each in ``w_i`` copies, a public multiplicity
+that sets the point's base measure, see :func:`rank_blocks`), with the rank
 
     r(i, s) = lo_i + s a_i,   lo_i = #{x < c_i},   a_i = #{x = c_i},
 
@@ -23,7 +26,9 @@ state, ``r`` is unchanged if ``c_i < x``, grows by 1 if ``c_i > x`` and by
 ``Δr_j`` are non-decreasing from ``Δr_0 = 0`` to ``Δr_{m+1} = 1``, so the
 gaps change by ``Σ_j |Δr_j - Δr_{j-1}| = 1`` in total, and the targets by
 ``Σ_j (q_j - q_{j-1}) = 1``: ``|Δu| <= 2``. Removing a row is the same
-pair read backwards. Checked by brute force in the tests.
+pair read backwards. Checked by brute force in the tests. Copies of a state
+have its rank, so the argument holds for any public multiplicities and any
+public grid.
 """
 
 import numpy as np
@@ -35,8 +40,15 @@ __all__ = [
     "STATES_PER_POINT",
     "grid_rank_counts",
     "joint_quantile_utility",
+    "rank_blocks",
     "rank_states",
+    "relative_grid_counts",
+    "state_points",
 ]
+
+#: Rows counted at once: the temporaries of a chunk stay a few megabytes
+#: whatever the column's length (the release holds no copy of the column).
+CHUNK_ROWS = 1 << 16
 
 #: Each grid point has ``2**SPLIT_BITS + 1`` states; ``s`` is a multiple of
 #: ``2**-SPLIT_BITS``, so ``lo + s a`` is exact in floats.
@@ -88,6 +100,149 @@ def grid_rank_counts(column, lower, upper, k):
     below = np.zeros(n_points, dtype=np.int64)
     np.cumsum((atoms + between)[:-1], out=below[1:])
     return first, below, atoms
+
+
+def relative_grid_counts(column, grid, chunk_rows=CHUNK_ROWS):
+    """Counts below and at every point of a :class:`RelativeGrid`.
+
+    The same counts as :func:`grid_rank_counts` on the relative grid, read
+    in chunks of ``chunk_rows`` rows (a ``bincount`` of grid cells each), so
+    that the memory used is a few chunks, not copies of the column.
+
+    Parameters
+    ----------
+    column : ndarray of shape (n_samples,)
+        One finite feature (a strided view is fine).
+    grid : RelativeGrid
+        The public grid; values are clipped to its first and last points.
+    chunk_rows : int, default=CHUNK_ROWS
+        Rows per chunk.
+
+    Returns
+    -------
+    below : ndarray of int64 of shape (grid.size,)
+        ``lo_i = #{x < c_i}``.
+    atoms : ndarray of int64 of shape (grid.size,)
+        ``a_i = #{x = c_i}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.sensitivity._quantile_grid import RelativeGrid
+    >>> from skdp.sensitivity._joint_quantile import relative_grid_counts
+    >>> grid = RelativeGrid(0.0, 1e5)
+    >>> below, atoms = relative_grid_counts(np.array([40.0, 40.0, 40.5]), grid)
+    >>> i = int(grid.floor_index(np.array([40.0]))[0] - grid.first)
+    >>> below[i], atoms[i], below[i + 1]
+    (np.int64(0), np.int64(2), np.int64(2))
+    """
+    n_points = grid.size
+    low, high = grid.points(np.array([grid.first, grid.last]))
+    counts = np.zeros(2 * n_points, dtype=np.int64)  # (at c_i, after c_i)
+    for start in range(0, column.shape[0], chunk_rows):
+        part = np.clip(column[start : start + chunk_rows], low, high)
+        key, on_grid = grid.locate(part)
+        key -= grid.first
+        key *= 2
+        key += ~on_grid
+        counts += np.bincount(key, minlength=2 * n_points)
+    atoms, between = counts[0::2], counts[1::2]
+    below = np.zeros(n_points, dtype=np.int64)
+    np.cumsum((atoms + between)[:-1], out=below[1:])
+    return below, atoms
+
+
+def rank_blocks(below, atoms, split_bits=SPLIT_BITS, multiplicity=None):
+    """The rank states of :func:`rank_states`, runs of equal ranks merged.
+
+    Each grid point ``i`` carries ``S = 2**split_bits + 1`` rank states, each
+    in ``w_i`` copies (``multiplicity``, public; 1 by default): the copies
+    make a point's share of the base measure ``S w_i``. Consecutive grid
+    points with no row at or between them have states of one rank; they
+    form one *gap block* of ``S Σ w_i`` states. Each rank state of a point
+    with rows on it (an atom) is a block of its ``w_i`` copies. The blocks
+    list the states in order: expanding each block to ``sizes`` copies of
+    its rank gives :func:`rank_states` with each state repeated ``w_i``
+    times (tested). There are at most ``(S + 1) d + 1`` blocks for ``d``
+    distinct clipped values, whatever the grid size.
+
+    Parameters
+    ----------
+    below, atoms : ndarray of int64 of shape (n_points,)
+        From :func:`grid_rank_counts` or :func:`relative_grid_counts`.
+    split_bits : int, default=SPLIT_BITS
+        ``S = 2**split_bits + 1`` rank states per grid point.
+    multiplicity : ndarray of int64 of shape (n_points,), default=None
+        Copies of each state of each point (public); None for 1.
+
+    Returns
+    -------
+    ranks : ndarray of float64 of shape (n_blocks,)
+        Non-decreasing rank of each block's states.
+    sizes : ndarray of float64 of shape (n_blocks,)
+        Number of states of each block (integer-valued).
+    points : ndarray of int64 of shape (n_blocks,)
+        Grid point of the block's first state.
+    gap : ndarray of bool of shape (n_blocks,)
+        True for a gap block: its state ``t`` lies on the point ``i`` with
+        ``S (W_i - W_points) <= t < S (W_{i+1} - W_points)``, ``W`` the
+        cumulative multiplicity (:func:`state_points`); False for the
+        copies of one state of an atom, all on ``points``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.sensitivity._joint_quantile import rank_blocks
+    >>> ranks, sizes, points, gap = rank_blocks(np.array([0, 0, 0, 2]),
+    ...                                         np.array([0, 0, 2, 0]), 1)
+    >>> ranks.tolist(), sizes.tolist(), points.tolist()
+    ([0.0, 0.0, 1.0, 2.0, 2.0], [6.0, 1.0, 1.0, 1.0, 3.0], [0, 2, 2, 2, 3])
+    """
+    per_point = (1 << split_bits) + 1
+    n_points = below.shape[0]
+    if multiplicity is None:
+        multiplicity = np.ones(n_points, dtype=np.int64)
+    cumulative = np.concatenate(([0], np.cumsum(multiplicity)))
+    atom_at = np.flatnonzero(atoms)
+    # a row strictly between points i and i + 1 separates their ranks
+    between_after = np.flatnonzero(below[1:] - below[:-1] - atoms[:-1]) + 1
+    edges = np.unique(
+        np.concatenate(([0, n_points], atom_at, atom_at + 1, between_after))
+    )
+    starts, stops = edges[:-1], edges[1:]
+    is_atom = atoms[starts] > 0
+    repeats = np.where(is_atom, per_point, 1)
+    segment = np.repeat(np.arange(starts.size), repeats)
+    first_block = np.cumsum(repeats) - repeats
+    state = np.arange(segment.size) - first_block[segment]
+    split = state / float(1 << split_bits)  # exact: a multiple of 2**-bits
+    ranks = below[starts][segment] + atoms[starts][segment] * split
+    span = per_point * (cumulative[stops] - cumulative[starts])
+    sizes = np.where(is_atom, multiplicity[starts], span)[segment]
+    return (
+        ranks.astype(np.float64),
+        sizes.astype(np.float64),
+        starts[segment],
+        ~is_atom[segment],
+    )
+
+
+def state_points(points, offsets, gap, multiplicity, split_bits=SPLIT_BITS):
+    """Grid point of state ``offsets`` of each block (see :func:`rank_blocks`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.sensitivity._joint_quantile import state_points
+    >>> state_points(np.array([0, 2]), np.array([7, 1]), np.array([True, False]),
+    ...              np.array([1, 2, 1, 1]), split_bits=1).tolist()
+    [1, 2]
+    """
+    per_point = (1 << split_bits) + 1
+    cumulative = np.concatenate(([0], np.cumsum(multiplicity)))
+    target = cumulative[points] + offsets // per_point
+    inside = np.searchsorted(cumulative, target, side="right") - 1
+    return np.where(gap, inside, points)
 
 
 def rank_states(below, atoms, split_bits=SPLIT_BITS):

@@ -19,7 +19,12 @@ import math
 
 import numpy as np
 
-__all__ = ["GRID_BITS", "grid_score_classes", "quantile_grid_exponent"]
+__all__ = [
+    "GRID_BITS",
+    "RelativeGrid",
+    "grid_score_classes",
+    "quantile_grid_exponent",
+]
 
 #: The grid step is at most ``(U - L) / 2**GRID_BITS``: between 2**33 and
 #: 2**34 points over the bounds (a step of 7.5e-9 for ages in [0, 120]).
@@ -55,6 +60,8 @@ def quantile_grid_exponent(lower, upper, bits=GRID_BITS):
     -23
     """
     half_width = float(upper) * 0.5 - float(lower) * 0.5  # no overflow
+    if half_width == 0.0:  # both halves underflowed: subnormal bounds, exact
+        half_width = math.ldexp(float(upper) - float(lower), -1) or 2.0**-1074
     k = math.frexp(half_width)[1] - bits  # 2**k <= 2 * half_width / 2**bits
     spacing = math.ulp(max(abs(float(lower)), abs(float(upper))))
     return max(k, math.frexp(spacing)[1] - 1, -1074)
@@ -170,3 +177,174 @@ def _whole_tie_runs(sorted_clipped, start, stop):
     last = sorted_clipped[stop - 1]
     stop = int(np.searchsorted(sorted_clipped, last, side="right"))
     return start, stop
+
+
+# -- the relative grid of the joint release ------------------------------------
+
+#: The relative grid has ``2**RELATIVE_BITS`` points in every binade
+#: ``[2**(e-1), 2**e)``: every integer below ``2**(RELATIVE_BITS + 1)`` is a
+#: point, and the step is at most ``2**-RELATIVE_BITS`` of the magnitude.
+RELATIVE_BITS = 8
+#: Binades of relative resolution below the coarse step's; under them the
+#: grid is uniform with the finest step ``2**(coarse - RELATIVE_BINADES)``.
+RELATIVE_BINADES = 24
+_SMALLEST_NORMAL = 2.0**-1022
+#: The coarse (largest) step is at most ``(U - L) / 2**COARSE_BITS``.
+COARSE_BITS = 11
+
+
+class RelativeGrid:
+    """A public grid, fine near every scale, fixed by the bounds alone.
+
+    The points of ``[lower, upper]`` that are multiples of their own step::
+
+        step(x) = 2**clip(e(x) - 1 - b, fine, coarse),  |x| in [2**(e-1), 2**e),
+
+    with ``b = RELATIVE_BITS``, ``coarse`` the exponent of
+    :func:`quantile_grid_exponent` at ``COARSE_BITS`` bits (the uniform grid
+    of ``2**11`` to ``2**12`` points over the bounds) and ``fine = coarse -
+    RELATIVE_BINADES``. It is the union of that uniform grid with a
+    floating-point format of ``b + 1`` significant bits and gradual underflow
+    below ``2**(fine + b + 1)``, symmetric about 0: never coarser than the
+    uniform grid, every integer of magnitude below ``2**(b + 1)`` a point,
+    whatever the bounds. At most ``2 (2**(b + 1) + RELATIVE_BINADES 2**b +
+    2**12) + 1`` points (21,505).
+
+    Points are numbered by a monotone integer index, 0 at 0 and odd in ``x``:
+    ``|x| < T1 = 2**(fine + b + 1)`` has index ``|x| / 2**fine``; binade ``e``
+    between ``T1`` and ``T2 = 2**(coarse + b + 1)`` starts at index ``2**(b + 1)
+    + (e - 1 - fine - b - 1) 2**b``; above ``T2`` the step is ``2**coarse``.
+    Indices are int64 (above ``T2``, ``|x| / 2**coarse`` is below ``2**53``
+    by the uniform grid's guarantee, and the index adds ``RELATIVE_BINADES
+    2**b`` to it); every point is a double, and all the arithmetic is exact:
+    power-of-two scalings by ``ldexp``, integers below ``2**53`` converted to
+    floats.
+    """
+
+    def __init__(self, lower, upper):
+        self.bits = RELATIVE_BITS
+        self.coarse = quantile_grid_exponent(lower, upper, bits=COARSE_BITS)
+        self.fine = max(self.coarse - RELATIVE_BINADES, -1074)
+        self._t1 = math.ldexp(1.0, self.fine + self.bits + 1)
+        top = self.coarse + self.bits + 1
+        self._t2 = math.ldexp(1.0, top) if top < 1024 else math.inf
+        self._index_t2 = (1 << (self.bits + 1)) + (self.coarse - self.fine) * (
+            1 << self.bits
+        )
+        # index - shift_t2 = w / 2**coarse above T2: below 2**53 in magnitude
+        self._shift_t2 = self._index_t2 - (1 << (self.bits + 1))
+        self.first = -int(self.floor_index(np.array([-float(lower)]))[0])  # ceil
+        self.last = int(self.floor_index(np.array([float(upper)]))[0])
+
+    @property
+    def size(self):
+        """Number of grid points in the bounds."""
+        return self.last - self.first + 1
+
+    def _magnitude_floor(self, w):
+        """Index of the largest point ``<= w`` for ``w >= 0`` (int64 array)."""
+        b = self.bits
+        index = np.zeros(w.shape, dtype=np.int64)
+        low = w < self._t1  # uniform, fine
+        index[low] = np.floor(np.ldexp(w[low], -self.fine))
+        middle = (w >= self._t1) & (w < self._t2)
+        if middle.any():
+            mantissa, e = np.frexp(w[middle])  # w = mantissa 2**e, in [1/2, 1)
+            offset = e.astype(np.int64) - 1 - (self.fine + b + 1)
+            digits = np.floor(np.ldexp(mantissa, b + 1)).astype(np.int64)
+            index[middle] = (1 << b) + offset * (1 << b) + digits
+        top = w >= self._t2
+        if top.any():
+            shifted = np.floor(np.ldexp(w[top], -self.coarse)).astype(np.int64)
+            index[top] = self._shift_t2 + shifted
+        return index
+
+    def _magnitude_point(self, index):
+        """The point of index ``index >= 0`` (int64 array)."""
+        b = self.bits
+        index = np.asarray(index, dtype=np.int64)
+        point = np.ldexp(np.minimum(index, 1 << (b + 1)).astype(float), self.fine)
+        middle = (index >= (1 << (b + 1))) & (index < self._index_t2)
+        if middle.any():
+            t = index[middle] - (1 << (b + 1))
+            offset = t >> b
+            digits = (t & ((1 << b) - 1)) + (1 << b)
+            point[middle] = np.ldexp(digits.astype(float), self.fine + 1 + offset)
+        top = index >= self._index_t2
+        if top.any():
+            shifted = (index[top] - self._shift_t2).astype(float)  # exact
+            point[top] = np.ldexp(shifted, self.coarse)
+        return point
+
+    def locate(self, values):
+        """Floor index of each finite value and whether it is a grid point.
+
+        Returns ``(index, on_grid)``: the index (int64) of the largest grid
+        point ``<= v`` and ``v == point(index)``.
+        """
+        values = np.asarray(values, dtype=np.float64)
+        magnitude = np.abs(values)
+        if self._t1 >= _SMALLEST_NORMAL:
+            index, on_grid = self._magnitude_locate(magnitude)
+        else:  # bounds near the subnormals: the generic, slower path
+            index = self._magnitude_floor(magnitude)
+            on_grid = self._magnitude_point(index) == magnitude
+        negative = values < 0
+        if negative.any():  # floor(-w) = -ceil(w)
+            index = np.where(negative, -(index + ~on_grid), index)
+        return index, on_grid
+
+    def _magnitude_locate(self, w):
+        """:meth:`locate` for ``w >= 0`` with a normal ``T1``: bit patterns.
+
+        Between ``T1`` and ``T2`` the grid is a floating-point format of
+        ``b`` fraction bits, so the floor index is the double's bit pattern
+        shifted right by ``52 - b`` (monotone in ``w``, consecutive for
+        consecutive points) plus a constant, and ``w`` is a point iff the
+        shifted-out bits are zero. Below ``T1`` and above ``T2`` the grid is
+        uniform (exact power-of-two scalings).
+        """
+        b = self.bits
+        bits = w.view(np.int64)
+        shift = 52 - b
+        index = bits >> shift
+        index += (1 << (b + 1)) - (1024 + self.fine + b) * (1 << b)
+        on_grid = (bits & ((1 << shift) - 1)) == 0
+        low = w < self._t1
+        if low.any():
+            part = np.floor(np.ldexp(w[low], -self.fine))
+            index[low] = part
+            on_grid[low] = np.ldexp(part, self.fine) == w[low]
+        high = w >= self._t2
+        if high.any():
+            scaled = np.ldexp(w[high], -self.coarse)
+            part = np.floor(scaled)
+            index[high] = self._shift_t2 + part.astype(np.int64)
+            on_grid[high] = part == scaled
+        return index, on_grid
+
+    def multiplicity(self, index):
+        """``step(x) / 2**fine`` at the points of the given indices (int64).
+
+        The joint release gives each point this many copies of its states,
+        so that its base measure is the step, as on a uniform grid: the
+        relative grid adds points without pulling the release towards 0.
+        """
+        magnitude = np.abs(np.asarray(index, dtype=np.int64))
+        binade = (magnitude - (1 << (self.bits + 1))) >> self.bits
+        exponent = np.where(
+            magnitude < (1 << (self.bits + 1)),
+            0,
+            1 + np.minimum(binade, self.coarse - self.fine - 1),
+        )
+        return np.left_shift(1, exponent).astype(np.int64)
+
+    def floor_index(self, values):
+        """Index of the largest grid point ``<= v`` for each finite ``v``."""
+        return self.locate(values)[0]
+
+    def points(self, index):
+        """The grid points of the given integer indices."""
+        index = np.asarray(index, dtype=np.int64)
+        point = self._magnitude_point(np.abs(index))
+        return np.where(index < 0, -point, point)

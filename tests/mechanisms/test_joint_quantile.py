@@ -8,10 +8,17 @@ import pytest
 from scipy.stats import chisquare
 
 from skdp.audit import assert_dp, audit_mechanism
-from skdp.mechanisms._joint_quantile import joint_quantile_states
+from skdp.mechanisms import check_random_source
+from skdp.mechanisms._joint_quantile import (
+    _window_logsumexp,
+    joint_quantile_blocks,
+    joint_quantile_states,
+)
+from skdp.preprocessing._quantile_joint import joint_release
 from skdp.sensitivity._joint_quantile import (
     grid_rank_counts,
     joint_quantile_utility,
+    rank_blocks,
     rank_states,
 )
 
@@ -94,3 +101,64 @@ def test_audit_catches_a_scale_without_the_sensitivity_and_the_factor_two():
     # the twin draws with exp(eps u) instead of exp(eps u / (2 * 2))
     mutant = audit_mechanism(lambda d, s: release(d, s, 4 * EPS), D0, D1, **AUDIT)
     assert mutant.epsilon_lower_bound > EPS, str(mutant)
+
+
+# -- the blocked sampler: runs of equal ranks as blocks --------------------------
+
+
+def test_blocked_sampler_draws_the_law_of_the_expanded_states():
+    # a gap run of 2 points and an atom, split_bits=0 (2 states per point),
+    # the points in 1, 3, 1 and 2 copies: three outputs may share one block
+    # (binom(size, k) placements), as the enumeration over all states allows
+    below, atoms = np.array([0, 0, 0, 2]), np.array([0, 0, 2, 0])
+    multiplicity = np.array([1, 3, 1, 2])
+    ranks, sizes, _, _ = rank_blocks(below, atoms, 0, multiplicity)
+    expanded = np.repeat(ranks, sizes.astype(int))  # 16 states
+    levels = np.array([0.2, 0.5, 0.9])
+    sequences, probs = exact_distribution(expanded, 2, levels, 3.0)
+    first_state = np.cumsum(sizes) - sizes
+    index = {s: i for i, s in enumerate(sequences)}
+    observed = np.zeros(len(sequences))
+    source = check_random_source(3)
+    draws = 20_000
+    for _ in range(draws):
+        blocks, offsets = joint_quantile_blocks(
+            ranks, sizes, 2, levels, 3.0, random_state=source
+        )
+        states = tuple(int(s) for s in first_state[blocks] + offsets)
+        observed[index[states]] += 1
+    assert observed.sum() == draws  # strictly increasing states only
+    assert probs.min() * draws >= 5  # Pearson's test is valid on every cell
+    assert chisquare(observed, probs * draws).pvalue > 1e-6
+
+
+def test_release_of_the_estimator_passes_the_audit():
+    # fit's own path: relative grid, blocks with copies, the blocked sampler
+    def fitted_release(data, seed):
+        out = joint_release(
+            data, 0.0, 3.0, np.array([0.25, 0.75]), EPS, check_random_source(seed)
+        )
+        return tuple(float(v) for v in out)
+
+    assert_dp(fitted_release, D0, D1, EPS, **AUDIT)
+
+
+@pytest.mark.parametrize("size", [1, 2, 63, 64, 65, 129, 700])
+@pytest.mark.parametrize("longest", [0, 1, 5, 70, 5000])
+def test_window_sums_are_the_direct_sums(size, longest):
+    # chunk suffix + runs of whole chunks + chunk prefix, or term by term
+    # inside one chunk: the direct log-sum of every window, also where the
+    # window's terms are 1e300 times smaller than those around it
+    rng = np.random.default_rng(size + longest)
+    values = rng.normal(0, 300, size)
+    values[rng.random(size) < 0.1] = -np.inf
+    stop = np.arange(size)
+    start = np.maximum(0, stop - rng.integers(0, longest + 1, size))
+    got = _window_logsumexp(values, start)
+    for b in range(size):
+        window = values[start[b] : b]
+        expected = np.logaddexp.reduce(window) if window.size else -np.inf
+        if np.isfinite(expected):
+            assert got[b] == pytest.approx(expected, rel=1e-12, abs=1e-9)
+        else:
+            assert got[b] == -np.inf

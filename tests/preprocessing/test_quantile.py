@@ -27,7 +27,11 @@ from skdp.sensitivity._quantile import (
     candidate_rank_scores,
     quantile_score_sensitivity,
 )
-from skdp.sensitivity._quantile_grid import grid_score_classes, quantile_grid_exponent
+from skdp.sensitivity._quantile_grid import (
+    RelativeGrid,
+    grid_score_classes,
+    quantile_grid_exponent,
+)
 
 ALPHA = 1e-6
 LEVELS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
@@ -244,14 +248,19 @@ def test_exponential_samples_follow_the_exact_grid_law():
         (list(range(17, 91)) * 10, [*range(17, 91)] * 10 + [16], 0.01, (0, 120)),
     ],
 )
-def test_outputs_lie_on_the_public_grid_for_every_dataset(d0, d1, q, bounds):
+@pytest.mark.parametrize("method", ["joint", "exponential"])
+def test_outputs_lie_on_the_public_grid_for_every_dataset(d0, d1, q, bounds, method):
     # main drew left + U*half + U*half between data values: 595/5000 outputs
     # of d1 were unreachable from d0 (eps >= 5 at a claim of 1)
     step = 2.0 ** quantile_grid_exponent(*bounds)
+    grid = RelativeGrid(*bounds)
     for data in (d0, d1):
-        est = PrivateQuantile(q, bounds=bounds, random_state=None)
+        est = PrivateQuantile(q, bounds=bounds, method=method, random_state=None)
         out = np.array([est.fit(np.c_[data]).quantiles_[0, 0] for _ in range(300)])
-        assert np.all(out / step == np.floor(out / step))
+        if method == "exponential":
+            assert np.all(out / step == np.floor(out / step))
+        else:
+            np.testing.assert_array_equal(grid.points(grid.floor_index(out)), out)
         assert np.all((out >= bounds[0]) & (out <= bounds[1]))
 
 
@@ -635,3 +644,50 @@ def test_rank_error_bound_holds_and_reads_no_data(method):
             )
             miss = max(below - q * 1_000, q * 1_000 - at_most, 0)
             assert miss <= bound[k, 0] + slack
+
+
+# -- issue 27: accuracy whatever the width of the bounds ------------------------
+
+
+@pytest.mark.parametrize("upper", [100.0, 1e5])
+def test_joint_median_of_integers_is_exact_with_bounds_far_wider_than_the_data(
+    upper,
+):
+    # hours-per-week style: 200 rows at 40 among 100 integers of 1..99. The
+    # joint grid's step was (upper - lower) / 2**11: 32 for (0, 1e5), so 40
+    # was no output and main released 32 in every fit; the relative grid
+    # holds every integer below 512 whatever the bounds
+    rng = np.random.default_rng(0)
+    column = np.concatenate([np.full(200, 40.0), rng.integers(1, 100, 100)])
+    acc = BudgetAccountant(epsilon=np.inf)
+    released = [
+        PrivateQuantile(
+            (0.25, 0.5), epsilon=5.0, bounds=(0, upper), accountant=acc, random_state=s
+        )
+        .fit(column[:, None])
+        .quantiles_[1, 0]
+        for s in range(20)
+    ]
+    assert sum(v == 40.0 for v in released) >= 18
+
+
+def test_joint_accuracy_does_not_depend_on_generous_bounds():
+    # smooth data, 9 deciles: the mean rank error with bounds 10**4 times
+    # wider than the data is that of tight bounds (the relative grid's base
+    # measure is the step, as on a uniform grid: no pull towards 0 or the
+    # empty space)
+    rng = np.random.default_rng(3)
+    deciles = np.arange(1, 10) / 10
+    acc = BudgetAccountant(epsilon=np.inf)
+    errors = {10.0: [], 1e5: []}
+    for seed in range(30):
+        x = rng.uniform(0, 10, 1000)
+        ordered = np.sort(x)
+        for upper in errors:
+            est = PrivateQuantile(
+                deciles, bounds=(0, upper), accountant=acc, random_state=seed
+            ).fit(x[:, None])
+            ranks = np.searchsorted(ordered, est.quantiles_[:, 0])
+            errors[upper].append(np.abs(ranks - deciles * 1000).mean())
+    tight, wide = np.mean(errors[10.0]), np.mean(errors[1e5])
+    assert tight < 12 and wide < 12

@@ -15,7 +15,6 @@ import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
-from skdp.preprocessing._quantile_joint import JOINT_GRID_BITS
 from skdp.sensitivity import (
     exact_centred_sums,
     exact_histogram_counts,
@@ -24,9 +23,9 @@ from skdp.sensitivity import (
     soft_counts_above,
     soft_counts_below,
 )
-from skdp.sensitivity._joint_quantile import grid_rank_counts
+from skdp.sensitivity._joint_quantile import relative_grid_counts
 from skdp.sensitivity._mean import FIXED_POINT_BITS
-from skdp.sensitivity._quantile_grid import quantile_grid_exponent
+from skdp.sensitivity._quantile_grid import RelativeGrid
 from skdp.sensitivity._soft_counts import (
     soft_count_layout,
     soft_counts_from_tally,
@@ -189,11 +188,13 @@ def test_joint_quantile_rank_counts_move_as_their_definition(case):
     # 1 to #{x < c_i} where clip(z) < c_i and to #{x = c_i} where equal
     base, row, lower, upper = case
     lo, hi = float(lower[0]), float(upper[0])
-    k = quantile_grid_exponent(lo, hi, bits=JOINT_GRID_BITS)
+    grid = RelativeGrid(lo, hi)
     column = base[:, 0]
-    first, below0, atoms0 = grid_rank_counts(column, lo, hi, k)
-    _, below1, atoms1 = grid_rank_counts(np.r_[column, row[0]], lo, hi, k)
-    points = np.ldexp(np.arange(first, first + below0.size, dtype=np.float64), k)
+    below0, atoms0 = relative_grid_counts(column, grid)
+    below1, atoms1 = relative_grid_counts(np.r_[column, row[0]], grid)
+    points = grid.points(np.arange(grid.first, grid.last + 1))
+    assert np.all(np.isfinite(points)) and np.all(np.diff(points) > 0)
+    assert lo <= points[0] and points[-1] <= hi
     z = min(max(float(row[0]), float(points[0])), float(points[-1]))
     np.testing.assert_array_equal(below1 - below0, (z < points).astype(np.int64))
     np.testing.assert_array_equal(atoms1 - atoms0, (z == points).astype(np.int64))

@@ -1,0 +1,181 @@
+"""Joint quantiles at any bound width, and what they cost (issue 27, item 4).
+
+Measured side by side in one run:
+
+1. Adult's hours-per-week (``../shared/data/adult.csv.gz``), median at
+   ε = 1, 30 fits, bounds (0, 100) and (0, 10^5): how often it is exactly
+   40 (the true median), ``method="joint"`` (default) and the per-level
+   ``"exponential"``.
+2. Smooth benchmark: mean rank error of 9 deciles at ε = 1 on N(0, 5) with
+   n = 1000, 200 fresh data sets (the data of ``bench_statistics.py``),
+   bounds (-50, 50) and (-5·10^5, 5·10^5) (10^4 times wider), against the
+   reference JointExp (``_jointexp.py``, continuous outputs).
+3. Cost: wall time (best of ``--repeat``) and peak memory traced by
+   ``tracemalloc`` (in copies of X) of ``PrivateQuantile.fit`` against
+   ``np.percentile`` / ``np.median`` on normal(0, 5) data, bounds
+   (-50, 50): quartiles of 1,000 rows, 9 deciles of 10^7 x 1 and of
+   10^6 x 100, a median of 10^7 rows; the per-level ``"exponential"``
+   method (the default before the joint release) timed once beside them.
+
+Reproduce::
+
+    PYTHONPATH=. python benchmarks/bench_joint_quantile_width.py [--quick]
+"""
+
+import argparse
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from skdp import BudgetAccountant, PrivateQuantile
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _jointexp import jointexp_reference
+
+ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv.gz"
+LAB = BudgetAccountant(epsilon=np.inf, delta=1.0)  # experiments: all charged
+DECILES = np.arange(1, 10) / 10
+
+
+def mean_rank_error(column, values, levels):
+    ordered = np.sort(column)
+    below = np.searchsorted(ordered, values)
+    at_most = np.searchsorted(ordered, values, side="right")
+    target = levels * ordered.size
+    return float(np.mean(np.maximum(np.maximum(below - target, target - at_most), 0)))
+
+
+def hours_table(runs):
+    hours = pd.read_csv(ADULT, skipinitialspace=True)[["hours-per-week"]]
+    hours = hours.to_numpy(dtype=float)
+    print(f"\n### Adult hours-per-week median (true: 40), ε = 1, {runs} fits\n")
+    print("| bounds | joint: = 40 | joint: values | exponential: = 40 |")
+    print("|---|---|---|---|")
+    for upper in (100, 100_000):
+        shown = []
+        for method in ("joint", "exponential"):
+            values = [
+                PrivateQuantile(
+                    0.5,
+                    bounds=(0, upper),
+                    method=method,
+                    accountant=LAB,
+                    random_state=seed,
+                )
+                .fit(hours)
+                .quantiles_[0, 0]
+                for seed in range(runs)
+            ]
+            shown.append((sum(v == 40.0 for v in values), sorted(set(values))))
+        distinct = ", ".join(f"{v:g}" for v in shown[0][1])
+        print(
+            f"| (0, {upper:g}) | {shown[0][0]}/{runs} | {distinct} "
+            f"| {shown[1][0]}/{runs} |"
+        )
+
+
+def smooth_table(runs):
+    print(f"\n### 9 deciles of N(0, 5), n = 1000, ε = 1, {runs} data sets\n")
+    print("| bounds | joint (± s.e.) | JointExp reference (± s.e.) |")
+    print("|---|---|---|")
+    for half in (50.0, 5e5):
+        rng = np.random.default_rng(0)
+        reference_rng = np.random.default_rng(1)
+        joint, reference = [], []
+        for seed in range(runs):
+            x = rng.normal(0, 5, size=1000)
+            est = PrivateQuantile(
+                DECILES, bounds=(-half, half), accountant=LAB, random_state=seed
+            ).fit(x[:, None])
+            joint.append(mean_rank_error(x, est.quantiles_[:, 0], DECILES))
+            ref = jointexp_reference(x, -half, half, DECILES, 1.0, reference_rng)
+            reference.append(mean_rank_error(x, ref, DECILES))
+        shown = [
+            f"{np.mean(e):.2f} ± {np.std(e) / np.sqrt(runs):.2f}"
+            for e in (joint, reference)
+        ]
+        print(f"| (-{half:g}, {half:g}) | {shown[0]} | {shown[1]} |")
+
+
+def best_time(func, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def peak_copies(func, nbytes):
+    tracemalloc.start()
+    func()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / nbytes
+
+
+def cost_table(quick, repeat):
+    print(f"\n### Cost, normal(0, 5), bounds (-50, 50), best of {repeat}\n")
+    print(
+        "| task | skdp joint | numpy | ratio | skdp exponential | "
+        "peak memory joint / numpy (copies of X) |"
+    )
+    print("|---|---|---|---|---|---|")
+    rng = np.random.default_rng(0)
+    quartiles = np.array([0.25, 0.5, 0.75])
+    big = (10**6, 1) if quick else (10**7, 1)
+    wide = (10**5, 100) if quick else (10**6, 100)
+    tasks = [
+        ("quartiles, 1,000 x 1", (1000, 1), quartiles, "percentile"),
+        (f"9 deciles, {big[0]:,} x 1", big, DECILES, "percentile"),
+        (f"9 deciles, {wide[0]:,} x {wide[1]}", wide, DECILES, "percentile"),
+        (f"median, {big[0]:,} x 1", big, np.array([0.5]), "median"),
+    ]
+    for name, shape, levels, reference in tasks:
+        X = rng.normal(0, 5, size=shape)
+
+        def fit(method, X=X, levels=levels):
+            PrivateQuantile(
+                levels, bounds=(-50, 50), method=method, accountant=LAB
+            ).fit(X)
+
+        def numpy(X=X, levels=levels, reference=reference):
+            if reference == "median":
+                np.median(X, axis=0)
+            else:
+                np.percentile(X, levels * 100, axis=0)
+
+        times = {}
+        for _ in range(repeat):  # alternated, best of each
+            for key, func in (("joint", lambda: fit("joint")), ("numpy", numpy)):
+                times[key] = min(times.get(key, np.inf), best_time(func, 1))
+        times["exponential"] = best_time(lambda: fit("exponential"), 1)  # once
+        memory = [peak_copies(f, X.nbytes) for f in (lambda: fit("joint"), numpy)]
+        ratio = times["joint"] / times["numpy"]
+        print(
+            f"| {name} | {show(times['joint'])} | {show(times['numpy'])} "
+            f"| {ratio:.2f} | {show(times['exponential'])} "
+            f"| {memory[0]:.2f} / {memory[1]:.2f} |"
+        )
+
+
+def show(seconds):
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    hours_table(10 if args.quick else 30)
+    smooth_table(30 if args.quick else 200)
+    cost_table(args.quick, 2 if args.quick else 3)
+
+
+if __name__ == "__main__":
+    main()
