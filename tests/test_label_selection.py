@@ -151,3 +151,21 @@ def test_a_selection_share_the_sampler_cannot_run_is_refused_before_the_charge(
     with pytest.raises(ValueError, match="selects its label set with 10%"):
         PrivateLogisticRegression(accountant=accountant, **params).fit(X, y)
     assert accountant.total() == (0.0, 0.0)
+
+
+def test_labels_beyond_float_precision_stay_distinct_ints():
+    # 2**60 and 2**60 + 1 are one float64: classes_ keeps them as int64
+    X, y = _two_classes()
+    big = [2**60 + int(v) for v in y]
+    model = PrivateLogisticRegression(epsilon=4.0, random_state=0).fit(X, big)
+    assert model.classes_.tolist() == [2**60, 2**60 + 1]
+    assert model.classes_.dtype == np.int64
+
+
+def test_split_budget_refuses_a_zero_last_weight():
+    # the last part takes what the others leave; with weight 0 nothing
+    # checked the others against the total
+    from skdp.accounting._composition import split_budget
+
+    with pytest.raises(ValueError, match="positive last weight"):
+        split_budget(8.44577429673523, [1, 5, 9, 0])

@@ -339,3 +339,31 @@ def test_describe_one_added_cell_changes_nothing_but_noise(cell):
     added = {name: [*cells, cell] for name, cells in columns.items()}
     for seed in SEEDS[:2]:
         assert _describe_structure(columns, seed) == _describe_structure(added, seed)
+
+
+@pytest.mark.parametrize("estimator", CLASSIFIERS[:2], ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(
+    "labels, added",
+    [
+        ([True, False] * 200, 2),  # numpy would make every label an int
+        ([2**60, 2**60 + 1] * 200, 0.5),  # ... every label a float, merged
+        ([np.datetime64("2020-01-01", "D")] * 400, np.datetime64(0, "s")),
+    ],
+    ids=["int_among_bools", "float_among_big_ints", "date_of_another_unit"],
+)
+def test_a_label_list_of_mixed_kinds_is_refused_before_the_charge(
+    estimator, labels, added
+):
+    # Labels of one kind are read as that kind; a list that mixes kinds (or
+    # holds dates) is invalid input, refused with nothing charged, instead of
+    # letting numpy retype every label from one cell.
+    X, _ = _base_table()
+    accountant = skdp.BudgetAccountant(delta=1.0)
+    model = clone(estimator).set_params(accountant=accountant, random_state=0)
+    if not isinstance(added, np.datetime64):
+        fitted = model.fit(X, labels)
+        assert type(fitted.classes_[0].item()) is type(labels[0])
+    spent = len(accountant.entries)
+    with pytest.raises(ValueError):
+        clone(model).fit(np.vstack([X, X[:1]]), [*labels, added])
+    assert len(accountant.entries) == spent

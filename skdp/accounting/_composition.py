@@ -99,6 +99,11 @@ def split_budget(total, weights):
     True
     """
     weights = [float(w) for w in weights]
+    if not weights or weights[-1] <= 0:
+        raise ValueError(
+            f"split_budget needs a positive last weight (it takes what the "
+            f"others leave, rounded down); got weights={weights}."
+        )
     scale = sum(weights)
     parts = [total * w / scale for w in weights[:-1]]
     decimal = exact(total) - sum(exact(p) for p in parts)

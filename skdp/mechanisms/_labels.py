@@ -87,21 +87,29 @@ def _distinct_labels(values):
         values, return_inverse=True, return_counts=True
     )
     labels = present.tolist()
-    if present.dtype.kind in "fiu":
+    if present.dtype.kind == "f":  # 1.0 is the label 1, -0.0 the label 0
         labels = [canonical_number(value) for value in labels]
     return labels, inverse.reshape(-1), counts
 
 
 def _label_array(labels):
     """The released labels as an array whose dtype (a string's width
-    included) is a function of the released labels only."""
-    if all(isinstance(label, str) for label in labels) and labels:
-        return np.array(labels, dtype=str)
-    array = np.array(labels)
-    if array.dtype.kind not in "biufU" or not labels:
-        array = np.empty(len(labels), dtype=object)
-        array[:] = labels
-    return array
+    included) is a function of the released labels only, and that holds
+    each of them exactly (an object array when no numpy dtype does: ints
+    beyond int64, or numbers a float64 would merge)."""
+    array = np.array(labels) if labels else np.array([])
+    exact = (
+        labels
+        and array.dtype.kind in "biufU"
+        and array.tolist() == labels
+        and len(set(array.tolist())) == len(labels)
+        and all(type(a) is type(b) for a, b in zip(array.tolist(), labels, strict=True))
+    )
+    if exact:
+        return np.array(labels, dtype=str) if array.dtype.kind == "U" else array
+    out = np.empty(len(labels), dtype=object)
+    out[:] = labels
+    return out
 
 
 #: Share of a classifier's ε and δ that selects its label set when the caller

@@ -68,18 +68,50 @@ def key_value(key):
     return {_NAN: math.nan, _NONE: None}.get(key[0], key[1])
 
 
+def _cell_kind(value):
+    """str, bool, number or other: the kinds a label list may not mix."""
+    if isinstance(value, str | np.str_):
+        return "str"
+    if isinstance(value, bool | np.bool_):
+        return "bool"
+    if isinstance(value, Real):
+        return "number"
+    return "other"
+
+
 def as_cells(values):
-    """A list or tuple of labels as numpy reads it only when its cells are of
-    one kind (all strings, or all numbers); a mix stays an object array of
-    the cells, which classification checks refuse. numpy would otherwise
-    read ``[0, 1, "a"]`` as three strings, so one row would turn every
-    other label into a string. Any other array-like is returned as it is
-    (its dtype is the caller's)."""
+    """A list or tuple of labels, read so that no cell changes how the others
+    are read; any other array-like as it is (its dtype is the caller's).
+
+    numpy picks one dtype for a whole list: ``[0, 1, "a"]`` is three strings,
+    ``[True, False, 2]`` three ints, ``[2**60 + 1, 0.5]`` floats that merge
+    neighbouring integers, and a date of another resolution changes every
+    date's unit. So a list is handed to numpy only when its cells are of one
+    kind (all strings, all booleans, or all integral numbers within int64,
+    as ints); anything else (kinds mixed, a number that is
+    not an integer, a date or another object) stays an object array of the
+    cells, which scikit-learn's classification checks refuse before any
+    charge, as invalid labels.
+    """
     if not isinstance(values, list | tuple):
         return values
-    kinds = {isinstance(value, str) for value in values}
-    if len(kinds) <= 1:
+    kinds = {_cell_kind(value) for value in values}
+    if kinds in ({"str"}, {"bool"}):
         return np.asarray(values)
+    if kinds == {"number"}:
+        numbers = [_as_python_number(value) for value in values]
+        if all(isinstance(n, int) or n.is_integer() for n in numbers):
+            try:
+                return np.array([int(n) for n in numbers], dtype=np.int64)
+            except OverflowError:
+                pass  # beyond int64: as objects, refused as labels
     cells = np.empty(len(values), dtype=object)
     cells[:] = list(values)
     return cells
+
+
+def _as_python_number(value):
+    """A Python int or float of a Real cell (numpy scalars, Fractions)."""
+    if isinstance(value, Integral):
+        return int(value)
+    return float(value)
