@@ -36,18 +36,11 @@ from skdp import BudgetAccountant, PrivateQuantile
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _jointexp import jointexp_reference
+from bench_statistics import mean_rank_error
 
 ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv.gz"
 LAB = BudgetAccountant(epsilon=np.inf, delta=1.0)  # experiments: all charged
 DECILES = np.arange(1, 10) / 10
-
-
-def mean_rank_error(column, values, levels):
-    ordered = np.sort(column)
-    below = np.searchsorted(ordered, values)
-    at_most = np.searchsorted(ordered, values, side="right")
-    target = levels * ordered.size
-    return float(np.mean(np.maximum(np.maximum(below - target, target - at_most), 0)))
 
 
 def hours_table(runs):
