@@ -215,8 +215,9 @@ default=None
             levels,
             epsilon=self.epsilon,
             bounds=(-self.upper_limit, self.upper_limit),
-            # a grid of 2**33 points: the joint grid (2**12 points) would be
-            # far too coarse on a domain as wide as [-upper_limit, upper_limit]
+            # a grid of 2**33 points: the joint grid (2**12 points refined
+            # near 0, at most 21,505) is too coarse at the far ends of a
+            # domain as wide as [-upper_limit, upper_limit]
             method="exponential",
             accountant=self._resolve_accountant(),
             random_state=self.random_state,
