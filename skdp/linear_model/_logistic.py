@@ -56,12 +56,6 @@ NOISE_FLOOR = 0.5
 _BIG = 1e300
 
 
-def _rows_with_released_labels(X, codes):
-    """``(X, codes)`` of the rows whose label was released (a per-row rule)."""
-    kept = codes >= 0
-    return X[kept], codes[kept]
-
-
 def _shares(n_steps):
     """One weight per release: count, Gram matrix, then each gradient step."""
     step = (1.0 - COUNT_SHARE - CURVATURE_SHARE) / n_steps
@@ -354,8 +348,8 @@ class PrivateLogisticRegression(
         self._charge([*(labels.cost_items() if labels else []), model_item])
 
         if labels is not None:
-            classes, codes = labels.run(y, source)
-            data = _rows_with_released_labels(X, codes)
+            classes, X, codes = labels.run(X, y, source)
+            data = (X, codes)
         n_outputs = 1 if classes.size == 2 else classes.size
         check_term_size(size * n_outputs)  # a function of the released labels
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now

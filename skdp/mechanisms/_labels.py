@@ -9,7 +9,7 @@ from skdp.mechanisms._partition import (
     partition_threshold,
 )
 from skdp.mechanisms._random import check_random_source
-from skdp.utils._cells import canonical_number, cell_key, key_value
+from skdp.utils._cells import canonical_number, distinct_cells, key_value
 from skdp.utils._validation import check_public_classes
 
 __all__ = ["LABELS_SHARE", "LabelPlan", "select_labels"]
@@ -77,11 +77,7 @@ def _distinct_labels(values):
     ``-0.0`` the label ``0``, and no other row changes how it is read."""
     values = np.asarray(values)
     if values.dtype.kind == "O":
-        keys = [cell_key(value, "y") for value in values]
-        order = sorted(set(keys))
-        index = {key: i for i, key in enumerate(order)}
-        inverse = np.array([index[key] for key in keys], dtype=np.intp)
-        counts = np.bincount(inverse, minlength=len(order))
+        order, inverse, counts = distinct_cells(values, "y")
         return [key_value(key) for key in order], inverse, counts
     present, inverse, counts = np.unique(
         values, return_inverse=True, return_counts=True
@@ -197,9 +193,11 @@ class LabelPlan:
             return []
         return [("label set (partition selection)", self.epsilon, self.delta)]
 
-    def run(self, y, random_state):
-        """``(classes, codes)`` after the charge; ``codes`` is -1 for a row
-        whose label was not released (the caller drops it, a per-row rule).
+    def run(self, X, y, random_state):
+        """``(classes, X, codes)`` after the charge: the label set, and the
+        rows whose label is in it with their class indices. A stated set
+        keeps every row (``X`` itself, no copy); a selected one drops the
+        rows whose label was not released, a rule applied to each row alone.
 
         Raises
         ------
@@ -208,7 +206,7 @@ class LabelPlan:
             released label set only (post-processing), with the budget spent.
         """
         if self.classes is not None:
-            return self.classes, np.searchsorted(self.classes, y)
+            return self.classes, X, np.searchsorted(self.classes, y)
         classes, codes = select_labels(
             y, self.epsilon, self.delta, random_state=random_state
         )
@@ -222,4 +220,5 @@ class LabelPlan:
                 f"delta={self.delta:.3g}. The fit's budget is spent. Pass the "
                 "public label set as classes=[...], or a larger epsilon or delta."
             )
-        return classes, codes
+        kept = codes >= 0
+        return classes, X[kept], codes[kept]

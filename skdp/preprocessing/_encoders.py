@@ -20,7 +20,7 @@ from skdp.mechanisms._partition import (
     partition_noise_std,
     partition_threshold,
 )
-from skdp.utils._cells import cell_key, key_value
+from skdp.utils._cells import cell_key, distinct_cells, key_value
 
 __all__ = ["PrivateOneHotEncoder", "one_hot", "one_hot_feature_names"]
 
@@ -88,11 +88,8 @@ def _distinct_counts(column, name):
     """Sorted distinct values of a column and their row counts."""
     if column.dtype.kind != "O":
         return np.unique(column, return_counts=True, equal_nan=True)
-    counts = {}
-    for key in _keys(column, name):
-        counts[key] = counts.get(key, 0) + 1
-    order = sorted(counts)
-    return _objects(order), np.array([counts[key] for key in order], dtype=np.int64)
+    order, _, counts = distinct_cells(column, name)
+    return _objects(order), counts.astype(np.int64)
 
 
 def _released_categories(values, keep):

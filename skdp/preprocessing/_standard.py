@@ -112,10 +112,8 @@ def fit_moment_sums(
     estimator._charge([*selection, *bounds_plan.cost_items(), (label, sums_cost)])
     classes = None
     if plan is not None:
-        classes, codes = plan.run(y, source)
+        classes, X, codes = plan.run(X, y, source)
         groups = classes.size
-        kept = codes >= 0
-        X, codes = X[kept], codes[kept]
     lower, upper = bounds_plan.run(features if plan is None else X, source)
     noisy, estimator.noise_std_ = release_moment_sums(
         X, lower, upper, eps_sums, delta, source, codes, groups

@@ -11,7 +11,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-__all__ = ["as_cells", "canonical_number", "cell_key", "key_value"]
+__all__ = ["as_cells", "canonical_number", "cell_key", "distinct_cells", "key_value"]
 
 #: Sort ranks of the kinds of value an object column may hold: categories
 #: are sorted by ``(rank, value)``, so mixed kinds need no comparison.
@@ -115,3 +115,13 @@ def _as_python_number(value):
     if isinstance(value, Integral):
         return int(value)
     return float(value)
+
+
+def distinct_cells(cells, name):
+    """The sorted distinct keys of an object column's cells, each cell's
+    index among them, and their counts (:func:`cell_key`, cell by cell)."""
+    keys = [cell_key(value, name) for value in cells]
+    order = sorted(set(keys))
+    index = {key: i for i, key in enumerate(order)}
+    inverse = np.array([index[key] for key in keys], dtype=np.intp)
+    return order, inverse, np.bincount(inverse, minlength=len(order))
