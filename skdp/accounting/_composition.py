@@ -106,12 +106,7 @@ def split_budget(total, weights):
         )
     scale = sum(weights)
     parts = [total * w / scale for w in weights[:-1]]
-    decimal = exact(total) - sum(exact(p) for p in parts)
-    binary = Fraction(total) - sum(Fraction(p) for p in parts)
-    last = max(float(min(decimal, binary)), 0.0)
-    while last > 0 and not _fits([*parts, last], total):
-        last = math.nextafter(last, 0.0)
-    return [*parts, last]
+    return [*parts, _remainder(parts, total)]
 
 
 def budget_left(total, used):
@@ -134,10 +129,17 @@ def budget_left(total, used):
     >>> exact(0.9999999999) + exact(left) <= exact(1.0), left < 1.0 - 0.9999999999
     (True, True)
     """
-    decimal = exact(total) - exact(used)
-    binary = Fraction(total) - Fraction(used)
+    return _remainder([used], total)
+
+
+def _remainder(parts, total):
+    """The largest float that ``total`` leaves after ``parts``: it starts at
+    the float nearest the smaller of the decimal and binary remainders and
+    steps down until :func:`_fits` holds (a float or two)."""
+    decimal = exact(total) - sum(exact(p) for p in parts)
+    binary = Fraction(total) - sum(Fraction(p) for p in parts)
     left = max(float(min(decimal, binary)), 0.0)
-    while left > 0 and not _fits([used, left], total):
+    while left > 0 and not _fits([*parts, left], total):
         left = math.nextafter(left, 0.0)
     return left
 
