@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
-from skdp.preprocessing._affine import saturated
+from skdp.preprocessing._affine import affine_map, inverse_affine_map
 from skdp.preprocessing._mean import BoundsPlan
 from skdp.utils._dask import validate_rows
 from skdp.utils._validation import validate_private_data
@@ -176,9 +176,8 @@ default=None
         X_transformed : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        with np.errstate(over="ignore"):
-            X = validate_private_data(self, X, reset=False) * self.scale_ + self.min_
-        saturated(X)
+        X = validate_private_data(self, X, reset=False)
+        X = inverse_affine_map(X, self.min_, self.scale_)  # X * scale_ + min_
         if self.clip:
             np.clip(X, *self.feature_range, out=X)
         return X
@@ -196,5 +195,4 @@ default=None
         """
         check_is_fitted(self)
         X = validate_private_data(self, X, reset=False)
-        with np.errstate(over="ignore"):
-            return saturated((X - self.min_) / self.scale_)
+        return affine_map(X, self.min_, self.scale_)  # (X - min_) / scale_
