@@ -20,6 +20,9 @@ from skdp.accounting import BudgetAccountant
 from skdp.exceptions import BudgetExceededError
 from skdp.utils._progress import ProgressMeter
 
+#: The module docstring without its reST markup, for ``skdp --help``.
+PLAIN_DESCRIPTION = __doc__.replace("``", "")
+
 #: Seconds of reading before progress lines start (without --verbose):
 #: only long inputs get them.
 PROGRESS_DELAY = 1.0
@@ -127,7 +130,7 @@ def _open_accountant(args):
 
 
 def _read_table(args, columns):
-    """``(data, source, progress)`` of the file or the demo."""
+    """``(data, source)`` of the file or the demo."""
     if args.file is None:
         data, source = _demo_table(), "a synthetic demo table (50,000 rows)"
         if columns is not None:
@@ -137,13 +140,13 @@ def _read_table(args, columns):
                     f"Columns not in the demo table: {unknown}; it has {list(data)}."
                 )
             data = {c: data[c] for c in columns}
-        return data, source, None
+        return data, source
     path = Path(args.file)
     size = path.stat().st_size if path.is_file() else None
     delay = math.inf if args.quiet else 0.0 if args.verbose else PROGRESS_DELAY
     progress = ProgressMeter(f"skdp describe: reading {path.name}", size, delay=delay)
     data = scan_numeric_csv(path, columns, progress=progress, n_jobs=args.n_jobs)
-    return data, args.file, progress
+    return data, args.file
 
 
 def _tail_notes(rows):
@@ -195,7 +198,7 @@ def describe_command(args):
     try:
         bounds = _parse_bounds(args.bounds)
         columns = args.columns.split(",") if args.columns else None
-        data, source, progress = _read_table(args, columns)
+        data, source = _read_table(args, columns)
         accountant = _open_accountant(args)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
@@ -206,7 +209,7 @@ def describe_command(args):
                 accountant=accountant,
                 random_state=args.seed,
                 n_jobs=args.n_jobs,
-                verbose=int(args.verbose or (progress is not None and progress.shown)),
+                verbose=int(args.verbose),
             )
     except BudgetExceededError as exc:
         _notes_of(caught)
@@ -278,7 +281,9 @@ def _shared_options():
 
 def _build_parser():
     shared = _shared_options()
-    parser = argparse.ArgumentParser(prog="skdp", description=__doc__, parents=[shared])
+    parser = argparse.ArgumentParser(
+        prog="skdp", description=PLAIN_DESCRIPTION, parents=[shared]
+    )
     parser.add_argument("--version", action="version", version=__version__)
     commands = parser.add_subparsers(dest="command")
     desc = commands.add_parser(
@@ -346,7 +351,12 @@ def _build_parser():
 
 def _parse(argv):
     parser = _build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # argparse reports a subcommand's unknown flag with the top-level
+        # usage; show the usage of the command that was given instead
+        command = _subparser(parser, args.command)
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
     for name, default in SHARED_OPTIONS.items():
         if not hasattr(args, name):
             setattr(args, name, default)
@@ -355,6 +365,14 @@ def _parse(argv):
     if args.budget is not None and not args.budget > 0:
         raise ValueError(f"--budget must be > 0; got {args.budget}.")
     return args
+
+
+def _subparser(parser, name):
+    """The parser of subcommand ``name``, or ``parser`` itself for None."""
+    if name is None:
+        return parser
+    actions = parser._subparsers._group_actions
+    return next(a.choices[name] for a in actions if name in a.choices)
 
 
 def main(argv=None):

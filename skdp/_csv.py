@@ -116,6 +116,10 @@ def _open_binary(path):
     """``(stream, raw)``: the decompressed byte stream and the file under it,
     whose position is the progress."""
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(
+            f"{path} is a directory; give the path of a CSV file (.csv or .csv.gz)."
+        )
     if not path.is_file():
         raise FileNotFoundError(f"No such file: {path}")
     raw = open(path, "rb")
