@@ -127,7 +127,12 @@ html_theme_options = {
     "navigation_with_keys": False,
     "secondary_sidebar_items": ["page-toc", "sourcelink"],
 }
+# Without a default colour mode a first visit logs "Got invalid theme mode".
+html_context = {"default_mode": "auto"}
 html_static_path = ["_static"]
+# Opened as files, the search page must not fetch the result pages for their
+# summaries: browsers block fetch() over file:// (CORS errors in the console).
+html_js_files = ["offline_search.js"]
 # Math is MathML written at build time (docs/_ext/mathml.py), not MathJax from
 # a CDN: the pages render their formulas with no network access.
 html_math_renderer = "mathml"

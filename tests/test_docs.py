@@ -369,3 +369,85 @@ def test_estimator_doc_links_open_pages_of_the_build(built_docs, monkeypatch):
         link = object.__new__(cls)._get_doc_link()
         assert link.startswith(built_docs.as_uri()), link
         assert Path(url2pathname(urlsplit(link).path)).is_file(), link
+
+
+# -- In a real browser ---------------------------------------------------------
+# Rendering is checked in headless Chromium, opened as files (file://), the way
+# a reader opens a local build. Skipped without playwright and a Chromium:
+# neither is a test dependency (Chromium comes from the system's packages).
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+BROWSER_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed"
+    )
+    if CHROMIUM is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium)")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=BROWSER_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+def _open(browser, url, width=1280):
+    """The page at ``url`` and the console errors and failed loads it logged."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    problems = []
+    page.on(
+        "console",
+        lambda m: problems.append(m.text) if m.type in ("error", "warning") else None,
+    )
+    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
+    page.goto(url)
+    page.wait_for_timeout(200)
+    return page, problems
+
+
+# For every display: how far its math starts left of the box (a negative
+# offset is cut off), and whether the box scrolls when the math is wider.
+DISPLAY_GEOMETRY = """() => [...document.querySelectorAll('div.math')].map(d => {
+    const m = d.querySelector('math');
+    const left = m.getBoundingClientRect().left - d.getBoundingClientRect().left;
+    const wide = m.getBoundingClientRect().width > d.clientWidth + 1;
+    const scrolls = d.scrollWidth > d.clientWidth
+        && ['auto', 'scroll'].includes(getComputedStyle(d).overflowX);
+    return {left: left, wide: wide, scrolls: scrolls};
+})"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_pages_render_without_console_errors_and_displays_fit(
+    built_docs, browser, width
+):
+    pages = sorted(built_docs.glob("*.html"))
+    assert len(pages) >= 10
+    for path in pages:
+        page, problems = _open(browser, path.as_uri(), width)
+        displays = page.evaluate(DISPLAY_GEOMETRY)
+        page.close()
+        assert problems == [], (path.name, problems)
+        for display in displays:
+            assert display["left"] >= -1, (path.name, display)
+            assert display["scrolls"] or not display["wide"], (path.name, display)
+
+
+def test_search_over_files_fetches_nothing(built_docs, browser):
+    page, problems = _open(browser, (built_docs / "search.html").as_uri() + "?q=mean")
+    page.wait_for_selector("#search-results li", timeout=10_000)
+    results = page.inner_text("#search-results")
+    page.close()
+    assert "Private means" in results
+    assert problems == [], problems
