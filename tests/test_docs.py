@@ -38,6 +38,7 @@ SUBMODULES = [
     "skdp.mechanisms",
     "skdp.model_selection",
     "skdp.naive_bayes",
+    "skdp.pipeline",
     "skdp.preprocessing",
     "skdp.sensitivity",
 ]
