@@ -1,0 +1,918 @@
+"""Consistency: as ε grows, every estimator becomes its non-private counterpart.
+
+Issue 27, item 1. Each case below fits one public estimator, at its defaults
+where it has usable ones, on data as a user has it before anyone prepared it:
+unscaled columns from 1e-3 to 1e5, a lognormal, a zero-inflated (85 % zeros)
+and a 0/1 column (``tests/_consistency_data.py``), and scikit-learn's bundled
+breast-cancer and (unscaled) diabetes sets. Three properties are checked:
+
+1. at ε = 1e6 (δ at its default) the output is within a stated tolerance of
+   the scikit-learn or numpy counterpart: accuracy within 0.5 points, R²
+   within 0.01, statistics within 0.1 % relative or one rank, encoder
+   categories exactly. Where the estimator's definition differs from the
+   counterpart's, the case compares with the counterpart of the same
+   definition and says why;
+2. the error is non-increasing on average over ε ∈ {0.3, 1, 3, 10, 100}
+   (see `test_error_does_not_grow_with_epsilon` for the rule);
+3. a classifier's mean accuracy is never below the majority rate at any ε
+   of that ladder (a silent collapse).
+
+Cases that fail today are marked ``xfail(strict=True)`` with the measured
+figure and the work expected to fix them, so that the fix flips them.
+"""
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import pytest
+from _consistency_data import (
+    SYNTHETIC_BOUNDS,
+    bounds_error,
+    breast_cancer,
+    diabetes,
+    quantile_error,
+    rank_errors,
+    relative_error,
+    subspace_error,
+    synthetic_classification,
+    synthetic_features,
+    synthetic_regression,
+)
+from sklearn.decomposition import PCA
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.naive_bayes import GaussianNB
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import RobustScaler, StandardScaler
+from test_common import public_estimator_classes
+
+import skdp
+
+#: ε at which the output must have converged.
+LARGE_EPSILON = 1e6
+#: The ε ladder of the monotonicity check, and its seeds per ε.
+EPSILONS = (0.3, 1.0, 3.0, 10.0, 100.0)
+
+
+def budget():
+    """A budget no fit of this file exhausts (δ = 0.5 covers every default)."""
+    return skdp.BudgetAccountant(1e9, 0.5)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One estimator configuration, its data and its distance to the target.
+
+    ``make(epsilon, seed)`` returns the unfitted estimator; ``data()``
+    returns ``(X, y)`` (``y`` None for transformers); ``error(est, X, y)``
+    is the distance of the fitted estimator to its counterpart, which must
+    be at most ``tol`` at ε = 1e6. ``converge_xfail`` / ``monotone_xfail``
+    / ``majority_xfail`` hold the reason of a known failure of a property.
+    """
+
+    id: str
+    make: Callable
+    data: Callable
+    error: Callable
+    tol: float
+    converge_xfail: str | None = None
+    monotone_xfail: str | None = None
+    majority_xfail: str | None = None
+    seeds: int = 5
+
+    def fitted(self, epsilon, seed):
+        """The estimator fitted at ``epsilon`` with ``seed``, fitted once.
+
+        The monotonicity and the majority-rate checks read the same fits.
+        """
+        key = (self.id, epsilon, seed)
+        if key not in _FITS:
+            X, y = self.data()
+            est = self.make(epsilon, seed)
+            _FITS[key] = est.fit(X) if y is None else est.fit(X, y)
+        return _FITS[key]
+
+    def fit(self, epsilon, seed):
+        """The distance to the counterpart of the fit at ``epsilon``, ``seed``."""
+        X, y = self.data()
+        return self.error(self.fitted(epsilon, seed), X, y)
+
+
+_FITS = {}
+
+
+def features():
+    return synthetic_features(), None
+
+
+@cache
+def standardized_classification():
+    # the way the examples prepare data: for the meta-estimators, whose
+    # subject is the aggregation, not the scaling of the inner model
+    X, y = synthetic_classification()
+    return StandardScaler().fit_transform(X), y
+
+
+@cache
+def standardized_breast_cancer():
+    return StandardScaler().fit_transform(breast_cancer()[0])
+
+
+@cache
+def standardized_regression():
+    X, y = synthetic_regression()
+    return StandardScaler().fit_transform(X), y
+
+
+# --- counterparts ----------------------------------------------------------
+
+
+_REFERENCES = {}
+
+
+def once_per_data(counterpart):
+    """Compute a counterpart once per data set (the data sets are cached)."""
+
+    def cached(X, y, *args):
+        key = (counterpart.__name__, id(X), id(y), *args)
+        if key not in _REFERENCES:
+            _REFERENCES[key] = counterpart(X, y, *args)
+        return _REFERENCES[key]
+
+    return cached
+
+
+@once_per_data
+def reference_accuracy(X, y):
+    # scikit-learn's LogisticRegression on the unscaled columns stops before
+    # convergence (lbfgs: 0.731 on the synthetic table, against 0.774 once
+    # it converges); the counterpart is the converged model, i.e. the same
+    # model on standardized columns
+    return make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y).score(X, y)
+
+
+@once_per_data
+def reference_r2(X, y):
+    # scikit-learn 1.9's LinearRegression truncates the small singular
+    # values of the unscaled synthetic table (R² 0.522 against the exact
+    # least squares' 0.903); the counterpart is exact least squares
+    return make_pipeline(StandardScaler(), LinearRegression()).fit(X, y).score(X, y)
+
+
+def accuracy_gap(est, X, y):
+    return abs(est.score(X, y) - reference_accuracy(X, y)) * 100  # points
+
+
+def r2_gap(est, X, y):
+    return abs(est.score(X, y) - reference_r2(X, y))
+
+
+def nb_accuracy_gap(est, X, y):
+    # PrivateGaussianNB smooths each variance by 1e-9 of its public half
+    # width squared, scikit-learn by 1e-9 of the largest variance (0.8 here,
+    # which drowns the 1e-3 column: 0.635 against 0.658); both smoothings
+    # are negligible next to the variances, so the counterpart is none
+    return abs(est.score(X, y) - reference_nb_accuracy(X, y)) * 100
+
+
+@once_per_data
+def reference_nb_accuracy(X, y):
+    return GaussianNB(var_smoothing=0).fit(X, y).score(X, y)
+
+
+def nb_statistics_error(est, X, y):
+    ref = GaussianNB(var_smoothing=0).fit(X, y)
+    theta = max(
+        relative_error(t, r, X) for t, r in zip(est.theta_, ref.theta_, strict=True)
+    )
+    scale = max(
+        relative_error(np.sqrt(v), np.sqrt(r), X)
+        for v, r in zip(est.var_, ref.var_, strict=True)
+    )
+    return max(theta, scale)
+
+
+def mean_error(est, X, y):
+    return relative_error(est.mean_, X.mean(axis=0), X) / 1e-3
+
+
+def standard_scaler_error(est, X, y):
+    ref = StandardScaler().fit(X)
+    return (
+        max(
+            relative_error(est.mean_, ref.mean_, X),
+            relative_error(est.scale_, ref.scale_, X),
+        )
+        / 1e-3
+    )
+
+
+def svt_bounds_error(est, X, y):
+    return bounds_error(est.lower_, est.upper_, X)
+
+
+def minmax_bounds_error(est, X, y):
+    # the promise is SVTClipSelector's (see bounds_error), not the data's
+    # exact extremes: the range a private minimum and maximum can converge to
+    return bounds_error(est.data_min_, est.data_max_, X)
+
+
+def median_error(est, X, y):
+    return quantile_error(X, est.median_, [0.5])
+
+
+def quantiles_error(est, X, y):
+    return quantile_error(X, est.quantiles_, QUANTILES)
+
+
+def best_candidate_error(est, X, y, n_candidates=1000):
+    """Ranks between the released quantiles and the best public candidates.
+
+    Permute-and-flip chooses among public candidates (by default 1000 evenly
+    spaced points in the bounds), so its counterpart of the same definition
+    is, per feature, the candidate whose rank is closest to the quantile's:
+    on a skewed column the true quantile can be 45 ranks from every
+    candidate, and no ε can do better.
+    """
+    worst = 0.0
+    for row, q in zip(est.quantiles_, QUANTILES, strict=True):
+        for j, value in enumerate(row):
+            grid = np.linspace(LOWER[j], UPPER[j], n_candidates)
+            column = X[:, [j]]
+            best = rank_errors(column, grid[None, :], q).min()
+            released = rank_errors(column, np.array([value]), q)[0]
+            worst = max(worst, released - best)
+    return worst
+
+
+def upper_clip_quantile_error(est, X, y):
+    return quantile_error(X, est.upper_, [0.99])
+
+
+def iqr_error(scale, X, max_ranks=100):
+    """The scale's distance to the IQR: 0.1 % relative or one rank scores 1.
+
+    The counterpart is scikit-learn's RobustScaler, which (like skdp) uses
+    1 for a zero IQR. "k ranks" means between the IQRs of order statistics
+    moved k ranks inwards and outwards at both quartiles.
+    """
+    ref = RobustScaler().fit(X).scale_
+    rel = np.abs(scale - ref) / ref / 1e-3
+    ordered = np.sort(X, axis=0)
+    n = len(X)
+    q1 = (np.floor(0.25 * (n - 1)), np.ceil(0.25 * (n - 1)))
+    q3 = (np.floor(0.75 * (n - 1)), np.ceil(0.75 * (n - 1)))
+    ranks = np.full(X.shape[1], float(max_ranks))  # also a refusal's (NaN)
+    for k in range(max_ranks, -1, -1):
+        low = ordered[int(q3[0]) - k] - ordered[int(q1[1]) + k]
+        high = ordered[min(n - 1, int(q3[1]) + k)] - ordered[max(0, int(q1[0]) - k)]
+        ranks = np.where((low <= scale) & (scale <= high), k, ranks)
+    return float(np.max(np.where(np.isnan(scale), max_ranks, np.minimum(rel, ranks))))
+
+
+def dwork_lei_error(est, X, y):
+    # Dwork and Lei release the IQR on a logarithmic scale: a zero IQR (the
+    # zero-inflated column) has no logarithm and is refused at every ε by
+    # definition; the counterpart is the IQR of the other columns
+    iqr = np.subtract(*np.percentile(X, [75, 25], axis=0))
+    nonzero = iqr > 0
+    return iqr_error(est.scale_[nonzero], X[:, nonzero])
+
+
+def robust_scaler_error(est, X, y):
+    return max(median_error(est, X, y), iqr_error(est.scale_, X))
+
+
+def histogram_error(est, X, y):
+    # within 0.1 % of each exact count, or one row
+    exact = np.array(
+        [np.histogram(X[:, j], est.bin_edges_[j])[0] for j in range(X.shape[1])]
+    )
+    gap = np.abs(est.counts_ - exact)
+    return float(np.max(gap / np.maximum(1.0, 1e-3 * exact)))
+
+
+def bin_edges_error(est, X, y):
+    inner = [edges[1:-1] for edges in est.bin_edges_]
+    quantiles = np.linspace(0, 1, est.n_bins + 1)[1:-1]
+    return quantile_error(X, np.array(inner).T, quantiles)
+
+
+def categories_error(est, X, y):
+    # a category of one row cannot be released at any ε under (ε, δ)-DP
+    # with δ < 1/2 (its row alone decides whether it exists); the target is
+    # every category of at least two rows, exactly
+    values, counts = np.unique(X[:, 0], return_counts=True)
+    return len(set(values[counts >= 2]) ^ set(est.categories_[0]))
+
+
+def pca_error(est, X, y):
+    """Components within 1e-2 rad, variance shares within 0.1 point: 1.
+
+    The shares are compared in points of the total variance (a relative
+    error on a component that explains 2 % would ask far more than 0.1 %).
+    The angle's tolerance is 1e-2, not 1e-3: the noise on the second-moment
+    matrix is divided by the eigengap in the angle, and on breast cancer
+    standardized (569 rows, max_norm=25, second gap 0.1 of the variance)
+    the angle is 1.8e-3 at ε = 1e6, 10 times that of the variance shares.
+    """
+    ref = PCA(est.n_components_).fit(X)
+    angle = subspace_error(est.components_, ref.components_) / 1e-2
+    ratios = est.explained_variance_ratio_ - ref.explained_variance_ratio_
+    return max(angle, float(np.max(np.abs(ratios))) / 1e-3)
+
+
+@once_per_data
+def grid_search_choice(X, y, grid):
+    return GridSearchCV(LogisticRegression(), dict(grid), cv=2).fit(X, y).best_params_
+
+
+def chose_the_same(est, X, y):
+    # at ε = 1e6 the noisy max is the max: the same choice as a grid search
+    # whenever one candidate is clearly better (C = 1e-5 underfits)
+    grid = tuple((k, tuple(v)) for k, v in est.param_grid.items())
+    return float(est.best_params_ != grid_search_choice(X, y, grid))
+
+
+@cache
+def categorical_column():
+    rng = np.random.default_rng(0)
+    names = np.array(["a", "b", "c", "d", "e", "rare"])
+    p = [0.5, 0.3, 0.15, 0.04, 0.0093, 0.0007]
+    return rng.choice(names, p=p, size=(3000, 1)), None
+
+
+QUANTILES = (0.1, 0.5, 0.9)
+LOWER, UPPER = SYNTHETIC_BOUNDS
+WIDTH = UPPER - LOWER
+#: Public bounds on a row's L2 norm from the synthetic columns' bounds.
+SYNTHETIC_NORM = float(np.linalg.norm(np.maximum(np.abs(LOWER), UPPER)))
+
+LINEAR_SCALING = "fixed by the linear models' private per-feature scaling"
+BOUNDS_SEARCH = "fixed by the bounds search work"
+SMOOTH_CAP = (
+    "SmoothSensitivityMedian(noise='laplace') caps ε per feature at 1 (its "
+    "proof needs ε_f <= 1): at ε=1e6 it releases the ε_f=1 answer, 33 ranks "
+    "(2.9 %) off the lognormal column's median; not scheduled"
+)
+PCA_SCALING = "not scheduled: PCA needs per-feature scaling like the linear models"
+NEEDS_DATA_NORM = (
+    "PrivateLinearRegression() raises ValueError without data_norm; " + LINEAR_SCALING
+)
+QUANTILE_RESOLUTION = (
+    "not scheduled: joint quantiles resolve width / 2**11 (issue 27 item 4)"
+)
+
+
+def case(id, make, data, error, tol=1.0, **kwargs):
+    return Case(id, make, data, error, tol, **kwargs)
+
+
+CASES = [
+    # --- private bounds --------------------------------------------------
+    case(
+        "SVTClipSelector-synthetic",
+        lambda e, s: skdp.SVTClipSelector(e, accountant=budget(), random_state=s),
+        features,
+        svt_bounds_error,
+    ),
+    case(
+        "SVTClipSelector-breast_cancer",
+        lambda e, s: skdp.SVTClipSelector(e, accountant=budget(), random_state=s),
+        lambda: (breast_cancer()[0], None),
+        svt_bounds_error,
+        converge_xfail=(
+            "SVTClipSelector: an upper bound 2.75 times the maximum (5.8 grid "
+            "steps) on one of 30 breast-cancer columns at ε=1e6; the default "
+            "threshold 3/(0.8 ε_run) is a fixed number of noise scales, so the "
+            "overshoot does not shrink with ε (mean 1.85 steps, 7 % of columns "
+            "over 3 steps at ε=1e6 and at 1e10); " + BOUNDS_SEARCH
+        ),
+    ),
+    case(
+        "DPClipper-svt-synthetic",
+        lambda e, s: skdp.DPClipper(epsilon=e, accountant=budget(), random_state=s),
+        features,
+        svt_bounds_error,
+    ),
+    case(
+        "DPClipper-quantile-synthetic",
+        lambda e, s: skdp.DPClipper(
+            method="quantile", epsilon=e, accountant=budget(), random_state=s
+        ),
+        features,
+        upper_clip_quantile_error,
+        converge_xfail=(
+            "DPClipper(method='quantile'): the 1e-3 column's 99 % "
+            "quantile is 30 ranks (5.6e9 times) off at ε=1e6 within the default "
+            "bounds ±1e9; " + QUANTILE_RESOLUTION
+        ),
+    ),
+    case(
+        "PrivateMinMaxScaler-synthetic",
+        lambda e, s: skdp.PrivateMinMaxScaler(e, accountant=budget(), random_state=s),
+        features,
+        minmax_bounds_error,
+    ),
+    # --- means and scales ------------------------------------------------
+    case(
+        "PrivateMean-synthetic",
+        lambda e, s: skdp.PrivateMean(e, accountant=budget(), random_state=s),
+        features,
+        mean_error,
+    ),
+    case(
+        "PrivateMean-public_bounds-synthetic",
+        lambda e, s: skdp.PrivateMean(
+            e, bounds=SYNTHETIC_BOUNDS, accountant=budget(), random_state=s
+        ),
+        features,
+        mean_error,
+    ),
+    case(
+        "PrivateMean-breast_cancer",
+        lambda e, s: skdp.PrivateMean(e, accountant=budget(), random_state=s),
+        lambda: (breast_cancer()[0], None),
+        mean_error,
+    ),
+    case(
+        "PrivateStandardScaler-synthetic",
+        lambda e, s: skdp.PrivateStandardScaler(e, accountant=budget(), random_state=s),
+        features,
+        standard_scaler_error,
+    ),
+    case(
+        "PrivateStandardScaler-breast_cancer",
+        lambda e, s: skdp.PrivateStandardScaler(e, accountant=budget(), random_state=s),
+        lambda: (breast_cancer()[0], None),
+        standard_scaler_error,
+    ),
+    # --- quantiles, medians, IQR -------------------------------------------
+    case(
+        "PrivateQuantile-joint-synthetic",
+        lambda e, s: skdp.PrivateQuantile(
+            QUANTILES,
+            epsilon=e,
+            bounds=SYNTHETIC_BOUNDS,
+            accountant=budget(),
+            random_state=s,
+        ),
+        features,
+        quantiles_error,
+        converge_xfail=(
+            "PrivateQuantile(method='joint'): the 90 % quantile of the "
+            "zero-inflated column 6 ranks (0.9 %) off at ε=1e6, bounds (0, 1e6); "
+            + QUANTILE_RESOLUTION
+        ),
+    ),
+    case(
+        "PrivateQuantile-permute_and_flip-synthetic",
+        lambda e, s: skdp.PrivateQuantile(
+            QUANTILES,
+            epsilon=e,
+            bounds=SYNTHETIC_BOUNDS,
+            method="permute_and_flip",
+            accountant=budget(),
+            random_state=s,
+        ),
+        features,
+        best_candidate_error,
+    ),
+    case(
+        "PTRMedian-synthetic",
+        lambda e, s: skdp.PTRMedian(
+            e,
+            bounds=SYNTHETIC_BOUNDS,
+            proposed_sensitivity=WIDTH / 1000,
+            accountant=budget(),
+            random_state=s,
+        ),
+        features,
+        median_error,
+    ),
+    case(
+        "SmoothSensitivityMedian-laplace-synthetic",
+        lambda e, s: skdp.SmoothSensitivityMedian(
+            e, bounds=SYNTHETIC_BOUNDS, accountant=budget(), random_state=s
+        ),
+        features,
+        median_error,
+        converge_xfail=SMOOTH_CAP,
+    ),
+    case(
+        "SmoothSensitivityMedian-cauchy-synthetic",
+        lambda e, s: skdp.SmoothSensitivityMedian(
+            e,
+            bounds=SYNTHETIC_BOUNDS,
+            noise="cauchy",
+            accountant=budget(),
+            random_state=s,
+        ),
+        features,
+        median_error,
+        converge_xfail=(
+            "SmoothSensitivityMedian(noise='cauchy') refuses ε=1e6 with "
+            "'the bounds are too narrow for the float range' (with β = ε/(6d) "
+            "the floor width·exp(-β·cap) underflows); not scheduled"
+        ),
+    ),
+    case(
+        "IQRScale-synthetic",
+        lambda e, s: skdp.IQRScale(e, accountant=budget(), random_state=s),
+        features,
+        lambda est, X, y: iqr_error(est.scale_, X),
+        converge_xfail=(
+            "IQRScale (joint quartiles in private bounds): 3 ranks (0.6 %) off "
+            "the IQR of the age-like column at ε=1e6; " + QUANTILE_RESOLUTION
+        ),
+    ),
+    case(
+        "IQRScale-dwork_lei-synthetic",
+        lambda e, s: skdp.IQRScale(
+            e, method="dwork_lei", accountant=budget(), random_state=s
+        ),
+        features,
+        dwork_lei_error,
+    ),
+    case(
+        "PrivateRobustScaler-synthetic",
+        lambda e, s: skdp.PrivateRobustScaler(
+            e, bounds=SYNTHETIC_BOUNDS, accountant=budget(), random_state=s
+        ),
+        features,
+        robust_scaler_error,
+        converge_xfail=(
+            "PrivateRobustScaler: its default median is SmoothSensitivityMedian's; "
+            + SMOOTH_CAP
+        ),
+    ),
+    case(
+        "PrivateRobustScaler-ptr-synthetic",
+        lambda e, s: skdp.PrivateRobustScaler(
+            e,
+            bounds=SYNTHETIC_BOUNDS,
+            proposed_sensitivity=WIDTH / 1000,
+            accountant=budget(),
+            random_state=s,
+        ),
+        features,
+        robust_scaler_error,
+    ),
+    # --- histograms, bins, categories -------------------------------------
+    case(
+        "PrivateHistogram-synthetic",
+        lambda e, s: skdp.PrivateHistogram(
+            epsilon=e, bounds=SYNTHETIC_BOUNDS, accountant=budget(), random_state=s
+        ),
+        features,
+        histogram_error,
+    ),
+    case(
+        "PrivateKBinsDiscretizer-quantile-synthetic",
+        lambda e, s: skdp.PrivateKBinsDiscretizer(
+            epsilon=e, bounds=SYNTHETIC_BOUNDS, accountant=budget(), random_state=s
+        ),
+        features,
+        bin_edges_error,
+    ),
+    case(
+        "PrivateOneHotEncoder",
+        lambda e, s: skdp.PrivateOneHotEncoder(
+            epsilon=e, accountant=budget(), random_state=s
+        ),
+        categorical_column,
+        categories_error,
+        tol=0,
+    ),
+    # --- PCA ---------------------------------------------------------------
+    case(
+        "PrivatePCA-synthetic",
+        lambda e, s: skdp.PrivatePCA(2, epsilon=e, accountant=budget(), random_state=s),
+        features,
+        pca_error,
+        converge_xfail=(
+            "PrivatePCA(max_norm=1) on unscaled columns: variance shares "
+            "(0.63, 0.33) against (0.972, 0.021) at ε=1e6, rows being scaled to "
+            "norm 1 (a PCA of the directions); " + PCA_SCALING
+        ),
+    ),
+    case(
+        "PrivatePCA-stated_norm-synthetic",
+        lambda e, s: skdp.PrivatePCA(
+            2,
+            epsilon=e,
+            max_norm=SYNTHETIC_NORM,
+            accountant=budget(),
+            random_state=s,
+        ),
+        features,
+        pca_error,
+        converge_xfail=(
+            "PrivatePCA(max_norm=1.02e6, from the stated column bounds): the "
+            "second component 0.12 rad off at ε=1e6 (0.011 at 1e8: noise grows "
+            "like max_norm²); " + PCA_SCALING
+        ),
+    ),
+    case(
+        "PrivatePCA-stated_norm-diabetes",
+        lambda e, s: skdp.PrivatePCA(
+            2, epsilon=e, max_norm=500.0, accountant=budget(), random_state=s
+        ),
+        lambda: (diabetes()[0], None),
+        pca_error,
+        converge_xfail=(
+            "PrivatePCA(max_norm=500) on unscaled diabetes: the second "
+            "component 0.015 rad off at ε=1e6 (0.0016 at 1e8); " + PCA_SCALING
+        ),
+    ),
+    case(
+        "PrivatePCA-stated_norm-standardized-breast_cancer",
+        lambda e, s: skdp.PrivatePCA(
+            2, epsilon=e, max_norm=25.0, accountant=budget(), random_state=s
+        ),
+        lambda: (standardized_breast_cancer(), None),
+        pca_error,
+    ),
+    # --- classifiers -------------------------------------------------------
+    case(
+        "PrivateGaussianNB-synthetic",
+        lambda e, s: skdp.PrivateGaussianNB(
+            e, classes=[0, 1], accountant=budget(), random_state=s
+        ),
+        synthetic_classification,
+        nb_accuracy_gap,
+        tol=0.5,
+    ),
+    case(
+        "PrivateGaussianNB-breast_cancer",
+        lambda e, s: skdp.PrivateGaussianNB(
+            e, classes=[0, 1], accountant=budget(), random_state=s
+        ),
+        breast_cancer,
+        nb_accuracy_gap,
+        tol=0.5,
+        majority_xfail=(
+            "PrivateGaussianNB with private bounds on breast cancer: mean "
+            "accuracy 0.424 at ε=0.3 (0.373 at ε=1 and 3), majority 0.627; "
+            + BOUNDS_SEARCH
+        ),
+    ),
+    case(
+        "PrivateGaussianNB-statistics-synthetic",
+        lambda e, s: skdp.PrivateGaussianNB(
+            e, classes=[0, 1], accountant=budget(), random_state=s
+        ),
+        synthetic_classification,
+        lambda est, X, y: nb_statistics_error(est, X, y) / 1e-3,
+    ),
+    case(
+        "PrivateLogisticRegression-synthetic",
+        lambda e, s: skdp.PrivateLogisticRegression(
+            e, classes=[0, 1], accountant=budget(), random_state=s
+        ),
+        synthetic_classification,
+        accuracy_gap,
+        tol=0.5,
+        converge_xfail=(
+            "PrivateLogisticRegression on unscaled columns: 0.485 (one class) "
+            "against 0.774 at ε=1e6; " + LINEAR_SCALING
+        ),
+        majority_xfail=(
+            "PrivateLogisticRegression on unscaled columns: mean accuracy 0.491 "
+            "at ε=0.3, majority 0.515; " + LINEAR_SCALING
+        ),
+    ),
+    case(
+        "PrivateLogisticRegression-breast_cancer",
+        lambda e, s: skdp.PrivateLogisticRegression(
+            e, classes=[0, 1], accountant=budget(), random_state=s
+        ),
+        breast_cancer,
+        accuracy_gap,
+        tol=0.5,
+        converge_xfail=(
+            "PrivateLogisticRegression on unscaled breast cancer: 0.373 against "
+            "0.988 at ε=1e6; " + LINEAR_SCALING
+        ),
+    ),
+    case(
+        "PrivateLogisticRegression-standardized-breast_cancer",
+        lambda e, s: make_pipeline(
+            StandardScaler(),
+            skdp.PrivateLogisticRegression(
+                e, classes=[0, 1], accountant=budget(), random_state=s
+            ),
+        ),
+        breast_cancer,
+        accuracy_gap,
+        tol=0.5,
+    ),
+    case(
+        "SampleAggregateEstimator-classifier-standardized",
+        lambda e, s: skdp.SampleAggregateEstimator(
+            LogisticRegression(),
+            classes=[0, 1],
+            epsilon=e,
+            accountant=budget(),
+            random_state=s,
+        ),
+        standardized_classification,
+        accuracy_gap,
+        tol=0.5,
+    ),
+    case(
+        "NoisyMaxSearchCV-standardized",
+        lambda e, s: skdp.NoisyMaxSearchCV(
+            LogisticRegression(),
+            {"C": [1e-5, 1.0]},
+            epsilon=e,
+            n_blocks=10,
+            refit=False,
+            accountant=budget(),
+            random_state=s,
+        ),
+        standardized_classification,
+        chose_the_same,
+        tol=0,
+    ),
+    # --- regressors --------------------------------------------------------
+    case(
+        "PrivateLinearRegression-synthetic",
+        lambda e, s: skdp.PrivateLinearRegression(
+            e, accountant=budget(), random_state=s
+        ),
+        synthetic_regression,
+        r2_gap,
+        tol=0.01,
+        converge_xfail=NEEDS_DATA_NORM,
+        monotone_xfail=NEEDS_DATA_NORM,
+    ),
+    case(
+        "PrivateLinearRegression-diabetes",
+        lambda e, s: skdp.PrivateLinearRegression(
+            e, accountant=budget(), random_state=s
+        ),
+        diabetes,
+        r2_gap,
+        tol=0.01,
+        converge_xfail=NEEDS_DATA_NORM,
+        monotone_xfail=NEEDS_DATA_NORM,
+    ),
+    case(
+        "PrivateLinearRegression-stated_norm-synthetic",
+        lambda e, s: skdp.PrivateLinearRegression(
+            e,
+            data_norm=SYNTHETIC_NORM,
+            target_bounds=(-100, 1000),
+            accountant=budget(),
+            random_state=s,
+        ),
+        synthetic_regression,
+        r2_gap,
+        tol=0.01,
+        converge_xfail=(
+            "PrivateLinearRegression(data_norm=1.02e6): R² 0.404 against 0.903 "
+            "at ε=1e6 (noise grows like data_norm², the 1e-3 column drowns); "
+            + LINEAR_SCALING
+            + ", if it applies under a stated data_norm"
+        ),
+    ),
+    case(
+        "PrivateLinearRegression-stated_norm-standardized",
+        lambda e, s: skdp.PrivateLinearRegression(
+            e,
+            data_norm=40.0,
+            target_bounds=(-100, 1000),
+            accountant=budget(),
+            random_state=s,
+        ),
+        standardized_regression,
+        r2_gap,
+        tol=0.01,
+    ),
+    case(
+        "SampleAggregateEstimator-regressor-standardized",
+        lambda e, s: skdp.SampleAggregateEstimator(
+            LinearRegression(),
+            output_bounds=(-100, 200),
+            epsilon=e,
+            accountant=budget(),
+            random_state=s,
+        ),
+        standardized_regression,
+        r2_gap,
+        tol=0.01,
+    ),
+]
+
+
+def estimator_class(case):
+    est = case.make(1.0, 0)
+    return type(est.steps[-1][1] if hasattr(est, "steps") else est).__name__
+
+
+def test_every_public_estimator_has_a_consistency_case():
+    covered = {estimator_class(case) for case in CASES}
+    assert public_estimator_classes() <= covered, (
+        "add a consistency case for "
+        f"{sorted(public_estimator_classes() - covered)} to CASES"
+    )
+
+
+def with_xfail(reason_of):
+    return [
+        pytest.param(
+            case,
+            id=case.id,
+            marks=(
+                [pytest.mark.xfail(strict=True, reason=reason_of(case))]
+                if reason_of(case)
+                else []
+            ),
+        )
+        for case in CASES
+    ]
+
+
+@pytest.mark.filterwarnings("ignore")  # PTR refusals, noise-dominated notes
+@pytest.mark.parametrize("case", with_xfail(lambda case: case.converge_xfail))
+def test_converges_to_the_counterpart(case):
+    error = case.fit(LARGE_EPSILON, seed=0)
+    assert error <= case.tol, f"{case.id}: {error:.4g} > {case.tol} at ε = 1e6"
+
+
+def mean_log_errors(case):
+    """Per ε of the ladder: mean and standard error of ``log1p(error)``.
+
+    ``log1p`` of an error in units of the tolerance: a collapsed release can
+    be off by 10⁶ tolerances, and one such seed would otherwise make the
+    spread, hence the allowance, too wide to see anything else.
+    """
+    seeds = range(case.seeds)
+    errors = np.log1p([[case.fit(e, seed) for seed in seeds] for e in EPSILONS])
+    return errors.mean(axis=1), errors.std(axis=1, ddof=1) / np.sqrt(case.seeds)
+
+
+def allowed_rise(mean, next_mean, se, next_se, tol):
+    """The largest ``next_mean`` that is not a degradation from ``mean``.
+
+    Three standard errors of the difference of the two means (a one-sided
+    z-test at about 0.1 %), and never less than a rise of the error itself
+    by ``tol`` (a change inside the convergence tolerance is not a
+    degradation). The means are of ``log1p(error)``.
+    """
+    by_spread = mean + 3 * np.hypot(se, next_se)
+    by_tolerance = np.log1p(np.expm1(mean) + tol)
+    return max(by_spread, by_tolerance)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("case", with_xfail(lambda case: case.monotone_xfail))
+def test_error_does_not_grow_with_epsilon(case):
+    """The mean error over seeds is non-increasing along the ε ladder.
+
+    Every larger ε is compared with every smaller one (`allowed_rise`), so
+    a slow drift is caught as well as a step. With fixed seeds the outcome
+    is reproducible; the degradations of issue 27 (an accuracy falling from
+    0.77 at ε = 3 to 0.37 at ε = 1e6) are many standard errors.
+    """
+    means, errors = mean_log_errors(case)
+    for i, j in itertools.combinations(range(len(EPSILONS)), 2):
+        limit = allowed_rise(means[i], means[j], errors[i], errors[j], case.tol)
+        assert means[j] <= limit, (
+            f"{case.id}: mean log1p(error) {means[i]:.3g} at ε = {EPSILONS[i]} "
+            f"rises to {means[j]:.3g} at ε = {EPSILONS[j]} (allowed "
+            f"{limit:.3g}); means over the ladder {np.round(means, 3)}"
+        )
+
+
+def is_classifier_case(case):
+    return case.error in (accuracy_gap, nb_accuracy_gap)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(
+    "case",
+    [
+        param
+        for param in with_xfail(lambda case: case.majority_xfail)
+        if is_classifier_case(param.values[0])
+    ],
+)
+def test_classifier_is_never_below_the_majority_rate(case):
+    """At every ε of the ladder, the mean accuracy is at least the majority
+    rate (within three standard errors over the seeds, or 0.5 point): below
+    it, a constant prediction stated without any data beats the private
+    model, which is the silent collapse of issue 27."""
+    X, y = case.data()
+    majority = np.bincount(y).max() / len(y)
+    for epsilon in EPSILONS:
+        scores = [case.fitted(epsilon, s).score(X, y) for s in range(case.seeds)]
+        slack = max(3 * np.std(scores, ddof=1) / np.sqrt(case.seeds), 0.005)
+        assert np.mean(scores) >= majority - slack, (
+            f"{case.id}: mean accuracy {np.mean(scores):.3f} at ε = {epsilon} "
+            f"is below the majority rate {majority:.3f} (slack {slack:.3f})"
+        )
