@@ -81,7 +81,7 @@ class Case:
     converge_xfail: str | None = None
     monotone_xfail: str | None = None
     majority_xfail: str | None = None
-    seeds: int = 5
+    seeds: int = 20
 
     def fitted(self, epsilon, seed):
         """The estimator fitted at ``epsilon`` with ``seed``, fitted once.
@@ -228,7 +228,7 @@ def quantiles_error(est, X, y):
     return quantile_error(X, est.quantiles_, QUANTILES)
 
 
-def best_candidate_error(est, X, y, n_candidates=1000):
+def best_candidate_error(est, X, y):
     """Ranks between the released quantiles and the best public candidates.
 
     Permute-and-flip chooses among public candidates (by default 1000 evenly
@@ -239,13 +239,18 @@ def best_candidate_error(est, X, y, n_candidates=1000):
     """
     worst = 0.0
     for row, q in zip(est.quantiles_, QUANTILES, strict=True):
-        for j, value in enumerate(row):
-            grid = np.linspace(LOWER[j], UPPER[j], n_candidates)
-            column = X[:, [j]]
-            best = rank_errors(column, grid[None, :], q).min()
-            released = rank_errors(column, np.array([value]), q)[0]
-            worst = max(worst, released - best)
+        released = rank_errors(X, row, q)
+        worst = max(worst, float(np.max(released - best_candidate_ranks(X, None, q))))
     return worst
+
+
+@once_per_data
+def best_candidate_ranks(X, y, q, n_candidates=1000):
+    best = []
+    for j in range(X.shape[1]):
+        grid = np.linspace(LOWER[j], UPPER[j], n_candidates)
+        best.append(rank_errors(X[:, [j]], grid[None, :], q).min())
+    return np.array(best)
 
 
 def upper_clip_quantile_error(est, X, y):
@@ -309,6 +314,11 @@ def categories_error(est, X, y):
     return len(set(values[counts >= 2]) ^ set(est.categories_[0]))
 
 
+@once_per_data
+def reference_pca(X, y, n_components):
+    return PCA(n_components).fit(X)
+
+
 def pca_error(est, X, y):
     """Components within 1e-2 rad, variance shares within 0.1 point: 1.
 
@@ -319,7 +329,7 @@ def pca_error(est, X, y):
     standardized (569 rows, max_norm=25, second gap 0.1 of the variance)
     the angle is 1.8e-3 at ε = 1e6, 10 times that of the variance shares.
     """
-    ref = PCA(est.n_components_).fit(X)
+    ref = reference_pca(X, None, est.n_components_)
     angle = subspace_error(est.components_, ref.components_) / 1e-2
     ratios = est.explained_variance_ratio_ - ref.explained_variance_ratio_
     return max(angle, float(np.max(np.abs(ratios))) / 1e-3)
@@ -391,6 +401,7 @@ CASES = [
             "overshoot does not shrink with ε (mean 1.85 steps, 7 % of columns "
             "over 3 steps at ε=1e6 and at 1e10); " + BOUNDS_SEARCH
         ),
+        seeds=10,
     ),
     case(
         "DPClipper-svt-synthetic",
@@ -437,6 +448,7 @@ CASES = [
         lambda e, s: skdp.PrivateMean(e, accountant=budget(), random_state=s),
         lambda: (breast_cancer()[0], None),
         mean_error,
+        seeds=10,
     ),
     case(
         "PrivateStandardScaler-synthetic",
@@ -449,6 +461,7 @@ CASES = [
         lambda e, s: skdp.PrivateStandardScaler(e, accountant=budget(), random_state=s),
         lambda: (breast_cancer()[0], None),
         standard_scaler_error,
+        seeds=10,
     ),
     # --- quantiles, medians, IQR -------------------------------------------
     case(
@@ -598,6 +611,12 @@ CASES = [
             "(0.63, 0.33) against (0.972, 0.021) at ε=1e6, rows being scaled to "
             "norm 1 (a PCA of the directions); " + PCA_SCALING
         ),
+        monotone_xfail=(
+            "PrivatePCA(max_norm=1) on unscaled columns: the mean log1p error "
+            "rises from 5.81 at ε=0.3 to 6.10 at ε=10 (20 seeds): it converges "
+            "to the PCA of the rows' directions, away from scikit-learn's; "
+            + PCA_SCALING
+        ),
     ),
     case(
         "PrivatePCA-stated_norm-synthetic",
@@ -645,6 +664,7 @@ CASES = [
         synthetic_classification,
         nb_accuracy_gap,
         tol=0.5,
+        seeds=10,
     ),
     case(
         "PrivateGaussianNB-breast_cancer",
@@ -659,6 +679,7 @@ CASES = [
             "accuracy 0.424 at ε=0.3 (0.373 at ε=1 and 3), majority 0.627; "
             + BOUNDS_SEARCH
         ),
+        seeds=10,
     ),
     case(
         "PrivateGaussianNB-statistics-synthetic",
@@ -684,6 +705,7 @@ CASES = [
             "PrivateLogisticRegression on unscaled columns: mean accuracy 0.491 "
             "at ε=0.3, majority 0.515; " + LINEAR_SCALING
         ),
+        seeds=10,
     ),
     case(
         "PrivateLogisticRegression-breast_cancer",
@@ -697,6 +719,7 @@ CASES = [
             "PrivateLogisticRegression on unscaled breast cancer: 0.373 against "
             "0.988 at ε=1e6; " + LINEAR_SCALING
         ),
+        seeds=10,
     ),
     case(
         "PrivateLogisticRegression-standardized-breast_cancer",
@@ -709,6 +732,7 @@ CASES = [
         breast_cancer,
         accuracy_gap,
         tol=0.5,
+        seeds=10,
     ),
     case(
         "SampleAggregateEstimator-classifier-standardized",
@@ -722,6 +746,7 @@ CASES = [
         standardized_classification,
         accuracy_gap,
         tol=0.5,
+        seeds=5,
     ),
     case(
         "NoisyMaxSearchCV-standardized",
@@ -737,6 +762,7 @@ CASES = [
         standardized_classification,
         chose_the_same,
         tol=0,
+        seeds=5,
     ),
     # --- regressors --------------------------------------------------------
     case(
@@ -805,6 +831,7 @@ CASES = [
         standardized_regression,
         r2_gap,
         tol=0.01,
+        seeds=5,
     ),
 ]
 
