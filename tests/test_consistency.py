@@ -526,11 +526,6 @@ CASES = [
         ),
         features,
         median_error,
-        converge_xfail=(
-            "SmoothSensitivityMedian(noise='cauchy') refuses ε=1e6 with "
-            "'the bounds are too narrow for the float range' (with β = ε/(6d) "
-            "the floor width·exp(-β·cap) underflows); not scheduled"
-        ),
     ),
     case(
         "IQRScale-synthetic",
