@@ -71,6 +71,8 @@ class Case:
     is the distance of the fitted estimator to its counterpart, which must
     be at most ``tol`` at ε = 1e6. ``converge_xfail`` / ``monotone_xfail``
     / ``majority_xfail`` hold the reason of a known failure of a property.
+    ``converge_seeds`` fits are checked at ε = 1e6 (all must pass), and
+    ``seeds`` per ε of the ladder (fewer where fits are slow).
     """
 
     id: str
@@ -82,6 +84,7 @@ class Case:
     monotone_xfail: str | None = None
     majority_xfail: str | None = None
     seeds: int = 20
+    converge_seeds: int = 5
 
     def fitted(self, epsilon, seed):
         """The estimator fitted at ``epsilon`` with ``seed``, fitted once.
@@ -368,6 +371,13 @@ SMOOTH_CAP = (
     "proof needs ε_f <= 1): at ε=1e6 it releases the ε_f=1 answer, 33 ranks "
     "(2.9 %) off the lognormal column's median; not scheduled"
 )
+SVT_OVERSHOOT = (
+    "SVTClipSelector: the upper bound overshoots the data by more "
+    "than two grid steps (2**(1/2)) in 7 of 10 seeds at ε=1e6, up to "
+    "5.6 steps (error 2.8); the default threshold 3/(0.8 ε_run) is a "
+    "fixed number of noise scales, so the overshoot does not shrink "
+    "with ε; " + BOUNDS_SEARCH
+)
 PCA_SCALING = "not scheduled: PCA needs per-feature scaling like the linear models"
 NEEDS_DATA_NORM = (
     "PrivateLinearRegression() raises ValueError without data_norm; " + LINEAR_SCALING
@@ -388,6 +398,8 @@ CASES = [
         lambda e, s: skdp.SVTClipSelector(e, accountant=budget(), random_state=s),
         features,
         svt_bounds_error,
+        converge_seeds=10,
+        converge_xfail=SVT_OVERSHOOT,
     ),
     case(
         "SVTClipSelector-breast_cancer",
@@ -396,18 +408,22 @@ CASES = [
         svt_bounds_error,
         converge_xfail=(
             "SVTClipSelector: an upper bound 2.75 times the maximum (5.8 grid "
-            "steps) on one of 30 breast-cancer columns at ε=1e6; the default "
+            "steps) on one of 30 breast-cancer columns at ε=1e6, over the "
+            "tolerance in 10 of 10 seeds; the default "
             "threshold 3/(0.8 ε_run) is a fixed number of noise scales, so the "
             "overshoot does not shrink with ε (mean 1.85 steps, 7 % of columns "
             "over 3 steps at ε=1e6 and at 1e10); " + BOUNDS_SEARCH
         ),
         seeds=10,
+        converge_seeds=10,
     ),
     case(
         "DPClipper-svt-synthetic",
         lambda e, s: skdp.DPClipper(epsilon=e, accountant=budget(), random_state=s),
         features,
         svt_bounds_error,
+        converge_seeds=10,
+        converge_xfail=SVT_OVERSHOOT,
     ),
     case(
         "DPClipper-quantile-synthetic",
@@ -427,6 +443,8 @@ CASES = [
         lambda e, s: skdp.PrivateMinMaxScaler(e, accountant=budget(), random_state=s),
         features,
         minmax_bounds_error,
+        converge_seeds=10,
+        converge_xfail=SVT_OVERSHOOT,
     ),
     # --- means and scales ------------------------------------------------
     case(
@@ -568,6 +586,11 @@ CASES = [
         ),
         features,
         robust_scaler_error,
+        converge_xfail=(
+            "PrivateRobustScaler (PTR median, joint quartiles): the IQR of the "
+            "age-like column 3 ranks (0.6 %) off at ε=1e6 in 1 of 5 seeds; "
+            + QUANTILE_RESOLUTION
+        ),
     ),
     # --- histograms, bins, categories -------------------------------------
     case(
@@ -585,6 +608,10 @@ CASES = [
         ),
         features,
         bin_edges_error,
+        converge_xfail=(
+            "PrivateKBinsDiscretizer(strategy='quantile'): bin edges 2 to 3 "
+            "ranks (error 2.76) off at ε=1e6 in 2 of 5 seeds; " + QUANTILE_RESOLUTION
+        ),
     ),
     case(
         "PrivateOneHotEncoder",
@@ -701,6 +728,7 @@ CASES = [
             "at ε=0.3, majority 0.515; " + LINEAR_SCALING
         ),
         seeds=10,
+        converge_seeds=2,
     ),
     case(
         "PrivateLogisticRegression-breast_cancer",
@@ -715,6 +743,7 @@ CASES = [
             "0.988 at ε=1e6; " + LINEAR_SCALING
         ),
         seeds=10,
+        converge_seeds=2,
     ),
     case(
         "PrivateLogisticRegression-standardized-breast_cancer",
@@ -728,6 +757,7 @@ CASES = [
         accuracy_gap,
         tol=0.5,
         seeds=10,
+        converge_seeds=2,
     ),
     case(
         "SampleAggregateEstimator-classifier-standardized",
@@ -742,6 +772,7 @@ CASES = [
         accuracy_gap,
         tol=0.5,
         seeds=5,
+        converge_seeds=2,
     ),
     case(
         "NoisyMaxSearchCV-standardized",
@@ -758,6 +789,7 @@ CASES = [
         chose_the_same,
         tol=0,
         seeds=5,
+        converge_seeds=2,
     ),
     # --- regressors --------------------------------------------------------
     case(
@@ -827,6 +859,7 @@ CASES = [
         r2_gap,
         tol=0.01,
         seeds=5,
+        converge_seeds=2,
     ),
 ]
 
@@ -862,8 +895,12 @@ def with_xfail(reason_of):
 @pytest.mark.filterwarnings("ignore")  # PTR refusals, noise-dominated notes
 @pytest.mark.parametrize("case", with_xfail(lambda case: case.converge_xfail))
 def test_converges_to_the_counterpart(case):
-    error = case.fit(LARGE_EPSILON, seed=0)
-    assert error <= case.tol, f"{case.id}: {error:.4g} > {case.tol} at ε = 1e6"
+    # several seeds: a release whose noise does not shrink with ε (as the
+    # bound searches' overshoot) can pass on one seed by luck
+    errors = [case.fit(LARGE_EPSILON, seed) for seed in range(case.converge_seeds)]
+    assert max(errors) <= case.tol, (
+        f"{case.id}: {np.round(errors, 4)} > {case.tol} at ε = 1e6"
+    )
 
 
 def mean_log_errors(case):
