@@ -24,36 +24,54 @@ figure and the work expected to fix them, so that the fix flips them.
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 import pytest
 from _consistency_data import (
+    QUANTILES,
     SYNTHETIC_BOUNDS,
-    bounds_error,
+    SYNTHETIC_NORM,
+    WIDTH,
+    accuracy_gap,
+    best_candidate_error,
+    bin_edges_error,
     breast_cancer,
+    categorical_column,
+    categories_error,
+    chose_the_same,
     diabetes,
-    quantile_error,
-    rank_errors,
-    relative_error,
-    subspace_error,
+    dwork_lei_error,
+    features,
+    histogram_error,
+    iqr_error,
+    mean_error,
+    median_error,
+    minmax_bounds_error,
+    nb_accuracy_gap,
+    nb_statistics_error,
+    pca_error,
+    quantiles_error,
+    r2_gap,
+    robust_scaler_error,
+    standard_scaler_error,
+    standardized_breast_cancer,
+    standardized_classification,
+    standardized_regression,
+    svt_bounds_error,
     synthetic_classification,
-    synthetic_features,
     synthetic_regression,
+    upper_clip_quantile_error,
 )
-from sklearn.decomposition import PCA
 from sklearn.linear_model import LinearRegression, LogisticRegression
-from sklearn.model_selection import GridSearchCV
-from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import RobustScaler, StandardScaler
+from sklearn.preprocessing import StandardScaler
 from test_common import public_estimator_classes
 
 import skdp
 
 #: ε at which the output must have converged.
 LARGE_EPSILON = 1e6
-#: The ε ladder of the monotonicity check, and its seeds per ε.
+#: The ε ladder of the monotonicity and majority-rate checks.
 EPSILONS = (0.3, 1.0, 3.0, 10.0, 100.0)
 
 
@@ -106,263 +124,6 @@ class Case:
 
 _FITS = {}
 
-
-def features():
-    return synthetic_features(), None
-
-
-@cache
-def standardized_classification():
-    # the way the examples prepare data: for the meta-estimators, whose
-    # subject is the aggregation, not the scaling of the inner model
-    X, y = synthetic_classification()
-    return StandardScaler().fit_transform(X), y
-
-
-@cache
-def standardized_breast_cancer():
-    return StandardScaler().fit_transform(breast_cancer()[0])
-
-
-@cache
-def standardized_regression():
-    X, y = synthetic_regression()
-    return StandardScaler().fit_transform(X), y
-
-
-# --- counterparts ----------------------------------------------------------
-
-
-_REFERENCES = {}
-
-
-def once_per_data(counterpart):
-    """Compute a counterpart once per data set (the data sets are cached)."""
-
-    def cached(X, y, *args):
-        key = (counterpart.__name__, id(X), id(y), *args)
-        if key not in _REFERENCES:
-            _REFERENCES[key] = counterpart(X, y, *args)
-        return _REFERENCES[key]
-
-    return cached
-
-
-@once_per_data
-def reference_accuracy(X, y):
-    # scikit-learn's LogisticRegression on the unscaled columns stops before
-    # convergence (lbfgs: 0.731 on the synthetic table, against 0.774 once
-    # it converges); the counterpart is the converged model, i.e. the same
-    # model on standardized columns
-    return make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y).score(X, y)
-
-
-@once_per_data
-def reference_r2(X, y):
-    # scikit-learn 1.9's LinearRegression truncates the small singular
-    # values of the unscaled synthetic table (R² 0.522 against the exact
-    # least squares' 0.903); the counterpart is exact least squares
-    return make_pipeline(StandardScaler(), LinearRegression()).fit(X, y).score(X, y)
-
-
-def accuracy_gap(est, X, y):
-    return abs(est.score(X, y) - reference_accuracy(X, y)) * 100  # points
-
-
-def r2_gap(est, X, y):
-    return abs(est.score(X, y) - reference_r2(X, y))
-
-
-def nb_accuracy_gap(est, X, y):
-    # PrivateGaussianNB smooths each variance by 1e-9 of its public half
-    # width squared, scikit-learn by 1e-9 of the largest variance (0.8 here,
-    # which drowns the 1e-3 column: 0.635 against 0.658); both smoothings
-    # are negligible next to the variances, so the counterpart is none
-    return abs(est.score(X, y) - reference_nb_accuracy(X, y)) * 100
-
-
-@once_per_data
-def reference_nb_accuracy(X, y):
-    return GaussianNB(var_smoothing=0).fit(X, y).score(X, y)
-
-
-def nb_statistics_error(est, X, y):
-    ref = GaussianNB(var_smoothing=0).fit(X, y)
-    theta = max(
-        relative_error(t, r, X) for t, r in zip(est.theta_, ref.theta_, strict=True)
-    )
-    scale = max(
-        relative_error(np.sqrt(v), np.sqrt(r), X)
-        for v, r in zip(est.var_, ref.var_, strict=True)
-    )
-    return max(theta, scale)
-
-
-def mean_error(est, X, y):
-    return relative_error(est.mean_, X.mean(axis=0), X) / 1e-3
-
-
-def standard_scaler_error(est, X, y):
-    ref = StandardScaler().fit(X)
-    return (
-        max(
-            relative_error(est.mean_, ref.mean_, X),
-            relative_error(est.scale_, ref.scale_, X),
-        )
-        / 1e-3
-    )
-
-
-def svt_bounds_error(est, X, y):
-    return bounds_error(est.lower_, est.upper_, X)
-
-
-def minmax_bounds_error(est, X, y):
-    # the promise is SVTClipSelector's (see bounds_error), not the data's
-    # exact extremes: the range a private minimum and maximum can converge to
-    return bounds_error(est.data_min_, est.data_max_, X)
-
-
-def median_error(est, X, y):
-    return quantile_error(X, est.median_, [0.5])
-
-
-def quantiles_error(est, X, y):
-    return quantile_error(X, est.quantiles_, QUANTILES)
-
-
-def best_candidate_error(est, X, y):
-    """Ranks between the released quantiles and the best public candidates.
-
-    Permute-and-flip chooses among public candidates (by default 1000 evenly
-    spaced points in the bounds), so its counterpart of the same definition
-    is, per feature, the candidate whose rank is closest to the quantile's:
-    on a skewed column the true quantile can be 45 ranks from every
-    candidate, and no ε can do better.
-    """
-    worst = 0.0
-    for row, q in zip(est.quantiles_, QUANTILES, strict=True):
-        released = rank_errors(X, row, q)
-        worst = max(worst, float(np.max(released - best_candidate_ranks(X, None, q))))
-    return worst
-
-
-@once_per_data
-def best_candidate_ranks(X, y, q, n_candidates=1000):
-    best = []
-    for j in range(X.shape[1]):
-        grid = np.linspace(LOWER[j], UPPER[j], n_candidates)
-        best.append(rank_errors(X[:, [j]], grid[None, :], q).min())
-    return np.array(best)
-
-
-def upper_clip_quantile_error(est, X, y):
-    return quantile_error(X, est.upper_, [0.99])
-
-
-def iqr_error(scale, X, max_ranks=100):
-    """The scale's distance to the IQR: 0.1 % relative or one rank scores 1.
-
-    The counterpart is scikit-learn's RobustScaler, which (like skdp) uses
-    1 for a zero IQR. "k ranks" means between the IQRs of order statistics
-    moved k ranks inwards and outwards at both quartiles.
-    """
-    ref = RobustScaler().fit(X).scale_
-    rel = np.abs(scale - ref) / ref / 1e-3
-    ordered = np.sort(X, axis=0)
-    n = len(X)
-    q1 = (np.floor(0.25 * (n - 1)), np.ceil(0.25 * (n - 1)))
-    q3 = (np.floor(0.75 * (n - 1)), np.ceil(0.75 * (n - 1)))
-    ranks = np.full(X.shape[1], float(max_ranks))  # also a refusal's (NaN)
-    for k in range(max_ranks, -1, -1):
-        low = ordered[int(q3[0]) - k] - ordered[int(q1[1]) + k]
-        high = ordered[min(n - 1, int(q3[1]) + k)] - ordered[max(0, int(q1[0]) - k)]
-        ranks = np.where((low <= scale) & (scale <= high), k, ranks)
-    return float(np.max(np.where(np.isnan(scale), max_ranks, np.minimum(rel, ranks))))
-
-
-def dwork_lei_error(est, X, y):
-    # Dwork and Lei release the IQR on a logarithmic scale: a zero IQR (the
-    # zero-inflated column) has no logarithm and is refused at every ε by
-    # definition; the counterpart is the IQR of the other columns
-    iqr = np.subtract(*np.percentile(X, [75, 25], axis=0))
-    nonzero = iqr > 0
-    return iqr_error(est.scale_[nonzero], X[:, nonzero])
-
-
-def robust_scaler_error(est, X, y):
-    return max(median_error(est, X, y), iqr_error(est.scale_, X))
-
-
-def histogram_error(est, X, y):
-    # within 0.1 % of each exact count, or one row
-    exact = np.array(
-        [np.histogram(X[:, j], est.bin_edges_[j])[0] for j in range(X.shape[1])]
-    )
-    gap = np.abs(est.counts_ - exact)
-    return float(np.max(gap / np.maximum(1.0, 1e-3 * exact)))
-
-
-def bin_edges_error(est, X, y):
-    inner = [edges[1:-1] for edges in est.bin_edges_]
-    quantiles = np.linspace(0, 1, est.n_bins + 1)[1:-1]
-    return quantile_error(X, np.array(inner).T, quantiles)
-
-
-def categories_error(est, X, y):
-    # a category of one row cannot be released at any ε under (ε, δ)-DP
-    # with δ < 1/2 (its row alone decides whether it exists); the target is
-    # every category of at least two rows, exactly
-    values, counts = np.unique(X[:, 0], return_counts=True)
-    return len(set(values[counts >= 2]) ^ set(est.categories_[0]))
-
-
-@once_per_data
-def reference_pca(X, y, n_components):
-    return PCA(n_components).fit(X)
-
-
-def pca_error(est, X, y):
-    """Components within 1e-2 rad, variance shares within 0.1 point: 1.
-
-    The shares are compared in points of the total variance (a relative
-    error on a component that explains 2 % would ask far more than 0.1 %).
-    The angle's tolerance is 1e-2, not 1e-3: the noise on the second-moment
-    matrix is divided by the eigengap in the angle, and on breast cancer
-    standardized (569 rows, max_norm=25, second gap 0.1 of the variance)
-    the angle is 1.8e-3 at ε = 1e6, 10 times that of the variance shares.
-    """
-    ref = reference_pca(X, None, est.n_components_)
-    angle = subspace_error(est.components_, ref.components_) / 1e-2
-    ratios = est.explained_variance_ratio_ - ref.explained_variance_ratio_
-    return max(angle, float(np.max(np.abs(ratios))) / 1e-3)
-
-
-@once_per_data
-def grid_search_choice(X, y, grid):
-    return GridSearchCV(LogisticRegression(), dict(grid), cv=2).fit(X, y).best_params_
-
-
-def chose_the_same(est, X, y):
-    # at ε = 1e6 the noisy max is the max: the same choice as a grid search
-    # whenever one candidate is clearly better (C = 1e-5 underfits)
-    grid = tuple((k, tuple(v)) for k, v in est.param_grid.items())
-    return float(est.best_params_ != grid_search_choice(X, y, grid))
-
-
-@cache
-def categorical_column():
-    rng = np.random.default_rng(0)
-    names = np.array(["a", "b", "c", "d", "e", "rare"])
-    p = [0.5, 0.3, 0.15, 0.04, 0.0093, 0.0007]
-    return rng.choice(names, p=p, size=(3000, 1)), None
-
-
-QUANTILES = (0.1, 0.5, 0.9)
-LOWER, UPPER = SYNTHETIC_BOUNDS
-WIDTH = UPPER - LOWER
-#: Public bounds on a row's L2 norm from the synthetic columns' bounds.
-SYNTHETIC_NORM = float(np.linalg.norm(np.maximum(np.abs(LOWER), UPPER)))
 
 LINEAR_SCALING = "fixed by the linear models' private per-feature scaling"
 BOUNDS_SEARCH = "fixed by the bounds search work"
