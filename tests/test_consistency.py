@@ -676,8 +676,8 @@ def mean_log_errors(case):
     return errors.mean(axis=1), errors.std(axis=1, ddof=1) / np.sqrt(case.seeds)
 
 
-def allowed_rise(mean, next_mean, se, next_se, tol):
-    """The largest ``next_mean`` that is not a degradation from ``mean``.
+def allowed_rise(mean, se, next_se, tol):
+    """The largest later mean that is not a degradation from ``mean``.
 
     Three standard errors of the difference of the two means (a one-sided
     z-test at about 0.1 %), and never less than a rise of the error itself
@@ -696,12 +696,19 @@ def test_error_does_not_grow_with_epsilon(case):
 
     Every larger ε is compared with every smaller one (`allowed_rise`), so
     a slow drift is caught as well as a step. With fixed seeds the outcome
-    is reproducible; the degradations of issue 27 (an accuracy falling from
-    0.77 at ε = 3 to 0.37 at ε = 1e6) are many standard errors.
+    is reproducible. Sized on the seeds' spread: a PrivateMean whose
+    effective ε falls back to 1 by ε = 100 is caught (7.2 against an
+    allowance of 6.89), and so, just, is a logistic model on standardized
+    data whose effective ε drops to 0.5 at ε = 10 (1.60 against 1.59;
+    checked by replacing ``make`` in a copy of a case). A model that swings
+    between one class and the other from seed to seed (the unscaled
+    logistic regression of issue 27) has too wide a spread for this check;
+    the convergence check at ε = 1e6 and the majority-rate
+    check catch it.
     """
     means, errors = mean_log_errors(case)
     for i, j in itertools.combinations(range(len(EPSILONS)), 2):
-        limit = allowed_rise(means[i], means[j], errors[i], errors[j], case.tol)
+        limit = allowed_rise(means[i], errors[i], errors[j], case.tol)
         assert means[j] <= limit, (
             f"{case.id}: mean log1p(error) {means[i]:.3g} at ε = {EPSILONS[i]} "
             f"rises to {means[j]:.3g} at ε = {EPSILONS[j]} (allowed "
