@@ -53,6 +53,12 @@ BETA_MARGIN = 2.0**-36
 #: Smallest β accepted (public check before the charge); far above the margin.
 MIN_BETA = 2.0**-30
 
+#: Largest β with which ``S_K`` is computed: at ``β = ln(1/SMOOTH_FLOOR)`` the
+#: floor ``e^{-β}(U - L)`` is already ``SMOOTH_FLOOR (U - L)``, and a larger β
+#: only pushes the floor (and the grid) out of the float range. A β below the
+#: proven ``β_0`` is always allowed: a β-smooth bound is ``β_0``-smooth.
+MAX_BETA = math.log(1.0 / SMOOTH_FLOOR)
+
 #: The public grid is ``2**k`` with ``2**k <= 2**-GRID_BITS`` times the floor
 #: of ``S_K``: rounding the median to it costs at most that fraction of S.
 GRID_BITS = 20
@@ -109,10 +115,10 @@ def smooth_parameters(epsilon, delta, n_features, noise="laplace"):
     eps_feature : float
         ``ε_f = min(ε/d, 1)`` (Laplace) or ``ε/d`` (Cauchy).
     beta : float
-        ``β_0 - 2**-36``, the smoothing parameter with which ``S_K`` is
-        computed, for ``β_0 = ε_f / (2 max(1, ln(2d/δ)))`` (Laplace) or
-        ``ε_f/6`` (Cauchy); see the Notes of :class:`SmoothSensitivityMedian`
-        for the margin.
+        ``min(β_0 - 2**-36, ln(1e12))``, the smoothing parameter with which
+        ``S_K`` is computed, for ``β_0 = ε_f / (2 max(1, ln(2d/δ)))``
+        (Laplace) or ``ε_f/6`` (Cauchy); see the Notes of
+        :class:`SmoothSensitivityMedian` for the margin and the cap.
     cap : int
         Public truncation ``K = ceil(ln(1/1e-12)/β)``.
     """
@@ -129,6 +135,7 @@ def smooth_parameters(epsilon, delta, n_features, noise="laplace"):
             f"smoothing parameter beta = {beta:.3g} is below {MIN_BETA:.3g}); "
             "raise epsilon (or delta), or fit fewer features."
         )
+    beta = min(beta, MAX_BETA)
     cap = max(1, math.ceil(math.log(1.0 / SMOOTH_FLOOR) / beta))
     return eps_feature, beta, cap
 
@@ -308,8 +315,13 @@ class SmoothSensitivityMedian(
     **Public constants.** Laplace: per feature ``ε_f = min(ε/d, 1)``,
     ``δ_f = δ/d``, ``α = ε_f/2``, ``ℓ = max(1, ln(2/δ_f))``,
     ``β_0 = ε_f/(2ℓ)``. Cauchy: ``ε_f = ε/d``, ``α = β_0 = ε_f/6``. ``S_K`` is
-    computed with ``β = β_0 - 2**-36`` (fit refuses ``β < 2**-30``, before the
-    charge). The grid is ``g = 2**k`` with ``k = floor(log2 F) - 20`` for the
+    computed with ``β = min(β_0 - 2**-36, ln(1e12))`` (fit refuses
+    ``β < 2**-30``, before the charge). The cap ``ln(1e12)`` only binds for
+    Cauchy noise with ``ε_f > 165``: there ``K = 1`` and the floor is already
+    ``1e-12 (U - L)``, while ``e^{-β_0}(U - L)`` would underflow (fit
+    refused, for bounds of width 1, every ``ε_f`` above about 4,160); a β
+    below ``β_0`` keeps ``S_K`` β_0-smooth, so steps 1 and 2 below hold as
+    written. The grid is ``g = 2**k`` with ``k = floor(log2 F) - 20`` for the
     floor ``F = e^{-βK}(U - L)`` of ``S_K`` (so ``g <= 2**-20 S_K``).
 
     **Release.** With ``ŝ`` the float value of ``S_K`` and ``η = 2**-40`` a

@@ -536,3 +536,24 @@ def test_pandas_output_and_inverse():
     out = est.set_output(transform="pandas").fit_transform(X)
     assert list(out.columns) == ["a", "b"]
     np.testing.assert_allclose(est.inverse_transform(out), X.to_numpy())
+
+
+def test_cauchy_at_a_large_epsilon_is_released_not_refused():
+    # ε_f = 1e6 gave β_0 = ε_f/6 and a floor (U - L)·e^{-β_0} that underflows:
+    # fit refused "the bounds are too narrow for the float range" for any
+    # bounds. β is now at most ln(1e12), where the floor already is 1e-12
+    # (U - L); a smaller β than proven keeps S_K β_0-smooth.
+    X = np.random.default_rng(0).lognormal(7.0, 1.0, size=(3000, 1))
+    acc = BudgetAccountant(epsilon=1e6)
+    est = SmoothSensitivityMedian(
+        1e6, bounds=(0, 1e5), noise="cauchy", accountant=acc, random_state=0
+    ).fit(X)
+    ordered = np.sort(X[:, 0])
+    assert ordered[1498] <= est.median_[0] <= ordered[1501]  # one rank
+    _, beta, cap = smooth_parameters(1e6, 0.0, 1, "cauchy")
+    assert beta == math.log(1e12) and cap == 1
+
+
+def test_beta_below_the_cap_is_unchanged():
+    _, beta, _ = smooth_parameters(6.0, 0.0, 1, "cauchy")
+    assert beta == 1.0 - 2.0**-36
