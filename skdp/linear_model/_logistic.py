@@ -24,6 +24,9 @@ from skdp.linear_model._release import (
     GaussianFitMixin,
     floored_inverse,
     gaussian_fit_cost,
+    gram_noise_dominated,
+    sum_noise_dominated,
+    warn_noise_dominated,
     noisy_count,
     noisy_gram,
     release_sum,
@@ -393,6 +396,7 @@ class PrivateLogisticRegression(
             classes, X, codes = labels.run(X, y, source)
         n_outputs = 1 if classes.size == 2 else classes.size
         check_term_size(size * n_outputs)  # a function of the released labels
+        self._noise_causes = []
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
             if scaling.private:
                 affine = scaling.release(
@@ -415,6 +419,9 @@ class PrivateLogisticRegression(
         self.classes_ = classes
         self.count_ = count
         self.n_iter_ = np.array([self.max_iter])
+        causes, self._noise_causes = self._noise_causes, None
+        del self._noise_causes
+        warn_noise_dominated(name, causes)  # from released values only
         return self
 
     def _release_label(self, scaling):
@@ -446,6 +453,8 @@ class PrivateLogisticRegression(
         kappa = 0.25 if n_outputs == 1 else 0.5
         scale = kappa * bound**2 * (1 + intercept) / count
         noisy = noisy_gram(gram, size, multiplier, source)
+        if gram_noise_dominated(noisy, multiplier):
+            self._noise_causes.append("curvature (Gram matrix)")
         curvature = noisy * np.outer(columns, columns) * scale
         penalty = self._penalty(size, count)
         curvature += np.diag(penalty)
@@ -467,7 +476,7 @@ class PrivateLogisticRegression(
         )
         weights = np.zeros((size, n_outputs))
         velocity = np.zeros_like(weights)
-        for multiplier in multipliers[2:]:
+        for step, multiplier in enumerate(multipliers[2:]):
             total = xy_statistic(
                 data,
                 _clipped_gradient_sum,
@@ -477,6 +486,8 @@ class PrivateLogisticRegression(
                 self._affine,
             )
             noisy = release_sum(total, multiplier, source).reshape(size, n_outputs)
+            if step == 0 and sum_noise_dominated(noisy, multiplier):
+                self._noise_causes.append("first gradient")
             gradient = noisy * (self.clip_norm_ / count) + penalty[:, None] * weights
             velocity = MOMENTUM * velocity - precondition @ gradient
             weights = weights + velocity
