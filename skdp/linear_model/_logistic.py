@@ -14,23 +14,23 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
-from skdp.linear_model._scaling import (
-    SCALE_SHARE,
-    FeatureScaling,
-    scale_rows,
-    to_user_units,
-)
 from skdp.linear_model._release import (
     GaussianFitMixin,
     floored_inverse,
     gaussian_fit_cost,
     gram_noise_dominated,
-    sum_noise_dominated,
-    warn_noise_dominated,
     noisy_count,
     noisy_gram,
     release_sum,
     spectral_noise_bound,
+    sum_noise_dominated,
+    warn_noise_dominated,
+)
+from skdp.linear_model._scaling import (
+    SCALE_SHARE,
+    FeatureScaling,
+    scale_rows,
+    to_user_units,
 )
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.mechanisms._labels import LabelPlan
@@ -95,7 +95,9 @@ def clip_norm(max_norm, count, step_multiplier, size):
     it: stating the true bound on the rows (or any larger number) gives the
     rule's norm, so it is never punished.
     """
-    rule = min(CLIP_CAP, max(1.0, CLIP_NOISE * count / (step_multiplier * math.sqrt(size))))
+    rule = min(
+        CLIP_CAP, max(1.0, CLIP_NOISE * count / (step_multiplier * math.sqrt(size)))
+    )
     return rule if max_norm is None else min(float(max_norm), rule)
 
 

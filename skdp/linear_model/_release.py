@@ -19,14 +19,14 @@ from skdp.utils._warnings import warn_at_caller
 __all__ = [
     "GaussianFitMixin",
     "floored_inverse",
-    "gram_noise_dominated",
-    "sum_noise_dominated",
-    "warn_noise_dominated",
     "gaussian_fit_cost",
+    "gram_noise_dominated",
     "noisy_count",
     "noisy_gram",
     "release_sum",
     "spectral_noise_bound",
+    "sum_noise_dominated",
+    "warn_noise_dominated",
 ]
 
 

@@ -151,7 +151,7 @@ def scales_from_histogram(noisy, noise_sd, sparse=False):
 
 def _window_medians(negative, positive, zeros, mode):
     """Median of the bins near the mode (noisy counts below 0 count as 0)."""
-    d, n_exp = positive.shape
+    n_exp = positive.shape[1]
     index = np.arange(n_exp)
     keep = (index >= mode[:, None] - WINDOW) & (index <= mode[:, None] + 1)
     values = _bin_values(index - EXPONENT_LIMIT)
@@ -198,7 +198,9 @@ class FeatureScaling:
             self.kind = "none"
         else:
             self.kind = "public"
-            lower, upper = check_bounds(feature_bounds, n_features, name="feature_bounds")
+            lower, upper = check_bounds(
+                feature_bounds, n_features, name="feature_bounds"
+            )
             check_finite_width(lower, upper, f"{name} (feature_bounds)")
             self.lower, self.upper = lower, upper
 

@@ -13,8 +13,8 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from skdp.exceptions import NoiseDominatedWarning
 from skdp import BudgetAccountant, BudgetExceededError, NoisyMaxSearchCV
+from skdp.exceptions import NoiseDominatedWarning
 from skdp.linear_model import PrivateLogisticRegression, _logistic
 from skdp.mechanisms import analytic_gaussian_sigma, gaussian_noise_multipliers
 from skdp.model_selection import fit_cost

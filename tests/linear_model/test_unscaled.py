@@ -1,0 +1,208 @@
+"""Issue 27: the linear models need no hand scaling (private or stated scales)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import LogisticRegression
+
+from skdp import BudgetAccountant
+from skdp.exceptions import NoiseDominatedWarning
+from skdp.linear_model import PrivateLogisticRegression, _scaling
+from skdp.linear_model._release import sum_noise_dominated
+from skdp.model_selection import fit_cost
+
+
+def _accountant():
+    return BudgetAccountant(1e12, 0.5)
+
+
+def _mean_score(X, y, epsilon, seeds=5, **params):
+    scores = [
+        PrivateLogisticRegression(
+            epsilon=epsilon,
+            classes=[0, 1],
+            random_state=k,
+            accountant=_accountant(),
+            **params,
+        )
+        .fit(X, y)
+        .score(X, y)
+        for k in range(seeds)
+    ]
+    return float(np.mean(scores))
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    return load_breast_cancer(return_X_y=True)
+
+
+def test_unscaled_features_converge_to_sklearn(cancer):
+    # before: 0.373 at eps = 1e6 (rows of norm ~2500 clipped to 1)
+    X, y = cancer
+    reference = LogisticRegression(max_iter=10_000).fit(X, y).score(X, y)
+    assert _mean_score(X, y, 1e6, seeds=3) >= reference - 0.005
+
+
+def test_unscaled_features_as_good_as_prescaled_at_epsilon_one(cancer):
+    # before: 0.373 unscaled against 0.932 on [0, 1]-scaled features
+    X, y = cancer
+    low, high = X.min(axis=0), X.max(axis=0)
+    prescaled = _mean_score((X - low) / (high - low), y, 1.0, feature_bounds="scaled")
+    assert _mean_score(X, y, 1.0) >= prescaled - 0.01
+
+
+def test_stating_the_true_row_bound_is_not_punished(cancer):
+    # before: max_norm = sqrt(d) on [0, 1] features 0.709 against 0.932
+    X, y = cancer
+    Z = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    default = _mean_score(Z, y, 1.0, feature_bounds="scaled")
+    true_bound = _mean_score(
+        Z, y, 1.0, feature_bounds="scaled", max_norm=np.sqrt(X.shape[1])
+    )
+    assert true_bound >= default - 0.01
+
+
+def test_coefficients_are_in_the_users_units(cancer):
+    # stated bounds: the same noise as the model fitted on the mapped features
+    X, y = cancer
+    low, high = X.min(axis=0), X.max(axis=0)
+    centre, half = (low + high) / 2, (high - low) / 2
+    params = dict(epsilon=3.0, classes=[0, 1], random_state=0)
+    raw = PrivateLogisticRegression(
+        feature_bounds=(low, high), accountant=_accountant(), **params
+    ).fit(X, y)
+    mapped = PrivateLogisticRegression(
+        feature_bounds="scaled", accountant=_accountant(), **params
+    ).fit((X - centre) / half, y)
+    np.testing.assert_allclose(raw.coef_, mapped.coef_ / half, rtol=1e-9)
+    np.testing.assert_allclose(
+        raw.decision_function(X),
+        mapped.decision_function((X - centre) / half),
+        rtol=1e-7,
+        atol=1e-7,
+    )
+
+
+def test_atoms_get_the_scale_of_their_nonzero_mass():
+    # a one-hot column with 5 % ones and a column of 90 % zeros: never scale 0
+    rng = np.random.default_rng(0)
+    n = 30_000
+    one_hot = (rng.random(n) < 0.05).astype(float)
+    zero_inflated = np.where(rng.random(n) < 0.9, 0.0, rng.lognormal(7, 1, n))
+    X = np.column_stack([one_hot, zero_inflated, rng.normal(500, 50, n)])
+    y = (rng.random(n) < 0.5).astype(int)
+    clf = PrivateLogisticRegression(
+        classes=[0, 1], random_state=0, accountant=_accountant()
+    ).fit(X, y)
+    assert clf.feature_scale_[0] == 2.0  # values 1 are in [2**0, 2**1)
+    assert 2.0**9 <= clf.feature_scale_[1] <= 2.0**14  # lognormal(7, 1)
+    assert 2.0**8 <= clf.feature_scale_[2] <= 2.0**10
+    assert clf.feature_location_[0] == 0.0 and clf.feature_location_[1] == 0.0
+
+
+def test_private_scales_are_part_of_the_exact_cost(cancer):
+    X, y = cancer
+    for classes in ([0, 1], None):
+        accountant = _accountant()
+        clf = PrivateLogisticRegression(
+            classes=classes, accountant=accountant, random_state=0
+        )
+        expected = fit_cost(clf, X.shape[1])
+        clf.fit(X, y)
+        assert accountant.total() == (expected.epsilon, expected.delta)
+
+
+def test_dask_input_needs_stated_bounds_before_the_charge():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(0)
+    X = da.from_array(rng.normal(size=(200, 3)), chunks=100)
+    y = da.from_array((rng.random(200) < 0.5).astype(int), chunks=100)
+    accountant = _accountant()
+    clf = PrivateLogisticRegression(classes=[0, 1], accountant=accountant)
+    with pytest.raises(ValueError, match="feature_bounds"):
+        clf.fit(X, y)
+    assert accountant.total() == (0.0, 0.0)
+    clf.set_params(feature_bounds=(-5.0, 5.0)).fit(X, y)
+    assert clf.coef_.shape == (1, 3)
+
+
+def test_invalid_feature_bounds_string_is_refused_before_the_charge(cancer):
+    X, y = cancer
+    accountant = _accountant()
+    with pytest.raises(ValueError, match="feature_bounds"):
+        PrivateLogisticRegression(
+            classes=[0, 1], feature_bounds="unit", accountant=accountant
+        ).fit(X, y)
+    assert accountant.total() == (0.0, 0.0)
+
+
+def test_collapsed_scales_warn_from_the_released_histogram_only(monkeypatch):
+    # two different data sets whose released histogram is the same give the
+    # same scales and the same warning: the data enter only through it
+    rng = np.random.default_rng(0)
+    y = np.tile([0, 1], 50)
+    released = []
+
+    def fixed_histogram(X):
+        counts = np.zeros((X.shape[1], _scaling.N_BINS), dtype=np.int64)
+        counts[:, _scaling._ZERO_BIN] = X.shape[0]  # all zeros: nothing else
+        released.append(counts)
+        return counts
+
+    monkeypatch.setattr(_scaling, "exponent_histogram", fixed_histogram)
+    fits = []
+    for X in (rng.normal(size=(100, 2)), 1e6 * rng.lognormal(size=(100, 2))):
+        with pytest.warns(NoiseDominatedWarning, match="could not be told"):
+            fits.append(
+                PrivateLogisticRegression(
+                    classes=[0, 1], random_state=0, accountant=_accountant()
+                ).fit(X, y)
+            )
+    assert np.array_equal(fits[0].feature_scale_, fits[1].feature_scale_)
+    assert np.all(fits[0].feature_scale_ == _scaling.DROPPED_SCALE)
+
+
+def test_scales_from_histogram_rules():
+    noisy = np.zeros((3, _scaling.N_BINS))
+    zero = _scaling._ZERO_BIN
+    noisy[0, zero] = 950.0  # 95 % zeros
+    noisy[0, zero + 1 + 0 + _scaling.EXPONENT_LIMIT] = 50.0  # ones
+    noisy[1, zero + 1 + 3 + _scaling.EXPONENT_LIMIT] = 600.0  # +[8, 16)
+    noisy[1, zero - 1 - 3 - _scaling.EXPONENT_LIMIT] = 400.0  # -[8, 16)
+    noisy[2, zero + 1 + 5 + _scaling.EXPONENT_LIMIT] = 3.0  # below the noise
+    location, scale, dropped = _scaling.scales_from_histogram(noisy, 1.0)
+    assert scale[0] == 2.0 and location[0] == 0.0
+    assert scale[1] == 16.0 and location[1] == 12.0  # median in +[8, 16)
+    assert dropped.tolist() == [False, False, True]
+
+
+def test_exponent_bins_are_exact_at_the_extremes():
+    values = np.array([0.0, -0.0, 1.0, 1.5, 2.0, -2.0, 5e-324, 1.7e308, -1.7e308])
+    bins = _scaling.exponent_bins(values)
+    zero, limit = _scaling._ZERO_BIN, _scaling.EXPONENT_LIMIT
+    assert bins[:2].tolist() == [zero, zero]
+    assert bins[2] == bins[3] == zero + 1 + limit
+    assert bins[4] == zero + 2 + limit and bins[5] == zero - 2 - limit
+    assert bins[6] == zero + 1  # clamped to the smallest exponent
+    assert bins[7] == 2 * zero and bins[8] == 0  # clamped to the largest
+
+
+def test_noise_dominated_gradient_is_decided_from_released_values():
+    assert sum_noise_dominated(np.full(4, 1.0), 1.0)  # |S~|^2 = 4 < 2 * 4
+    assert not sum_noise_dominated(np.full(4, 3.0), 1.0)
+
+
+def test_noise_dominated_fit_warns_and_a_good_one_does_not(cancer):
+    X, y = cancer
+    with pytest.warns(NoiseDominatedWarning, match="noise of the released"):
+        PrivateLogisticRegression(
+            epsilon=0.01, classes=[0, 1], random_state=0, accountant=_accountant()
+        ).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        PrivateLogisticRegression(
+            epsilon=10.0, classes=[0, 1], random_state=0, accountant=_accountant()
+        ).fit(X, y)
