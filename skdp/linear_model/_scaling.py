@@ -42,6 +42,8 @@ _ZERO_BIN = 2 * EXPONENT_LIMIT
 #: A bin's noisy count counts as mass only above this many noise deviations
 #: (for 257 bins x 1,000 features, a false bin has probability ~1e-4).
 NOISE_THRESHOLD = 4.0
+#: A bin counts for the reach of a feature above this many deviations.
+REACH_THRESHOLD = 7.0
 #: The median is read from the bins within this many binades of the mode.
 WINDOW = 8
 #: Scale given to a feature whose magnitude could not be told from noise: it
@@ -149,6 +151,28 @@ def scales_from_histogram(noisy, noise_sd, sparse=False):
     return location, scale, dropped
 
 
+def released_reach(noisy, noise_sd, location, scale):
+    """Public bound on ``|z|`` per feature of the rows in bins above the noise.
+
+    The largest ``(2**(e+1) + |location|) / scale`` over the bins whose noisy
+    count exceeds ``REACH_THRESHOLD`` deviations and half a row (1 where none
+    does; a false bin here would inflate the bound, so the threshold is
+    higher than the mode's), and the
+    released row count (the median over features of the histogram's noisy
+    totals). As the noise vanishes every occupied bin counts, so the bound
+    covers every row. Post-processing.
+    """
+    exponents = np.arange(N_BINS) - _ZERO_BIN
+    magnitude = np.where(
+        exponents == 0, 0.0, np.ldexp(1.0, np.abs(exponents) - EXPONENT_LIMIT)
+    )
+    kept = noisy >= max(REACH_THRESHOLD * noise_sd, 0.5)
+    edge = np.max(np.where(kept, magnitude[None, :], 0.0), axis=1)
+    reach = np.where(edge > 0, (edge + np.abs(location)) / scale, 1.0)
+    count = float(np.median(noisy.sum(axis=1)))
+    return reach, max(count, 1.0)
+
+
 def _window_medians(negative, positive, zeros, mode):
     """Median of the bins near the mode (noisy counts below 0 count as 0)."""
     n_exp = positive.shape[1]
@@ -234,6 +258,7 @@ class FeatureScaling:
             noisy, noise_sd, sparse=sp.issparse(X)
         )
         self.dropped_ = dropped
+        self.reach_, self.count_ = released_reach(noisy, noise_sd, location, scale)
         if dropped.any():
             warn_collapsed_scales(self.name, dropped, feature_names)
         return location, scale
