@@ -206,3 +206,69 @@ def test_noise_dominated_fit_warns_and_a_good_one_does_not(cancer):
         PrivateLogisticRegression(
             epsilon=10.0, classes=[0, 1], random_state=0, accountant=_accountant()
         ).fit(X, y)
+
+
+# PrivateLinearRegression
+
+
+def _regression(X, y, epsilon=1e6, seed=0, **params):
+    from skdp.linear_model import PrivateLinearRegression
+
+    return PrivateLinearRegression(
+        epsilon=epsilon, random_state=seed, accountant=_accountant(), **params
+    ).fit(X, y)
+
+
+def test_regression_without_data_norm_converges_to_least_squares():
+    # before: ValueError (data_norm required); with data_norm=1 on these
+    # unscaled rows R2 was about 0
+    from sklearn.datasets import load_diabetes
+    from sklearn.linear_model import LinearRegression
+
+    X, y = load_diabetes(return_X_y=True, scaled=False)
+    reference = LinearRegression().fit(X, y).score(X, y)
+    private = _regression(X, y, target_bounds=(0, 400)).score(X, y)
+    stated = _regression(
+        X, y, target_bounds=(0, 400), feature_bounds=(X.min(0), X.max(0))
+    ).score(X, y)
+    assert private >= reference - 0.015
+    assert stated >= reference - 0.01
+
+
+def test_regression_coefficients_are_in_the_users_units():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(20_000, 3)) * [1.0, 1e3, 1e6] + [0.0, 5e3, 0.0]
+    y = X @ [2.0, -1e-3, 3e-6] + 1.0 + rng.normal(scale=0.1, size=20_000)
+    reg = _regression(X, y, target_bounds=(-10, 10))
+    np.testing.assert_allclose(reg.coef_, [2.0, -1e-3, 3e-6], rtol=0.05)
+    assert abs(reg.intercept_ - 1.0) < 0.5
+
+
+def test_regression_stated_data_norm_keeps_the_rows_as_given():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(5_000, 2))
+    y = X @ [1.5, -2.0] + 0.5
+    reg = _regression(X, y, target_bounds=(-4, 5), data_norm=1.5)
+    assert np.all(reg.feature_scale_ == 1.0) and np.all(reg.feature_location_ == 0)
+
+
+def test_regression_private_scales_cost_exactly_and_dask_needs_bounds():
+    from skdp.linear_model import PrivateLinearRegression
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(500, 3)), rng.normal(size=500)
+    accountant = _accountant()
+    reg = PrivateLinearRegression(target_bounds=(-3, 3), accountant=accountant)
+    expected = fit_cost(reg, 3)
+    reg.fit(X, y)
+    assert accountant.total() == (expected.epsilon, expected.delta)
+    da = pytest.importorskip("dask.array")
+    accountant = _accountant()
+    reg.set_params(accountant=accountant)
+    with pytest.raises(ValueError, match="feature_bounds"):
+        reg.fit(da.from_array(X, chunks=250), da.from_array(y, chunks=250))
+    assert accountant.total() == (0.0, 0.0)
+    reg.set_params(feature_bounds=(-5.0, 5.0))
+    reg.fit(da.from_array(X, chunks=250), da.from_array(y, chunks=250))
+    in_memory = _regression(X, y, target_bounds=(-3, 3), feature_bounds=(-5.0, 5.0))
+    assert reg.coef_.shape == in_memory.coef_.shape == (3,)
