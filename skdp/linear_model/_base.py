@@ -270,8 +270,6 @@ class PrivateLinearRegression(
             data, d = (X, y), X.shape[1]
         scaling = FeatureScaling(self._feature_bounds(), d, name)
         norm = _check_norm(self.data_norm) if scaling.kind == "none" else None
-        if dask:
-            scaling.check_dask()
         size = d + intercept
         check_term_size(size * size)
         shares = [GRAM_SHARE, 1.0 - GRAM_SHARE]
@@ -288,7 +286,8 @@ class PrivateLinearRegression(
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
             if scaling.private:
                 names = getattr(self, "feature_names_in_", None)
-                affine = scaling.release(X, multipliers[0], source, names)
+                issparse = sparse.issparse(X)
+                affine = scaling.release(data, multipliers[0], source, issparse, names)
                 multipliers = multipliers[1:]
             else:
                 affine = scaling.public_map(sparse.issparse(X))

@@ -383,8 +383,6 @@ class PrivateLogisticRegression(
                 self.classes, self.epsilon, self.delta, y, name
             )
         scaling = FeatureScaling(self.feature_bounds, d, name)
-        if dask:
-            scaling.check_dask()
         size = d + bool(self.fit_intercept)
         check_term_size(size * size)
         multipliers = gaussian_noise_multipliers(
@@ -396,13 +394,15 @@ class PrivateLogisticRegression(
 
         if labels is not None:
             classes, X, codes = labels.run(X, y, source)
+            data = (X, codes)
         n_outputs = 1 if classes.size == 2 else classes.size
         check_term_size(size * n_outputs)  # a function of the released labels
         self._noise_causes = []
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
             if scaling.private:
+                names = getattr(self, "feature_names_in_", None)
                 affine = scaling.release(
-                    X, multipliers[0], source, getattr(self, "feature_names_in_", None)
+                    data, multipliers[0], source, sparse.issparse(X), names
                 )
                 multipliers = multipliers[1:]
             else:

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import gaussian_release
+from skdp.utils._dask_xy import xy_statistic
 from skdp.utils._validation import check_bounds, check_finite_width
 from skdp.utils._warnings import warn_at_caller
 
@@ -95,8 +96,14 @@ def exponent_histogram(X):
     return _dense_histogram(X)
 
 
-def release_exponent_histogram(X, multiplier, source):
-    """Gaussian release of :func:`exponent_histogram` (multiplier ``r``).
+def xy_exponent_histogram(X, y):
+    """:func:`exponent_histogram` as a statistic of rows and targets (additive
+    over blocks of rows, for :func:`~skdp.utils._dask_xy.xy_statistic`)."""
+    return exponent_histogram(X)
+
+
+def release_exponent_histogram(counts, multiplier, source):
+    """Gaussian release of the counts of :func:`exponent_histogram`.
 
     Notes
     -----
@@ -107,7 +114,7 @@ def release_exponent_histogram(X, multiplier, source):
     rounded image of an exact Gaussian mechanism, ``1/r``-GDP, and composes
     with the model's releases in one Gaussian composition.
     """
-    counts = exponent_histogram(X).astype(float)
+    counts = np.asarray(counts).astype(float)
     sensitivity = np.nextafter(math.sqrt(counts.shape[0]), math.inf)
     noisy = gaussian_release(counts, sensitivity, multiplier, random_state=source)
     return np.asarray(noisy, dtype=float), multiplier * sensitivity
@@ -232,15 +239,6 @@ class FeatureScaling:
     def private(self):
         return self.kind == "private"
 
-    def check_dask(self):
-        """Refuse private scales on Dask input (before the charge)."""
-        if self.private:
-            raise ValueError(
-                f"{self.name} cannot release private feature scales on Dask "
-                "input yet: state feature_bounds=(lower, upper) (public, free) "
-                "or feature_bounds='scaled' for features already scaled."
-            )
-
     def public_map(self, sparse):
         """``(location, scale)`` of stated bounds (centre and half width)."""
         if self.kind == "none":
@@ -251,12 +249,15 @@ class FeatureScaling:
         half = 0.5 * upper - 0.5 * lower
         return 0.5 * lower + 0.5 * upper, np.where(half > 0, half, 1.0)
 
-    def release(self, X, multiplier, source, feature_names=None):
-        """``(location, scale)`` from the private histogram; warns on dropped."""
-        noisy, noise_sd = release_exponent_histogram(X, multiplier, source)
-        location, scale, dropped = scales_from_histogram(
-            noisy, noise_sd, sparse=sp.issparse(X)
-        )
+    def release(self, data, multiplier, source, sparse, feature_names=None):
+        """``(location, scale)`` from the private histogram; warns on dropped.
+
+        ``data`` is ``(X, y)`` in memory or the rows of a Dask input; the
+        histogram is summed over blocks exactly, so both give the same release.
+        """
+        counts = xy_statistic(data, xy_exponent_histogram)
+        noisy, noise_sd = release_exponent_histogram(counts, multiplier, source)
+        location, scale, dropped = scales_from_histogram(noisy, noise_sd, sparse)
         self.dropped_ = dropped
         self.reach_, self.count_ = released_reach(noisy, noise_sd, location, scale)
         if dropped.any():

@@ -115,18 +115,19 @@ def test_private_scales_are_part_of_the_exact_cost(cancer):
         assert accountant.total() == (expected.epsilon, expected.delta)
 
 
-def test_dask_input_needs_stated_bounds_before_the_charge():
+def test_dask_input_releases_the_same_private_scales_as_in_memory():
     da = pytest.importorskip("dask.array")
     rng = np.random.default_rng(0)
-    X = da.from_array(rng.normal(size=(200, 3)), chunks=100)
-    y = da.from_array((rng.random(200) < 0.5).astype(int), chunks=100)
-    accountant = _accountant()
-    clf = PrivateLogisticRegression(classes=[0, 1], accountant=accountant)
-    with pytest.raises(ValueError, match="feature_bounds"):
-        clf.fit(X, y)
-    assert accountant.total() == (0.0, 0.0)
-    clf.set_params(feature_bounds=(-5.0, 5.0)).fit(X, y)
-    assert clf.coef_.shape == (1, 3)
+    X = rng.normal(size=(2_000, 3)) * [1.0, 1e3, 1e-3]
+    y = (X @ [1.0, 1e-3, 1e3] > 0).astype(int)
+    params = dict(classes=[0, 1], random_state=0)
+    lazy = PrivateLogisticRegression(accountant=_accountant(), **params).fit(
+        da.from_array(X, chunks=700), da.from_array(y, chunks=700)
+    )
+    eager = PrivateLogisticRegression(accountant=_accountant(), **params).fit(X, y)
+    assert np.array_equal(lazy.feature_scale_, eager.feature_scale_)
+    assert np.array_equal(lazy.feature_location_, eager.feature_location_)
+    np.testing.assert_allclose(lazy.coef_, eager.coef_, rtol=1e-9)
 
 
 def test_invalid_feature_bounds_string_is_refused_before_the_charge(cancer):
@@ -252,23 +253,21 @@ def test_regression_stated_data_norm_keeps_the_rows_as_given():
     assert np.all(reg.feature_scale_ == 1.0) and np.all(reg.feature_location_ == 0)
 
 
-def test_regression_private_scales_cost_exactly_and_dask_needs_bounds():
+def test_regression_private_scales_cost_exactly_and_work_on_dask():
     from skdp.linear_model import PrivateLinearRegression
 
     rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(500, 3)), rng.normal(size=500)
+    X, y = rng.normal(size=(500, 3)) * [1.0, 1e3, 1.0], rng.normal(size=500)
     accountant = _accountant()
-    reg = PrivateLinearRegression(target_bounds=(-3, 3), accountant=accountant)
+    reg = PrivateLinearRegression(
+        target_bounds=(-3, 3), accountant=accountant, random_state=0
+    )
     expected = fit_cost(reg, 3)
     reg.fit(X, y)
     assert accountant.total() == (expected.epsilon, expected.delta)
     da = pytest.importorskip("dask.array")
-    accountant = _accountant()
-    reg.set_params(accountant=accountant)
-    with pytest.raises(ValueError, match="feature_bounds"):
-        reg.fit(da.from_array(X, chunks=250), da.from_array(y, chunks=250))
-    assert accountant.total() == (0.0, 0.0)
-    reg.set_params(feature_bounds=(-5.0, 5.0))
-    reg.fit(da.from_array(X, chunks=250), da.from_array(y, chunks=250))
-    in_memory = _regression(X, y, target_bounds=(-3, 3), feature_bounds=(-5.0, 5.0))
-    assert reg.coef_.shape == in_memory.coef_.shape == (3,)
+    lazy = PrivateLinearRegression(
+        target_bounds=(-3, 3), accountant=_accountant(), random_state=0
+    ).fit(da.from_array(X, chunks=200), da.from_array(y, chunks=200))
+    assert np.array_equal(lazy.feature_scale_, reg.feature_scale_)
+    np.testing.assert_allclose(lazy.coef_, reg.coef_, rtol=1e-9)
