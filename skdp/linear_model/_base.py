@@ -114,12 +114,23 @@ class PrivateLinearRegression(
         Privacy loss of one ``fit``, ``> 0``.
     delta : float, default=1e-6
         Failure probability of one ``fit``, in ``(0, 1)``.
-    data_norm : float
-        Public bound on the L2 norm of a row of ``X`` (required); rows above
-        it are scaled down to it.
+    data_norm : float or None, default=None
+        Public bound on the L2 norm of a row; rows above it are scaled down
+        to it. Stated alone (``feature_bounds=None``), it is in the user's
+        units and the rows are used as given (the old contract). ``None``
+        (default; **default change**, it was required): the rows are scaled
+        per feature (``feature_bounds``) and the norm is chosen in scaled
+        units by a public rule (Notes).
     target_bounds : tuple of (float, float)
         Public bounds ``(low, high)`` on ``y`` (required); targets are
         clipped to them.
+    feature_bounds : None, "scaled" or tuple of (float or array-like, ...), \
+            default=None
+        Where the per-feature location and scale come from: ``None``
+        releases them privately with ``SCALE_SHARE`` = 30 % of the fit's
+        Gaussian budget (see :class:`PrivateLogisticRegression`);
+        ``(lower, upper)`` states them, free; ``"scaled"`` uses the features
+        as given (then ``data_norm`` is required).
     alpha : float, default=0.0
         Ridge penalty, as in :class:`sklearn.linear_model.Ridge`: the
         objective is ``||y - Xw||² + alpha ||w||²`` (intercept unpenalised).
@@ -138,6 +149,9 @@ class PrivateLinearRegression(
         Coefficients.
     intercept_ : float
         Intercept (0 if ``fit_intercept=False``).
+    feature_location_, feature_scale_ : ndarray of shape (n_features,)
+        The per-feature map ``z = (x - location) / scale`` the model was fit
+        in (0 and 1 when the rows are used as given).
     epsilon_spent_, delta_spent_ : float
         What ``fit`` charged.
     n_features_in_ : int
@@ -151,6 +165,19 @@ class PrivateLinearRegression(
 
     Notes
     -----
+    **Feature scales.** Unless the rows are used as given, ``x`` below is
+    the scaled row ``(x - location) / scale`` and the coefficients are
+    mapped back to the user's units (post-processing). ``B`` is then the
+    stated ``data_norm``, ``sqrt(d)`` with stated bounds (every scaled row
+    is within it), or with private scales ``min(reach, max(sqrt(d), τ Ñ /
+    (r sqrt(D))))``, ``τ = NORM_NOISE``: ``reach`` bounds the scaled rows of
+    every histogram bin above the noise and ``Ñ`` is the released count
+    (:func:`~skdp.linear_model._scaling.released_reach`), ``r`` the Gram
+    release's multiplier; as the noise vanishes nothing is clipped and the
+    fit converges to least squares. A NoiseDominatedWarning says when the
+    released Gram matrix or cross products are no larger than their noise
+    (from released values only).
+
     **Statistics.** With ``B = data_norm``, ``s = B sqrt(1 + fit_intercept)``
     and ``(low, high)`` the target bounds, a row becomes
     ``q = [clip(x), B] / s`` (``clip(x) = x min(1, B/||x||)``; the ``B``
@@ -195,9 +222,9 @@ class PrivateLinearRegression(
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(50_000, 2))
     >>> y = X @ [1.5, -2.0] + 0.5 + rng.normal(scale=0.1, size=50_000)
-    >>> reg = PrivateLinearRegression(data_norm=1.5, target_bounds=(-4, 5),
-    ...                               random_state=0).fit(X, y)
-    >>> np.round(reg.coef_, 1), round(reg.intercept_, 1)
+    >>> reg = PrivateLinearRegression(target_bounds=(-4, 5), random_state=0)
+    >>> reg = reg.fit(X * [1.0, 1000.0], y)  # features in their own units
+    >>> np.round(reg.coef_ * [1.0, 1000.0], 1), round(reg.intercept_, 1)
     (array([ 1.5, -2. ]), 0.5)
     """
 

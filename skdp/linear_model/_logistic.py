@@ -151,12 +151,13 @@ class PrivateLogisticRegression(
     """Differentially private logistic regression (binary and multinomial).
 
     A fixed number of full-batch gradient steps on the L2-regularised
-    logistic loss, each computed from per-row gradients clipped to
-    ``max_norm`` and released with Gaussian noise, preconditioned by a
-    private curvature bound (a noisy Gram matrix of the rows clipped to
-    ``max_norm``). No bound on the data is needed: clipping bounds each
-    row's influence. The whole ``(epsilon, delta)`` is charged before the
-    data is read.
+    logistic loss, each computed from per-row gradients clipped to a
+    clipping norm and released with Gaussian noise, preconditioned by a
+    private curvature bound (a noisy Gram matrix of the clipped rows). No
+    bound on the data and no hand scaling are needed: the model fits in
+    per-feature scaled units (private scales by default, see
+    ``feature_bounds``) and clipping bounds each row's influence. The whole
+    ``(epsilon, delta)`` is charged before the data is read.
 
     Parameters
     ----------
@@ -176,12 +177,20 @@ class PrivateLogisticRegression(
     max_iter : int, default=10
         Number of noisy gradient steps, fixed in advance: every step is
         charged, so it is not a tolerance-driven loop.
-    max_norm : float, default=1.0
-        Per-row clipping norm: the bound on a row's gradient (Frobenius norm
-        of ``x ⊗ (p - y)``) and on the norm of a row in the curvature
-        estimate. Scale features to about unit row norm (by public ranges,
-        or :class:`~skdp.DPClipper` / :class:`~skdp.PrivateRobustScaler`)
-        for the default to fit.
+    max_norm : float or None, default=None
+        Largest per-row clipping norm, in scaled units: a clipping norm, not
+        a data bound. The clipping norm ``clip_norm_`` (on a row's gradient
+        ``x ⊗ (p - y)``, and twice it on a row in the curvature estimate) is
+        ``min(max_norm, rule)`` with the public rule of :func:`clip_norm`
+        (between 1 and 2); stating the true bound on the rows therefore gives
+        the default. **Default change:** it was 1.0 (with no feature scales).
+    feature_bounds : None, "scaled" or tuple of (float or array-like, ...), \
+            default=None
+        Where the per-feature location and scale come from (see Notes):
+        ``None`` releases them privately with ``SCALE_SHARE`` = 30 % of the
+        fit's Gaussian budget; ``(lower, upper)`` (scalars or one per
+        feature) states them, free; ``"scaled"`` uses the features as given
+        (the behaviour before this option; for data already scaled).
     classes : array-like of shape (n_classes,), default=None
         The public label set. ``None`` selects it privately (never reads it
         from ``y``): partition selection with ``LABELS_SHARE`` = 10 % of
@@ -205,6 +214,11 @@ class PrivateLogisticRegression(
         Number of steps taken (``max_iter``, always).
     count_ : float
         The noisy row count used for the averages (part of the release).
+    clip_norm_ : float
+        The clipping norm used (scaled units).
+    feature_location_, feature_scale_ : ndarray of shape (n_features,)
+        The per-feature map ``z = (x - location) / scale`` the model was fit
+        in (released, stated, or 0 and 1 with ``feature_bounds="scaled"``).
     epsilon_spent_, delta_spent_ : float
         What ``fit`` charged.
     n_features_in_ : int
@@ -219,8 +233,8 @@ class PrivateLogisticRegression(
 
     Notes
     -----
-    **Algorithm.** Let ``x`` be a row (with a 1 appended for the intercept),
-    ``c = max_norm`` and ``W`` the ``D × K`` weights (``K = 1`` for two
+    **Algorithm.** Let ``x`` be a scaled row (with a 1 appended for the
+    intercept), ``c = clip_norm_`` and ``W`` the ``D × K`` weights (``K = 1`` for two
     classes). The releases are, in order: the row count ``N``; the upper
     triangle of ``G = Σ q qᵀ`` with ``q = x min(1, c/||x||) / c``; and, for
     ``t = 1..max_iter``, ``S_t = Σ clip(x ⊗ r(W_t))/c`` with
@@ -235,6 +249,26 @@ class PrivateLogisticRegression(
     majorise-minimise method that converges in a few steps where plain
     gradient descent needs hundreds; the few steps are what makes the noise
     per step small.
+
+    **Feature scales.** The fit runs on ``z = (x - location) / scale`` and
+    reports ``coef_ = w / scale`` and ``intercept_ = b - Σ w location /
+    scale``. With ``feature_bounds=None`` the first release is the Gaussian
+    histogram of every feature's sign and binary exponent
+    (:func:`~skdp.linear_model._scaling.release_exponent_histogram`: a row
+    adds one count per feature, L2 sensitivity ``sqrt(d)``), with share
+    ``SCALE_SHARE`` of the composition below; ``scale`` and ``location``
+    are public rules of the released counts
+    (:func:`~skdp.linear_model._scaling.scales_from_histogram`). The map is
+    post-processing and the clipping bounds every row's influence in scaled
+    units, so features are not clipped (the model class stays
+    scikit-learn's, and the fit converges to it as ``epsilon`` grows).
+
+    **Warnings.** After the release, a
+    :class:`~skdp.NoiseDominatedWarning` names a feature whose private
+    scale could not be told from noise, and says when the released
+    curvature's largest eigenvalue is below the public bound on its noise or
+    the first released gradient is no larger than its noise; all computed
+    from released values and public parameters.
 
     **Label set.** With ``classes=None`` the fit is two releases: first the
     label set, by :func:`~skdp.mechanisms.select_labels` (each label's row
@@ -259,7 +293,9 @@ class PrivateLogisticRegression(
     **Privacy.** Each release is a Gaussian mechanism with noise multiplier
     ``r_i = R / sqrt(s_i)`` for public shares ``s_i`` (1 % count, 30 %
     curvature, the rest split evenly over the steps) and
-    ``R = analytic_gaussian_sigma(1, epsilon, delta)``. The adaptive
+    ``R = analytic_gaussian_sigma(1, epsilon, delta)``; with private
+    feature scales the histogram takes ``SCALE_SHARE`` first and the other
+    shares are multiplied by ``1 - SCALE_SHARE``. The adaptive
     composition of Gaussian mechanisms is exactly a Gaussian mechanism with
     ``μ² = Σ 1/r_i² = 1/R²`` (Gaussian DP, Dong, Roth and Su 2022), whose
     exact ``(ε, δ)`` curve (Balle and Wang 2018) gives ``(epsilon, delta)``:
