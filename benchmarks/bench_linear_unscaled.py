@@ -86,7 +86,7 @@ def private_score(X, y, epsilon, seeds, **params):
             delta=DELTA,
             classes=[0, 1],
             random_state=seed,
-            accountant=BudgetAccountant(),
+            accountant=BudgetAccountant(delta=0.5),
             **params,
         )
         scores.append(clf.fit(X, y).score(X, y))
@@ -202,7 +202,7 @@ def regression_table(seeds):
                             target_bounds=target,
                             feature_bounds=fb,
                             random_state=seed,
-                            accountant=BudgetAccountant(),
+                            accountant=BudgetAccountant(delta=0.5),
                         )
                         .fit(X, y)
                         .score(X, y)
