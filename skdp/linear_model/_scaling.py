@@ -282,11 +282,23 @@ def warn_collapsed_scales(name, dropped, feature_names=None):
 
 
 def scale_rows(X, location, scale):
-    """``(X - location) / scale`` (a copy; CSR stays CSR with location 0)."""
-    if sp.issparse(X):
-        return sp.csr_matrix(X.multiply(1.0 / scale[None, :]))
+    """``(X - location) / scale`` (a copy; CSR stays CSR with location 0).
+
+    A value that overflows (finite data, a subnormal stated width) becomes
+    the largest double of its sign, a fixed per-value rule, so the sums of
+    the models see finite rows only (their clipping handles huge rows).
+    """
     with np.errstate(all="ignore"):
-        return (X - location) / scale
+        if sp.issparse(X):
+            Z = sp.csr_matrix(X.multiply(1.0 / scale[None, :]))
+            Z.data = _finite(Z.data)
+            return Z
+        return _finite((X - location) / scale)
+
+
+def _finite(values):
+    big = np.finfo(float).max
+    return np.nan_to_num(values, nan=0.0, posinf=big, neginf=-big)
 
 
 def to_user_units(weights, location, scale, d):
@@ -294,6 +306,7 @@ def to_user_units(weights, location, scale, d):
 
     ``w·z + b`` with ``z = (x - l) / s`` is ``(w/s)·x + (b - Σ w l / s)``.
     """
-    coef = weights[:d] / scale[:, None]
-    shift = (location[:, None] * coef).sum(axis=0)
+    with np.errstate(all="ignore"):
+        coef = _finite(weights[:d] / scale[:, None])
+        shift = _finite((location[:, None] * coef).sum(axis=0))
     return coef, shift

@@ -271,3 +271,30 @@ def test_regression_private_scales_cost_exactly_and_work_on_dask():
     ).fit(da.from_array(X, chunks=200), da.from_array(y, chunks=200))
     assert np.array_equal(lazy.feature_scale_, reg.feature_scale_)
     np.testing.assert_allclose(lazy.coef_, reg.coef_, rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [
+        (0.0, 1e-322),
+        (-8e307, 8e307),
+        (np.array([0.0, -1.0]), np.array([1e-300, 1.0])),
+    ],
+)
+def test_extreme_stated_bounds_and_rows_give_finite_models(bounds):
+    from skdp.linear_model import PrivateLinearRegression
+
+    X = np.array([[1e300, -1e300], [5e-324, 0.0], [0.0, 0.0], [1.0, -1.0]] * 5)
+    y = np.tile([0, 1], 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", NoiseDominatedWarning)
+        clf = PrivateLogisticRegression(
+            classes=[0, 1], feature_bounds=bounds, random_state=0
+        ).fit(X, y)
+        reg = PrivateLinearRegression(
+            target_bounds=(0, 1), feature_bounds=bounds, random_state=0
+        ).fit(X, y)
+    for model in (clf, reg):
+        assert np.all(np.isfinite(model.coef_))
+        assert np.all(np.isfinite(model.intercept_))
