@@ -298,3 +298,32 @@ def test_extreme_stated_bounds_and_rows_give_finite_models(bounds):
     for model in (clf, reg):
         assert np.all(np.isfinite(model.coef_))
         assert np.all(np.isfinite(model.intercept_))
+
+
+def test_exponent_histogram_sensitivity_is_sqrt_d_by_brute_force():
+    # removing any one row changes d counts by exactly 1: L2 norm sqrt(d)
+    rng = np.random.default_rng(1)
+    X = np.column_stack(
+        [
+            rng.normal(size=12) * 1e3,
+            (rng.random(12) < 0.3).astype(float),
+            np.array([0.0, -0.0, 5e-324, -5e-324, 1e308, -1e308] * 2),
+        ]
+    )
+    full = _scaling.exponent_histogram(X)
+    assert np.all(full.sum(axis=1) == X.shape[0])
+    for i in range(X.shape[0]):
+        change = full - _scaling.exponent_histogram(np.delete(X, i, axis=0))
+        assert np.sum(change**2) == X.shape[1] and change.min() == 0
+    from scipy import sparse
+
+    assert np.array_equal(_scaling.exponent_histogram(sparse.csr_matrix(X)), full)
+
+
+def test_clip_norm_rule():
+    from skdp.linear_model._logistic import clip_norm
+
+    assert clip_norm(None, 100.0, 50.0, 10) == 1.0  # noisy: at least 1
+    assert clip_norm(None, 1e9, 0.01, 10) == 2.0  # ample: at most 2
+    assert clip_norm(np.sqrt(30), 1e9, 0.01, 31) == 2.0  # true bound: rule
+    assert clip_norm(0.5, 1e9, 0.01, 31) == 0.5  # a smaller norm is kept
