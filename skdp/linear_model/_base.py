@@ -351,7 +351,7 @@ class PrivateLinearRegression(
         reach = float(np.sqrt(np.sum(np.square(scaling.reach_))))
         size = d + bool(self.fit_intercept)
         wanted = NORM_NOISE * scaling.count_ / (gram_multiplier * math.sqrt(size))
-        return max(min(reach, max(root, wanted)), 2.0**-500)
+        return min(max(min(reach, max(root, wanted)), 2.0**-500), 2.0**500)
 
     def _feature_bounds(self):
         """A stated ``data_norm`` alone keeps the rows as given (as before)."""

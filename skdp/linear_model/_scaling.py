@@ -158,24 +158,40 @@ def scales_from_histogram(noisy, noise_sd, sparse=False):
     return location, scale, dropped
 
 
+def _bin_intervals():
+    """Closed hull ``[low, high]`` of the values of each bin (public)."""
+    offset = np.arange(N_BINS) - _ZERO_BIN
+    inner = np.ldexp(1.0, np.abs(offset) - 1 - EXPONENT_LIMIT)
+    outer = 2.0 * inner
+    low = np.where(offset > 0, inner, np.where(offset < 0, -outer, 0.0))
+    high = np.where(offset > 0, outer, np.where(offset < 0, -inner, 0.0))
+    # the clamped end bins hold everything beyond them (below 2**-63 in
+    # magnitude, subnormals included, and above 2**64)
+    big = np.finfo(float).max
+    low[0], high[-1] = -big, big
+    low[_ZERO_BIN + 1], high[_ZERO_BIN - 1] = 0.0, 0.0
+    return low, high
+
+
 def released_reach(noisy, noise_sd, location, scale):
     """Public bound on ``|z|`` per feature of the rows in bins above the noise.
 
-    The largest ``(2**(e+1) + |location|) / scale`` over the bins whose noisy
-    count exceeds ``REACH_THRESHOLD`` deviations and half a row (1 where none
+    ``max(top - location, location - bottom) / scale`` with ``[bottom,
+    top]`` the hull of the value intervals of the bins whose noisy count
+    exceeds ``REACH_THRESHOLD`` deviations and half a row (1 where none
     does; a false bin here would inflate the bound, so the threshold is
     higher than the mode's), and the
     released row count (the median over features of the histogram's noisy
     totals). As the noise vanishes every occupied bin counts, so the bound
     covers every row. Post-processing.
     """
-    exponents = np.arange(N_BINS) - _ZERO_BIN
-    magnitude = np.where(
-        exponents == 0, 0.0, np.ldexp(1.0, np.abs(exponents) - EXPONENT_LIMIT)
-    )
+    low, high = _bin_intervals()
     kept = noisy >= max(REACH_THRESHOLD * noise_sd, 0.5)
-    edge = np.max(np.where(kept, magnitude[None, :], 0.0), axis=1)
-    reach = np.where(edge > 0, (edge + np.abs(location)) / scale, 1.0)
+    top = np.max(np.where(kept, high[None, :], -np.inf), axis=1)
+    bottom = np.min(np.where(kept, low[None, :], np.inf), axis=1)
+    with np.errstate(all="ignore"):
+        spread = np.maximum(top - location, location - bottom) / scale
+    reach = np.where(kept.any(axis=1), spread, 1.0)
     count = float(np.median(noisy.sum(axis=1)))
     return reach, max(count, 1.0)
 
