@@ -24,7 +24,8 @@ unless said otherwise:
    hours-per-week from the other numeric columns (target bounds (0, 100)),
    against scikit-learn's ``LinearRegression``.
 
-Reproduce::
+Reproduce (about 75 s; the tables and the targets are in
+``benchmarks/README.md``, section "Linear models on unscaled features")::
 
     PYTHONPATH=. python benchmarks/bench_linear_unscaled.py [--quick]
 """
