@@ -4,18 +4,28 @@ import math
 from numbers import Real
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.linear_model._base import LinearModel
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.linear_model._release import (
     GaussianFitMixin,
     floored_inverse,
     gaussian_fit_cost,
+    gram_noise_dominated,
     noisy_gram,
     release_sum,
     spectral_noise_bound,
+    sum_noise_dominated,
+    warn_noise_dominated,
+)
+from skdp.linear_model._scaling import (
+    SCALE_SHARE,
+    FeatureScaling,
+    scale_rows,
+    to_user_units,
 )
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.sensitivity._linear import check_term_size, exact_clipped_gram
@@ -32,9 +42,11 @@ __all__ = ["PrivateLinearRegression"]
 #: Share of the squared GDP parameter spent on the Gram matrix (the rest on
 #: the cross products with the target). Public.
 GRAM_SHARE = 0.5
+#: Target relative noise of the Gram matrix in the ``data_norm`` rule. Public.
+NORM_NOISE = 0.003
 
 
-def regression_sums(X, y, max_norm, low, high, intercept):
+def regression_sums(X, y, max_norm, low, high, intercept, affine=None):
     """Exact ``(gram, cross)`` of clipped rows and targets scaled to ``[-1, 1]``.
 
     The target is clipped to ``[low, high]``, centred and divided by its half
@@ -42,6 +54,7 @@ def regression_sums(X, y, max_norm, low, high, intercept):
     function of the row alone; the sums add up over blocks of rows.
     """
     centre, half = _target_scale(low, high, intercept)
+    X = X if affine is None else scale_rows(X, *affine)
     with np.errstate(all="ignore"):
         t = (np.clip(y, low, high) - centre) / half
         return exact_clipped_gram(X, max_norm, t, intercept=intercept)
@@ -101,12 +114,23 @@ class PrivateLinearRegression(
         Privacy loss of one ``fit``, ``> 0``.
     delta : float, default=1e-6
         Failure probability of one ``fit``, in ``(0, 1)``.
-    data_norm : float
-        Public bound on the L2 norm of a row of ``X`` (required); rows above
-        it are scaled down to it.
+    data_norm : float or None, default=None
+        Public bound on the L2 norm of a row; rows above it are scaled down
+        to it. Stated alone (``feature_bounds=None``), it is in the user's
+        units and the rows are used as given (the old contract). ``None``
+        (default; **default change**, it was required): the rows are scaled
+        per feature (``feature_bounds``) and the norm is chosen in scaled
+        units by a public rule (Notes).
     target_bounds : tuple of (float, float)
         Public bounds ``(low, high)`` on ``y`` (required); targets are
         clipped to them.
+    feature_bounds : None, "scaled" or tuple of (float or array-like, ...), \
+            default=None
+        Where the per-feature location and scale come from: ``None``
+        releases them privately with ``SCALE_SHARE`` = 30 % of the fit's
+        Gaussian budget (see :class:`PrivateLogisticRegression`);
+        ``(lower, upper)`` states them, free; ``"scaled"`` uses the features
+        as given (then ``data_norm`` is required).
     alpha : float, default=0.0
         Ridge penalty, as in :class:`sklearn.linear_model.Ridge`: the
         objective is ``||y - Xw||² + alpha ||w||²`` (intercept unpenalised).
@@ -125,6 +149,9 @@ class PrivateLinearRegression(
         Coefficients.
     intercept_ : float
         Intercept (0 if ``fit_intercept=False``).
+    feature_location_, feature_scale_ : ndarray of shape (n_features,)
+        The per-feature map ``z = (x - location) / scale`` the model was fit
+        in (0 and 1 when the rows are used as given).
     epsilon_spent_, delta_spent_ : float
         What ``fit`` charged.
     n_features_in_ : int
@@ -138,6 +165,19 @@ class PrivateLinearRegression(
 
     Notes
     -----
+    **Feature scales.** Unless the rows are used as given, ``x`` below is
+    the scaled row ``(x - location) / scale`` and the coefficients are
+    mapped back to the user's units (post-processing). ``B`` is then the
+    stated ``data_norm``, ``sqrt(d)`` with stated bounds (every scaled row
+    is within it), or with private scales ``min(reach, max(sqrt(d), τ Ñ /
+    (r sqrt(D))))``, ``τ = NORM_NOISE``: ``reach`` bounds the scaled rows of
+    every histogram bin above the noise and ``Ñ`` is the released count
+    (:func:`~skdp.linear_model._scaling.released_reach`), ``r`` the Gram
+    release's multiplier; as the noise vanishes nothing is clipped and the
+    fit converges to least squares. A NoiseDominatedWarning says when the
+    released Gram matrix or cross products are no larger than their noise
+    (from released values only).
+
     **Statistics.** With ``B = data_norm``, ``s = B sqrt(1 + fit_intercept)``
     and ``(low, high)`` the target bounds, a row becomes
     ``q = [clip(x), B] / s`` (``clip(x) = x min(1, B/||x||)``; the ``B``
@@ -182,9 +222,9 @@ class PrivateLinearRegression(
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(50_000, 2))
     >>> y = X @ [1.5, -2.0] + 0.5 + rng.normal(scale=0.1, size=50_000)
-    >>> reg = PrivateLinearRegression(data_norm=1.5, target_bounds=(-4, 5),
-    ...                               random_state=0).fit(X, y)
-    >>> np.round(reg.coef_, 1), round(reg.intercept_, 1)
+    >>> reg = PrivateLinearRegression(target_bounds=(-4, 5), random_state=0)
+    >>> reg = reg.fit(X * [1.0, 1000.0], y)  # features in their own units
+    >>> np.round(reg.coef_ * [1.0, 1000.0], 1), round(reg.intercept_, 1)
     (array([ 1.5, -2. ]), 0.5)
     """
 
@@ -192,6 +232,7 @@ class PrivateLinearRegression(
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "data_norm": [Interval(Real, 2.0**-500, 2.0**500, closed="both"), None],
+        "feature_bounds": ["array-like", StrOptions({"scaled"}), None],
         "target_bounds": ["array-like", None],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
@@ -206,6 +247,7 @@ class PrivateLinearRegression(
         *,
         data_norm=None,
         target_bounds=None,
+        feature_bounds=None,
         alpha=0.0,
         fit_intercept=True,
         accountant=None,
@@ -215,6 +257,7 @@ class PrivateLinearRegression(
         self.delta = delta
         self.data_norm = data_norm
         self.target_bounds = target_bounds
+        self.feature_bounds = feature_bounds
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.accountant = accountant
@@ -236,10 +279,11 @@ class PrivateLinearRegression(
         -------
         self : PrivateLinearRegression
         """
-        norm = _check_norm(self.data_norm)
+        name = type(self).__name__
         low, high = _check_target_bounds(self.target_bounds)
         intercept = bool(self.fit_intercept)
-        if is_dask_collection(X) or is_dask_collection(y):
+        dask = is_dask_collection(X) or is_dask_collection(y)
+        if dask:
             data = validate_dask_xy(self, X, y)  # lazy rows [X, y]
             d = data.n_features - 1
         else:
@@ -251,28 +295,100 @@ class PrivateLinearRegression(
                     "y contains NaN or infinity; skdp needs finite targets."
                 )
             data, d = (X, y), X.shape[1]
+        scaling = FeatureScaling(self._feature_bounds(), d, name)
+        norm = _check_norm(self.data_norm) if scaling.kind == "none" else None
         size = d + intercept
         check_term_size(size * size)
-        gram_r, cross_r = gaussian_noise_multipliers(
-            self.epsilon, self.delta, [GRAM_SHARE, 1.0 - GRAM_SHARE]
-        )
+        shares = [GRAM_SHARE, 1.0 - GRAM_SHARE]
+        if scaling.private:
+            shares = [SCALE_SHARE] + [(1.0 - SCALE_SHARE) * v for v in shares]
+        multipliers = gaussian_noise_multipliers(self.epsilon, self.delta, shares)
         source = check_random_source(self.random_state)
         cost = gaussian_fit_cost(self.epsilon, self.delta)
-        self._charge([("Gram matrix and cross products", cost)])
+        item = "Gram matrix and cross products"
+        if scaling.private:
+            item = "feature scales, " + item
+        self._charge([(item, cost)])
 
-        gram, cross = xy_statistic(data, regression_sums, norm, low, high, intercept)
-        centre, half = _target_scale(low, high, intercept)
-        with np.errstate(all="ignore"):
-            matrix = noisy_gram(gram, size, gram_r, source)
-            rhs = release_sum(cross, cross_r, source)
+        with np.errstate(all="ignore"):  # nothing data-dependent may warn now
+            if scaling.private:
+                names = getattr(self, "feature_names_in_", None)
+                issparse = sparse.issparse(X)
+                affine = scaling.release(data, multipliers[0], source, issparse, names)
+                multipliers = multipliers[1:]
+            else:
+                affine = scaling.public_map(sparse.issparse(X))
+            if norm is None:
+                norm = self._scaled_norm(scaling, d, multipliers[0])
+            if dask:
+                args = (norm, low, high, intercept, affine)
+            else:
+                X = X if affine is None else scale_rows(X, *affine)
+                data, args = (X, y), (norm, low, high, intercept)
+            gram, cross = xy_statistic(data, regression_sums, *args)
+            theta, causes = self._solve(gram, cross, size, norm, multipliers, source)
+        self._set_coef(theta, d, norm, low, high, affine)
+        warn_noise_dominated(name, causes)  # from released values only
+        return self
+
+    def _scaled_norm(self, scaling, d, gram_multiplier):
+        """``data_norm`` in scaled units: the stated one, or the rule.
+
+        Stated bounds map every feature into ``[-1, 1]``: ``sqrt(d)`` bounds
+        every row. Private scales: ``min(reach, max(sqrt(d), τ Ñ / (r
+        sqrt(D))))`` with ``reach`` the norm of the released per-feature
+        bounds on ``|z|`` and ``Ñ`` the released count
+        (:func:`~skdp.linear_model._scaling.released_reach`), ``r`` the Gram
+        matrix's noise multiplier and ``τ = NORM_NOISE``: clip no more than
+        the noise makes worthwhile, and not at all once the noise vanishes
+        (so the fit converges to least squares). Post-processing.
+        """
+        if self.data_norm is not None:
+            return float(self.data_norm)
+        root = math.sqrt(d)
+        if not scaling.private:
+            return root
+        reach = float(np.sqrt(np.sum(np.square(scaling.reach_))))
+        size = d + bool(self.fit_intercept)
+        wanted = NORM_NOISE * scaling.count_ / (gram_multiplier * math.sqrt(size))
+        return min(max(min(reach, max(root, wanted)), 2.0**-500), 2.0**500)
+
+    def _feature_bounds(self):
+        """A stated ``data_norm`` alone keeps the rows as given (as before)."""
+        if self.feature_bounds is None and self.data_norm is not None:
+            return "scaled"
+        return self.feature_bounds
+
+    def _solve(self, gram, cross, size, norm, multipliers, source):
+        """``θ`` of the class Notes from the released statistics."""
+        gram_r, cross_r = multipliers
+        intercept = bool(self.fit_intercept)
+        matrix = noisy_gram(gram, size, gram_r, source)
+        rhs = release_sum(cross, cross_r, source)
+        causes = []
+        if gram_noise_dominated(matrix, gram_r):
+            causes.append("Gram matrix")
+        if sum_noise_dominated(rhs, cross_r):
+            causes.append("cross products")
         scale = norm * math.sqrt(1.0 + intercept)
         penalty = np.full(size, self.alpha / scale**2)
         if intercept:
             penalty[-1] = 0.0
         floor = spectral_noise_bound(size, gram_r) + penalty.min()
-        theta = floored_inverse(matrix + np.diag(penalty), floor) @ rhs
-        self.coef_ = theta[:d] * (half / scale)
-        self.intercept_ = (
-            float(centre + theta[d] * half * norm / scale) if intercept else 0.0
-        )
-        return self
+        return floored_inverse(matrix + np.diag(penalty), floor) @ rhs, causes
+
+    def _set_coef(self, theta, d, norm, low, high, affine):
+        """``coef_`` and ``intercept_`` in the user's units (post-processing)."""
+        intercept = bool(self.fit_intercept)
+        centre, half = _target_scale(low, high, intercept)
+        scale = norm * math.sqrt(1.0 + intercept)
+        coef = theta[:d] * (half / scale)
+        offset = float(centre + theta[d] * half * norm / scale) if intercept else 0.0
+        location, spread = (np.zeros(d), np.ones(d)) if affine is None else affine
+        self.feature_location_, self.feature_scale_ = location, spread
+        if affine is not None:
+            user, shift = to_user_units(coef[:, None], location, spread, d)
+            coef = user[:, 0]
+            offset = offset - float(shift[0]) if intercept else offset
+        self.coef_ = coef
+        self.intercept_ = offset

@@ -3,32 +3,45 @@
 from numbers import Integral, Real
 
 import numpy as np
+from scipy import sparse
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
+from skdp.linear_model._logistic_sums import (
+    _clipped_gradient_sum,
+    _clipped_gram,
+    _row_count,
+    clip_norm,
+)
 from skdp.linear_model._release import (
     GaussianFitMixin,
     floored_inverse,
     gaussian_fit_cost,
+    gram_noise_dominated,
     noisy_count,
     noisy_gram,
     release_sum,
     spectral_noise_bound,
+    sum_noise_dominated,
+    warn_noise_dominated,
+)
+from skdp.linear_model._scaling import (
+    SCALE_SHARE,
+    FeatureScaling,
+    scale_rows,
+    to_user_units,
 )
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.mechanisms._labels import LabelPlan
 from skdp.sensitivity._linear import (
     check_term_size,
-    exact_clipped_gradient_sum,
-    exact_clipped_gram,
 )
-from skdp.sensitivity._mean import exact_count
 from skdp.utils._cells import as_cells
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import (
@@ -53,55 +66,15 @@ CURVATURE_NORM = 2.0
 #: high-probability bound on the curvature noise's spectral norm (measured on
 #: Adult: 0.2 to 1 agree within 0.3 points; near 0 noise directions blow up).
 NOISE_FLOOR = 0.5
-_BIG = 1e300
 
 
-def _shares(n_steps):
-    """One weight per release: count, Gram matrix, then each gradient step."""
+def _shares(n_steps, private_scales=False):
+    """One weight per release: (feature scales), count, Gram matrix, steps."""
     step = (1.0 - COUNT_SHARE - CURVATURE_SHARE) / n_steps
-    return [COUNT_SHARE, CURVATURE_SHARE] + [step] * n_steps
-
-
-def _residual_function(X, codes, weights, intercept):
-    """``residuals(start, stop)``: ``p - onehot(y)`` of a block of rows.
-
-    ``weights`` has one column per output (one for two classes, whose
-    probability of the second class is ``expit``).
-    """
-    n_outputs = weights.shape[1]
-
-    def residuals(start, stop):
-        scores = X[start:stop] @ weights[: X.shape[1]]
-        if intercept:
-            scores += weights[-1]
-        # an overflowing score is a function of its row: map it by a fixed rule
-        scores = np.nan_to_num(scores, nan=0.0, posinf=_BIG, neginf=-_BIG)
-        target = codes[start:stop]
-        if n_outputs == 1:
-            return expit(scores) - target[:, None]
-        probs = softmax(scores, axis=1)
-        probs[np.arange(target.size), target] -= 1.0
-        return probs
-
-    return residuals
-
-
-# The statistics of a fit, each a sum over rows of (x, class index): in
-# memory or per block of a Dask input (xy_statistic), the same values.
-
-
-def _row_count(X, codes):
-    return exact_count(X)
-
-
-def _clipped_gram(X, codes, bound, intercept):
-    return exact_clipped_gram(X, bound, intercept=intercept)[0]
-
-
-def _clipped_gradient_sum(X, codes, weights, max_norm, intercept):
-    codes = np.asarray(codes, dtype=np.intp)
-    residuals = _residual_function(X, codes, weights, intercept)
-    return exact_clipped_gradient_sum(X, residuals, max_norm, intercept=intercept)
+    shares = [COUNT_SHARE, CURVATURE_SHARE] + [step] * n_steps
+    if not private_scales:
+        return shares
+    return [SCALE_SHARE] + [(1.0 - SCALE_SHARE) * share for share in shares]
 
 
 class PrivateLogisticRegression(
@@ -110,12 +83,13 @@ class PrivateLogisticRegression(
     """Differentially private logistic regression (binary and multinomial).
 
     A fixed number of full-batch gradient steps on the L2-regularised
-    logistic loss, each computed from per-row gradients clipped to
-    ``max_norm`` and released with Gaussian noise, preconditioned by a
-    private curvature bound (a noisy Gram matrix of the rows clipped to
-    ``max_norm``). No bound on the data is needed: clipping bounds each
-    row's influence. The whole ``(epsilon, delta)`` is charged before the
-    data is read.
+    logistic loss, each computed from per-row gradients clipped to a
+    clipping norm and released with Gaussian noise, preconditioned by a
+    private curvature bound (a noisy Gram matrix of the clipped rows). No
+    bound on the data and no hand scaling are needed: the model fits in
+    per-feature scaled units (private scales by default, see
+    ``feature_bounds``) and clipping bounds each row's influence. The whole
+    ``(epsilon, delta)`` is charged before the data is read.
 
     Parameters
     ----------
@@ -135,12 +109,20 @@ class PrivateLogisticRegression(
     max_iter : int, default=10
         Number of noisy gradient steps, fixed in advance: every step is
         charged, so it is not a tolerance-driven loop.
-    max_norm : float, default=1.0
-        Per-row clipping norm: the bound on a row's gradient (Frobenius norm
-        of ``x ⊗ (p - y)``) and on the norm of a row in the curvature
-        estimate. Scale features to about unit row norm (by public ranges,
-        or :class:`~skdp.DPClipper` / :class:`~skdp.PrivateRobustScaler`)
-        for the default to fit.
+    max_norm : float or None, default=None
+        Largest per-row clipping norm, in scaled units: a clipping norm, not
+        a data bound. The clipping norm ``clip_norm_`` (on a row's gradient
+        ``x ⊗ (p - y)``, and twice it on a row in the curvature estimate) is
+        ``min(max_norm, rule)`` with the public rule of :func:`clip_norm`
+        (between 1 and 2); stating the true bound on the rows therefore gives
+        the default. **Default change:** it was 1.0 (with no feature scales).
+    feature_bounds : None, "scaled" or tuple of (float or array-like, ...), \
+            default=None
+        Where the per-feature location and scale come from (see Notes):
+        ``None`` releases them privately with ``SCALE_SHARE`` = 30 % of the
+        fit's Gaussian budget; ``(lower, upper)`` (scalars or one per
+        feature) states them, free; ``"scaled"`` uses the features as given
+        (the behaviour before this option; for data already scaled).
     classes : array-like of shape (n_classes,), default=None
         The public label set. ``None`` selects it privately (never reads it
         from ``y``): partition selection with ``LABELS_SHARE`` = 10 % of
@@ -164,6 +146,11 @@ class PrivateLogisticRegression(
         Number of steps taken (``max_iter``, always).
     count_ : float
         The noisy row count used for the averages (part of the release).
+    clip_norm_ : float
+        The clipping norm used (scaled units).
+    feature_location_, feature_scale_ : ndarray of shape (n_features,)
+        The per-feature map ``z = (x - location) / scale`` the model was fit
+        in (released, stated, or 0 and 1 with ``feature_bounds="scaled"``).
     epsilon_spent_, delta_spent_ : float
         What ``fit`` charged.
     n_features_in_ : int
@@ -178,8 +165,8 @@ class PrivateLogisticRegression(
 
     Notes
     -----
-    **Algorithm.** Let ``x`` be a row (with a 1 appended for the intercept),
-    ``c = max_norm`` and ``W`` the ``D × K`` weights (``K = 1`` for two
+    **Algorithm.** Let ``x`` be a scaled row (with a 1 appended for the
+    intercept), ``c = clip_norm_`` and ``W`` the ``D × K`` weights (``K = 1`` for two
     classes). The releases are, in order: the row count ``N``; the upper
     triangle of ``G = Σ q qᵀ`` with ``q = x min(1, c/||x||) / c``; and, for
     ``t = 1..max_iter``, ``S_t = Σ clip(x ⊗ r(W_t))/c`` with
@@ -194,6 +181,26 @@ class PrivateLogisticRegression(
     majorise-minimise method that converges in a few steps where plain
     gradient descent needs hundreds; the few steps are what makes the noise
     per step small.
+
+    **Feature scales.** The fit runs on ``z = (x - location) / scale`` and
+    reports ``coef_ = w / scale`` and ``intercept_ = b - Σ w location /
+    scale``. With ``feature_bounds=None`` the first release is the Gaussian
+    histogram of every feature's sign and binary exponent
+    (:func:`~skdp.linear_model._scaling.release_exponent_histogram`: a row
+    adds one count per feature, L2 sensitivity ``sqrt(d)``), with share
+    ``SCALE_SHARE`` of the composition below; ``scale`` and ``location``
+    are public rules of the released counts
+    (:func:`~skdp.linear_model._scaling.scales_from_histogram`). The map is
+    post-processing and the clipping bounds every row's influence in scaled
+    units, so features are not clipped (the model class stays
+    scikit-learn's, and the fit converges to it as ``epsilon`` grows).
+
+    **Warnings.** After the release, a
+    :class:`~skdp.NoiseDominatedWarning` names a feature whose private
+    scale could not be told from noise, and says when the released
+    curvature's largest eigenvalue is below the public bound on its noise or
+    the first released gradient is no larger than its noise; all computed
+    from released values and public parameters.
 
     **Label set.** With ``classes=None`` the fit is two releases: first the
     label set, by :func:`~skdp.mechanisms.select_labels` (each label's row
@@ -218,7 +225,9 @@ class PrivateLogisticRegression(
     **Privacy.** Each release is a Gaussian mechanism with noise multiplier
     ``r_i = R / sqrt(s_i)`` for public shares ``s_i`` (1 % count, 30 %
     curvature, the rest split evenly over the steps) and
-    ``R = analytic_gaussian_sigma(1, epsilon, delta)``. The adaptive
+    ``R = analytic_gaussian_sigma(1, epsilon, delta)``; with private
+    feature scales the histogram takes ``SCALE_SHARE`` first and the other
+    shares are multiplied by ``1 - SCALE_SHARE``. The adaptive
     composition of Gaussian mechanisms is exactly a Gaussian mechanism with
     ``μ² = Σ 1/r_i² = 1/R²`` (Gaussian DP, Dong, Roth and Su 2022), whose
     exact ``(ε, δ)`` curve (Balle and Wang 2018) gives ``(epsilon, delta)``:
@@ -264,8 +273,9 @@ class PrivateLogisticRegression(
         "C": [Interval(Real, 0, None, closed="neither")],
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "max_norm": [Interval(Real, 2.0**-500, 2.0**500, closed="both")],
+        "max_norm": [Interval(Real, 2.0**-500, 2.0**500, closed="both"), None],
         "classes": ["array-like", None],
+        "feature_bounds": ["array-like", StrOptions({"scaled"}), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -278,8 +288,9 @@ class PrivateLogisticRegression(
         C=1.0,
         fit_intercept=True,
         max_iter=10,
-        max_norm=1.0,
+        max_norm=None,
         classes=None,
+        feature_bounds=None,
         accountant=None,
         random_state=None,
     ):
@@ -290,6 +301,7 @@ class PrivateLogisticRegression(
         self.max_iter = max_iter
         self.max_norm = max_norm
         self.classes = classes
+        self.feature_bounds = feature_bounds
         self.accountant = accountant
         self.random_state = random_state
 
@@ -323,7 +335,8 @@ class PrivateLogisticRegression(
         self : PrivateLogisticRegression
         """
         name = type(self).__name__
-        if is_dask_collection(X) or is_dask_collection(y):
+        dask = is_dask_collection(X) or is_dask_collection(y)
+        if dask:
             classes = public_dask_classes(self.classes, name)
             data = validate_dask_xy(self, X, y, classes=classes)
             d = data.n_features - 1
@@ -337,14 +350,14 @@ class PrivateLogisticRegression(
             labels, (epsilon, delta) = LabelPlan.from_estimator(
                 self.classes, self.epsilon, self.delta, y, name
             )
+        scaling = FeatureScaling(self.feature_bounds, d, name)
         size = d + bool(self.fit_intercept)
         check_term_size(size * size)
-        multipliers = gaussian_noise_multipliers(epsilon, delta, _shares(self.max_iter))
-        source = check_random_source(self.random_state)
-        model_item = (
-            f"count, curvature and {self.max_iter} gradient steps",
-            gaussian_fit_cost(epsilon, delta),
+        multipliers = gaussian_noise_multipliers(
+            epsilon, delta, _shares(self.max_iter, scaling.private)
         )
+        source = check_random_source(self.random_state)
+        model_item = (self._release_label(scaling), gaussian_fit_cost(epsilon, delta))
         self._charge([*(labels.cost_items() if labels else []), model_item])
 
         if labels is not None:
@@ -352,25 +365,57 @@ class PrivateLogisticRegression(
             data = (X, codes)
         n_outputs = 1 if classes.size == 2 else classes.size
         check_term_size(size * n_outputs)  # a function of the released labels
+        self._noise_causes = []
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
+            if scaling.private:
+                names = getattr(self, "feature_names_in_", None)
+                affine = scaling.release(
+                    data, multipliers[0], source, sparse.issparse(X), names
+                )
+                multipliers = multipliers[1:]
+            else:
+                affine = scaling.public_map(sparse.issparse(X))
+            if dask:
+                self._affine = affine
+            else:
+                X = X if affine is None else scale_rows(X, *affine)
+                data, self._affine = (X, codes), None
             total = xy_statistic(data, _row_count)
             count = noisy_count(total, multipliers[0], source)
+            self.clip_norm_ = clip_norm(self.max_norm, count, multipliers[-1], size)
             weights = self._steps(data, d, n_outputs, count, multipliers, source)
-        self.coef_ = np.ascontiguousarray(weights[:d].T)
-        self.intercept_ = (
-            weights[d].copy() if self.fit_intercept else np.zeros(n_outputs)
-        )
+        del self._affine
+        self._set_weights(weights, d, n_outputs, affine)
         self.classes_ = classes
         self.count_ = count
         self.n_iter_ = np.array([self.max_iter])
+        causes, self._noise_causes = self._noise_causes, None
+        del self._noise_causes
+        warn_noise_dominated(name, causes)  # from released values only
         return self
+
+    def _release_label(self, scaling):
+        steps = f"count, curvature and {self.max_iter} gradient steps"
+        return ("feature scales, " + steps) if scaling.private else steps
+
+    def _set_weights(self, weights, d, n_outputs, affine):
+        """``coef_`` and ``intercept_`` in the user's units (post-processing)."""
+        intercept = weights[d].copy() if self.fit_intercept else np.zeros(n_outputs)
+        location, scale = (np.zeros(d), np.ones(d)) if affine is None else affine
+        self.feature_location_, self.feature_scale_ = location, scale
+        if affine is not None:
+            coef, shift = to_user_units(weights, *affine, d)
+            weights = coef
+            intercept = intercept - shift
+        self.coef_ = np.ascontiguousarray(weights[:d].T)
+        self.intercept_ = intercept
 
     def _preconditioner(self, data, d, count, multiplier, n_outputs, source):
         """``P`` of the class Notes, from the noisy Gram matrix (post-processing)."""
         intercept = bool(self.fit_intercept)
         size = d + intercept
-        bound = CURVATURE_NORM * self.max_norm
-        gram = xy_statistic(data, _clipped_gram, bound, intercept)
+        bound = CURVATURE_NORM * self.clip_norm_
+        gram = xy_statistic(data, _clipped_gram, bound, intercept, self._affine)
         # q = D^-1 [clip(x), 1] / (c sqrt(1 + intercept)), D = diag(1, .., 1/c)
         columns = np.ones(size)
         if intercept:
@@ -378,6 +423,8 @@ class PrivateLogisticRegression(
         kappa = 0.25 if n_outputs == 1 else 0.5
         scale = kappa * bound**2 * (1 + intercept) / count
         noisy = noisy_gram(gram, size, multiplier, source)
+        if gram_noise_dominated(noisy, multiplier):
+            self._noise_causes.append("curvature (Gram matrix)")
         curvature = noisy * np.outer(columns, columns) * scale
         penalty = self._penalty(size, count)
         curvature += np.diag(penalty)
@@ -399,12 +446,19 @@ class PrivateLogisticRegression(
         )
         weights = np.zeros((size, n_outputs))
         velocity = np.zeros_like(weights)
-        for multiplier in multipliers[2:]:
+        for step, multiplier in enumerate(multipliers[2:]):
             total = xy_statistic(
-                data, _clipped_gradient_sum, weights, self.max_norm, self.fit_intercept
+                data,
+                _clipped_gradient_sum,
+                weights,
+                self.clip_norm_,
+                self.fit_intercept,
+                self._affine,
             )
             noisy = release_sum(total, multiplier, source).reshape(size, n_outputs)
-            gradient = noisy * (self.max_norm / count) + penalty[:, None] * weights
+            if step == 0 and sum_noise_dominated(noisy, multiplier):
+                self._noise_causes.append("first gradient")
+            gradient = noisy * (self.clip_norm_ / count) + penalty[:, None] * weights
             velocity = MOMENTUM * velocity - precondition @ gradient
             weights = weights + velocity
         return weights

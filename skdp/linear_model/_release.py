@@ -11,17 +11,22 @@ import math
 import numpy as np
 
 from skdp.accounting import PrivacyCost
+from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import gaussian_noise_multipliers, gaussian_release
 from skdp.mechanisms._grid import FixedPoint
+from skdp.utils._warnings import warn_at_caller
 
 __all__ = [
     "GaussianFitMixin",
     "floored_inverse",
     "gaussian_fit_cost",
+    "gram_noise_dominated",
     "noisy_count",
     "noisy_gram",
     "release_sum",
     "spectral_noise_bound",
+    "sum_noise_dominated",
+    "warn_noise_dominated",
 ]
 
 
@@ -110,3 +115,43 @@ def floored_inverse(matrix, floor):
     """
     values, vectors = np.linalg.eigh(matrix)
     return (vectors / np.maximum(values, floor)) @ vectors.T
+
+
+def gram_noise_dominated(matrix, multiplier):
+    """Whether a released Gram matrix is no larger than its noise.
+
+    True when the largest eigenvalue of the released (symmetric) matrix is
+    below :func:`spectral_noise_bound`, the public bound on the noise's
+    spectral norm: then no direction of the released curvature can be told
+    from noise. A function of the released matrix and public parameters.
+    """
+    top = np.linalg.eigvalsh(matrix)[-1]
+    return bool(top < spectral_noise_bound(matrix.shape[0], multiplier))
+
+
+def sum_noise_dominated(noisy, multiplier):
+    """Whether a released sum is no larger than its noise.
+
+    With independent noise of standard deviation ``multiplier`` (units of
+    the sensitivity) on ``m`` entries, ``E ||S̃||² = ||S||² + m r²``; the
+    released squared norm below ``2 m r²`` estimates ``||S||² < m r²``: the
+    noise's norm exceeds the signal's. A function of the released values and
+    public parameters.
+    """
+    noisy = np.asarray(noisy, dtype=float)
+    with np.errstate(all="ignore"):
+        energy = float(np.sum(np.square(noisy)))
+    return bool(energy < 2.0 * noisy.size * multiplier**2)
+
+
+def warn_noise_dominated(name, causes):
+    """NoiseDominatedWarning naming the noise-dominated releases and the fix."""
+    if not causes:
+        return
+    warn_at_caller(
+        f"{name}: the noise of the released {' and '.join(causes)} exceeds "
+        "its released signal, so the model is mostly noise. Raise epsilon, "
+        "fit on more rows, or use fewer features (the noise grows with "
+        "their number).",
+        NoiseDominatedWarning,
+    )

@@ -20,7 +20,7 @@ import pytest
 from _gaussian_audit import likelihood_ratio, tiled
 
 from skdp.audit import assert_dp, audit_mechanism
-from skdp.linear_model import _base, _logistic
+from skdp.linear_model import _base, _logistic, _logistic_sums
 from skdp.linear_model._release import release_sum
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.mechanisms._grid import FixedPoint
@@ -51,7 +51,7 @@ def fit_sums(data, variant):
     X, y = data
     gram, _ = exact_clipped_gram(X, _logistic.CURVATURE_NORM * NORM, intercept=True)
     weights = np.zeros((X.shape[1] + 1, 1))
-    residuals = _logistic._residual_function(X, y, weights, True)
+    residuals = _logistic_sums._residual_function(X, y, weights, True)
     if variant == "no clip":
         gradient = unclipped_gradient(X, residuals)
     else:

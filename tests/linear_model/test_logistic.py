@@ -14,6 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from skdp import BudgetAccountant, BudgetExceededError, NoisyMaxSearchCV
+from skdp.exceptions import NoiseDominatedWarning
 from skdp.linear_model import PrivateLogisticRegression, _logistic
 from skdp.mechanisms import analytic_gaussian_sigma, gaussian_noise_multipliers
 from skdp.model_selection import fit_cost
@@ -125,11 +126,16 @@ def test_reproducible_with_a_seed(binary):
         np.zeros((4, 2)),
     ],
 )
-def test_extreme_data_neither_raises_nor_warns_after_the_charge(X):
+@pytest.mark.parametrize("feature_bounds", [None, "scaled"])
+def test_extreme_data_neither_raises_nor_warns_after_the_charge(X, feature_bounds):
+    # only the NoiseDominatedWarning of the released scales may show (4 rows)
     y = np.array([0, 1, 0, 1])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        clf = PrivateLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+        warnings.simplefilter("ignore", NoiseDominatedWarning)
+        clf = PrivateLogisticRegression(
+            classes=[0, 1], feature_bounds=feature_bounds, random_state=0
+        ).fit(X, y)
     assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
 
 
@@ -185,10 +191,17 @@ def test_noisy_max_holdout_selects_C_privately(binary):
 def test_sparse_input_gives_the_same_model_as_dense(binary):
     X, Xt, y, _ = binary
     X = np.where(np.abs(X) < 0.2, 0.0, X)  # some zeros to store sparsely
-    dense = PrivateLogisticRegression(random_state=0).fit(X, y)
-    csr = PrivateLogisticRegression(random_state=0).fit(sparse.csr_matrix(X), y)
+    dense = PrivateLogisticRegression(feature_bounds="scaled", random_state=0)
+    csr = PrivateLogisticRegression(feature_bounds="scaled", random_state=0)
+    dense.fit(X, y)
+    csr.fit(sparse.csr_matrix(X), y)
     assert np.array_equal(dense.coef_, csr.coef_)
     assert np.array_equal(dense.predict(Xt), csr.predict(sparse.csr_matrix(Xt)))
+    # private scales: the same released scales; sparse input is not centred
+    dense = PrivateLogisticRegression(random_state=0).fit(X, y)
+    csr = PrivateLogisticRegression(random_state=0).fit(sparse.csr_matrix(X), y)
+    assert np.array_equal(dense.feature_scale_, csr.feature_scale_)
+    assert np.all(csr.feature_location_ == 0)
 
 
 def test_default_one_hot_pipeline_works():
