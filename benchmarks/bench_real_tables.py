@@ -396,7 +396,30 @@ def stat_errors(S, row):
     }
 
 
+def quantile_value_errors(S, row):
+    """|released / true - 1| per column (median over seeds), true the
+    inverted-CDF sample quantile, for the "0.1 % or one rank" flag."""
+    if row["stat"] != "quantiles" or not row["values"]:
+        return {}
+    values = np.stack(row["values"])
+    truth = np.quantile(S, QUANTILES, axis=0, method="inverted_cdf")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.abs(values - truth) / np.abs(truth)
+    rel = np.where(values == truth, 0.0, rel)
+    return {
+        "median": np.median(rel[:, 1], axis=0),
+        "quartiles": np.median((rel[:, 0] + rel[:, 2]) / 2, axis=0),
+    }
+
+
 # ----------------------------------------------------------------------- main
+
+
+def majority_rate(table, split):
+    """The test split's majority rate (classification), else None."""
+    if table.task != "classification":
+        return None
+    return float(np.unique(split[3], return_counts=True)[1].max() / len(split[3]))
 
 
 def run_table(table, seeds, tmpdir):
@@ -421,6 +444,7 @@ def run_table(table, seeds, tmpdir):
         "models": models,
         "stats": stats,
         "n_stat_columns": S.shape[1],
+        "majority": majority_rate(table, split),
         "seconds": time.perf_counter() - start,
         "dpl_versions": None,
     }
@@ -444,6 +468,7 @@ def add_dpl(args, results, tasks):
 def add_stat_errors(result, S):
     for row in result["stats"]:
         row["errors_by_stat"] = stat_errors(S, row)
+        row["value_errors"] = quantile_value_errors(S, row)
         row["n_rows"] = S.shape[0]
 
 
