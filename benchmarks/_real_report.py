@@ -311,8 +311,9 @@ def _model_flags(result, epsilons):
             _median(_find(rows, lib="skdp", model=model, mode=mode, epsilon=e))
             for e in sorted(epsilons)
         ]
+        ordered = sorted(epsilons)
         for low, high, a, b in zip(
-            epsilons, epsilons[1:], medians, medians[1:], strict=False
+            ordered, ordered[1:], medians, medians[1:], strict=False
         ):
             if b < a - 0.01:
                 flags.append(
@@ -433,3 +434,56 @@ def dump_json(path, results):
         item["table"] = {"name": t.name, "task": t.task, "shape": list(t.shape)}
         out.append(_jsonable(item))
     Path(path).write_text(json.dumps(out))
+
+
+def summary_records(results, epsilons, repeats):
+    """``run_all.py`` records (``_summary.record``): per table and skdp model,
+    at its defaults (with stated ranges where the defaults refuse), the
+    consistency at the largest ε and whether the score ever drops as ε grows."""
+    from _summary import record, verdict
+
+    records = []
+    for result in results:
+        t, rows = result["table"], result["models"]
+        for model in dict.fromkeys(r["model"] for r in rows if r["lib"] == "skdp"):
+            mode = "default"
+            top = _find(rows, lib="skdp", model=model, mode=mode, epsilon=max(epsilons))
+            if top["errors"]:
+                mode = "stated"
+                top = _find(
+                    rows, lib="skdp", model=model, mode=mode, epsilon=max(epsilons)
+                )
+            base = _find(rows, lib="sklearn", model=model)["scores"][0]
+            limit = 0.005 if t.task == "classification" else 0.01
+            gap = _median(top) - base
+            detail = f"{t.name} {t.shape[0]} x {t.shape[1]}, skdp {mode}"
+            records.append(
+                record(
+                    27,
+                    f"{model} at ε = {max(epsilons):g} within {limit} of scikit-learn",
+                    gap,
+                    "score difference",
+                    verdict(abs(gap) <= limit),
+                    detail,
+                    repeats,
+                )
+            )
+            scores = [
+                _median(_find(rows, lib="skdp", model=model, mode=mode, epsilon=e))
+                for e in sorted(epsilons)
+            ]
+            drops = -np.diff(scores)
+            finite = drops[np.isfinite(drops)]
+            drop = float(finite.max()) if finite.size else float("nan")
+            records.append(
+                record(
+                    27,
+                    f"{model}: no worse as ε grows (largest drop ≤ 0.01)",
+                    drop,
+                    "score drop",
+                    verdict(bool(drop <= 0.01)),
+                    detail,
+                    repeats,
+                )
+            )
+    return records

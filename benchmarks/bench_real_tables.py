@@ -46,7 +46,8 @@ Run from the repository root (whichever ``skdp`` is importable is measured;
 its path and commit are printed)::
 
     python benchmarks/bench_real_tables.py [--quick] [--no-dpl] \\
-        [--dpl-python /work/dplvenv/bin/python] [--out FILE.md] [--json FILE]
+        [--dpl-python /work/dplvenv/bin/python] [--out FILE.md] [--json FILE] \\
+        [--summary-json FILE]
 
 ``--quick`` runs 2 seeds instead of 5. diffprivlib's fits run in its own
 interpreter at the same time as skdp's (one batch, started first: it is the
@@ -73,8 +74,9 @@ from sklearn.naive_bayes import GaussianNB
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _dpl import run_dpl_task
-from _real_report import report
+from _real_report import dump_json, report, summary_records
 from _real_tables import load_tables, stated_ranges
+from _summary import write
 
 from skdp import (
     BudgetAccountant,
@@ -485,6 +487,7 @@ def main(argv=None):
     parser.add_argument("--tables", nargs="*", default=None)
     parser.add_argument("--out", default=None, help="also write the markdown here")
     parser.add_argument("--json", default=None, help="write the raw results here")
+    parser.add_argument("--summary-json", default=None, help="for run_all.py")
     args = parser.parse_args(argv)
     if not args.no_dpl and not Path(args.dpl_python).exists():
         print(f"(diffprivlib skipped: no interpreter at {args.dpl_python})")
@@ -521,9 +524,10 @@ def main(argv=None):
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(text)
     if args.json:
-        from _real_report import dump_json
-
         dump_json(args.json, results)
+    if args.summary_json:
+        repeats = f"median of {len(seeds)} seeds, one split"
+        write(args.summary_json, summary_records(results, EPSILONS, repeats))
 
 
 if __name__ == "__main__":
