@@ -35,6 +35,21 @@ Tasks:
   both splits see the same features). diffprivlib's ``PrivacyLeakWarning``
   (e.g. ``data_norm`` missing and read from the data) is raised as an error;
   other warnings are counted in the answer.
+* ``{"task": "real_models", "kind": "classification" | "regression",
+  "npy": {"X_train": p, ...}, "epsilons": [...], "seeds": [...],
+  "bounds_X": [lower, upper], "bounds_y": [l, u], "data_norm": r}``
+  (``bench_real_tables.py``): held-out accuracy (R²) and fit time of
+  diffprivlib's ``LogisticRegression`` and ``GaussianNB`` (or
+  ``LinearRegression``) per ε and seed, each in two modes: ``"default"``,
+  only ε stated (diffprivlib then reads ``data_norm``/``bounds`` from the
+  data and warns; the answer counts its ``PrivacyLeakWarning`` s), and
+  ``"stated"``, with the public ranges in the task (a careful user's).
+* ``{"task": "batch", "tasks": [task, ...]}``: ``{"answers": [...]}``, the
+  answers to the tasks in order, from one interpreter.
+* ``{"task": "real_stats", "npy": path, "epsilons": [...], "seeds": [...],
+  "bounds": [lower, upper], "quantiles": [...]}``: the values released by
+  ``tools.mean``, ``tools.std`` and ``tools.quantile`` along ``axis=0`` (ε
+  split over the columns, as diffprivlib does), in the same two modes.
 """
 
 import json
@@ -201,6 +216,146 @@ def linreg(task):
     return {"r2": scores}
 
 
+def _leaks(caught):
+    from diffprivlib.utils import PrivacyLeakWarning
+
+    return sum(issubclass(w.category, PrivacyLeakWarning) for w in caught)
+
+
+def _timed_fit(make, X, y):
+    """(fitted model or the error's text, fit seconds, leak warnings)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start = time.perf_counter()
+        try:
+            model = make().fit(X, y)
+        except (ValueError, RuntimeError, FloatingPointError) as exc:
+            model = f"{type(exc).__name__}: {exc}"
+        seconds = time.perf_counter() - start
+    return model, seconds, _leaks(caught)
+
+
+def _real_model_makers(task):
+    """Per model: its class, the default and the stated keyword arguments."""
+    from diffprivlib import models
+
+    bounds_X = tuple(np.asarray(b, dtype=float) for b in task["bounds_X"])
+    if task["kind"] == "regression":
+        stated = {"bounds_X": bounds_X, "bounds_y": tuple(task["bounds_y"])}
+        return {"LinearRegression": (models.LinearRegression, {}, stated)}
+    return {
+        "LogisticRegression": (
+            models.LogisticRegression,
+            {},
+            {"data_norm": float(task["data_norm"])},
+        ),
+        "GaussianNB": (models.GaussianNB, {}, {"bounds": bounds_X}),
+    }
+
+
+def real_models(task):
+    """Scores of diffprivlib's models at its defaults and with stated ranges."""
+    from diffprivlib import BudgetAccountant
+
+    arrays = {key: np.load(path) for key, path in task["npy"].items()}
+    makers = _real_model_makers(task)
+    rows = []
+    for name, (cls, default, stated) in makers.items():
+        for mode, kwargs in (("default", default), ("stated", stated)):
+            for epsilon in task["epsilons"]:
+                row = {"model": name, "mode": mode, "epsilon": epsilon}
+                row.update(scores=[], times=[], leaks=0, errors=[])
+                for seed in task["seeds"]:
+
+                    def make(cls=cls, seed=seed, epsilon=epsilon, kwargs=kwargs):
+                        return cls(
+                            epsilon=epsilon,
+                            random_state=seed,
+                            accountant=BudgetAccountant(),
+                            **kwargs,
+                        )
+
+                    model, seconds, leaks = _timed_fit(
+                        make, arrays["X_train"], arrays["y_train"]
+                    )
+                    row["times"].append(seconds)
+                    row["leaks"] += leaks
+                    if isinstance(model, str):
+                        row["errors"].append(model)
+                        row["scores"].append(float("nan"))
+                        continue
+                    score = model.score(arrays["X_test"], arrays["y_test"])
+                    row["scores"].append(float(score))
+                rows.append(row)
+    return {"rows": rows}
+
+
+def _release_stats(X, epsilon, bounds, seed, quantiles):
+    """Released values per statistic (None where diffprivlib raised) and the
+    errors' texts."""
+    from diffprivlib import BudgetAccountant, tools
+
+    calls = {
+        "mean": (tools.mean, ()),
+        "std": (tools.std, ()),
+        "quantiles": (tools.quantile, (quantiles,)),
+    }
+    released, errors, seconds, leaks = {}, {}, {}, {}
+    for key, (func, extra) in calls.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            start = time.perf_counter()
+            try:
+                value = func(
+                    X,
+                    *extra,
+                    epsilon=epsilon,
+                    bounds=bounds,
+                    axis=0,
+                    random_state=seed,
+                    accountant=BudgetAccountant(),
+                )
+                released[key] = np.asarray(value, dtype=float).tolist()
+            except (ValueError, RuntimeError, FloatingPointError) as exc:
+                released[key] = None
+                errors[key] = f"{type(exc).__name__}: {str(exc)[:120]}"
+            seconds[key] = time.perf_counter() - start
+        leaks[key] = _leaks(caught)
+    released.update(errors=errors, seconds=seconds, leaks=leaks)
+    return released
+
+
+def real_stats(task):
+    """Released mean, std and quantiles per column, both modes, per ε and seed."""
+    X = np.load(task["npy"])
+    stated = tuple(np.asarray(b, dtype=float) for b in task["bounds"])
+    rows = []
+    for mode, bounds in (("default", None), ("stated", stated)):
+        for epsilon in task["epsilons"]:
+            for seed in task["seeds"]:
+                released = _release_stats(X, epsilon, bounds, seed, task["quantiles"])
+                released.update(mode=mode, epsilon=epsilon, seed=seed)
+                rows.append(released)
+    return {"rows": rows}
+
+
+def run_task(task):
+    """The answer to one task; ``{"task": "batch", "tasks": [...]}`` answers
+    ``{"answers": [...]}``, one per task, in one interpreter (diffprivlib's
+    import costs seconds on a loaded machine)."""
+    if task["task"] == "batch":
+        return {"answers": [run_task(one) for one in task["tasks"]]}
+    tasks = {
+        "utility": utility,
+        "timing": timing,
+        "logreg": logreg,
+        "linreg": linreg,
+        "real_models": real_models,
+        "real_stats": real_stats,
+    }
+    return tasks[task["task"]](task) if task["task"] in tasks else {}
+
+
 def main():
     task = json.load(sys.stdin)
     warnings.simplefilter("ignore")
@@ -212,16 +367,7 @@ def main():
         "numpy": np.__version__,
         "scikit-learn": sklearn.__version__,
     }
-    if task["task"] == "utility":
-        answer = utility(task)
-    elif task["task"] == "timing":
-        answer = timing(task)
-    elif task["task"] == "logreg":
-        answer = logreg(task)
-    elif task["task"] == "linreg":
-        answer = linreg(task)
-    else:
-        answer = {}
+    answer = run_task(task)
     answer["versions"] = versions
     json.dump(answer, sys.stdout)
 
