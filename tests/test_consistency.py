@@ -480,14 +480,6 @@ CASES = [
         synthetic_classification,
         accuracy_gap,
         tol=0.5,
-        converge_xfail=(
-            "PrivateLogisticRegression on unscaled columns: 0.485 (one class) "
-            "against 0.774 at ε=1e6; " + LINEAR_SCALING
-        ),
-        majority_xfail=(
-            "PrivateLogisticRegression on unscaled columns: mean accuracy 0.491 "
-            "at ε=0.3, majority 0.515; " + LINEAR_SCALING
-        ),
         seeds=10,
         converge_seeds=2,
     ),
