@@ -140,8 +140,13 @@ SVT_OVERSHOOT = (
     "with ε; " + BOUNDS_SEARCH
 )
 PCA_SCALING = "not scheduled: PCA needs per-feature scaling like the linear models"
-NEEDS_DATA_NORM = (
-    "PrivateLinearRegression() raises ValueError without data_norm; " + LINEAR_SCALING
+FIXED_POINT_GRID = (
+    "PrivateLinearRegression() on the synthetic table: R² 0.753 against 0.903 "
+    "at ε=1e6 (0.903 with stated feature_bounds); the private scales leave a "
+    "lognormal column at |z| up to 38, so the clipping norm that covers every "
+    "row is 66 and the sums' fixed-point grid (2**-16 of it, truncated toward "
+    "0) blurs the small columns; R² at ε=100 (0.52) is also better than at "
+    "ε=1e6; not scheduled"
 )
 QUANTILE_RESOLUTION = (
     "not scheduled: joint quantiles resolve width / 2**11 (issue 27 item 4)"
@@ -553,8 +558,8 @@ CASES = [
         synthetic_regression,
         r2_gap,
         tol=0.01,
-        converge_xfail=NEEDS_DATA_NORM,
-        monotone_xfail=NEEDS_DATA_NORM,
+        converge_xfail=FIXED_POINT_GRID,
+        monotone_xfail=FIXED_POINT_GRID,
     ),
     case(
         "PrivateLinearRegression-diabetes",
@@ -564,8 +569,6 @@ CASES = [
         diabetes,
         r2_gap,
         tol=0.01,
-        converge_xfail=NEEDS_DATA_NORM,
-        monotone_xfail=NEEDS_DATA_NORM,
     ),
     case(
         "PrivateLinearRegression-stated_norm-synthetic",

@@ -27,6 +27,7 @@ from skdp.linear_model._scaling import (
     scale_rows,
     to_user_units,
 )
+from skdp.linear_model._target_range import TARGET_SHARE, release_target_range
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.sensitivity._linear import check_term_size, exact_clipped_gram
 from skdp.utils._dask import is_dask_collection
@@ -86,11 +87,7 @@ def _check_norm(value):
 
 def _check_target_bounds(bounds):
     if bounds is None:
-        raise ValueError(
-            "PrivateLinearRegression needs target_bounds=(low, high), public "
-            "bounds on y (targets are clipped to them). To get them privately, "
-            "fit skdp.DPClipper on y first and use its bounds_."
-        )
+        return None, None  # released privately (TARGET_SHARE)
     low, high = check_bounds(bounds, 1, name="target_bounds")
     check_finite_width(low, high, "PrivateLinearRegression (target_bounds)")
     return float(low[0]), float(high[0])
@@ -121,9 +118,12 @@ class PrivateLinearRegression(
         (default; **default change**, it was required): the rows are scaled
         per feature (``feature_bounds``) and the norm is chosen in scaled
         units by a public rule (Notes).
-    target_bounds : tuple of (float, float)
-        Public bounds ``(low, high)`` on ``y`` (required); targets are
-        clipped to them.
+    target_bounds : tuple of (float, float) or None, default=None
+        Public bounds ``(low, high)`` on ``y``; targets are clipped to them.
+        ``None`` (**default change**, it was required) releases the range
+        privately with ``TARGET_SHARE`` = 10 % of the fit's Gaussian budget:
+        the hull of the bins of a noisy histogram of the targets' binary
+        exponents that stand out of the noise (Notes).
     feature_bounds : None, "scaled" or tuple of (float or array-like, ...), \
             default=None
         Where the per-feature location and scale come from: ``None``
@@ -178,6 +178,16 @@ class PrivateLinearRegression(
     released Gram matrix or cross products are no larger than their noise
     (from released values only).
 
+    **Target range.** Without ``target_bounds``, the first release is a
+    Gaussian histogram of the targets' sign and binary exponent (one count
+    per row: L2 sensitivity 1; ``TARGET_SHARE`` of the budget), and
+    ``(low, high)`` is the hull of the upper edges ``±2**(e+1)`` of the bins
+    above ``REACH_THRESHOLD`` noise deviations
+    (:func:`~skdp.linear_model._target_range.target_range_from_histogram`),
+    ``(-1, 1)`` with a NoiseDominatedWarning when none stands out: a public
+    rule on released values that covers every target once the noise
+    vanishes.
+
     **Statistics.** With ``B = data_norm``, ``s = B sqrt(1 + fit_intercept)``
     and ``(low, high)`` the target bounds, a row becomes
     ``q = [clip(x), B] / s`` (``clip(x) = x min(1, B/||x||)``; the ``B``
@@ -195,8 +205,9 @@ class PrivateLinearRegression(
     entries' sensitivity from the lower bound twice, its issues #104/#105,
     which is too small for asymmetric bounds.) Brute-forced in the tests.
 
-    **Privacy.** The two releases are Gaussian mechanisms with noise
-    multipliers ``R / sqrt(0.5)`` each, ``R = analytic_gaussian_sigma(1,
+    **Privacy.** The releases (target range, feature scales, Gram matrix,
+    cross products) are Gaussian mechanisms with noise multipliers
+    ``R / sqrt(s_i)`` for public shares ``s_i`` summing to 1, ``R = analytic_gaussian_sigma(1,
     epsilon, delta)``; their composition is exactly ``1/R``-GDP, i.e.
     ``(epsilon, delta)``-DP (Dong, Roth and Su 2022; Balle and Wang 2018).
 
@@ -302,15 +313,23 @@ class PrivateLinearRegression(
         shares = [GRAM_SHARE, 1.0 - GRAM_SHARE]
         if scaling.private:
             shares = [SCALE_SHARE] + [(1.0 - SCALE_SHARE) * v for v in shares]
+        private_target = low is None
+        if private_target:
+            shares = [TARGET_SHARE] + [(1.0 - TARGET_SHARE) * v for v in shares]
         multipliers = gaussian_noise_multipliers(self.epsilon, self.delta, shares)
         source = check_random_source(self.random_state)
         cost = gaussian_fit_cost(self.epsilon, self.delta)
         item = "Gram matrix and cross products"
         if scaling.private:
             item = "feature scales, " + item
+        if private_target:
+            item = "target range, " + item
         self._charge([(item, cost)])
 
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
+            if private_target:
+                low, high = release_target_range(data, multipliers[0], source, name)
+                multipliers = multipliers[1:]
             if scaling.private:
                 names = getattr(self, "feature_names_in_", None)
                 issparse = sparse.issparse(X)

@@ -72,7 +72,6 @@ def test_charges_once_and_reports_the_cost():
     ("kwargs", "message"),
     [
         ({"data_norm": None, "feature_bounds": "scaled"}, "needs data_norm"),
-        ({"target_bounds": None}, "needs target_bounds"),
         ({"target_bounds": (1.0, 1.0)}, "target_bounds"),
     ],
 )

@@ -1,0 +1,91 @@
+"""The target's clipping range of :class:`PrivateLinearRegression`, released.
+
+When the user states no ``target_bounds``, the regression releases one
+Gaussian histogram of the target's sign and binary exponent (the same bins as
+the feature scales, :mod:`skdp.linear_model._scaling`) inside its Gaussian
+composition, and clips the target to the hull of the bins that stand out of
+the noise: a public rule on released values, whose range covers every row
+once the noise vanishes, so the fit converges to least squares.
+"""
+
+import numpy as np
+
+from skdp.exceptions import NoiseDominatedWarning
+from skdp.linear_model._scaling import (
+    _ZERO_BIN,
+    EXPONENT_LIMIT,
+    N_BINS,
+    REACH_THRESHOLD,
+    exponent_histogram,
+    release_exponent_histogram,
+)
+from skdp.utils._dask_xy import xy_statistic
+from skdp.utils._warnings import warn_at_caller
+
+__all__ = ["TARGET_SHARE", "release_target_range", "target_range_from_histogram"]
+
+#: Share of the fit's squared GDP parameter spent on the target's range when
+#: ``target_bounds`` is not stated. Public.
+TARGET_SHARE = 0.1
+
+
+def xy_target_histogram(X, y):
+    """Exact counts of the targets' exponent bins, shape ``(1, N_BINS)``
+    (a statistic of rows and targets, additive over blocks of rows)."""
+    return exponent_histogram(np.asarray(y, dtype=float).reshape(-1, 1))
+
+
+def _bin_edges():
+    """Upper edge ``2**(e+1)`` of each bin's magnitude (0 for the zero bin)."""
+    exponents = np.abs(np.arange(N_BINS) - _ZERO_BIN)  # 1 + e + EXPONENT_LIMIT
+    return np.where(exponents == 0, 0.0, np.ldexp(1.0, exponents - EXPONENT_LIMIT))
+
+
+def target_range_from_histogram(noisy, noise_sd):
+    """``(low, high, resolved)`` from the released target histogram.
+
+    Public rule on released values only: the bins whose noisy count exceeds
+    ``REACH_THRESHOLD`` noise deviations (and half a row) count as occupied;
+    ``high`` is the upper edge ``2**(e+1)`` of the largest occupied positive
+    bin (0 if none), ``low`` minus that of the largest occupied negative bin
+    (0 if none). As the noise vanishes every occupied bin counts, so
+    ``[low, high]`` covers every target (within a factor 2 of the largest
+    magnitude). When no bin but the zero bin, or none at all, stands out,
+    the range is ``(-1, 1)`` and ``resolved`` is False.
+    """
+    counts = np.asarray(noisy, dtype=float).reshape(-1)
+    occupied = counts >= max(REACH_THRESHOLD * noise_sd, 0.5)
+    edges = _bin_edges()
+    positive = occupied[_ZERO_BIN + 1 :]
+    negative = occupied[:_ZERO_BIN]
+    high = float(edges[_ZERO_BIN + 1 :][positive].max()) if positive.any() else 0.0
+    low = -float(edges[:_ZERO_BIN][negative].max()) if negative.any() else 0.0
+    if not high > low:
+        return -1.0, 1.0, False
+    return low, high, True
+
+
+def release_target_range(data, multiplier, source, name):
+    """Release the target histogram and return ``(low, high)``; warns (from
+    the release only) when the range could not be told from noise.
+
+    Notes
+    -----
+    **Sensitivity (add/remove one row).** A row adds one count to one bin of
+    the target's histogram: L2 sensitivity 1. The counts are exact integers,
+    so the release is the rounded image of an exact Gaussian mechanism with
+    noise multiplier ``multiplier``, composed with the fit's other Gaussian
+    releases (Gaussian DP).
+    """
+    counts = xy_statistic(data, xy_target_histogram)
+    noisy, noise_sd = release_exponent_histogram(counts, multiplier, source)
+    low, high, resolved = target_range_from_histogram(noisy, noise_sd)
+    if not resolved:
+        warn_at_caller(
+            f"{name}: the private range of the target could not be told from "
+            "noise (no bin of the released histogram of its magnitudes stands "
+            "out of it); the target is clipped to (-1, 1). Raise epsilon, or "
+            "state target_bounds=(low, high).",
+            NoiseDominatedWarning,
+        )
+    return low, high
