@@ -29,6 +29,7 @@ from skdp.preprocessing._mean_release import (  # some re-exported, as before
 from skdp.preprocessing._svt_clip import (
     plan_svt_bounds,
     search_svt_bounds,
+    warn_if_bounds_useless,
 )
 from skdp.sensitivity import centre_and_radius
 from skdp.utils._dask import row_statistic, validate_rows
@@ -97,11 +98,19 @@ class BoundsPlan(NamedTuple):
     def cost_items(self):
         return [] if self.svt is None else self.svt.cost_items(self.epsilon)
 
-    def run(self, X, source):
-        """The bounds: public ones, or the SVT release (after the charge)."""
+    def run(self, X, source, estimator=None):
+        """The bounds: public ones, or the SVT release (after the charge).
+
+        With ``estimator``, a search's release is checked for useless bounds
+        (:func:`~skdp.preprocessing._svt_clip.warn_if_bounds_useless`, from
+        the release and the public plan only) and the warning names it.
+        """
         if self.svt is None:
             return self.lower, self.upper
-        return search_svt_bounds(X, self.svt, source)
+        release = search_svt_bounds(X, self.svt, source)
+        if estimator is not None:
+            warn_if_bounds_useless(estimator, release, self.svt)
+        return release.lower, release.upper
 
 
 class PrivateMean(
@@ -336,7 +345,7 @@ default=None
         )
         source = check_random_source(self.random_state)
         self._charge([*bounds_plan.cost_items(), *plan.cost_items()])
-        lower, upper = bounds_plan.run(X, source)
+        lower, upper = bounds_plan.run(X, source, self)
 
         self.count_, noisy_sums = noisy_count_and_sums(X, lower, upper, plan, source)
         self._plan, self._noisy_sums = plan, noisy_sums

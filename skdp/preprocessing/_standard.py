@@ -114,7 +114,7 @@ def fit_moment_sums(
     if plan is not None:
         classes, X, codes = plan.run(X, y, source)
         groups = classes.size
-    lower, upper = bounds_plan.run(features if plan is None else X, source)
+    lower, upper = bounds_plan.run(features if plan is None else X, source, estimator)
     noisy, estimator.noise_std_ = release_moment_sums(
         X, lower, upper, eps_sums, delta, source, codes, groups
     )

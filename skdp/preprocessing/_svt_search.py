@@ -31,10 +31,14 @@ from skdp.utils._validation import check_per_feature
 
 __all__ = [
     "SVTBoundsPlan",
+    "SVTBoundsRelease",
     "bounds_layouts",
+    "bounds_problems",
     "plan_svt_bounds",
     "release_svt_bounds",
+    "release_svt_bounds_record",
     "run_svt_bounds",
+    "run_svt_bounds_record",
     "svt_bound_widths",
     "svt_bounds_statistic",
 ]
@@ -54,6 +58,18 @@ _THRESHOLD_SHARE = 0.8
 # test's threshold in noise scales (SVTClipSelector, Notes).
 _SIGN_SHARE = 0.15
 _SIGN_SCALES = 3.0
+# With lower=None and the default n_above: a side whose released count is
+# small for its budget is searched with the threshold _SIDE_FRACTION times
+# that count (at most 2% of its rows above the bound) and the threshold share
+# _SCARCE_SHARE (SVTClipSelector, Notes, "Scarce budget").
+_SIDE_FRACTION = 0.02
+_SCARCE_SHARE = 0.5
+# Warnings (post-processing of the release; SVTClipSelector, Notes): a side's
+# search is noise-dominated when its released count is below this many scales
+# of the query noise, and a bound has collapsed when the interval is no wider
+# than the grid's candidate at this fraction of its length.
+_RELIABLE_SCALES = 8.0
+_COLLAPSE_FRACTION = 0.1
 
 
 def svt_bound_widths(grid, upper_limit):
@@ -122,6 +138,27 @@ class SVTBoundsPlan(NamedTuple):
             return epsilon_run, self.n_above
         return epsilon_run, _NOISE_SCALES / (self.threshold_share * epsilon_run)
 
+    def side_run(self, n_features, n_sides, side_count):
+        """``(epsilon_run, n_above, threshold_share)`` of one side's search.
+
+        ``side_count`` is the side's released noisy count (the sign test) or
+        None (public ``lower``). With the default ``n_above``, a side whose
+        count is small for its budget gets the threshold
+        ``max(_SIDE_FRACTION * side_count, 1 / ε₁)`` (at most about 2% of its
+        rows above the bound, but at least one scale of the threshold noise)
+        and the share ``min(threshold_share, _SCARCE_SHARE)``, whenever that
+        threshold is below the default: a function of the release and
+        public constants only.
+        """
+        epsilon_run, n_above = self.run_parameters(n_features, n_sides)
+        if self.n_above is not None or side_count is None:
+            return epsilon_run, n_above, self.threshold_share
+        share = min(self.threshold_share, _SCARCE_SHARE)
+        scarce = max(_SIDE_FRACTION * float(side_count), 1.0 / (share * epsilon_run))
+        if scarce >= n_above:
+            return epsilon_run, n_above, self.threshold_share
+        return epsilon_run, scarce, share
+
 
 def plan_svt_bounds(
     n_features,
@@ -180,6 +217,14 @@ def _check_feasible(plan, n_features, epsilon):
                 monotonic=True,
                 threshold_share=plan.threshold_share,
             )
+            if plan.two_sided and plan.n_above is None:  # a scarce side's run
+                share = min(plan.threshold_share, _SCARCE_SHARE)
+                check_svt_feasible(
+                    epsilon_run,
+                    -1.0 / (share * epsilon_run),
+                    monotonic=True,
+                    threshold_share=share,
+                )
     except (ValueError, OverflowError, ZeroDivisionError) as exc:
         problem = f"the noise cannot be represented ({exc})"
     if problem is None:
@@ -256,8 +301,8 @@ def _searched_sides(noisy_counts, n_features, epsilon_sign):
 
 
 def _sign_test(statistic, plan, source):
-    """Per feature, which sides to search: the noisy sign counts (Laplace of
-    scale ``d / epsilon_sign``, ε_sign-DP), post-processed."""
+    """The noisy sign counts, shape (2, d): negatives, then positives
+    (Laplace of scale ``d / epsilon_sign``, ε_sign-DP)."""
     n_features = plan.origin.size
     noisy = laplace_mechanism(
         _sign_counts(statistic),
@@ -265,7 +310,21 @@ def _sign_test(statistic, plan, source):
         plan.epsilon_sign,
         random_state=source,
     )
-    return _searched_sides(noisy, n_features, plan.epsilon_sign)
+    return np.asarray(noisy, dtype=float).reshape(2, n_features)
+
+
+class SVTBoundsRelease(NamedTuple):
+    """What a bound search released, all of it public after the fit.
+
+    ``side_counts`` (shape (2, d): negatives, then positives) are the sign
+    test's noisy counts, None with a public ``lower``; ``searched`` (shape
+    (2, d): lower side, upper side) is their post-processing.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    side_counts: np.ndarray | None
+    searched: np.ndarray
 
 
 def bounds_layouts(plan, n_features, *, lookup=True):
@@ -325,6 +384,12 @@ def svt_bounds_statistic(X, plan, layouts=None):
 
 
 def release_svt_bounds(statistic, plan, source):
+    """Choose ``(lower, upper)`` per feature from the reduced statistic
+    (:func:`release_svt_bounds_record` without the record)."""
+    return tuple(release_svt_bounds_record(statistic, plan, source)[:2])
+
+
+def release_svt_bounds_record(statistic, plan, source):
     """Choose ``(lower, upper)`` per feature from the reduced statistic.
 
     The caller has charged the cost. Draws the same noise in the same order
@@ -343,15 +408,22 @@ def release_svt_bounds(statistic, plan, source):
     above, below = soft_counts_from_tally(statistic, two_sided=plan.two_sided)
     lower, upper = plan.origin.copy(), plan.origin.copy()
     if plan.two_sided:
-        search_lower, search_upper = _sign_test(statistic, plan, source)
+        side_counts = _sign_test(statistic, plan, source)
+        search_lower, search_upper = _searched_sides(
+            side_counts.ravel(), n_features, plan.epsilon_sign
+        )
+        negatives, positives = side_counts
     else:
+        side_counts = None
         search_lower = np.zeros(n_features, dtype=bool)
         search_upper = np.ones(n_features, dtype=bool)
-    share = plan.threshold_share
+        negatives = positives = [None] * n_features
     for f in range(n_features):
         n_sides = int(search_lower[f]) + int(search_upper[f])
-        epsilon_run, n_above = plan.run_parameters(n_features, n_sides)
         if search_upper[f]:
+            epsilon_run, n_above, share = plan.side_run(
+                n_features, n_sides, positives[f]
+            )
             upper[f] = _svt_upper_bound(
                 above[f],
                 plan.origin[f] + plan.widths,
@@ -361,6 +433,9 @@ def release_svt_bounds(statistic, plan, source):
                 source,
             )
         if search_lower[f]:  # the same search on -x
+            epsilon_run, n_above, share = plan.side_run(
+                n_features, n_sides, negatives[f]
+            )
             lower[f] = -_svt_upper_bound(
                 below[f],
                 -plan.origin[f] + plan.widths,
@@ -369,9 +444,76 @@ def release_svt_bounds(statistic, plan, source):
                 share,
                 source,
             )
-    return lower, upper
+    searched = np.vstack([search_lower, search_upper])
+    return SVTBoundsRelease(lower, upper, side_counts, searched)
 
 
 def run_svt_bounds(X, plan, source):
     """Choose ``(lower, upper)`` per feature; the caller has charged the cost."""
-    return release_svt_bounds(svt_bounds_statistic(X, plan), plan, source)
+    return tuple(run_svt_bounds_record(X, plan, source)[:2])
+
+
+def run_svt_bounds_record(X, plan, source):
+    """The :class:`SVTBoundsRelease` of ``X``; the caller has charged the cost."""
+    return release_svt_bounds_record(svt_bounds_statistic(X, plan), plan, source)
+
+
+def bounds_problems(release, plan):
+    """Why released bounds are useless, per feature: ``{feature: cause}``.
+
+    A function of the release (:class:`SVTBoundsRelease`) and the public
+    plan only, i.e. post-processing (SVTClipSelector, Notes, "Warnings"):
+
+    - **collapsed**: the released interval is no wider than the grid's
+      candidate at ``_COLLAPSE_FRACTION`` of its length (the search stopped
+      at the bottom of the grid);
+    - **at the top**: a bound is at least the grid's candidate at
+      ``1 - _COLLAPSE_FRACTION`` of its length from the origin (the search
+      ran past the data, or ``upper_limit`` is too small);
+    - **noise-dominated** (``lower=None`` only): a searched side's released
+      count is below ``_RELIABLE_SCALES`` scales ``1/ε₂`` of its search's
+      query noise, so the search cannot tell where that side's values lie
+      and its bound may cut most of them.
+    """
+    n_features = plan.origin.size
+    widths = plan.widths
+    floor = widths[int(_COLLAPSE_FRACTION * (widths.size - 1))]
+    problems = {}
+    with np.errstate(over="ignore", invalid="ignore"):
+        width = np.asarray(release.upper, float) - np.asarray(release.lower, float)
+    top = widths[int((1 - _COLLAPSE_FRACTION) * (widths.size - 1))]
+    with np.errstate(over="ignore", invalid="ignore"):
+        reach = np.maximum(
+            np.asarray(release.upper, float) - plan.origin,
+            plan.origin - np.asarray(release.lower, float),
+        )
+    for f in np.flatnonzero(reach >= top):
+        problems[int(f)] = (
+            f"its released bounds [{release.lower[f]:.4g}, {release.upper[f]:.4g}] "
+            f"reach the top of the public grid (at least {top:.3g} from the "
+            "origin): the search ran past the data, or upper_limit is too small"
+        )
+    for f in np.flatnonzero(~(width > floor)):
+        problems[int(f)] = (
+            f"its released bounds [{release.lower[f]:.4g}, {release.upper[f]:.4g}] "
+            f"collapsed to the bottom of the public grid (width at most "
+            f"{floor:.3g}), so the feature is clipped to about a constant"
+        )
+    if release.side_counts is None:
+        return problems
+    for side, name in ((0, "negative"), (1, "positive")):
+        for f in np.flatnonzero(release.searched[side]):
+            if int(f) in problems:
+                continue
+            n_sides = int(release.searched[0, f]) + int(release.searched[1, f])
+            count = float(release.side_counts[side, f])
+            epsilon_run, _, share = plan.side_run(n_features, n_sides, count)
+            noise = 1.0 / ((1.0 - share) * epsilon_run)
+            if count < _RELIABLE_SCALES * noise:
+                problems[int(f)] = (
+                    f"its released count of {name} values (about {count:.0f}) "
+                    f"is below {_RELIABLE_SCALES:g} scales of its search's "
+                    f"noise ({noise:.3g} rows), so the bound may cut most of "
+                    "them"
+                )
+    return problems
