@@ -128,7 +128,7 @@ def bench_breast_cancer_bounds(seeds):
     ):
         per_fit = []
         for s in seeds:
-            model = quiet(lambda s=s: fit(s))
+            model = quiet(partial(fit, s))
             per_fit.append([clipped(X[:, f], model.upper_[f]) for f in range(30)])
         per_fit = np.array(per_fit)
         print(
