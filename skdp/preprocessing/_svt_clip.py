@@ -72,9 +72,23 @@ def feature_label(estimator, index):
     return repr(str(names[index])) if names is not None else f"#{index}"
 
 
+def feature_list(estimator, features, limit=8):
+    """``'a', 'b' and 3 more``: the first ``limit`` features' labels."""
+    labels = ", ".join(feature_label(estimator, f) for f in features[:limit])
+    more = len(features) - limit
+    return labels + (f" and {more} more" if more > 0 else "")
+
+
+_KIND_SUMMARY = {
+    "collapsed": "collapsed to about a constant",
+    "top": "reached the top of the grid",
+    "noise": "were searched below the noise",
+}
+
+
 def warn_if_bounds_useless(estimator, release, plan):
-    """Warn (:class:`~skdp.exceptions.NoiseDominatedWarning`) per feature
-    whose released bounds are useless.
+    """Warn (:class:`~skdp.exceptions.NoiseDominatedWarning`) naming the
+    features whose released bounds are useless, grouped by cause.
 
     The decision is :func:`~skdp.preprocessing._svt_search.bounds_problems`
     of the release and the public plan: post-processing, it reads no data.
@@ -82,17 +96,22 @@ def warn_if_bounds_useless(estimator, release, plan):
     problems = bounds_problems(release, plan)
     if not problems:
         return
-    causes = "; ".join(
-        f"feature {feature_label(estimator, f)}: {cause}"
-        for f, cause in sorted(problems.items())
-    )
+    groups = []
+    for kind, summary in _KIND_SUMMARY.items():
+        features = sorted(f for f, (k, _) in problems.items() if k == kind)
+        if features:
+            example = problems[features[0]][1]
+            groups.append(
+                f"{summary}: feature(s) {feature_list(estimator, features)} "
+                f"(feature {feature_label(estimator, features[0])}: {example})"
+            )
     warn_at_caller(
-        f"{type(estimator).__name__}: the private bounds of {len(problems)} "
-        f"feature(s) are useless ({causes}). The bound search's budget, split "
-        f"over {plan.origin.size} feature(s), is too small for them: state "
-        "public bounds for these features, fit them in a separate step with "
-        "fewer features, or raise epsilon (or the bounds' share of it); a "
-        "realistic upper_limit shortens the grid.",
+        f"{type(estimator).__name__}: the private bounds of {len(problems)} of "
+        f"{plan.origin.size} feature(s) are useless; " + "; ".join(groups) + ". "
+        f"The bound search's budget is split over {plan.origin.size} "
+        "feature(s): state public bounds for these features, fit them in a "
+        "separate step with fewer features, or raise epsilon (or the bounds' "
+        "share of it); a realistic upper_limit shortens the grid.",
         NoiseDominatedWarning,
     )
 

@@ -459,7 +459,10 @@ def run_svt_bounds_record(X, plan, source):
 
 
 def bounds_problems(release, plan):
-    """Why released bounds are useless, per feature: ``{feature: cause}``.
+    """Why released bounds are useless: ``{feature: (kind, cause)}``.
+
+    ``kind`` is "collapsed", "top" or "noise"; ``cause`` says it with the
+    feature's released values.
 
     A function of the release (:class:`SVTBoundsRelease`) and the public
     plan only, i.e. post-processing (SVTClipSelector, Notes, "Warnings"):
@@ -489,15 +492,17 @@ def bounds_problems(release, plan):
         )
     for f in np.flatnonzero(reach >= top):
         problems[int(f)] = (
-            f"its released bounds [{release.lower[f]:.4g}, {release.upper[f]:.4g}] "
+            "top",
+            f"released bounds [{release.lower[f]:.4g}, {release.upper[f]:.4g}] "
             f"reach the top of the public grid (at least {top:.3g} from the "
-            "origin): the search ran past the data, or upper_limit is too small"
+            "origin): the search ran past the data, or upper_limit is too small",
         )
     for f in np.flatnonzero(~(width > floor)):
         problems[int(f)] = (
-            f"its released bounds [{release.lower[f]:.4g}, {release.upper[f]:.4g}] "
+            "collapsed",
+            f"released bounds [{release.lower[f]:.4g}, {release.upper[f]:.4g}] "
             f"collapsed to the bottom of the public grid (width at most "
-            f"{floor:.3g}), so the feature is clipped to about a constant"
+            f"{floor:.3g}): the feature is clipped to about a constant",
         )
     if release.side_counts is None:
         return problems
@@ -511,9 +516,9 @@ def bounds_problems(release, plan):
             noise = 1.0 / ((1.0 - share) * epsilon_run)
             if count < _RELIABLE_SCALES * noise:
                 problems[int(f)] = (
-                    f"its released count of {name} values (about {count:.0f}) "
-                    f"is below {_RELIABLE_SCALES:g} scales of its search's "
-                    f"noise ({noise:.3g} rows), so the bound may cut most of "
-                    "them"
+                    "noise",
+                    f"released count of {name} values (about {count:.0f}) is "
+                    f"below {_RELIABLE_SCALES:g} scales of its search's noise "
+                    f"({noise:.3g} rows): the bound may cut most of them",
                 )
     return problems
