@@ -60,10 +60,12 @@ _SIGN_SHARE = 0.15
 _SIGN_SCALES = 3.0
 # With lower=None and the default n_above: a side whose released count is
 # small for its budget is searched with the threshold _SIDE_FRACTION times
-# that count (at most 2% of its rows above the bound) and the threshold share
+# that count (at most 2% of its rows above the bound), at least
+# _SCARCE_FLOOR_SCALES scales of its threshold noise, and the threshold share
 # _SCARCE_SHARE (SVTClipSelector, Notes, "Scarce budget").
 _SIDE_FRACTION = 0.02
-_SCARCE_SHARE = 0.5
+_SCARCE_SHARE = 0.65
+_SCARCE_FLOOR_SCALES = 2.0
 # Warnings (post-processing of the release; SVTClipSelector, Notes): a side's
 # search is noise-dominated when its released count is below this many scales
 # of the query noise, and a bound has collapsed when the interval is no wider
@@ -144,17 +146,18 @@ class SVTBoundsPlan(NamedTuple):
         ``side_count`` is the side's released noisy count (the sign test) or
         None (public ``lower``). With the default ``n_above``, a side whose
         count is small for its budget gets the threshold
-        ``max(_SIDE_FRACTION * side_count, 1 / ε₁)`` (at most about 2% of its
-        rows above the bound, but at least one scale of the threshold noise)
-        and the share ``min(threshold_share, _SCARCE_SHARE)``, whenever that
-        threshold is below the default: a function of the release and
-        public constants only.
+        ``max(_SIDE_FRACTION * side_count, _SCARCE_FLOOR_SCALES / ε₁)`` (at
+        most about 2% of its rows above the bound, but at least two scales of
+        the threshold noise) and the share ``s = min(threshold_share,
+        _SCARCE_SHARE)``, ``ε₁ = s ε_run``, whenever that threshold is below
+        the default: a function of the release and public constants only.
         """
         epsilon_run, n_above = self.run_parameters(n_features, n_sides)
         if self.n_above is not None or side_count is None:
             return epsilon_run, n_above, self.threshold_share
         share = min(self.threshold_share, _SCARCE_SHARE)
-        scarce = max(_SIDE_FRACTION * float(side_count), 1.0 / (share * epsilon_run))
+        floor = _SCARCE_FLOOR_SCALES / (share * epsilon_run)
+        scarce = max(_SIDE_FRACTION * float(side_count), floor)
         if scarce >= n_above:
             return epsilon_run, n_above, self.threshold_share
         return epsilon_run, scarce, share
@@ -221,7 +224,7 @@ def _check_feasible(plan, n_features, epsilon):
                 share = min(plan.threshold_share, _SCARCE_SHARE)
                 check_svt_feasible(
                     epsilon_run,
-                    -1.0 / (share * epsilon_run),
+                    -_SCARCE_FLOOR_SCALES / (share * epsilon_run),
                     monotonic=True,
                     threshold_share=share,
                 )

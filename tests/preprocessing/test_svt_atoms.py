@@ -37,11 +37,11 @@ def test_small_side_count_caps_the_threshold_and_lowers_the_share():
     epsilon_run, default, share = plan.side_run(100, 1, 1e9)
     assert default == pytest.approx(3 / (0.8 * epsilon_run)) and share == 0.8
     # at most 2% of the side's released rows above the bound, but at least
-    # one scale 1 / (0.5 epsilon_run) of the threshold noise
-    floor = 1 / (0.5 * epsilon_run)
-    assert plan.side_run(100, 1, 15_000.0)[1:] == (pytest.approx(300.0), 0.5)
-    assert plan.side_run(100, 1, 3_000.0)[1:] == (pytest.approx(floor), 0.5)
-    assert plan.side_run(100, 1, -40.0)[1:] == (pytest.approx(floor), 0.5)
+    # two scales 2 / (0.65 epsilon_run) = 362 of the threshold noise
+    floor = 2 / (0.65 * epsilon_run)
+    assert plan.side_run(100, 1, 20_000.0)[1:] == (pytest.approx(400.0), 0.65)
+    assert plan.side_run(100, 1, 3_000.0)[1:] == (pytest.approx(floor), 0.65)
+    assert plan.side_run(100, 1, -40.0)[1:] == (pytest.approx(floor), 0.65)
     # a stated n_above, or a public lower (no count), keeps the old rule
     assert plan._replace(n_above=7.0).side_run(100, 1, 3_000.0)[1:] == (7.0, 0.8)
     assert plan.side_run(100, 1, None)[1:] == (pytest.approx(default), 0.8)
