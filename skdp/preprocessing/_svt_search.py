@@ -34,6 +34,7 @@ __all__ = [
     "SVTBoundsRelease",
     "bounds_layouts",
     "bounds_problems",
+    "collapse_width",
     "plan_svt_bounds",
     "release_svt_bounds",
     "release_svt_bounds_record",
@@ -461,6 +462,12 @@ def run_svt_bounds_record(X, plan, source):
     return release_svt_bounds_record(svt_bounds_statistic(X, plan), plan, source)
 
 
+def collapse_width(widths):
+    """The width at or below which released bounds have collapsed: the grid's
+    candidate distance at ``_COLLAPSE_FRACTION`` of its length (public)."""
+    return widths[int(_COLLAPSE_FRACTION * (widths.size - 1))]
+
+
 def bounds_problems(release, plan):
     """Why released bounds are useless: ``{feature: (kind, cause)}``.
 
@@ -483,7 +490,7 @@ def bounds_problems(release, plan):
     """
     n_features = plan.origin.size
     widths = plan.widths
-    floor = widths[int(_COLLAPSE_FRACTION * (widths.size - 1))]
+    floor = collapse_width(widths)
     problems = {}
     with np.errstate(over="ignore", invalid="ignore"):
         width = np.asarray(release.upper, float) - np.asarray(release.lower, float)
