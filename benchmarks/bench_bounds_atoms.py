@@ -15,8 +15,9 @@ that clip more than half of them (collapsed):
 * one column of 30,000 rows, 90% zeros and lognormal(7, 1) otherwise, alone
   and beside 100 one-hot columns, ``SVTClipSelector`` at ε = 0.1 and 1;
 * Adult's capital-gain and capital-loss in ``PrivateStandardScaler`` (ε = 1,
-  private bounds) over Adult's six numeric columns and all its one-hot encoded
-  categorical columns (110 columns);
+  30% of it on the private bounds) and in ``SVTClipSelector`` (ε = 1) over
+  Adult's six numeric columns and all its one-hot encoded categorical columns
+  (110 columns);
 * breast cancer's 30 features, ``SVTClipSelector`` at ε = 1 and the bounds of
   ``PrivateGaussianNB`` at ε = 1 (30% of ε): median over the features;
 * ``PrivateGaussianNB`` (private bounds, stated classes) accuracy on breast
@@ -98,19 +99,23 @@ def bench_zero_inflated(seeds):
 
 def bench_adult_scaler(seeds, adult):
     X, _, numeric = adult
-    for name in ("capital-gain", "capital-loss"):
-        j = numeric.index(name)
-        ups = []
-        for s in seeds:
-            sc = quiet(
-                lambda s=s: PrivateStandardScaler(
-                    1.0, accountant=BudgetAccountant(), random_state=s
-                ).fit(X)
+    makers = {
+        "PrivateStandardScaler": PrivateStandardScaler,
+        "SVTClipSelector": SVTClipSelector,
+    }
+    for label, make in makers.items():
+        fits = [
+            quiet(
+                partial(make(1.0, accountant=BudgetAccountant(), random_state=s).fit, X)
             )
-            ups.append(sc.upper_[j])
-        shares = [clipped(X[:, j], u) for u in ups]
-        print(f"Adult {name:<12} in PrivateStandardScaler (110 cols) eps=1", end=" ")
-        print(summary(ups, shares), f" (max {X[:, j].max():g})")
+            for s in seeds
+        ]
+        for name in ("capital-gain", "capital-loss"):
+            j = numeric.index(name)
+            ups = [fit.upper_[j] for fit in fits]
+            shares = [clipped(X[:, j], u) for u in ups]
+            print(f"Adult {name:<12} in {label} (110 cols) eps=1", end=" ")
+            print(summary(ups, shares), f" (max {X[:, j].max():g})")
 
 
 def bench_breast_cancer_bounds(seeds):
@@ -164,9 +169,13 @@ def bench_gaussian_nb(seeds, adult):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=10)
-    seeds = range(parser.parse_args().seeds)
+    parser.add_argument("--only-adult", action="store_true")
+    args = parser.parse_args()
+    seeds = range(args.seeds)
     print(f"skdp from {pathlib.Path(skdp.__file__).parent}")
     adult = load_adult()
+    if args.only_adult:
+        return bench_adult_scaler(seeds, adult)
     bench_zero_inflated(seeds)
     bench_adult_scaler(seeds, adult)
     bench_breast_cancer_bounds(seeds)
