@@ -15,9 +15,9 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import check_random_source
+from skdp.preprocessing._svt_problems import bounds_problems
 from skdp.preprocessing._svt_search import (
     _THRESHOLD_SHARE,
-    bounds_problems,
     plan_svt_bounds,
     release_svt_bounds,
     release_svt_bounds_record,
@@ -90,7 +90,7 @@ def warn_if_bounds_useless(estimator, release, plan):
     """Warn (:class:`~skdp.exceptions.NoiseDominatedWarning`) naming the
     features whose released bounds are useless, grouped by cause.
 
-    The decision is :func:`~skdp.preprocessing._svt_search.bounds_problems`
+    The decision is :func:`~skdp.preprocessing._svt_problems.bounds_problems`
     of the release and the public plan: post-processing, it reads no data.
     """
     problems = bounds_problems(release, plan)
@@ -288,7 +288,7 @@ class SVTClipSelector(
     :class:`~skdp.exceptions.NoiseDominatedWarning` names each feature whose
     bounds are useless, decided from the released bounds, the released sign
     counts and public parameters only
-    (:func:`~skdp.preprocessing._svt_search.bounds_problems`): the released
+    (:func:`~skdp.preprocessing._svt_problems.bounds_problems`): the released
     interval is no wider than the grid's candidate at a tenth of its length
     (collapsed), a bound lies in the grid's top tenth (the search ran past
     the data, or ``upper_limit`` is too small), or a searched side's
