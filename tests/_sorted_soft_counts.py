@@ -9,7 +9,11 @@ search on the sorted column, lower search on the reversed negation).
 import numpy as np
 
 from skdp.mechanisms import laplace_mechanism
-from skdp.preprocessing._svt_search import _searched_sides, _svt_upper_bound
+from skdp.preprocessing._svt_search import (
+    SVTBoundsRelease,
+    _searched_sides,
+    _svt_upper_bound,
+)
 from skdp.sensitivity._soft_counts import SOFT_COUNT_BITS
 
 _HALF_MAX = np.finfo(np.float64).max / 4
@@ -58,15 +62,19 @@ def sorted_run_svt_bounds(X, plan, source):
         search_lower, search_upper = _searched_sides(
             noisy, n_features, plan.epsilon_sign
         )
+        side_counts = np.asarray(noisy, dtype=float).reshape(2, n_features)
     else:
         search_lower = np.zeros(n_features, dtype=bool)
         search_upper = np.ones(n_features, dtype=bool)
-    share = plan.threshold_share
+        side_counts = np.full((2, n_features), None)  # no count: public lower
     for f in range(n_features):
         n_sides = int(search_lower[f]) + int(search_upper[f])
-        epsilon_run, n_above = plan.run_parameters(n_features, n_sides)
         column = np.sort(X[:, f])
         if search_upper[f]:
+            # the per-side threshold rule of issue 27 (not in ac0d316)
+            epsilon_run, n_above, share = plan.side_run(
+                n_features, n_sides, side_counts[1, f]
+            )
             candidates = plan.origin[f] + plan.widths
             upper[f] = _svt_upper_bound(
                 soft_counts_above_sorted(column, candidates),
@@ -77,6 +85,9 @@ def sorted_run_svt_bounds(X, plan, source):
                 source,
             )
         if search_lower[f]:
+            epsilon_run, n_above, share = plan.side_run(
+                n_features, n_sides, side_counts[0, f]
+            )
             candidates = -plan.origin[f] + plan.widths
             lower[f] = -_svt_upper_bound(
                 soft_counts_above_sorted(-column[::-1], candidates),
@@ -86,4 +97,8 @@ def sorted_run_svt_bounds(X, plan, source):
                 share,
                 source,
             )
-    return lower, upper
+    if not plan.two_sided:
+        side_counts = None
+    return SVTBoundsRelease(
+        lower, upper, side_counts, np.vstack([search_lower, search_upper])
+    )

@@ -3,6 +3,7 @@
 from numbers import Real
 from typing import NamedTuple
 
+import numpy as np
 from sklearn.base import (
     BaseEstimator,
     OneToOneFeatureMixin,
@@ -14,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp.accounting._composition import budget_left
 from skdp.base import PrivateEstimatorMixin
+from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.preprocessing._mean_release import (  # some re-exported, as before
@@ -27,14 +29,45 @@ from skdp.preprocessing._mean_release import (  # some re-exported, as before
     release_count_and_sums,
 )
 from skdp.preprocessing._svt_clip import (
+    feature_list,
     plan_svt_bounds,
     search_svt_bounds,
+    warn_if_bounds_useless,
 )
 from skdp.sensitivity import centre_and_radius
 from skdp.utils._dask import row_statistic, validate_rows
 from skdp.utils._validation import check_bounds
+from skdp.utils._warnings import warn_at_caller
 
-__all__ = ["PrivateMean"]
+__all__ = ["PrivateMean", "noise_dominated", "warn_if_noise_dominated"]
+
+
+def noise_dominated(noise_std, signal):
+    """Features whose release's noise standard deviation is at least its
+    signal: ``~(noise_std < signal)`` (True where either is NaN or inf).
+
+    A function of public noise levels and released values only."""
+    with np.errstate(invalid="ignore"):
+        return ~(np.asarray(noise_std, float) < np.asarray(signal, float))
+
+
+def warn_if_noise_dominated(estimator, noise_std, signal, what):
+    """Warn (:class:`~skdp.exceptions.NoiseDominatedWarning`) naming the
+    features where ``noise_std >= signal``; ``what`` names both
+    (post-processing: the caller passes released values and public noise
+    levels only)."""
+    columns = np.flatnonzero(noise_dominated(noise_std, signal))
+    if columns.size == 0:
+        return
+    warn_at_caller(
+        f"{type(estimator).__name__}: for feature(s) "
+        f"{feature_list(estimator, columns)}, {what} "
+        f"(e.g. {np.ravel(noise_std)[columns[0]]:.3g} against "
+        f"{np.ravel(signal)[columns[0]]:.3g}): the release is noise. Raise "
+        "epsilon, state narrower public bounds, or release fewer features at "
+        "once (the noise grows with their number).",
+        NoiseDominatedWarning,
+    )
 
 
 def noisy_count_and_sums(X, lower, upper, plan, source):
@@ -46,6 +79,19 @@ def noisy_count_and_sums(X, lower, upper, plan, source):
     """
     statistic = row_statistic(X, mean_statistic, lower, upper, plan.paired)
     return release_count_and_sums(statistic, plan, source)
+
+
+def mean_noise_std(plan, count, lower, upper):
+    """Public noise standard deviation of each released mean, in data units.
+
+    ``r sqrt(v) / max(count, 1)`` with ``r = (U - L)/2`` and ``v`` the plan's
+    worst-case noise variance of a centred sum and the count
+    (:meth:`MeanRelease.worst_case_variance`): a function of the public plan,
+    the released bounds and the released count.
+    """
+    with np.errstate(over="ignore"):
+        radius = upper / 2 - lower / 2
+        return radius * np.sqrt(plan.worst_case_variance()) / max(float(count), 1.0)
 
 
 class BoundsPlan(NamedTuple):
@@ -97,11 +143,19 @@ class BoundsPlan(NamedTuple):
     def cost_items(self):
         return [] if self.svt is None else self.svt.cost_items(self.epsilon)
 
-    def run(self, X, source):
-        """The bounds: public ones, or the SVT release (after the charge)."""
+    def run(self, X, source, estimator=None):
+        """The bounds: public ones, or the SVT release (after the charge).
+
+        With ``estimator``, a search's release is checked for useless bounds
+        (:func:`~skdp.preprocessing._svt_clip.warn_if_bounds_useless`, from
+        the release and the public plan only) and the warning names it.
+        """
         if self.svt is None:
             return self.lower, self.upper
-        return search_svt_bounds(X, self.svt, source)
+        release = search_svt_bounds(X, self.svt, source)
+        if estimator is not None:
+            warn_if_bounds_useless(estimator, release, self.svt)
+        return release.lower, release.upper
 
 
 class PrivateMean(
@@ -336,12 +390,19 @@ default=None
         )
         source = check_random_source(self.random_state)
         self._charge([*bounds_plan.cost_items(), *plan.cost_items()])
-        lower, upper = bounds_plan.run(X, source)
+        lower, upper = bounds_plan.run(X, source, self)
 
         self.count_, noisy_sums = noisy_count_and_sums(X, lower, upper, plan, source)
         self._plan, self._noisy_sums = plan, noisy_sums
         self.mean_ = mean_from_release(self.count_, noisy_sums, lower, upper)
         self.lower_, self.upper_ = lower, upper
+        warn_if_noise_dominated(
+            self,
+            mean_noise_std(plan, self.count_, lower, upper),
+            (upper - lower) / np.sqrt(12.0),
+            "the noise of the mean is at least the spread of a mean drawn at "
+            "random in the bounds, (upper_ - lower_) / sqrt(12)",
+        )
         return self
 
     def confidence_interval(self, alpha=0.05):

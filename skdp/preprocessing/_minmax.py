@@ -148,7 +148,7 @@ default=None
         plan = BoundsPlan.build(self.bounds, X.shape[1], self.epsilon, self.upper_limit)
         source = check_random_source(self.random_state)
         self._charge(plan.cost_items())
-        lower, upper = plan.run(X, source)
+        lower, upper = plan.run(X, source, self)
         self.data_min_, self.data_max_ = lower, upper
         self.data_range_ = upper - lower
         self.scale_ = (high - low) / self.data_range_

@@ -26,6 +26,7 @@ from skdp.preprocessing._mean import (
     BoundsPlan,
     check_mechanism_delta,
     ratio_interval,
+    warn_if_noise_dominated,
 )
 from skdp.sensitivity import centre_and_radius, exact_moment_sums, moments_from_sums
 from skdp.sensitivity._mean import per_feature_sensitivities
@@ -114,7 +115,7 @@ def fit_moment_sums(
     if plan is not None:
         classes, X, codes = plan.run(X, y, source)
         groups = classes.size
-    lower, upper = bounds_plan.run(features if plan is None else X, source)
+    lower, upper = bounds_plan.run(features if plan is None else X, source, estimator)
     noisy, estimator.noise_std_ = release_moment_sums(
         X, lower, upper, eps_sums, delta, source, codes, groups
     )
@@ -313,7 +314,32 @@ default=None
         self.mean_, self.var_ = means[0], variances[0]
         self.scale_ = handle_zero_scale(stds[0])
         self.lower_, self.upper_ = lower, upper
+        self._warn_if_noise_dominated()
         return self
+
+    def _warn_if_noise_dominated(self):
+        """Post-processing: the public noise of the mean and of the variance
+        (``noise_std_`` times ``(U - L) / count`` and ``(U - L)² / count``, in
+        data units) against the released scale and variance."""
+        width = self.upper_ - self.lower_
+        count = max(self.n_samples_seen_, 1.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            mean_noise = width * self.noise_std_ / count
+            var_noise = width * (width * self.noise_std_ / count)
+        if self.with_mean:
+            warn_if_noise_dominated(
+                self,
+                mean_noise,
+                self.scale_,
+                "the noise of the mean is at least the released scale_",
+            )
+        if self.with_std:
+            warn_if_noise_dominated(
+                self,
+                var_noise,
+                self.var_,
+                "the noise of the variance is at least the released var_",
+            )
 
     def confidence_interval(self, alpha=0.05):
         """An interval for each mean that holds despite the noise w.p. 1 - α.

@@ -31,10 +31,13 @@ from skdp.utils._validation import check_per_feature
 
 __all__ = [
     "SVTBoundsPlan",
+    "SVTBoundsRelease",
     "bounds_layouts",
     "plan_svt_bounds",
     "release_svt_bounds",
+    "release_svt_bounds_record",
     "run_svt_bounds",
+    "run_svt_bounds_record",
     "svt_bound_widths",
     "svt_bounds_statistic",
 ]
@@ -54,6 +57,14 @@ _THRESHOLD_SHARE = 0.8
 # test's threshold in noise scales (SVTClipSelector, Notes).
 _SIGN_SHARE = 0.15
 _SIGN_SCALES = 3.0
+# With lower=None and the default n_above: a side whose released count is
+# small for its budget is searched with the threshold _SIDE_FRACTION times
+# that count (at most 2% of its rows above the bound), at least
+# _SCARCE_FLOOR_SCALES scales of its threshold noise, and the threshold share
+# _SCARCE_SHARE (SVTClipSelector, Notes, "Scarce budget").
+_SIDE_FRACTION = 0.02
+_SCARCE_SHARE = 0.65
+_SCARCE_FLOOR_SCALES = 2.0
 
 
 def svt_bound_widths(grid, upper_limit):
@@ -122,6 +133,28 @@ class SVTBoundsPlan(NamedTuple):
             return epsilon_run, self.n_above
         return epsilon_run, _NOISE_SCALES / (self.threshold_share * epsilon_run)
 
+    def side_run(self, n_features, n_sides, side_count):
+        """``(epsilon_run, n_above, threshold_share)`` of one side's search.
+
+        ``side_count`` is the side's released noisy count (the sign test) or
+        None (public ``lower``). With the default ``n_above``, a side whose
+        count is small for its budget gets the threshold
+        ``max(_SIDE_FRACTION * side_count, _SCARCE_FLOOR_SCALES / ε₁)`` (at
+        most about 2% of its rows above the bound, but at least two scales of
+        the threshold noise) and the share ``s = min(threshold_share,
+        _SCARCE_SHARE)``, ``ε₁ = s ε_run``, whenever that threshold is below
+        the default: a function of the release and public constants only.
+        """
+        epsilon_run, n_above = self.run_parameters(n_features, n_sides)
+        if self.n_above is not None or side_count is None:
+            return epsilon_run, n_above, self.threshold_share
+        share = min(self.threshold_share, _SCARCE_SHARE)
+        floor = _SCARCE_FLOOR_SCALES / (share * epsilon_run)
+        scarce = max(_SIDE_FRACTION * float(side_count), floor)
+        if scarce >= n_above:
+            return epsilon_run, n_above, self.threshold_share
+        return epsilon_run, scarce, share
+
 
 def plan_svt_bounds(
     n_features,
@@ -180,6 +213,14 @@ def _check_feasible(plan, n_features, epsilon):
                 monotonic=True,
                 threshold_share=plan.threshold_share,
             )
+            if plan.two_sided and plan.n_above is None:  # a scarce side's run
+                share = min(plan.threshold_share, _SCARCE_SHARE)
+                check_svt_feasible(
+                    epsilon_run,
+                    -_SCARCE_FLOOR_SCALES / (share * epsilon_run),
+                    monotonic=True,
+                    threshold_share=share,
+                )
     except (ValueError, OverflowError, ZeroDivisionError) as exc:
         problem = f"the noise cannot be represented ({exc})"
     if problem is None:
@@ -256,8 +297,8 @@ def _searched_sides(noisy_counts, n_features, epsilon_sign):
 
 
 def _sign_test(statistic, plan, source):
-    """Per feature, which sides to search: the noisy sign counts (Laplace of
-    scale ``d / epsilon_sign``, ε_sign-DP), post-processed."""
+    """The noisy sign counts, shape (2, d): negatives, then positives
+    (Laplace of scale ``d / epsilon_sign``, ε_sign-DP)."""
     n_features = plan.origin.size
     noisy = laplace_mechanism(
         _sign_counts(statistic),
@@ -265,7 +306,21 @@ def _sign_test(statistic, plan, source):
         plan.epsilon_sign,
         random_state=source,
     )
-    return _searched_sides(noisy, n_features, plan.epsilon_sign)
+    return np.asarray(noisy, dtype=float).reshape(2, n_features)
+
+
+class SVTBoundsRelease(NamedTuple):
+    """What a bound search released, all of it public after the fit.
+
+    ``side_counts`` (shape (2, d): negatives, then positives) are the sign
+    test's noisy counts, None with a public ``lower``; ``searched`` (shape
+    (2, d): lower side, upper side) is their post-processing.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    side_counts: np.ndarray | None
+    searched: np.ndarray
 
 
 def bounds_layouts(plan, n_features, *, lookup=True):
@@ -325,6 +380,12 @@ def svt_bounds_statistic(X, plan, layouts=None):
 
 
 def release_svt_bounds(statistic, plan, source):
+    """Choose ``(lower, upper)`` per feature from the reduced statistic
+    (:func:`release_svt_bounds_record` without the record)."""
+    return tuple(release_svt_bounds_record(statistic, plan, source)[:2])
+
+
+def release_svt_bounds_record(statistic, plan, source):
     """Choose ``(lower, upper)`` per feature from the reduced statistic.
 
     The caller has charged the cost. Draws the same noise in the same order
@@ -343,15 +404,22 @@ def release_svt_bounds(statistic, plan, source):
     above, below = soft_counts_from_tally(statistic, two_sided=plan.two_sided)
     lower, upper = plan.origin.copy(), plan.origin.copy()
     if plan.two_sided:
-        search_lower, search_upper = _sign_test(statistic, plan, source)
+        side_counts = _sign_test(statistic, plan, source)
+        search_lower, search_upper = _searched_sides(
+            side_counts.ravel(), n_features, plan.epsilon_sign
+        )
+        negatives, positives = side_counts
     else:
+        side_counts = None
         search_lower = np.zeros(n_features, dtype=bool)
         search_upper = np.ones(n_features, dtype=bool)
-    share = plan.threshold_share
+        negatives = positives = [None] * n_features
     for f in range(n_features):
         n_sides = int(search_lower[f]) + int(search_upper[f])
-        epsilon_run, n_above = plan.run_parameters(n_features, n_sides)
         if search_upper[f]:
+            epsilon_run, n_above, share = plan.side_run(
+                n_features, n_sides, positives[f]
+            )
             upper[f] = _svt_upper_bound(
                 above[f],
                 plan.origin[f] + plan.widths,
@@ -361,6 +429,9 @@ def release_svt_bounds(statistic, plan, source):
                 source,
             )
         if search_lower[f]:  # the same search on -x
+            epsilon_run, n_above, share = plan.side_run(
+                n_features, n_sides, negatives[f]
+            )
             lower[f] = -_svt_upper_bound(
                 below[f],
                 -plan.origin[f] + plan.widths,
@@ -369,9 +440,15 @@ def release_svt_bounds(statistic, plan, source):
                 share,
                 source,
             )
-    return lower, upper
+    searched = np.vstack([search_lower, search_upper])
+    return SVTBoundsRelease(lower, upper, side_counts, searched)
 
 
 def run_svt_bounds(X, plan, source):
     """Choose ``(lower, upper)`` per feature; the caller has charged the cost."""
-    return release_svt_bounds(svt_bounds_statistic(X, plan), plan, source)
+    return tuple(run_svt_bounds_record(X, plan, source)[:2])
+
+
+def run_svt_bounds_record(X, plan, source):
+    """The :class:`SVTBoundsRelease` of ``X``; the caller has charged the cost."""
+    return release_svt_bounds_record(svt_bounds_statistic(X, plan), plan, source)

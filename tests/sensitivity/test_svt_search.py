@@ -50,7 +50,7 @@ def assert_same_release(make, X, module, monkeypatch, seeds):
     for seed in seeds:
         ours = fitted(make(seed), X)
         with monkeypatch.context() as patch:
-            patch.setattr(module, "run_svt_bounds", sorted_run_svt_bounds)
+            patch.setattr(module, "run_svt_bounds_record", sorted_run_svt_bounds)
             reference = fitted(make(seed), X)
         assert ours.keys() == reference.keys()
         for name, value in ours.items():
@@ -65,7 +65,7 @@ def test_private_mean_releases_what_the_sorted_search_released(name, monkeypatch
         assert_same_release(
             lambda seed, b=bounds: PrivateMean(1.0, bounds=b, random_state=seed),
             X,
-            svt_module,  # PrivateMean searches through _svt_clip's run_svt_bounds
+            svt_module,  # PrivateMean searches through _svt_clip
             monkeypatch,
             seeds,
         )
