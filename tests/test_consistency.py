@@ -126,18 +126,10 @@ _FITS = {}
 
 
 LINEAR_SCALING = "fixed by the linear models' private per-feature scaling"
-BOUNDS_SEARCH = "fixed by the bounds search work"
 SMOOTH_CAP = (
     "SmoothSensitivityMedian(noise='laplace') caps ε per feature at 1 (its "
     "proof needs ε_f <= 1): at ε=1e6 it releases the ε_f=1 answer, 33 ranks "
     "(2.9 %) off the lognormal column's median; not scheduled"
-)
-SVT_OVERSHOOT = (
-    "SVTClipSelector: the upper bound overshoots the data by more "
-    "than two grid steps (2**(1/2)) in 7 of 10 seeds at ε=1e6, up to "
-    "5.6 steps (error 2.8); the default threshold 3/(0.8 ε_run) is a "
-    "fixed number of noise scales, so the overshoot does not shrink "
-    "with ε; " + BOUNDS_SEARCH
 )
 PCA_SCALING = "not scheduled: PCA needs per-feature scaling like the linear models"
 FIXED_POINT_GRID = (
@@ -165,21 +157,12 @@ CASES = [
         features,
         svt_bounds_error,
         converge_seeds=10,
-        converge_xfail=SVT_OVERSHOOT,
     ),
     case(
         "SVTClipSelector-breast_cancer",
         lambda e, s: skdp.SVTClipSelector(e, accountant=budget(), random_state=s),
         lambda: (breast_cancer()[0], None),
         svt_bounds_error,
-        converge_xfail=(
-            "SVTClipSelector: an upper bound 2.75 times the maximum (5.8 grid "
-            "steps) on one of 30 breast-cancer columns at ε=1e6, over the "
-            "tolerance in 10 of 10 seeds; the default "
-            "threshold 3/(0.8 ε_run) is a fixed number of noise scales, so the "
-            "overshoot does not shrink with ε (mean 1.85 steps, 7 % of columns "
-            "over 3 steps at ε=1e6 and at 1e10); " + BOUNDS_SEARCH
-        ),
         seeds=10,
         converge_seeds=10,
     ),
@@ -189,7 +172,6 @@ CASES = [
         features,
         svt_bounds_error,
         converge_seeds=10,
-        converge_xfail=SVT_OVERSHOOT,
     ),
     case(
         "DPClipper-quantile-synthetic",
@@ -210,7 +192,6 @@ CASES = [
         features,
         minmax_bounds_error,
         converge_seeds=10,
-        converge_xfail=SVT_OVERSHOOT,
     ),
     # --- means and scales ------------------------------------------------
     case(
@@ -462,11 +443,6 @@ CASES = [
         breast_cancer,
         nb_accuracy_gap,
         tol=0.5,
-        majority_xfail=(
-            "PrivateGaussianNB with private bounds on breast cancer: mean "
-            "accuracy 0.424 at ε=0.3 (0.373 at ε=1 and 3), majority 0.627; "
-            + BOUNDS_SEARCH
-        ),
         seeds=10,
     ),
     case(

@@ -148,9 +148,10 @@ class SVTClipSelector(
         a factor 2**40); or a strictly increasing array of positive distances.
     n_above : float or None, default=None
         The threshold: stop when about this many rows lie beyond the
-        candidate. ``None`` uses ``3 / (threshold_share * epsilon_run)``
-        (three scales of the threshold noise), where ``epsilon_run`` is the ε
-        of one AboveThreshold run.
+        candidate. ``None`` uses ``max(3 / (threshold_share * epsilon_run),
+        0.5)`` (three scales of the threshold noise, and at least half a row,
+        so that at large ε the search stops within a grid step of the data's
+        extreme), where ``epsilon_run`` is the ε of one AboveThreshold run.
     threshold_share : float, default=0.8
         Share of each run's ε spent on the threshold noise (Lyu–Su–Li ε₁/ε;
         public, in (0, 1)); the rest goes to the query noise. 0.5 is the

@@ -49,6 +49,12 @@ _GRID_OCTAVES = 40
 # scales of the threshold noise (SVTClipSelector, Notes).
 _NOISE_SCALES = 3.0
 _GRID_STEPS_PER_OCTAVE = 4
+# Floor of the default threshold, in rows: as epsilon grows, three noise
+# scales shrink to 0 and a threshold of 0 rows beyond the candidate is at
+# the mercy of noise of the same size (the overshoot stayed ~2 grid steps
+# at any epsilon); half a row makes the search stop within a step of the
+# data's extreme once the noise is small (SVTClipSelector, Notes).
+_MIN_ABOVE = 0.5
 # Default share of a search's epsilon spent on the threshold noise (Lyu-Su-Li
 # eps1 / eps): 0.8 makes the runaway tail decay like K**-4 (SVTClipSelector,
 # Notes).
@@ -131,7 +137,8 @@ class SVTBoundsPlan(NamedTuple):
         epsilon_run = self.epsilon_search / (n_features * n_sides)
         if self.n_above is not None:
             return epsilon_run, self.n_above
-        return epsilon_run, _NOISE_SCALES / (self.threshold_share * epsilon_run)
+        scales = _NOISE_SCALES / (self.threshold_share * epsilon_run)
+        return epsilon_run, max(scales, _MIN_ABOVE)
 
     def side_run(self, n_features, n_sides, side_count):
         """``(epsilon_run, n_above, threshold_share)`` of one side's search.
