@@ -1,5 +1,6 @@
 """Private logistic regression by noisy, preconditioned full-batch gradient steps."""
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,10 +15,13 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.linear_model._logistic_sums import (
+    CURVATURE_NORM,
     _clipped_gradient_sum,
     _clipped_gram,
     _row_count,
     clip_norm,
+    curvature_factor,
+    curvature_norm,
 )
 from skdp.linear_model._release import (
     GaussianFitMixin,
@@ -60,8 +64,6 @@ CURVATURE_SHARE = 0.3
 #: Heavy-ball momentum of the steps (post-processing; 0 is the plain
 #: Böhning-Lindsay iteration).
 MOMENTUM = 0.5
-#: Rows enter the curvature estimate clipped to this multiple of max_norm.
-CURVATURE_NORM = 2.0
 #: The preconditioner's eigenvalues are raised to this fraction of a
 #: high-probability bound on the curvature noise's spectral norm (measured on
 #: Adult: 0.2 to 1 agree within 0.3 points; near 0 noise directions blow up).
@@ -382,9 +384,24 @@ class PrivateLogisticRegression(
                 data, self._affine = (X, codes), None
             total = xy_statistic(data, _row_count)
             count = noisy_count(total, multipliers[0], source)
-            self.clip_norm_ = clip_norm(self.max_norm, count, multipliers[-1], size)
+            reach = self._row_reach(scaling)
+            residual = 1.0 if n_outputs == 1 else math.sqrt(2.0)
+            gradient_reach = None if reach is None else reach * residual
+            self.clip_norm_ = clip_norm(
+                self.max_norm, count, multipliers[-1], size, gradient_reach
+            )
+            self._curvature_factor = curvature_factor(
+                count, multipliers[-1], size, gradient_reach
+            )
+            self._curvature_norm = curvature_norm(
+                count, multipliers[1], bool(self.fit_intercept), reach
+            )
+            if self.max_norm is not None:  # a stated norm lowers both, as before
+                self._curvature_norm = min(
+                    self._curvature_norm, CURVATURE_NORM * self.clip_norm_
+                )
             weights = self._steps(data, d, n_outputs, count, multipliers, source)
-        del self._affine
+        del self._affine, self._curvature_norm, self._curvature_factor
         self._set_weights(weights, d, n_outputs, affine)
         self.classes_ = classes
         self.count_ = count
@@ -410,31 +427,60 @@ class PrivateLogisticRegression(
         self.coef_ = np.ascontiguousarray(weights[:d].T)
         self.intercept_ = intercept
 
+    def _row_reach(self, scaling):
+        """Public bound on a scaled row's norm ``||[z, 1]||``, or None.
+
+        ``|z_j|`` is bounded by the released reach of the private scales
+        (:func:`~skdp.linear_model._scaling.released_reach`, post-processing)
+        or by 1 with stated bounds (rows within them); ``None`` with
+        ``feature_bounds="scaled"`` (nothing is known of the rows). A row's
+        gradient term is this times ``||p - onehot(y)||``, below 1 for two
+        classes and ``sqrt(2)`` otherwise.
+        """
+        if scaling.kind == "none":
+            return None
+        reach = scaling.reach_ if scaling.private else np.ones(scaling.lower.size)
+        with np.errstate(all="ignore"):
+            squared = float(np.sum(np.square(reach))) + bool(self.fit_intercept)
+        return math.sqrt(min(squared, 2.0**1000))
+
     def _preconditioner(self, data, d, count, multiplier, n_outputs, source):
         """``P`` of the class Notes, from the noisy Gram matrix (post-processing)."""
         intercept = bool(self.fit_intercept)
         size = d + intercept
-        bound = CURVATURE_NORM * self.clip_norm_
+        bound = self._curvature_norm
         gram = xy_statistic(data, _clipped_gram, bound, intercept, self._affine)
         # q = D^-1 [clip(x), 1] / (c sqrt(1 + intercept)), D = diag(1, .., 1/c)
         columns = np.ones(size)
         if intercept:
             columns[-1] = 1.0 / bound
-        kappa = 0.25 if n_outputs == 1 else 0.5
-        scale = kappa * bound**2 * (1 + intercept) / count
+        kappa = self._curvature_factor * (0.25 if n_outputs == 1 else 0.5)
+        unit = bound**2 * (1 + intercept) / count
         noisy = noisy_gram(gram, size, multiplier, source)
         if gram_noise_dominated(noisy, multiplier):
             self._noise_causes.append("curvature (Gram matrix)")
-        curvature = noisy * np.outer(columns, columns) * scale
-        penalty = self._penalty(size, count)
-        curvature += np.diag(penalty)
-        noise_level = spectral_noise_bound(size, multiplier) * scale
+        moments = noisy * np.outer(columns, columns) * unit
+        penalty = self._penalty(moments, count, multiplier * unit)
+        curvature = kappa * moments + np.diag(penalty)
+        noise_level = spectral_noise_bound(size, multiplier) * kappa * unit
         floor = NOISE_FLOOR * noise_level * columns.max() ** 2 + penalty.min()
         return floored_inverse(curvature, floor), penalty
 
-    def _penalty(self, size, count):
-        """``λ`` per weight row: ``1 / (C Ñ)``, and 0 for the intercept."""
-        penalty = np.full(size, 1.0 / (self.C * count))
+    def _penalty(self, moments, count, noise_sd):
+        """``λ v_j`` per weight row, ``λ = 1 / (C Ñ)``, 0 for the intercept.
+
+        ``v_j`` is feature ``j``'s variance in scaled units read off the
+        released second moments ``moments = E[[z, 1][z, 1]ᵀ]`` (its centred
+        second moment ``E z_j² - (E z_j)²``; the uncentred one without an
+        intercept), raised to ``noise_sd``, the noise deviation of a diagonal
+        entry: scikit-learn's penalty ``||u||² / (2C)`` on the coefficients
+        ``u_j = w_j sqrt(v_j)`` of standardised features. Post-processing.
+        """
+        second = np.diag(moments).copy()
+        if self.fit_intercept:
+            second[:-1] -= np.square(moments[:-1, -1])
+        variance = np.maximum(second, noise_sd)
+        penalty = variance / (self.C * count)
         if self.fit_intercept:
             penalty[-1] = 0.0
         return penalty
