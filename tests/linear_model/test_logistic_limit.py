@@ -9,7 +9,15 @@ from sklearn.preprocessing import StandardScaler
 
 from skdp import BudgetAccountant
 from skdp.linear_model import PrivateLogisticRegression
-from skdp.linear_model._logistic_sums import CLIP_CAP, MAX_CLIP, clip_norm
+from skdp.linear_model._logistic_sums import (
+    CLIP_CAP,
+    CURVATURE_NOISE,
+    MAX_CLIP,
+    MIN_FACTOR,
+    clip_norm,
+    curvature_factor,
+    curvature_norm,
+)
 
 
 def _unscaled_data(n_rows=400, seed=0):
@@ -67,3 +75,28 @@ def test_clip_norm_rule_with_a_reach():
     assert clip_norm(None, 1e300, 1e-300, 1, reach=1e308) == MAX_CLIP
     assert clip_norm(3.0, 1e9, 0.01, 10, reach=50.0) == 3.0  # max_norm lowers it
     assert clip_norm(None, 1e9, 0.01, 10) == CLIP_CAP  # nothing known of the rows
+
+
+def test_clip_norm_keeps_the_curvature_noise_bounded():
+    # the curvature, clipped at up to twice the norm, has noise growing with
+    # its square: the norm stops where that noise reaches its target
+    limit = np.sqrt(CURVATURE_NOISE * 569 / (1e-3 * 2)) / 2
+    norm = clip_norm(None, 569.0, 1e-5, 31, reach=1e3, gram_multiplier=1e-3)
+    assert norm == pytest.approx(limit)
+    assert clip_norm(None, 569.0, 1e-5, 31, reach=1e3) == 1e3  # gradient only
+
+
+def test_curvature_norm_is_twice_the_gradients_up_to_the_reach():
+    assert curvature_norm(2.0) == 4.0  # nothing known of the rows: 2c
+    assert curvature_norm(3.0, reach=100.0) == 6.0
+    assert curvature_norm(41.0, reach=41.0) == 41.0  # nothing clipped
+    assert curvature_norm(30.0, reach=41.0) == 41.0
+    assert curvature_norm(1.0, reach=0.5) == 1.0
+
+
+def test_curvature_factor_falls_to_its_minimum_as_the_noise_vanishes():
+    assert curvature_factor(100.0, 50.0, 10, reach=5.0) == 1.0  # noisy
+    assert curvature_factor(1e9, 1e-3, 10, reach=5.0) == MIN_FACTOR  # limit
+    assert MIN_FACTOR < curvature_factor(1e3, 1.0, 4, reach=4.0) < 1.0
+    assert curvature_factor(1e9, 1e-3, 10) == 1.0  # no reach: the majoriser
+    assert curvature_factor(1e300, 1e-300, 10, reach=MAX_CLIP) == MIN_FACTOR
