@@ -237,7 +237,7 @@ def plain_gradient_descent(step):
 
     def preconditioner(self, data, d, count, multiplier, n_outputs, source):
         size = d + bool(self.fit_intercept)
-        return step * np.eye(size), self._penalty(size, count)
+        return step * np.eye(size), self._penalty(np.eye(size), count, 0.0)
 
     return preconditioner
 

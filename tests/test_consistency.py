@@ -472,10 +472,6 @@ CASES = [
         breast_cancer,
         accuracy_gap,
         tol=0.5,
-        converge_xfail=(
-            "PrivateLogisticRegression on unscaled breast cancer: 0.373 against "
-            "0.988 at ε=1e6; " + LINEAR_SCALING
-        ),
         seeds=10,
         converge_seeds=2,
     ),

@@ -49,7 +49,9 @@ def unclipped_gradient(X, residuals):
 def fit_sums(data, variant):
     """The exact sums of one fit at weights 0 (count, Gram, gradient)."""
     X, y = data
-    gram, _ = exact_clipped_gram(X, _logistic.CURVATURE_NORM * NORM, intercept=True)
+    gram, _ = exact_clipped_gram(
+        X, _logistic_sums.CURVATURE_NORM * NORM, intercept=True
+    )
     weights = np.zeros((X.shape[1] + 1, 1))
     residuals = _logistic_sums._residual_function(X, y, weights, True)
     if variant == "no clip":
