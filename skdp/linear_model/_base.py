@@ -24,6 +24,7 @@ from skdp.linear_model._release import (
 from skdp.linear_model._scaling import (
     SCALE_SHARE,
     FeatureScaling,
+    cells_stored_once,
     scale_rows,
     to_user_units,
 )
@@ -207,9 +208,10 @@ class PrivateLinearRegression(
 
     **Privacy.** The releases (target range, feature scales, Gram matrix,
     cross products) are Gaussian mechanisms with noise multipliers
-    ``R / sqrt(s_i)`` for public shares ``s_i`` summing to 1, ``R = analytic_gaussian_sigma(1,
-    epsilon, delta)``; their composition is exactly ``1/R``-GDP, i.e.
-    ``(epsilon, delta)``-DP (Dong, Roth and Su 2022; Balle and Wang 2018).
+    ``R / sqrt(s_i)`` for public shares ``s_i`` summing to 1,
+    ``R = analytic_gaussian_sigma(1, epsilon, delta)``; their composition is
+    exactly ``1/R``-GDP, i.e. ``(epsilon, delta)``-DP (Dong, Roth and Su
+    2022; Balle and Wang 2018).
 
     **Estimate.** ``θ = (G̃ + λ_α I)⁻¹ b̃`` with the eigenvalues of
     ``G̃ + λ_α I`` raised to a public bound on the noise's spectral norm,
@@ -301,6 +303,7 @@ class PrivateLinearRegression(
             X, y = validate_private_data(
                 self, X, y, accept_sparse="csr", y_numeric=True, order="C"
             )
+            X = cells_stored_once(X, getattr(self, "feature_names_in_", None))
             if not np.all(np.isfinite(y)):
                 raise ValueError(
                     "y contains NaN or infinity; skdp needs finite targets."

@@ -34,6 +34,7 @@ from skdp.linear_model._release import (
 from skdp.linear_model._scaling import (
     SCALE_SHARE,
     FeatureScaling,
+    cells_stored_once,
     scale_rows,
     to_user_units,
 )
@@ -346,6 +347,7 @@ class PrivateLogisticRegression(
                 self, X, as_cells(y), accept_sparse="csr", order="C"
             )
             check_classification_targets(y)
+            X = cells_stored_once(X, getattr(self, "feature_names_in_", None))
             d = X.shape[1]
             labels, (epsilon, delta) = LabelPlan.from_estimator(
                 self.classes, self.epsilon, self.delta, y, name

@@ -21,12 +21,17 @@ import scipy.sparse as sp
 from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import gaussian_release
 from skdp.utils._dask_xy import xy_statistic
-from skdp.utils._validation import check_bounds, check_finite_width
+from skdp.utils._validation import (
+    check_bounds,
+    check_finite_columns,
+    check_finite_width,
+)
 from skdp.utils._warnings import warn_at_caller
 
 __all__ = [
     "SCALE_SHARE",
     "FeatureScaling",
+    "cells_stored_once",
     "exponent_bins",
     "release_exponent_histogram",
     "scales_from_histogram",
@@ -53,6 +58,30 @@ WINDOW = 8
 #: then enters the model as about 0 (dropped), never as a huge value.
 DROPPED_SCALE = math.ldexp(1.0, EXPONENT_LIMIT)
 _ROWS_PER_CHUNK = 65_536
+
+
+def cells_stored_once(X, feature_names=None):
+    """``X`` with every cell of a sparse matrix stored once; checked finite.
+
+    A CSR matrix may store one cell as several entries (duplicates), whose
+    value is their sum (scipy's and scikit-learn's reading). The statistics
+    that read stored entries (the exponent histogram) would count each
+    entry as one value: a row of ``k`` duplicates moved the histogram by
+    ``k`` counts, far beyond its sensitivity ``sqrt(d)``; and finite entries
+    may sum to infinity, which the validation of the stored entries did not
+    see. So the duplicates are summed here, on a copy, whatever the matrix's
+    format flags say (they are the caller's claims, not checked by scipy),
+    and the summed cells are checked finite: before the charge, like any
+    non-finite input. Dense input is returned as it is.
+    """
+    if not sp.issparse(X):
+        return X
+    X = sp.csr_matrix(X, copy=True)
+    X.has_sorted_indices = False
+    X.has_canonical_format = False
+    X.sum_duplicates()
+    check_finite_columns(X, feature_names)
+    return X
 
 
 def exponent_bins(values):

@@ -1,0 +1,125 @@
+"""Adversarial review of issue 27's changes (round 1): each test is an attack
+that fails when it works.
+
+The privacy unit is one row under add/remove neighbours; a stored sparse
+matrix is only a representation of its rows, so two representations of the
+same rows must give the same fit, and one row may move each statistic by its
+stated sensitivity only.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skdp import (
+    BudgetAccountant,
+    PrivateLinearRegression,
+    PrivateLogisticRegression,
+)
+from skdp.linear_model import _scaling
+
+BIG = np.finfo(float).max
+
+
+def _accountant():
+    return BudgetAccountant(epsilon=100.0, delta=1e-3)
+
+
+def _table(n=300, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.lognormal(2.0, 1.0, size=(n, d))
+    y = np.arange(n) % 2
+    return X, y
+
+
+def _with_duplicates(X, row, column, parts):
+    """CSR of ``X`` whose entry ``(row, column)`` is stored as ``parts``
+    (duplicate entries: scipy's and scikit-learn's value is their sum)."""
+    X = sp.csr_matrix(X)
+    data, indices, indptr = [], [], [0]
+    for i in range(X.shape[0]):
+        start, stop = X.indptr[i], X.indptr[i + 1]
+        cols, vals = X.indices[start:stop], X.data[start:stop]
+        if i == row:
+            keep = cols != column
+            cols = np.concatenate([[column] * len(parts), cols[keep]])
+            vals = np.concatenate([parts, vals[keep]])
+        data.extend(vals)
+        indices.extend(cols)
+        indptr.append(len(data))
+    return sp.csr_matrix(
+        (np.asarray(data, float), np.asarray(indices), np.asarray(indptr)),
+        shape=X.shape,
+    )
+
+
+def _captured_histograms(monkeypatch):
+    seen = []
+    release = _scaling.release_exponent_histogram
+
+    def spy(counts, multiplier, source):
+        seen.append(np.array(counts, dtype=float))
+        return release(counts, multiplier, source)
+
+    monkeypatch.setattr(_scaling, "release_exponent_histogram", spy)
+    return seen
+
+
+# -- sparse matrices with duplicate entries ---------------------------------
+
+
+def test_duplicate_sparse_entries_keep_the_histogram_sensitivity(monkeypatch):
+    """A row stored as 200 duplicate entries of 0.005 (value 1.0) moved the
+    feature-scale histogram by 200 counts (sensitivity sqrt(d) claimed)."""
+    X, y = _table()
+    seen = _captured_histograms(monkeypatch)
+    model = PrivateLogisticRegression(classes=[0, 1], random_state=0)
+    model.set_params(accountant=_accountant()).fit(sp.csr_matrix(X[1:]), y[1:])
+    parts = np.full(200, 0.005)
+    X_dup = _with_duplicates(np.vstack([X[:1] * 0 + 1.0, X[1:]]), 0, 0, parts)
+    model.set_params(accountant=_accountant()).fit(X_dup, y)
+    moved = np.sqrt(np.sum(np.square(seen[1] - seen[0])))
+    assert moved <= math.sqrt(X.shape[1]) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("Model", [PrivateLogisticRegression, PrivateLinearRegression])
+def test_duplicate_sparse_entries_fit_as_their_sum(Model, monkeypatch):
+    """Two representations of the same rows must give the same fit: a cell
+    stored as two halves counted twice in the histogram (and once less in
+    the zero bin), even with the matrix's format flags claiming otherwise."""
+    X, y = _table()
+    X_dup = _with_duplicates(X, 5, 1, [X[5, 1] / 2, X[5, 1] / 2])
+    X_dup.has_canonical_format = True  # a false claim scipy does not check
+    seen = _captured_histograms(monkeypatch)
+    params = {"classes": [0, 1]} if Model is PrivateLogisticRegression else {}
+    fits = [
+        Model(random_state=0, accountant=_accountant(), **params).fit(Z, y)
+        for Z in (sp.csr_matrix(X), X_dup)
+    ]
+    np.testing.assert_array_equal(seen[0], seen[1])
+    np.testing.assert_array_equal(fits[0].feature_scale_, fits[1].feature_scale_)
+    np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("Model", [PrivateLogisticRegression, PrivateLinearRegression])
+@pytest.mark.parametrize("feature_bounds", [None, "scaled"])
+def test_duplicate_entries_summing_to_infinity_are_refused_before_the_charge(
+    Model, feature_bounds
+):
+    """Entries (BIG, BIG) of one cell are each finite, their value is inf:
+    the clipped sums then held -2**63 (NaN cast) per entry, an unbounded
+    row (coefficients 1e12 against 1 on its neighbour)."""
+    X, y = _table()
+    X_dup = _with_duplicates(X, 0, 0, [BIG, BIG])
+    params = {"classes": [0, 1]} if Model is PrivateLogisticRegression else {}
+    if feature_bounds == "scaled":
+        params["data_norm" if Model is PrivateLinearRegression else "max_norm"] = 1.0
+    accountant = _accountant()
+    model = Model(
+        feature_bounds=feature_bounds, accountant=accountant, random_state=0, **params
+    )
+    with pytest.raises(ValueError, match="NaN or inf"):
+        model.fit(X_dup, y)
+    assert accountant.total() == (0.0, 0.0)
