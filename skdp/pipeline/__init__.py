@@ -9,4 +9,4 @@ from skdp.pipeline._budget import (
     set_budget,
 )
 
-__all__ = ["make_private_pipeline", "private_steps", "set_budget"]
+__all__ = ["DEFAULT_DELTA", "make_private_pipeline", "private_steps", "set_budget"]

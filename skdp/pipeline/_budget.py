@@ -158,13 +158,34 @@ def _positive(shares, name):
 
 
 def _set_each(steps, params):
-    """Set every step's own parameters; return what they were."""
+    """Set every step's own parameters; return what they all were before."""
     before = {}
     for path, values in params.items():
         own = steps[path].get_params(deep=False)
         before[path] = {name: own[name] for name in values}
+    for path, values in params.items():
         steps[path].set_params(**values)
     return before
+
+
+def _check_distinct(steps):
+    """Refuse one estimator object held at several paths, before any change.
+
+    Each place fits it (a clone of it) with its one ``epsilon``, so it cannot
+    take a share per path: the split would give it the share of its last
+    path, paid once per path.
+    """
+    paths_of = {}
+    for path, step in steps.items():
+        paths_of.setdefault(id(step), []).append(path)
+    shared = [paths for paths in paths_of.values() if len(paths) > 1]
+    if shared:
+        raise ValueError(
+            f"One estimator object is held at several paths {shared[0]}: each "
+            "place fits it with the same epsilon, so it cannot take a share "
+            "per path. Put a separate instance at each place "
+            "(sklearn.base.clone). Nothing was changed."
+        )
 
 
 def set_budget(estimator, epsilon, delta=DEFAULT_DELTA, *, weights=None):
@@ -202,7 +223,8 @@ def set_budget(estimator, epsilon, delta=DEFAULT_DELTA, *, weights=None):
     ------
     ValueError
         When a composite inside may fit its private estimators many times,
-        when no step costs anything, when weights do not match the steps, or
+        when no step costs anything, when one estimator object sits at
+        several paths, when weights do not match the steps, or
         when steps use δ and ``delta`` is 0. Nothing is changed then.
 
     Notes
@@ -241,6 +263,7 @@ def set_budget(estimator, epsilon, delta=DEFAULT_DELTA, *, weights=None):
             f"{type(estimator).__name__} holds no private step that costs "
             "anything: there is no budget to split."
         )
+    _check_distinct(steps)
     params = _budget_params(steps, epsilon, delta, _weights_of(list(steps), weights))
     before = _set_each(steps, params)
     try:

@@ -12,13 +12,18 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import make_pipeline
 
 from skdp import (
     BudgetAccountant,
     PrivateLinearRegression,
     PrivateLogisticRegression,
+    PrivateStandardScaler,
 )
 from skdp.linear_model import _scaling
+from skdp.model_selection import fit_cost
+from skdp.pipeline import set_budget
 
 BIG = np.finfo(float).max
 
@@ -123,3 +128,31 @@ def test_duplicate_entries_summing_to_infinity_are_refused_before_the_charge(
     with pytest.raises(ValueError, match="NaN or inf"):
         model.fit(X_dup, y)
     assert accountant.total() == (0.0, 0.0)
+
+
+# -- set_budget -------------------------------------------------------------
+
+
+def _shared_scaler_pipeline():
+    scaler = PrivateStandardScaler(epsilon=0.7)
+    columns = ColumnTransformer([("a", scaler, [0]), ("b", scaler, [1])])
+    model = PrivateLogisticRegression(classes=[0, 1], epsilon=2.0)
+    return make_pipeline(columns, model), scaler, model
+
+
+@pytest.mark.parametrize("weights", [None, [1, 3, 1]])
+def test_set_budget_changes_nothing_when_one_object_sits_at_two_paths(weights):
+    """One scaler object at two paths of a ColumnTransformer: the uneven
+    split raised 'Nothing was changed' and left the scaler at epsilon 0.2
+    (its first share, restored in the wrong order). Any outcome must either
+    cost at most the total or leave every parameter as it was."""
+    pipe, scaler, model = _shared_scaler_pipeline()
+    before = (scaler.get_params(), model.get_params())
+    try:
+        set_budget(pipe, 1.0, 1e-6, weights=weights)
+    except ValueError as exc:
+        assert "Nothing was changed" in str(exc)
+        assert (scaler.get_params(), model.get_params()) == before
+    else:
+        cost = fit_cost(pipe)
+        assert cost.epsilon <= 1.0 and cost.delta <= 1e-6
