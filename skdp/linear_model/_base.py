@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from skdp.base import PrivateEstimatorMixin
 from skdp.linear_model._release import (
     GaussianFitMixin,
+    check_release_plan,
     floored_inverse,
     gaussian_fit_cost,
     gram_noise_dominated,
@@ -22,9 +23,11 @@ from skdp.linear_model._release import (
     warn_noise_dominated,
 )
 from skdp.linear_model._scaling import (
+    N_BINS,
     SCALE_SHARE,
     FeatureScaling,
     cells_stored_once,
+    histogram_sensitivity,
     scale_rows,
     to_user_units,
 )
@@ -84,6 +87,22 @@ def _check_norm(value):
             "features first (skdp.DPClipper with norm='l2')."
         )
     return float(value)
+
+
+def _release_plan(private_target, private_scales, multipliers, d, size):
+    """``(what, sensitivity, multiplier, n_values)`` of every release."""
+    plan, multipliers = [], list(multipliers)
+    if private_target:
+        target = histogram_sensitivity(1)
+        plan.append(("target range", target, multipliers.pop(0), N_BINS))
+    if private_scales:
+        features = histogram_sensitivity(d)
+        plan.append(("feature scales", features, multipliers.pop(0), d * N_BINS))
+    return [
+        *plan,
+        ("Gram matrix", 1.0, multipliers[0], size * (size + 1) // 2),
+        ("cross products", 1.0, multipliers[1], size),
+    ]
 
 
 def _check_target_bounds(bounds):
@@ -320,6 +339,8 @@ class PrivateLinearRegression(
         if private_target:
             shares = [TARGET_SHARE] + [(1.0 - TARGET_SHARE) * v for v in shares]
         multipliers = gaussian_noise_multipliers(self.epsilon, self.delta, shares)
+        plan = _release_plan(private_target, scaling.private, multipliers, d, size)
+        check_release_plan(name, plan)
         source = check_random_source(self.random_state)
         cost = gaussian_fit_cost(self.epsilon, self.delta)
         item = "Gram matrix and cross products"

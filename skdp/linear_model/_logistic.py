@@ -21,6 +21,7 @@ from skdp.linear_model._logistic_sums import (
 )
 from skdp.linear_model._release import (
     GaussianFitMixin,
+    check_release_plan,
     floored_inverse,
     gaussian_fit_cost,
     gram_noise_dominated,
@@ -32,9 +33,11 @@ from skdp.linear_model._release import (
     warn_noise_dominated,
 )
 from skdp.linear_model._scaling import (
+    N_BINS,
     SCALE_SHARE,
     FeatureScaling,
     cells_stored_once,
+    histogram_sensitivity,
     scale_rows,
     to_user_units,
 )
@@ -359,6 +362,10 @@ class PrivateLogisticRegression(
             epsilon, delta, _shares(self.max_iter, scaling.private)
         )
         source = check_random_source(self.random_state)
+        stated = classes if dask else labels.classes  # None: selected later
+        outputs = 1 if stated is None or stated.size == 2 else stated.size
+        plan = self._release_plan(scaling, multipliers, d, size, outputs)
+        check_release_plan(name, plan)
         model_item = (self._release_label(scaling), gaussian_fit_cost(epsilon, delta))
         self._charge([*(labels.cost_items() if labels else []), model_item])
 
@@ -395,6 +402,20 @@ class PrivateLogisticRegression(
         del self._noise_causes
         warn_noise_dominated(name, causes)  # from released values only
         return self
+
+    def _release_plan(self, scaling, multipliers, d, size, n_outputs):
+        """``(what, sensitivity, multiplier, n_values)`` of every release."""
+        plan = []
+        if scaling.private:
+            sensitivity = histogram_sensitivity(d)
+            plan.append(("feature scales", sensitivity, multipliers[0], d * N_BINS))
+            multipliers = multipliers[1:]
+        return [
+            *plan,
+            ("row count", 1.0, multipliers[0], 1),
+            ("curvature", 1.0, multipliers[1], size * (size + 1) // 2),
+            ("gradient steps", 1.0, multipliers[2], size * n_outputs),
+        ]
 
     def _release_label(self, scaling):
         steps = f"count, curvature and {self.max_iter} gradient steps"

@@ -33,6 +33,7 @@ __all__ = [
     "FeatureScaling",
     "cells_stored_once",
     "exponent_bins",
+    "histogram_sensitivity",
     "release_exponent_histogram",
     "scales_from_histogram",
 ]
@@ -133,6 +134,11 @@ def xy_exponent_histogram(X, y):
     return exponent_histogram(X)
 
 
+def histogram_sensitivity(n_features):
+    """L2 sensitivity of :func:`exponent_histogram`: ``sqrt(d)``, rounded up."""
+    return float(np.nextafter(math.sqrt(n_features), math.inf))
+
+
 def release_exponent_histogram(counts, multiplier, source):
     """Gaussian release of the counts of :func:`exponent_histogram`.
 
@@ -146,7 +152,7 @@ def release_exponent_histogram(counts, multiplier, source):
     with the model's releases in one Gaussian composition.
     """
     counts = np.asarray(counts).astype(float)
-    sensitivity = np.nextafter(math.sqrt(counts.shape[0]), math.inf)
+    sensitivity = histogram_sensitivity(counts.shape[0])
     noisy = gaussian_release(counts, sensitivity, multiplier, random_state=source)
     return np.asarray(noisy, dtype=float), multiplier * sensitivity
 

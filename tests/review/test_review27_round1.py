@@ -8,6 +8,7 @@ stated sensitivity only.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -156,3 +157,117 @@ def test_set_budget_changes_nothing_when_one_object_sits_at_two_paths(weights):
     else:
         cost = fit_cost(pipe)
         assert cost.epsilon <= 1.0 and cost.delta <= 1e-6
+
+
+# -- neighbours: the new defaults, dense and sparse, extreme rows and targets
+
+
+EXTREME_ROWS = {
+    "max_double": ([BIG, -BIG, 1.0], BIG),
+    "subnormal": ([5e-324, -5e-324, 2.0**-1060], -5e-324),
+    "huge_and_tiny": ([1e300, 1e-300, -1e300], -BIG),
+    "zeros": ([0.0, 0.0, 0.0], 0.0),
+}
+NEIGHBOUR_MODELS = {
+    "linear_defaults": PrivateLinearRegression(),
+    "linear_stated_features": PrivateLinearRegression(feature_bounds=(0.0, 1e3)),
+    "linear_stated_target": PrivateLinearRegression(target_bounds=(-1e3, 1e3)),
+    "logistic_defaults": PrivateLogisticRegression(classes=[0, 1]),
+}
+
+
+def _observe(model, X, y, seed):
+    from sklearn.base import clone
+
+    model = clone(model).set_params(
+        random_state=seed, accountant=BudgetAccountant(epsilon=100.0, delta=0.5)
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model.fit(X, y)
+        except Exception as exc:
+            return {"exception": type(exc).__name__}
+    fitted = {
+        name: (type(value).__name__, np.shape(value))
+        for name, value in vars(model).items()
+        if name.endswith("_") and not name.startswith("_")
+    }
+    finite = {
+        name: bool(np.all(np.isfinite(value)))
+        for name, value in vars(model).items()
+        if name in ("coef_", "intercept_", "feature_scale_", "feature_location_")
+    }
+    return {
+        "fitted": fitted,
+        "finite": finite,
+        "warnings": sorted({w.category.__name__ for w in caught}),
+    }
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+@pytest.mark.parametrize("row", list(EXTREME_ROWS))
+@pytest.mark.parametrize("name", list(NEIGHBOUR_MODELS))
+def test_new_defaults_on_neighbours(name, row, sparse_input):
+    """D and D plus one extreme row (features and target): same exceptions,
+    fitted attributes, finiteness and warning categories; no warning but
+    skdp's own."""
+    rng = np.random.default_rng(1)
+    n = 400
+    X = np.column_stack(
+        [
+            rng.lognormal(3.0, 1.0, n),
+            np.where(rng.random(n) < 0.8, 0.0, rng.exponential(1e4, n)),
+            rng.normal(40.0, 10.0, n).round(),
+        ]
+    )
+    model = NEIGHBOUR_MODELS[name]
+    classifier = isinstance(model, PrivateLogisticRegression)
+    y = (np.arange(n) % 2) if classifier else X @ [1.0, 1e-3, -0.5] + rng.normal(size=n)
+    values, target = EXTREME_ROWS[row]
+    X2 = np.vstack([X, values])
+    y2 = np.append(y, 1 if classifier else target)
+    if sparse_input:
+        X, X2 = sp.csr_matrix(X), sp.csr_matrix(X2)
+    for seed in range(2):
+        small, large = _observe(model, X, y, seed), _observe(model, X2, y2, seed)
+        assert small == large
+        assert set(large.get("warnings", [])) <= {"NoiseDominatedWarning"}
+
+
+# -- refusals after the charge on public parameters -------------------------
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        PrivateLogisticRegression(classes=[0, 1]),
+        PrivateLinearRegression(),
+        PrivateLinearRegression(feature_bounds=(0.0, 1.0), target_bounds=(0, 1)),
+    ],
+    ids=["logistic", "linear_private", "linear_stated"],
+)
+def test_noise_beyond_the_sampler_is_refused_before_the_charge(model):
+    """epsilon=1e-5, 300 features: the feature-scale histogram (77,100
+    values) or the Gram matrix (45,451) needs more noise than the exact
+    sampler holds; the fit was charged (1e-5, 1e-10) and then raised."""
+    rng = np.random.default_rng(0)
+    X, y = rng.lognormal(2.0, 1.0, size=(40, 300)), np.arange(40) % 2
+    accountant = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    model = model.set_params(epsilon=1e-5, delta=1e-10, accountant=accountant)
+    with pytest.raises(ValueError, match="Nothing was charged"):
+        model.fit(X, y)
+    assert accountant.total() == (0.0, 0.0)
+
+
+def test_the_plan_check_does_not_refuse_what_the_sampler_draws():
+    """At epsilon=1e-4 the same fits run (the check is not stricter than the
+    sampler): charged once, no exception."""
+    rng = np.random.default_rng(0)
+    X, y = rng.lognormal(2.0, 1.0, size=(40, 300)), np.arange(40) % 2
+    for model in (PrivateLogisticRegression(classes=[0, 1]), PrivateLinearRegression()):
+        accountant = BudgetAccountant(epsilon=1.0, delta=1e-6)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.set_params(epsilon=1e-4, delta=1e-10, accountant=accountant).fit(X, y)
+        assert accountant.total() == (1e-4, 1e-10)
