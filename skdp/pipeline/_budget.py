@@ -157,15 +157,19 @@ def _positive(shares, name):
     return shares
 
 
-def _set_each(steps, params):
-    """Set every step's own parameters; return what they all were before."""
+def _own_values(steps, params):
+    """What the parameters ``params`` names are now, per step."""
     before = {}
     for path, values in params.items():
         own = steps[path].get_params(deep=False)
         before[path] = {name: own[name] for name in values}
+    return before
+
+
+def _set_each(steps, params):
+    """Set every step's own parameters."""
     for path, values in params.items():
         steps[path].set_params(**values)
-    return before
 
 
 def _check_distinct(steps):
@@ -265,14 +269,18 @@ def set_budget(estimator, epsilon, delta=DEFAULT_DELTA, *, weights=None):
         )
     _check_distinct(steps)
     params = _budget_params(steps, epsilon, delta, _weights_of(list(steps), weights))
-    before = _set_each(steps, params)
+    before = _own_values(steps, params)
     try:
+        _set_each(steps, params)
         cost = fit_cost(estimator)
     except (ValueError, OverflowError) as exc:
         _set_each(steps, before)
         raise ValueError(
             f"A step refuses its share of the budget: {exc} Nothing was changed."
         ) from exc
+    except BaseException:
+        _set_each(steps, before)  # whatever went wrong, nothing is changed
+        raise
     if exact(cost.epsilon) > exact(epsilon) or exact(cost.delta) > exact(delta):
         _set_each(steps, before)
         raise ValueError(

@@ -20,6 +20,7 @@ from skdp import (
     BudgetAccountant,
     PrivateLinearRegression,
     PrivateLogisticRegression,
+    PrivateMean,
     PrivateStandardScaler,
 )
 from skdp.linear_model import _scaling
@@ -271,3 +272,23 @@ def test_the_plan_check_does_not_refuse_what_the_sampler_draws():
             warnings.simplefilter("ignore")
             model.set_params(epsilon=1e-4, delta=1e-10, accountant=accountant).fit(X, y)
         assert accountant.total() == (1e-4, 1e-10)
+
+
+class _CostFailsBelowHalf(PrivateMean):
+    """A private step whose cost computation fails for a small share (as a
+    third-party step's may: any exception, not only ValueError)."""
+
+    def _fit_cost(self, n_features=None):
+        if self.epsilon < 0.5:
+            raise ZeroDivisionError("cost formula failed")
+        return super()._fit_cost(n_features)
+
+
+def test_set_budget_changes_nothing_when_a_cost_raises_any_error():
+    """Only ValueError and OverflowError restored the parameters; any other
+    exception from fit_cost left the shares set."""
+    first, second = _CostFailsBelowHalf(epsilon=3.0), PrivateMean(epsilon=2.0)
+    pipe = make_pipeline(first, second)
+    with pytest.raises(ZeroDivisionError):
+        set_budget(pipe, 1.0, 1e-6, weights=[1, 3])
+    assert (first.epsilon, second.epsilon) == (3.0, 2.0)
