@@ -350,17 +350,18 @@ class PrivateLinearRegression(
             item = "target range, " + item
         self._charge([(item, cost)])
 
+        # no intercept: no location either (it would move the origin)
+        uncentred = sparse.issparse(X) or not intercept
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
             if private_target:
                 low, high = release_target_range(data, multipliers[0], source, name)
                 multipliers = multipliers[1:]
             if scaling.private:
                 names = getattr(self, "feature_names_in_", None)
-                issparse = sparse.issparse(X)
-                affine = scaling.release(data, multipliers[0], source, issparse, names)
+                affine = scaling.release(data, multipliers[0], source, uncentred, names)
                 multipliers = multipliers[1:]
             else:
-                affine = scaling.public_map(sparse.issparse(X))
+                affine = scaling.public_map(uncentred)
             if norm is None:
                 norm = self._scaled_norm(scaling, d, multipliers[0])
             if dask:

@@ -375,15 +375,15 @@ class PrivateLogisticRegression(
         n_outputs = 1 if classes.size == 2 else classes.size
         check_term_size(size * n_outputs)  # a function of the released labels
         self._noise_causes = []
+        # no intercept: no location either (it would move the origin)
+        uncentred = sparse.issparse(X) or not self.fit_intercept
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
             if scaling.private:
                 names = getattr(self, "feature_names_in_", None)
-                affine = scaling.release(
-                    data, multipliers[0], source, sparse.issparse(X), names
-                )
+                affine = scaling.release(data, multipliers[0], source, uncentred, names)
                 multipliers = multipliers[1:]
             else:
-                affine = scaling.public_map(sparse.issparse(X))
+                affine = scaling.public_map(uncentred)
             if dask:
                 self._affine = affine
             else:

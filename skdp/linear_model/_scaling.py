@@ -176,8 +176,9 @@ def scales_from_histogram(noisy, noise_sd, sparse=False):
     - ``scale = 2**(e* + 1)``, at least the magnitude of the typical value.
     - ``location``: the median of the bins within ``WINDOW`` binades below
       ``e*`` (and one above), both signs and the zero bin, each bin at its
-      representative value ``± 1.5 * 2**e``; 0 for sparse input (keeps it
-      sparse).
+      representative value ``± 1.5 * 2**e``; 0 when ``sparse`` (sparse
+      input, which it keeps sparse, or a model without intercept, whose
+      origin it keeps).
     """
     d = noisy.shape[0]
     half = EXPONENT_LIMIT * 2
@@ -293,7 +294,9 @@ class FeatureScaling:
         return self.kind == "private"
 
     def public_map(self, sparse):
-        """``(location, scale)`` of stated bounds (centre and half width)."""
+        """``(location, scale)`` of stated bounds: centre and half width, or
+        0 and the largest magnitude when ``sparse`` (uncentred: sparse input,
+        or a model without intercept)."""
         if self.kind == "none":
             return None
         lower, upper = self.lower, self.upper
