@@ -370,7 +370,10 @@ class PrivateLinearRegression(
                 X = X if affine is None else scale_rows(X, *affine)
                 data, args = (X, y), (norm, low, high, intercept)
             gram, cross = xy_statistic(data, regression_sums, *args)
-            theta, causes = self._solve(gram, cross, size, norm, multipliers, source)
+            spread = np.ones(d) if affine is None else affine[1]
+            theta, causes = self._solve(
+                gram, cross, size, norm, multipliers, source, spread
+            )
         self._set_coef(theta, d, norm, low, high, affine)
         warn_noise_dominated(name, causes)  # from released values only
         return self
@@ -403,8 +406,14 @@ class PrivateLinearRegression(
             return "scaled"
         return self.feature_bounds
 
-    def _solve(self, gram, cross, size, norm, multipliers, source):
-        """``θ`` of the class Notes from the released statistics."""
+    def _solve(self, gram, cross, size, norm, multipliers, source, spread):
+        """``θ`` of the class Notes from the released statistics.
+
+        ``alpha`` penalises the coefficients in the user's units,
+        ``coef_j = θ_j (half / scale) / spread_j``: in ``θ`` units it is
+        ``alpha / (scale spread_j)**2`` per feature (capped at ``2**500``,
+        a finite matrix for the eigensolver).
+        """
         gram_r, cross_r = multipliers
         intercept = bool(self.fit_intercept)
         matrix = noisy_gram(gram, size, gram_r, source)
@@ -415,9 +424,12 @@ class PrivateLinearRegression(
         if sum_noise_dominated(rhs, cross_r):
             causes.append("cross products")
         scale = norm * math.sqrt(1.0 + intercept)
-        penalty = np.full(size, self.alpha / scale**2)
-        if intercept:
-            penalty[-1] = 0.0
+        penalty = np.zeros(size)
+        with np.errstate(all="ignore"):
+            per_feature = self.alpha / scale**2 / np.square(spread)
+        # 0 / 0 (no penalty, a subnormal stated scale) is no penalty
+        per_feature = np.nan_to_num(per_feature, nan=0.0)
+        penalty[: spread.size] = np.minimum(per_feature, 2.0**500)
         floor = spectral_noise_bound(size, gram_r) + penalty.min()
         return floored_inverse(matrix + np.diag(penalty), floor) @ rhs, causes
 

@@ -23,6 +23,7 @@ from skdp import (
     PrivateMean,
     PrivateStandardScaler,
 )
+from skdp.exceptions import NoiseDominatedWarning
 from skdp.linear_model import _scaling
 from skdp.model_selection import fit_cost
 from skdp.pipeline import set_budget
@@ -346,3 +347,45 @@ def test_logistic_regression_without_intercept_has_none(feature_bounds):
     ).fit(X, y)
     np.testing.assert_array_equal(model.intercept_, [0.0])
     assert model.score(X, y) >= expected.score(X, y) - 0.005
+
+
+# -- the penalty is stated in the user's units -------------------------------
+
+
+@pytest.mark.parametrize("alpha", [1e3, 1e5])
+def test_ridge_penalty_is_in_the_users_units(alpha):
+    """alpha is documented 'as in sklearn.linear_model.Ridge'; with private
+    scales (64 on features centred at 50) it was applied to the scaled
+    weights, s**2 = 4096 times stronger: coef 0.111 against Ridge's 0.997
+    at alpha=1e3, 0.0012 against 0.836 at 1e5 (epsilon=1e6)."""
+    from sklearn.linear_model import Ridge
+
+    X, rng = _off_centre_table()
+    y = X @ [1.0, -2.0] + rng.normal(size=X.shape[0])
+    expected = Ridge(alpha=alpha).fit(X, y).coef_
+    model = PrivateLinearRegression(
+        epsilon=1e6,
+        alpha=alpha,
+        accountant=BudgetAccountant(epsilon=1e7, delta=1e-3),
+        random_state=0,
+    ).fit(X, y)
+    np.testing.assert_allclose(model.coef_, expected, rtol=0.02)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0, 1e300])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_ridge_penalty_at_extreme_scales_stays_finite(alpha, fit_intercept):
+    """A subnormal stated scale squares to 0: alpha / 0 and 0 / 0 must not
+    reach the eigensolver as inf or NaN after the charge."""
+    X, y = _table()
+    model = PrivateLinearRegression(
+        alpha=alpha,
+        fit_intercept=fit_intercept,
+        feature_bounds=(0.0, 2.0**-1000),
+        accountant=_accountant(),
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=NoiseDominatedWarning)
+        model.fit(X, y.astype(float))
+    assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.intercept_)
