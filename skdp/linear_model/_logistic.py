@@ -456,8 +456,14 @@ class PrivateLogisticRegression(
         return floored_inverse(curvature, floor), penalty
 
     def _penalty(self, size, count):
-        """``λ`` per weight row: ``1 / (C Ñ)``, and 0 for the intercept."""
-        penalty = np.full(size, 1.0 / (self.C * count))
+        """``λ`` per weight row: ``1 / (C Ñ)``, and 0 for the intercept.
+
+        Capped at ``2**60``: a noise-free curvature entry is at most 16
+        (``κ (2c)² 2`` with ``c <= 2``), so beyond ``2**53`` times that the
+        penalty sets its weights to 0 within double rounding either way,
+        and a tiny ``C`` (down to 5e-324) no longer overflows to a NaN model.
+        """
+        penalty = np.full(size, min(1.0 / (self.C * count), 2.0**60))
         if self.fit_intercept:
             penalty[-1] = 0.0
         return penalty

@@ -414,3 +414,24 @@ def test_logistic_penalty_is_in_the_users_units():
         random_state=0,
     ).fit(X, y)
     np.testing.assert_allclose(model.coef_, expected, rtol=0.1)
+
+
+@pytest.mark.parametrize(
+    ("C", "epsilon"), [(5e-324, 1.0), (1e-310, 1.0), (1e-300, 1e-9)]
+)
+def test_logistic_tiny_C_keeps_the_model_finite(C, epsilon):
+    """C is accepted down to the smallest double: the penalty 1/(C N)
+    overflowed to inf and the released model came out with a NaN
+    intercept (C=5e-324) or NaN coefficients (C=1e-300, epsilon=1e-9)."""
+    X, y = _table()
+    model = PrivateLogisticRegression(
+        C=C,
+        epsilon=epsilon,
+        classes=[0, 1],
+        accountant=BudgetAccountant(epsilon=10.0, delta=1e-3),
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=NoiseDominatedWarning)
+        model.fit(X, y)
+    assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(model.intercept_))
