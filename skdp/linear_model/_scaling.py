@@ -58,7 +58,9 @@ WINDOW = 8
 #: Scale given to a feature whose magnitude could not be told from noise: it
 #: then enters the model as about 0 (dropped), never as a huge value.
 DROPPED_SCALE = math.ldexp(1.0, EXPONENT_LIMIT)
-_ROWS_PER_CHUNK = 65_536
+#: Cells read at a time by the histogram: its temporaries stay a few MB
+#: whatever the number of features (a public rule of ``d``).
+_CELLS_PER_CHUNK = 2**18
 
 
 def cells_stored_once(X, feature_names=None):
@@ -104,8 +106,9 @@ def _dense_histogram(X):
     d = X.shape[1]
     counts = np.zeros(d * N_BINS, dtype=np.int64)
     shift = np.arange(d) * N_BINS
-    for start in range(0, X.shape[0], _ROWS_PER_CHUNK):
-        bins = exponent_bins(X[start : start + _ROWS_PER_CHUNK]) + shift
+    rows = max(1, _CELLS_PER_CHUNK // max(d, 1))
+    for start in range(0, X.shape[0], rows):
+        bins = exponent_bins(X[start : start + rows]) + shift
         counts += np.bincount(bins.ravel(), minlength=d * N_BINS)
     return counts.reshape(d, N_BINS)
 
@@ -349,7 +352,13 @@ def scale_rows(X, location, scale):
             Z = sp.csr_matrix(X.multiply(1.0 / scale[None, :]))
             Z.data = _finite(Z.data)
             return Z
-        return _finite((X - location) / scale)
+        # in place on the one copy: finite X, location and scale > 0 give
+        # no NaN, only an overflow to inf, which the clip maps to the
+        # largest double
+        Z = np.subtract(X, location, dtype=float)
+        np.divide(Z, scale, out=Z)
+        big = np.finfo(float).max
+        return np.clip(Z, -big, big, out=Z)
 
 
 def _finite(values):

@@ -435,3 +435,29 @@ def test_logistic_tiny_C_keeps_the_model_finite(C, epsilon):
         warnings.simplefilter("ignore", category=NoiseDominatedWarning)
         model.fit(X, y)
     assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(model.intercept_))
+
+
+# -- memory: a chunk of rows sized by cells, not rows ------------------------
+
+
+def test_feature_scale_histogram_and_scaling_stay_within_a_copy_of_X():
+    """The histogram read 65,536 rows at a time whatever d, with five
+    temporaries per chunk: 3.9 copies of X at peak for 70,000 x 200 (a
+    MemoryError after the charge once n passes a threshold that depends on
+    d, so on the private n); scale_rows held 2.6 copies (result, a
+    temporary, and nan_to_num's copy)."""
+    import tracemalloc
+
+    X = np.random.default_rng(0).lognormal(size=(70_000, 200))
+    tracemalloc.start()
+    try:
+        _scaling.exponent_histogram(X)
+        histogram_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        Z = _scaling.scale_rows(X, np.ones(200), np.full(200, 2.0))
+        scaling_peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(Z, (X - 1.0) / 2.0)
+    assert histogram_peak <= 0.25 * X.nbytes
+    assert scaling_peak <= 1.1 * X.nbytes
