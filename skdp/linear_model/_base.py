@@ -228,9 +228,9 @@ class PrivateLinearRegression(
     **Privacy.** The releases (target range, feature scales, Gram matrix,
     cross products) are Gaussian mechanisms with noise multipliers
     ``R / sqrt(s_i)`` for public shares ``s_i`` summing to 1,
-    ``R = analytic_gaussian_sigma(1, epsilon, delta)``; their composition is
-    exactly ``1/R``-GDP, i.e. ``(epsilon, delta)``-DP (Dong, Roth and Su
-    2022; Balle and Wang 2018).
+    ``R = analytic_gaussian_sigma(1, epsilon, delta)``; their composition
+    is exactly ``1/R``-GDP, i.e. ``(epsilon, delta)``-DP (Dong, Roth and
+    Su 2022; Balle and Wang 2018).
 
     **Estimate.** ``θ = (G̃ + λ_α I)⁻¹ b̃`` with the eigenvalues of
     ``G̃ + λ_α I`` raised to a public bound on the noise's spectral norm,
