@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from skdp.base import PrivateEstimatorMixin
 from skdp.linear_model._release import (
     GaussianFitMixin,
+    check_release_plan,
     floored_inverse,
     gaussian_fit_cost,
     gram_noise_dominated,
@@ -22,8 +23,11 @@ from skdp.linear_model._release import (
     warn_noise_dominated,
 )
 from skdp.linear_model._scaling import (
+    N_BINS,
     SCALE_SHARE,
     FeatureScaling,
+    cells_stored_once,
+    histogram_sensitivity,
     scale_rows,
     to_user_units,
 )
@@ -83,6 +87,22 @@ def _check_norm(value):
             "features first (skdp.DPClipper with norm='l2')."
         )
     return float(value)
+
+
+def _release_plan(private_target, private_scales, multipliers, d, size):
+    """``(what, sensitivity, multiplier, n_values)`` of every release."""
+    plan, multipliers = [], list(multipliers)
+    if private_target:
+        target = histogram_sensitivity(1)
+        plan.append(("target range", target, multipliers.pop(0), N_BINS))
+    if private_scales:
+        features = histogram_sensitivity(d)
+        plan.append(("feature scales", features, multipliers.pop(0), d * N_BINS))
+    return [
+        *plan,
+        ("Gram matrix", 1.0, multipliers[0], size * (size + 1) // 2),
+        ("cross products", 1.0, multipliers[1], size),
+    ]
 
 
 def _check_target_bounds(bounds):
@@ -302,6 +322,7 @@ class PrivateLinearRegression(
             X, y = validate_private_data(
                 self, X, y, accept_sparse="csr", y_numeric=True, order="C"
             )
+            X = cells_stored_once(X, getattr(self, "feature_names_in_", None))
             if not np.all(np.isfinite(y)):
                 raise ValueError(
                     "y contains NaN or infinity; skdp needs finite targets."
@@ -318,6 +339,8 @@ class PrivateLinearRegression(
         if private_target:
             shares = [TARGET_SHARE] + [(1.0 - TARGET_SHARE) * v for v in shares]
         multipliers = gaussian_noise_multipliers(self.epsilon, self.delta, shares)
+        plan = _release_plan(private_target, scaling.private, multipliers, d, size)
+        check_release_plan(name, plan)
         source = check_random_source(self.random_state)
         cost = gaussian_fit_cost(self.epsilon, self.delta)
         item = "Gram matrix and cross products"
@@ -327,17 +350,18 @@ class PrivateLinearRegression(
             item = "target range, " + item
         self._charge([(item, cost)])
 
+        # no intercept: no location either (it would move the origin)
+        uncentred = sparse.issparse(X) or not intercept
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
             if private_target:
                 low, high = release_target_range(data, multipliers[0], source, name)
                 multipliers = multipliers[1:]
             if scaling.private:
                 names = getattr(self, "feature_names_in_", None)
-                issparse = sparse.issparse(X)
-                affine = scaling.release(data, multipliers[0], source, issparse, names)
+                affine = scaling.release(data, multipliers[0], source, uncentred, names)
                 multipliers = multipliers[1:]
             else:
-                affine = scaling.public_map(sparse.issparse(X))
+                affine = scaling.public_map(uncentred)
             if norm is None:
                 norm = self._scaled_norm(scaling, d, multipliers[0])
             if dask:
@@ -346,7 +370,10 @@ class PrivateLinearRegression(
                 X = X if affine is None else scale_rows(X, *affine)
                 data, args = (X, y), (norm, low, high, intercept)
             gram, cross = xy_statistic(data, regression_sums, *args)
-            theta, causes = self._solve(gram, cross, size, norm, multipliers, source)
+            spread = np.ones(d) if affine is None else affine[1]
+            theta, causes = self._solve(
+                gram, cross, size, norm, multipliers, source, spread
+            )
         self._set_coef(theta, d, norm, low, high, affine)
         warn_noise_dominated(name, causes)  # from released values only
         return self
@@ -379,8 +406,14 @@ class PrivateLinearRegression(
             return "scaled"
         return self.feature_bounds
 
-    def _solve(self, gram, cross, size, norm, multipliers, source):
-        """``θ`` of the class Notes from the released statistics."""
+    def _solve(self, gram, cross, size, norm, multipliers, source, spread):
+        """``θ`` of the class Notes from the released statistics.
+
+        ``alpha`` penalises the coefficients in the user's units,
+        ``coef_j = θ_j (half / scale) / spread_j``: in ``θ`` units it is
+        ``alpha / (scale spread_j)**2`` per feature (capped at ``2**500``,
+        a finite matrix for the eigensolver).
+        """
         gram_r, cross_r = multipliers
         intercept = bool(self.fit_intercept)
         matrix = noisy_gram(gram, size, gram_r, source)
@@ -391,9 +424,12 @@ class PrivateLinearRegression(
         if sum_noise_dominated(rhs, cross_r):
             causes.append("cross products")
         scale = norm * math.sqrt(1.0 + intercept)
-        penalty = np.full(size, self.alpha / scale**2)
-        if intercept:
-            penalty[-1] = 0.0
+        penalty = np.zeros(size)
+        with np.errstate(all="ignore"):
+            per_feature = self.alpha / scale**2 / np.square(spread)
+        # 0 / 0 (no penalty, a subnormal stated scale) is no penalty
+        per_feature = np.nan_to_num(per_feature, nan=0.0)
+        penalty[: spread.size] = np.minimum(per_feature, 2.0**500)
         floor = spectral_noise_bound(size, gram_r) + penalty.min()
         return floored_inverse(matrix + np.diag(penalty), floor) @ rhs, causes
 

@@ -24,6 +24,7 @@ from skdp.linear_model._logistic_sums import (
 )
 from skdp.linear_model._release import (
     GaussianFitMixin,
+    check_release_plan,
     floored_inverse,
     gaussian_fit_cost,
     gram_noise_dominated,
@@ -35,8 +36,11 @@ from skdp.linear_model._release import (
     warn_noise_dominated,
 )
 from skdp.linear_model._scaling import (
+    N_BINS,
     SCALE_SHARE,
     FeatureScaling,
+    cells_stored_once,
+    histogram_sensitivity,
     scale_rows,
     to_user_units,
 )
@@ -383,6 +387,7 @@ class PrivateLogisticRegression(
                 self, X, as_cells(y), accept_sparse="csr", order="C"
             )
             check_classification_targets(y)
+            X = cells_stored_once(X, getattr(self, "feature_names_in_", None))
             d = X.shape[1]
             labels, (epsilon, delta) = LabelPlan.from_estimator(
                 self.classes, self.epsilon, self.delta, y, name
@@ -394,6 +399,10 @@ class PrivateLogisticRegression(
             epsilon, delta, _shares(self.max_iter, scaling.private)
         )
         source = check_random_source(self.random_state)
+        stated = classes if dask else labels.classes  # None: selected later
+        outputs = 1 if stated is None or stated.size == 2 else stated.size
+        plan = self._release_plan(scaling, multipliers, d, size, outputs)
+        check_release_plan(name, plan)
         model_item = (self._release_label(scaling), gaussian_fit_cost(epsilon, delta))
         self._charge([*(labels.cost_items() if labels else []), model_item])
 
@@ -403,15 +412,15 @@ class PrivateLogisticRegression(
         n_outputs = 1 if classes.size == 2 else classes.size
         check_term_size(size * n_outputs)  # a function of the released labels
         self._noise_causes = []
+        # no intercept: no location either (it would move the origin)
+        uncentred = sparse.issparse(X) or not self.fit_intercept
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
             if scaling.private:
                 names = getattr(self, "feature_names_in_", None)
-                affine = scaling.release(
-                    data, multipliers[0], source, sparse.issparse(X), names
-                )
+                affine = scaling.release(data, multipliers[0], source, uncentred, names)
                 multipliers = multipliers[1:]
             else:
-                affine = scaling.public_map(sparse.issparse(X))
+                affine = scaling.public_map(uncentred)
             if dask:
                 self._affine = affine
             else:
@@ -439,6 +448,20 @@ class PrivateLogisticRegression(
         del self._noise_causes
         warn_noise_dominated(name, causes)  # from released values only
         return self
+
+    def _release_plan(self, scaling, multipliers, d, size, n_outputs):
+        """``(what, sensitivity, multiplier, n_values)`` of every release."""
+        plan = []
+        if scaling.private:
+            sensitivity = histogram_sensitivity(d)
+            plan.append(("feature scales", sensitivity, multipliers[0], d * N_BINS))
+            multipliers = multipliers[1:]
+        return [
+            *plan,
+            ("row count", 1.0, multipliers[0], 1),
+            ("curvature", 1.0, multipliers[1], size * (size + 1) // 2),
+            ("gradient steps", 1.0, multipliers[2], size * n_outputs),
+        ]
 
     def _release_label(self, scaling):
         steps = f"count, curvature and {self.max_iter} gradient steps"
@@ -504,12 +527,15 @@ class PrivateLogisticRegression(
         intercept), raised to ``noise_sd``, the noise deviation of a diagonal
         entry: scikit-learn's penalty ``||u||² / (2C)`` on the coefficients
         ``u_j = w_j sqrt(v_j)`` of standardised features. Post-processing.
+        Capped at ``2**60``, so that a tiny ``C`` (down to 5e-324) gives
+        weights of about 0, not an overflow to a NaN model.
         """
         second = np.diag(moments).copy()
         if self.fit_intercept:
             second[:-1] -= np.square(moments[:-1, -1])
         variance = np.maximum(second, noise_sd)
-        penalty = variance / (self.C * count)
+        with np.errstate(over="ignore"):
+            penalty = np.minimum(variance / (self.C * count), 2.0**60)
         if self.fit_intercept:
             penalty[-1] = 0.0
         return penalty

@@ -13,11 +13,13 @@ import numpy as np
 from skdp.accounting import PrivacyCost
 from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import gaussian_noise_multipliers, gaussian_release
+from skdp.mechanisms._gaussian import _gaussian_grid
 from skdp.mechanisms._grid import FixedPoint
 from skdp.utils._warnings import warn_at_caller
 
 __all__ = [
     "GaussianFitMixin",
+    "check_release_plan",
     "floored_inverse",
     "gaussian_fit_cost",
     "gram_noise_dominated",
@@ -70,6 +72,27 @@ def gaussian_fit_cost(epsilon, delta):
     """
     ratio = float(gaussian_noise_multipliers(epsilon, delta, [1.0])[0])
     return PrivacyCost(epsilon, delta, noise_multiplier=ratio)
+
+
+def check_release_plan(name, plan):
+    """Refuse, before the charge, a planned release the sampler cannot draw.
+
+    ``plan`` lists ``(what, l2_sensitivity, noise_multiplier, n_values)`` of
+    the fit's Gaussian releases, all public. The exact sampler holds noise of
+    about ``2**26 / sqrt(n_values)`` multipliers at most
+    (:func:`~skdp.mechanisms.gaussian_release` raises beyond): a small
+    ``epsilon`` with many features used to be charged and then refused.
+    """
+    for what, sensitivity, multiplier, size in plan:
+        try:
+            _gaussian_grid(float(sensitivity), float(multiplier), int(size))
+        except (ValueError, OverflowError) as exc:
+            raise ValueError(
+                f"{name}: the noise of its {what} ({size} values, noise "
+                f"multiplier {float(multiplier):.3g}) is too large for skdp's "
+                "exact Gaussian sampler. Raise epsilon or delta, or use fewer "
+                "features. Nothing was charged."
+            ) from exc
 
 
 def noisy_count(count, multiplier, source):

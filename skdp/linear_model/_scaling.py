@@ -21,13 +21,19 @@ import scipy.sparse as sp
 from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import gaussian_release
 from skdp.utils._dask_xy import xy_statistic
-from skdp.utils._validation import check_bounds, check_finite_width
+from skdp.utils._validation import (
+    check_bounds,
+    check_finite_columns,
+    check_finite_width,
+)
 from skdp.utils._warnings import warn_at_caller
 
 __all__ = [
     "SCALE_SHARE",
     "FeatureScaling",
+    "cells_stored_once",
     "exponent_bins",
+    "histogram_sensitivity",
     "release_exponent_histogram",
     "scales_from_histogram",
 ]
@@ -52,7 +58,33 @@ WINDOW = 8
 #: Scale given to a feature whose magnitude could not be told from noise: it
 #: then enters the model as about 0 (dropped), never as a huge value.
 DROPPED_SCALE = math.ldexp(1.0, EXPONENT_LIMIT)
-_ROWS_PER_CHUNK = 65_536
+#: Cells read at a time by the histogram: its temporaries stay a few MB
+#: whatever the number of features (a public rule of ``d``).
+_CELLS_PER_CHUNK = 2**18
+
+
+def cells_stored_once(X, feature_names=None):
+    """``X`` with every cell of a sparse matrix stored once; checked finite.
+
+    A CSR matrix may store one cell as several entries (duplicates), whose
+    value is their sum (scipy's and scikit-learn's reading). The statistics
+    that read stored entries (the exponent histogram) would count each
+    entry as one value: a row of ``k`` duplicates moved the histogram by
+    ``k`` counts, far beyond its sensitivity ``sqrt(d)``; and finite entries
+    may sum to infinity, which the validation of the stored entries did not
+    see. So the duplicates are summed here, on a copy, whatever the matrix's
+    format flags say (they are the caller's claims, not checked by scipy),
+    and the summed cells are checked finite: before the charge, like any
+    non-finite input. Dense input is returned as it is.
+    """
+    if not sp.issparse(X):
+        return X
+    X = sp.csr_matrix(X, copy=True)
+    X.has_sorted_indices = False
+    X.has_canonical_format = False
+    X.sum_duplicates()
+    check_finite_columns(X, feature_names)
+    return X
 
 
 def exponent_bins(values):
@@ -74,8 +106,9 @@ def _dense_histogram(X):
     d = X.shape[1]
     counts = np.zeros(d * N_BINS, dtype=np.int64)
     shift = np.arange(d) * N_BINS
-    for start in range(0, X.shape[0], _ROWS_PER_CHUNK):
-        bins = exponent_bins(X[start : start + _ROWS_PER_CHUNK]) + shift
+    rows = max(1, _CELLS_PER_CHUNK // max(d, 1))
+    for start in range(0, X.shape[0], rows):
+        bins = exponent_bins(X[start : start + rows]) + shift
         counts += np.bincount(bins.ravel(), minlength=d * N_BINS)
     return counts.reshape(d, N_BINS)
 
@@ -104,6 +137,11 @@ def xy_exponent_histogram(X, y):
     return exponent_histogram(X)
 
 
+def histogram_sensitivity(n_features):
+    """L2 sensitivity of :func:`exponent_histogram`: ``sqrt(d)``, rounded up."""
+    return float(np.nextafter(math.sqrt(n_features), math.inf))
+
+
 def release_exponent_histogram(counts, multiplier, source):
     """Gaussian release of the counts of :func:`exponent_histogram`.
 
@@ -117,7 +155,7 @@ def release_exponent_histogram(counts, multiplier, source):
     with the model's releases in one Gaussian composition.
     """
     counts = np.asarray(counts).astype(float)
-    sensitivity = np.nextafter(math.sqrt(counts.shape[0]), math.inf)
+    sensitivity = histogram_sensitivity(counts.shape[0])
     noisy = gaussian_release(counts, sensitivity, multiplier, random_state=source)
     return np.asarray(noisy, dtype=float), multiplier * sensitivity
 
@@ -141,8 +179,9 @@ def scales_from_histogram(noisy, noise_sd, sparse=False):
     - ``scale = 2**(e* + 1)``, at least the magnitude of the typical value.
     - ``location``: the median of the bins within ``WINDOW`` binades below
       ``e*`` (and one above), both signs and the zero bin, each bin at its
-      representative value ``± 1.5 * 2**e``; 0 for sparse input (keeps it
-      sparse).
+      representative value ``± 1.5 * 2**e``; 0 when ``sparse`` (sparse
+      input, which it keeps sparse, or a model without intercept, whose
+      origin it keeps).
     """
     d = noisy.shape[0]
     half = EXPONENT_LIMIT * 2
@@ -258,7 +297,9 @@ class FeatureScaling:
         return self.kind == "private"
 
     def public_map(self, sparse):
-        """``(location, scale)`` of stated bounds (centre and half width)."""
+        """``(location, scale)`` of stated bounds: centre and half width, or
+        0 and the largest magnitude when ``sparse`` (uncentred: sparse input,
+        or a model without intercept)."""
         if self.kind == "none":
             return None
         lower, upper = self.lower, self.upper
@@ -311,7 +352,13 @@ def scale_rows(X, location, scale):
             Z = sp.csr_matrix(X.multiply(1.0 / scale[None, :]))
             Z.data = _finite(Z.data)
             return Z
-        return _finite((X - location) / scale)
+        # in place on the one copy: finite X, location and scale > 0 give
+        # no NaN, only an overflow to inf, which the clip maps to the
+        # largest double
+        Z = np.subtract(X, location, dtype=float)
+        np.divide(Z, scale, out=Z)
+        big = np.finfo(float).max
+        return np.clip(Z, -big, big, out=Z)
 
 
 def _finite(values):

@@ -157,14 +157,39 @@ def _positive(shares, name):
     return shares
 
 
-def _set_each(steps, params):
-    """Set every step's own parameters; return what they were."""
+def _own_values(steps, params):
+    """What the parameters ``params`` names are now, per step."""
     before = {}
     for path, values in params.items():
         own = steps[path].get_params(deep=False)
         before[path] = {name: own[name] for name in values}
-        steps[path].set_params(**values)
     return before
+
+
+def _set_each(steps, params):
+    """Set every step's own parameters."""
+    for path, values in params.items():
+        steps[path].set_params(**values)
+
+
+def _check_distinct(steps):
+    """Refuse one estimator object held at several paths, before any change.
+
+    Each place fits it (a clone of it) with its one ``epsilon``, so it cannot
+    take a share per path: the split would give it the share of its last
+    path, paid once per path.
+    """
+    paths_of = {}
+    for path, step in steps.items():
+        paths_of.setdefault(id(step), []).append(path)
+    shared = [paths for paths in paths_of.values() if len(paths) > 1]
+    if shared:
+        raise ValueError(
+            f"One estimator object is held at several paths {shared[0]}: each "
+            "place fits it with the same epsilon, so it cannot take a share "
+            "per path. Put a separate instance at each place "
+            "(sklearn.base.clone). Nothing was changed."
+        )
 
 
 def set_budget(estimator, epsilon, delta=DEFAULT_DELTA, *, weights=None):
@@ -202,7 +227,8 @@ def set_budget(estimator, epsilon, delta=DEFAULT_DELTA, *, weights=None):
     ------
     ValueError
         When a composite inside may fit its private estimators many times,
-        when no step costs anything, when weights do not match the steps, or
+        when no step costs anything, when one estimator object sits at
+        several paths, when weights do not match the steps, or
         when steps use δ and ``delta`` is 0. Nothing is changed then.
 
     Notes
@@ -241,15 +267,20 @@ def set_budget(estimator, epsilon, delta=DEFAULT_DELTA, *, weights=None):
             f"{type(estimator).__name__} holds no private step that costs "
             "anything: there is no budget to split."
         )
+    _check_distinct(steps)
     params = _budget_params(steps, epsilon, delta, _weights_of(list(steps), weights))
-    before = _set_each(steps, params)
+    before = _own_values(steps, params)
     try:
+        _set_each(steps, params)
         cost = fit_cost(estimator)
     except (ValueError, OverflowError) as exc:
         _set_each(steps, before)
         raise ValueError(
             f"A step refuses its share of the budget: {exc} Nothing was changed."
         ) from exc
+    except BaseException:
+        _set_each(steps, before)  # whatever went wrong, nothing is changed
+        raise
     if exact(cost.epsilon) > exact(epsilon) or exact(cost.delta) > exact(delta):
         _set_each(steps, before)
         raise ValueError(
