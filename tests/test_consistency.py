@@ -139,7 +139,6 @@ SVT_OVERSHOOT = (
     "fixed number of noise scales, so the overshoot does not shrink "
     "with ε; " + BOUNDS_SEARCH
 )
-PCA_SCALING = "not scheduled: PCA needs per-feature scaling like the linear models"
 NEEDS_DATA_NORM = (
     "PrivateLinearRegression() raises ValueError without data_norm; " + LINEAR_SCALING
 )
@@ -389,17 +388,6 @@ CASES = [
         lambda e, s: skdp.PrivatePCA(2, epsilon=e, accountant=budget(), random_state=s),
         features,
         pca_error,
-        converge_xfail=(
-            "PrivatePCA(max_norm=1) on unscaled columns: variance shares "
-            "(0.63, 0.33) against (0.972, 0.021) at ε=1e6, rows being scaled to "
-            "norm 1 (a PCA of the directions); " + PCA_SCALING
-        ),
-        monotone_xfail=(
-            "PrivatePCA(max_norm=1) on unscaled columns: the mean log1p error "
-            "rises from 5.81 at ε=0.3 to 6.10 at ε=10 (20 seeds): it converges "
-            "to the PCA of the rows' directions, away from scikit-learn's; "
-            + PCA_SCALING
-        ),
     ),
     case(
         "PrivatePCA-stated_norm-synthetic",
@@ -412,11 +400,6 @@ CASES = [
         ),
         features,
         pca_error,
-        converge_xfail=(
-            "PrivatePCA(max_norm=1.02e6, from the stated column bounds): the "
-            "second component 0.12 rad off at ε=1e6 (0.011 at 1e8: noise grows "
-            "like max_norm²); " + PCA_SCALING
-        ),
     ),
     case(
         "PrivatePCA-stated_norm-diabetes",
@@ -425,10 +408,6 @@ CASES = [
         ),
         lambda: (diabetes()[0], None),
         pca_error,
-        converge_xfail=(
-            "PrivatePCA(max_norm=500) on unscaled diabetes: the second "
-            "component 0.015 rad off at ε=1e6 (0.0016 at 1e8); " + PCA_SCALING
-        ),
     ),
     case(
         "PrivatePCA-stated_norm-standardized-breast_cancer",
