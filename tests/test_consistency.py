@@ -131,7 +131,6 @@ SMOOTH_CAP = (
     "proof needs ε_f <= 1): at ε=1e6 it releases the ε_f=1 answer, 33 ranks "
     "(2.9 %) off the lognormal column's median; not scheduled"
 )
-PCA_SCALING = "not scheduled: PCA needs per-feature scaling like the linear models"
 FIXED_POINT_GRID = (
     "PrivateLinearRegression() on the synthetic table: R² 0.753 against 0.903 "
     "at ε=1e6 (0.903 with stated feature_bounds); the private scales leave a "
@@ -375,17 +374,6 @@ CASES = [
         lambda e, s: skdp.PrivatePCA(2, epsilon=e, accountant=budget(), random_state=s),
         features,
         pca_error,
-        converge_xfail=(
-            "PrivatePCA(max_norm=1) on unscaled columns: variance shares "
-            "(0.63, 0.33) against (0.972, 0.021) at ε=1e6, rows being scaled to "
-            "norm 1 (a PCA of the directions); " + PCA_SCALING
-        ),
-        monotone_xfail=(
-            "PrivatePCA(max_norm=1) on unscaled columns: the mean log1p error "
-            "rises from 5.81 at ε=0.3 to 6.10 at ε=10 (20 seeds): it converges "
-            "to the PCA of the rows' directions, away from scikit-learn's; "
-            + PCA_SCALING
-        ),
     ),
     case(
         "PrivatePCA-stated_norm-synthetic",
@@ -398,11 +386,6 @@ CASES = [
         ),
         features,
         pca_error,
-        converge_xfail=(
-            "PrivatePCA(max_norm=1.02e6, from the stated column bounds): the "
-            "second component 0.12 rad off at ε=1e6 (0.011 at 1e8: noise grows "
-            "like max_norm²); " + PCA_SCALING
-        ),
     ),
     case(
         "PrivatePCA-stated_norm-diabetes",
@@ -411,10 +394,6 @@ CASES = [
         ),
         lambda: (diabetes()[0], None),
         pca_error,
-        converge_xfail=(
-            "PrivatePCA(max_norm=500) on unscaled diabetes: the second "
-            "component 0.015 rad off at ε=1e6 (0.0016 at 1e8); " + PCA_SCALING
-        ),
     ),
     case(
         "PrivatePCA-stated_norm-standardized-breast_cancer",
