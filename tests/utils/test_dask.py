@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from skdp import BudgetAccountant, DPClipper, SVTClipSelector
+from skdp import BudgetAccountant, DPClipper, NoiseDominatedWarning, SVTClipSelector
 from skdp.preprocessing import (
     PrivateHistogram,
     PrivateMean,
@@ -191,6 +191,9 @@ def test_non_finite_values_follow_the_public_row_rule(X):
     for make in ESTIMATORS:
         with warnings.catch_warnings(), dask.config.set(scheduler="sync"):
             warnings.simplefilter("error")
+            # release-based notes (NoiseDominatedWarning, decided from released
+            # values only) are allowed on these few rows; anything else fails
+            warnings.simplefilter("ignore", NoiseDominatedWarning)
             in_memory, chunked = fit_both(make, cleaned, da.from_array(dirty, 50))
         assert_same_release(in_memory, chunked)
 
@@ -371,6 +374,9 @@ def test_values_that_are_not_real_numbers_drop_their_rows_without_a_word(X):
     lying = _lying_array([mixed[:40], mixed[40:]], declared_width=3)
     with dask.config.set(scheduler="threads"), warnings.catch_warnings():
         warnings.simplefilter("error")
+        # release-based notes (NoiseDominatedWarning, decided from released
+        # values only) are allowed on these few rows; anything else fails
+        warnings.simplefilter("ignore", NoiseDominatedWarning)
         for make in ESTIMATORS:
             in_memory, chunked = fit_both(make, clean, lying)
             assert_same_release(in_memory, chunked)
@@ -454,6 +460,9 @@ def test_a_dask_pipeline_with_nan_charges_every_step_and_raises_nothing(X):
     )
     with dask.config.set(scheduler="threads"), warnings.catch_warnings():
         warnings.simplefilter("error")
+        # release-based notes (NoiseDominatedWarning, decided from released
+        # values only) are allowed on these few rows; anything else fails
+        warnings.simplefilter("ignore", NoiseDominatedWarning)
         pipe.fit(da.from_array(dirty, chunks=100))
     assert acc.total() == (2.0, 0.0)
     # the same as in memory without the NaN row (inf clipped by the first step)
