@@ -254,11 +254,6 @@ CASES = [
         ),
         features,
         quantiles_error,
-        converge_xfail=(
-            "PrivateQuantile(method='joint'): the 90 % quantile of the "
-            "zero-inflated column 6 ranks (0.9 %) off at ε=1e6, bounds (0, 1e6); "
-            + QUANTILE_RESOLUTION
-        ),
     ),
     case(
         "PrivateQuantile-permute_and_flip-synthetic",
@@ -311,10 +306,6 @@ CASES = [
         lambda e, s: skdp.IQRScale(e, accountant=budget(), random_state=s),
         features,
         lambda est, X, y: iqr_error(est.scale_, X),
-        converge_xfail=(
-            "IQRScale (joint quartiles in private bounds): 3 ranks (0.6 %) off "
-            "the IQR of the age-like column at ε=1e6; " + QUANTILE_RESOLUTION
-        ),
     ),
     case(
         "IQRScale-dwork_lei-synthetic",
@@ -347,11 +338,6 @@ CASES = [
         ),
         features,
         robust_scaler_error,
-        converge_xfail=(
-            "PrivateRobustScaler (PTR median, joint quartiles): the IQR of the "
-            "age-like column 3 ranks (0.6 %) off at ε=1e6 in 1 of 5 seeds; "
-            + QUANTILE_RESOLUTION
-        ),
     ),
     # --- histograms, bins, categories -------------------------------------
     case(
@@ -369,10 +355,6 @@ CASES = [
         ),
         features,
         bin_edges_error,
-        converge_xfail=(
-            "PrivateKBinsDiscretizer(strategy='quantile'): bin edges 2 to 3 "
-            "ranks (error 2.76) off at ε=1e6 in 2 of 5 seeds; " + QUANTILE_RESOLUTION
-        ),
     ),
     case(
         "PrivateOneHotEncoder",
