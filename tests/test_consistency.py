@@ -143,9 +143,6 @@ PCA_SCALING = "not scheduled: PCA needs per-feature scaling like the linear mode
 NEEDS_DATA_NORM = (
     "PrivateLinearRegression() raises ValueError without data_norm; " + LINEAR_SCALING
 )
-QUANTILE_RESOLUTION = (
-    "not scheduled: joint quantiles resolve width / 2**11 (issue 27 item 4)"
-)
 
 
 def case(id, make, data, error, tol=1.0, **kwargs):
@@ -193,11 +190,6 @@ CASES = [
         ),
         features,
         upper_clip_quantile_error,
-        converge_xfail=(
-            "DPClipper(method='quantile'): the 1e-3 column's 99 % "
-            "quantile is 30 ranks (5.6e9 times) off at ε=1e6 within the default "
-            "bounds ±1e9; " + QUANTILE_RESOLUTION
-        ),
     ),
     case(
         "PrivateMinMaxScaler-synthetic",

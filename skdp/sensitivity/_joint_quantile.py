@@ -264,10 +264,12 @@ def _segment_blocks(starts, below, atoms, copies, span, split_bits):
     state = np.arange(segment.size) - first_block[segment]
     split = state / float(1 << split_bits)  # exact: a multiple of 2**-bits
     ranks = below[segment] + atoms[segment] * split
-    # Python ints: S times a span of up to 2**57 copies exceeds int64
-    span = np.array([int(x) * per_point for x in span], dtype=object)
-    copies = np.array([int(x) for x in copies], dtype=object)
-    sizes = np.where(is_atom, copies, span)[segment]
+    span = np.asarray(span, dtype=np.int64)
+    if span.size and int(span.max()) >= (1 << 62) // per_point:
+        # Python ints: S times a span of up to 2**57 copies exceeds int64
+        span = np.array([int(x) for x in span], dtype=object)
+        copies = np.array([int(x) for x in copies], dtype=object)
+    sizes = np.where(is_atom, copies, per_point * span)[segment]
     return (
         ranks.astype(np.float64),
         sizes,
@@ -288,8 +290,8 @@ def sparse_rank_blocks(column, grid, split_bits=SPLIT_BITS):
     Returns
     -------
     ranks : ndarray of float64
-    sizes : ndarray of object
-        Exact block sizes (Python ints: they may exceed ``2**63``).
+    sizes : ndarray of int64 or object
+        Exact block sizes (Python ints where they may exceed ``2**62``).
     points : ndarray of int64
         Grid point (``index - grid.first``) of the block's first state.
     gap : ndarray of bool
