@@ -127,11 +127,6 @@ _FITS = {}
 
 LINEAR_SCALING = "fixed by the linear models' private per-feature scaling"
 BOUNDS_SEARCH = "fixed by the bounds search work"
-SMOOTH_CAP = (
-    "SmoothSensitivityMedian(noise='laplace') caps ε per feature at 1 (its "
-    "proof needs ε_f <= 1): at ε=1e6 it releases the ε_f=1 answer, 33 ranks "
-    "(2.9 %) off the lognormal column's median; not scheduled"
-)
 SVT_OVERSHOOT = (
     "SVTClipSelector: the upper bound overshoots the data by more "
     "than two grid steps (2**(1/2)) in 7 of 10 seeds at ε=1e6, up to "
@@ -279,7 +274,6 @@ CASES = [
         ),
         features,
         median_error,
-        converge_xfail=SMOOTH_CAP,
     ),
     case(
         "SmoothSensitivityMedian-cauchy-synthetic",
@@ -314,10 +308,6 @@ CASES = [
         ),
         features,
         robust_scaler_error,
-        converge_xfail=(
-            "PrivateRobustScaler: its default median is SmoothSensitivityMedian's; "
-            + SMOOTH_CAP
-        ),
     ),
     case(
         "PrivateRobustScaler-ptr-synthetic",
