@@ -311,8 +311,9 @@ def sparse_rank_blocks(column, grid, split_bits=SPLIT_BITS):
     starts, stops = edges[:-1], edges[1:]
     rows_before = np.concatenate(([0], np.cumsum(counts)))
     position = np.searchsorted(codes, 2 * starts)  # first code >= 2 start
-    hit = np.minimum(position, codes.size - 1)
-    atoms = np.where(codes[hit] == 2 * starts, counts[hit], 0)
+    hit = np.minimum(position, max(codes.size - 1, 0))
+    padded_codes, padded_counts = np.append(codes, -1), np.append(counts, 0)
+    atoms = np.where(padded_codes[hit] == 2 * starts, padded_counts[hit], 0)
     absolute = grid.first + starts
     span = grid.cumulative(grid.first + stops) - grid.cumulative(absolute)
     return _segment_blocks(

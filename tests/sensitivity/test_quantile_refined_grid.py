@@ -163,3 +163,13 @@ def test_a_continuous_median_converges_with_wide_bounds(seed):
         column, 0.0, 1e3, np.array([0.5]), 1e6, check_random_source(seed)
     )
     assert rank_error(column, released[0], 0.5) <= 1.0
+
+
+@pytest.mark.parametrize("column", [[], [3.0, 3.0], [-1.0, 2e6]])
+def test_sparse_blocks_of_tiny_columns_are_the_dense_blocks(column):
+    grid = RelativeGrid(0.0, 1e6, 1)
+    column = np.array(column)
+    multiplicity = grid.multiplicity(np.arange(grid.first, grid.last + 1))
+    dense = rank_blocks(*relative_grid_counts(column, grid), 6, multiplicity)
+    for a, b in zip(dense, sparse_rank_blocks(column, grid, 6), strict=True):
+        np.testing.assert_array_equal(a, b.astype(a.dtype))
