@@ -126,11 +126,6 @@ _FITS = {}
 
 
 LINEAR_SCALING = "fixed by the linear models' private per-feature scaling"
-SMOOTH_CAP = (
-    "SmoothSensitivityMedian(noise='laplace') caps ε per feature at 1 (its "
-    "proof needs ε_f <= 1): at ε=1e6 it releases the ε_f=1 answer, 33 ranks "
-    "(2.9 %) off the lognormal column's median; not scheduled"
-)
 FIXED_POINT_GRID = (
     "PrivateLinearRegression() on the synthetic table: R² 0.753 against 0.903 "
     "at ε=1e6 (0.903 with stated feature_bounds); the private scales leave a "
@@ -138,9 +133,6 @@ FIXED_POINT_GRID = (
     "row is 66 and the sums' fixed-point grid (2**-16 of it, truncated toward "
     "0) blurs the small columns; R² at ε=100 (0.52) is also better than at "
     "ε=1e6; not scheduled"
-)
-QUANTILE_RESOLUTION = (
-    "not scheduled: joint quantiles resolve width / 2**11 (issue 27 item 4)"
 )
 
 
@@ -179,11 +171,6 @@ CASES = [
         ),
         features,
         upper_clip_quantile_error,
-        converge_xfail=(
-            "DPClipper(method='quantile'): the 1e-3 column's 99 % "
-            "quantile is 30 ranks (5.6e9 times) off at ε=1e6 within the default "
-            "bounds ±1e9; " + QUANTILE_RESOLUTION
-        ),
     ),
     case(
         "PrivateMinMaxScaler-synthetic",
@@ -239,11 +226,6 @@ CASES = [
         ),
         features,
         quantiles_error,
-        converge_xfail=(
-            "PrivateQuantile(method='joint'): the 90 % quantile of the "
-            "zero-inflated column 6 ranks (0.9 %) off at ε=1e6, bounds (0, 1e6); "
-            + QUANTILE_RESOLUTION
-        ),
     ),
     case(
         "PrivateQuantile-permute_and_flip-synthetic",
@@ -277,7 +259,6 @@ CASES = [
         ),
         features,
         median_error,
-        converge_xfail=SMOOTH_CAP,
     ),
     case(
         "SmoothSensitivityMedian-cauchy-synthetic",
@@ -296,10 +277,6 @@ CASES = [
         lambda e, s: skdp.IQRScale(e, accountant=budget(), random_state=s),
         features,
         lambda est, X, y: iqr_error(est.scale_, X),
-        converge_xfail=(
-            "IQRScale (joint quartiles in private bounds): 3 ranks (0.6 %) off "
-            "the IQR of the age-like column at ε=1e6; " + QUANTILE_RESOLUTION
-        ),
     ),
     case(
         "IQRScale-dwork_lei-synthetic",
@@ -316,10 +293,6 @@ CASES = [
         ),
         features,
         robust_scaler_error,
-        converge_xfail=(
-            "PrivateRobustScaler: its default median is SmoothSensitivityMedian's; "
-            + SMOOTH_CAP
-        ),
     ),
     case(
         "PrivateRobustScaler-ptr-synthetic",
@@ -332,11 +305,6 @@ CASES = [
         ),
         features,
         robust_scaler_error,
-        converge_xfail=(
-            "PrivateRobustScaler (PTR median, joint quartiles): the IQR of the "
-            "age-like column 3 ranks (0.6 %) off at ε=1e6 in 1 of 5 seeds; "
-            + QUANTILE_RESOLUTION
-        ),
     ),
     # --- histograms, bins, categories -------------------------------------
     case(
@@ -354,10 +322,6 @@ CASES = [
         ),
         features,
         bin_edges_error,
-        converge_xfail=(
-            "PrivateKBinsDiscretizer(strategy='quantile'): bin edges 2 to 3 "
-            "ranks (error 2.76) off at ε=1e6 in 2 of 5 seeds; " + QUANTILE_RESOLUTION
-        ),
     ),
     case(
         "PrivateOneHotEncoder",

@@ -132,11 +132,31 @@ def _forward(ranks, log_choose, targets, beta):
     return starts, ends, inner
 
 
+def _uniform_below(high, source):
+    """A uniform integer of ``[0, high)`` for any Python int ``high >= 1``.
+
+    ``source.integers`` up to ``2**63 - 1``; beyond, words of 62 bits form a
+    uniform integer below ``2**(62 w)``, and draws at or above the largest
+    multiple of ``high`` below it are rejected (exact; rejection probability
+    below 1/2).
+    """
+    if high < (1 << 62):
+        return int(source.integers(high))
+    words = -(-high.bit_length() // 62)
+    limit = ((1 << (62 * words)) // high) * high
+    while True:
+        value = 0
+        for _ in range(words):
+            value = (value << 62) | int(source.integers(1 << 62))
+        if value < limit:
+            return value % high
+
+
 def _distinct_offsets(size, k, source):
     """``k`` distinct uniform integers of ``[0, size)``, sorted (exact)."""
     chosen = []
     for i in range(k):
-        r = int(source.integers(int(size) - i))
+        r = _uniform_below(int(size) - i, source)
         for c in sorted(chosen):  # the r-th integer not yet chosen
             r += c <= r
         chosen.append(r)
@@ -155,7 +175,10 @@ def joint_quantile_blocks(ranks, sizes, n, levels, epsilon, *, random_state=None
     ranks : ndarray of shape (n_blocks,)
         Non-decreasing rank of each block's states.
     sizes : ndarray of shape (n_blocks,)
-        Number of states in each block (integer-valued, ``>= 1``).
+        Number of states in each block (integer-valued, ``>= 1``). Integers
+        (int64, or Python ints in an object array, of any size) are used
+        exactly to draw the states inside a block; the weights use their
+        nearest floats.
     n : int
         The row count (exact).
     levels : ndarray of shape (m,)
@@ -169,8 +192,9 @@ def joint_quantile_blocks(ranks, sizes, n, levels, epsilon, *, random_state=None
     -------
     blocks : ndarray of int64 of shape (m,)
         Block of each output, non-decreasing.
-    offsets : ndarray of int64 of shape (m,)
-        State of each output inside its block, increasing within a block.
+    offsets : ndarray of object of shape (m,)
+        State of each output inside its block (Python ints), increasing
+        within a block.
 
     Notes
     -----
@@ -189,7 +213,8 @@ def joint_quantile_blocks(ranks, sizes, n, levels, epsilon, *, random_state=None
     """
     source = check_random_source(random_state)
     ranks = np.asarray(ranks, dtype=np.float64)
-    sizes = np.asarray(sizes, dtype=np.float64)
+    exact_sizes = np.asarray(sizes)
+    sizes = exact_sizes.astype(np.float64)
     q = np.concatenate(([0.0], levels, [1.0]))
     targets = np.diff(q) * n
     beta = epsilon / 4.0
@@ -197,7 +222,7 @@ def joint_quantile_blocks(ranks, sizes, n, levels, epsilon, *, random_state=None
     log_choose = _log_choose(sizes, m)
     starts, ends, inner = _forward(ranks, log_choose, targets, beta)
     blocks = np.empty(m, dtype=np.int64)
-    offsets = np.empty(m, dtype=np.int64)
+    offsets = np.empty(m, dtype=object)
     block = sample_log_weights(
         ends[-1] - beta * np.abs(n - ranks - targets[-1]), random_state=source
     )
@@ -211,7 +236,7 @@ def joint_quantile_blocks(ranks, sizes, n, levels, epsilon, *, random_state=None
         ]
         k = 1 + sample_log_weights(np.array(shares), random_state=source)
         blocks[j - k : j] = block
-        offsets[j - k : j] = _distinct_offsets(sizes[block], k, source)
+        offsets[j - k : j] = _distinct_offsets(exact_sizes[block], k, source)
         j -= k
         if j > 0:
             gap = ranks[block] - ranks[:block] - targets[j]

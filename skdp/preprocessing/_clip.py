@@ -215,10 +215,11 @@ default=None
             levels,
             epsilon=self.epsilon,
             bounds=(-self.upper_limit, self.upper_limit),
-            # a grid of 2**33 points: the joint grid (2**12 points refined
-            # near 0, at most 21,505) is too coarse at the far ends of a
-            # domain as wide as [-upper_limit, upper_limit]
-            method="exponential",
+            # the joint release's relative grid resolves every magnitude
+            # (2**-8 relative, finer as ε grows); the uniform grid of
+            # method="exponential" put a 1e-3-scale column in one cell of
+            # [-1e9, 1e9], 30 ranks off at any ε
+            method="joint",
             accountant=self._resolve_accountant(),
             random_state=self.random_state,
         ).fit(X)

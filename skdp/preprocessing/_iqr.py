@@ -162,11 +162,12 @@ class IQRScale(
     quartiles (0.25, 0.75)". The split is public; 0.3 is the default of the
     library's other private bounds. The resolution of the quartiles is the
     joint grid's step: ``(U - L)/2**11`` to ``/2**12`` far from 0 and at most
-    0.4 % of the value near it (see :class:`~skdp.PrivateQuantile`), so bounds
-    far wider than the data coarsen it only away from 0. Measured on Adult's
-    ``age`` (IQR 20, 32,561 tied integers) without bounds, 30 fits: no refusal
-    and a median ``|log(scale/IQR)|`` of 0.0 at ε = 1, where the Dwork–Lei
-    method refused 20 of 30 fits and was off by ``e^0.30`` when it answered
+    0.4 % of the value near it at ε < 2, finer as ε grows (see
+    :class:`~skdp.PrivateQuantile`), so bounds far wider than the data coarsen
+    it only away from 0. Measured on Adult's ``age`` (IQR 20, 32,561 tied
+    integers) without bounds, 30 fits: no refusal and a median
+    ``|log(scale/IQR)|`` of 0.0 at ε = 1, where the Dwork–Lei method refused 20
+    of 30 fits and was off by ``e^0.30`` when it answered
     (``benchmarks/bench_iqr_scale.py``).
 
     **Dwork–Lei privacy** (``method="dwork_lei"``). (ε, δ)-DP under

@@ -8,10 +8,13 @@ from skdp.mechanisms._joint_quantile import joint_quantile_blocks
 from skdp.sensitivity._joint_quantile import (
     STATES_PER_POINT,
     rank_blocks,
+    refined_split_bits,
     relative_grid_counts,
+    sparse_rank_blocks,
+    sparse_state_points,
     state_points,
 )
-from skdp.sensitivity._quantile_grid import RelativeGrid
+from skdp.sensitivity._quantile_grid import RelativeGrid, refinement_bits
 
 __all__ = [
     "check_joint_levels",
@@ -20,6 +23,11 @@ __all__ = [
     "joint_state_count",
     "log_binomial",
 ]
+
+#: Grids of at most this many points are counted densely (one ``bincount``
+#: per chunk of rows, no sort: the speed of the default ε); larger ones, the
+#: refined grids of a large ε, from the rows' sorted distinct cells.
+DENSE_POINTS = 1 << 17
 
 
 def grid_size(lower, upper, k):
@@ -42,21 +50,40 @@ def log_binomial(n, m):
 def joint_release(column, lower, upper, levels, epsilon, source):
     """All ``levels`` of one feature in one joint release with ``epsilon``.
 
-    One pass over the column in chunks (counts on the public relative grid
-    of the bounds), the joint exponential mechanism over ordered rank states
+    Counts of the rows on the public relative grid of the bounds, refined by
+    :func:`~skdp.sensitivity._quantile_grid.refinement_bits` of ``epsilon``
+    (public: the grid, hence the output's support, depends on the bounds
+    and ε only), the joint exponential mechanism over ordered rank states
     merged into blocks of equal rank, and the grid points of the chosen
     states. Repeated or unsorted levels are released once each, sorted, and
     mapped back (post-processing).
+
+    Notes
+    -----
+    The refinement changes which public grid the mechanism runs on, never
+    its privacy: the gap utility has sensitivity 2 on any public grid with
+    any public multiplicities (:mod:`skdp.sensitivity._joint_quantile`),
+    and the grid is a function of ``(lower, upper, epsilon)``. The dense and
+    the sparse counts give the same blocks (tested), so the path taken
+    (public: by the grid's size) does not change the law of the output.
     """
-    grid = RelativeGrid(lower, upper)
-    below, atoms = relative_grid_counts(column, grid)
+    refine = refinement_bits(epsilon)
+    grid = RelativeGrid(lower, upper, refine)
+    split = refined_split_bits(refine)
     distinct, inverse = np.unique(levels, return_inverse=True)
-    multiplicity = grid.multiplicity(np.arange(grid.first, grid.last + 1))
-    ranks, sizes, points, gap = rank_blocks(below, atoms, multiplicity=multiplicity)
+    if grid.size <= DENSE_POINTS:
+        below, atoms = relative_grid_counts(column, grid)
+        multiplicity = grid.multiplicity(np.arange(grid.first, grid.last + 1))
+        ranks, sizes, points, gap = rank_blocks(below, atoms, split, multiplicity)
+    else:
+        ranks, sizes, points, gap = sparse_rank_blocks(column, grid, split)
     blocks, offsets = joint_quantile_blocks(
         ranks, sizes, column.size, distinct, epsilon, random_state=source
     )
-    index = state_points(points[blocks], offsets, gap[blocks], multiplicity)
+    if grid.size <= DENSE_POINTS:
+        index = state_points(points[blocks], offsets, gap[blocks], multiplicity, split)
+    else:
+        index = sparse_state_points(points[blocks], offsets, gap[blocks], grid, split)
     return grid.points(grid.first + index)[inverse]
 
 

@@ -140,10 +140,10 @@ class PrivateRobustScaler(
     proofs); the two releases are computed from the same data, so basic
     composition gives (ε, δ)-DP under add/remove-one-row neighbours. The
     whole cost is charged atomically before the data are read, as ledger
-    entries "median ..." and "scale ...". With the smooth-sensitivity median
-    the median part spends ``d·min(ε_m/d, 1)`` (its Laplace constants are
-    only used for ε ≤ 1 per feature), so ``epsilon_spent_`` can be below
-    ``epsilon``. The smooth-sensitivity medians lie on public power-of-two
+    entries "median ..." and "scale ...". The smooth-sensitivity median
+    spends its whole share at any ε (above ε_m/d = 1 its Laplace constants
+    grow ``ℓ`` by ``ε_f/4``), so it converges to the median as ε grows. The
+    smooth-sensitivity medians lie on public power-of-two
     grids with exact data-scaled discrete Laplace noise; the sliding and
     dilation proof for that noise, with its slack, is in the Notes of
     :class:`SmoothSensitivityMedian`.

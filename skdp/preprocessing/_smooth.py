@@ -27,6 +27,7 @@ from skdp.utils._validation import check_required_bounds, validate_private_data
 __all__ = [
     "SmoothPlan",
     "SmoothSensitivityMedian",
+    "laplace_log_term",
     "smooth_medians",
     "smooth_parameters",
     "smooth_plan",
@@ -39,8 +40,32 @@ __all__ = [
 #: at most this fraction of ``U - L``.
 SMOOTH_FLOOR = 1e-12
 
-#: Largest per-feature ε for which the Laplace constants are used.
+#: Above this per-feature ε the Laplace variant's ``ℓ`` grows by ``ε_f/4``
+#: (see :func:`laplace_log_term`); at or below it, the constants of Nissim,
+#: Raskhodnikova and Smith as they are.
 LAPLACE_MAX_EPSILON = 1.0
+
+
+def laplace_log_term(eps_feature, delta_feature):
+    """``ℓ`` of the Laplace variant: ``β_0 = ε_f / (2ℓ)`` (public).
+
+    ``max(1, ln(2/δ_f))`` for ``ε_f <= 1`` (Nissim, Raskhodnikova and Smith
+    2007, Lemma 2.9, whose tail bound uses ``ε_f <= 1``); ``max(1,
+    ln(2/δ_f) + ε_f/4)`` above, which makes the same tail bound hold for
+    every ``ε_f`` (Notes of :class:`SmoothSensitivityMedian`), so that ε is
+    never capped and the release converges as ε grows.
+
+    Examples
+    --------
+    >>> from skdp.preprocessing._smooth import laplace_log_term
+    >>> round(laplace_log_term(1.0, 2e-6), 3), round(laplace_log_term(8.0, 2e-6), 3)
+    (13.816, 15.816)
+    """
+    log_term = math.log(2.0 / delta_feature)
+    if eps_feature > LAPLACE_MAX_EPSILON:
+        log_term += eps_feature / 4.0
+    return max(1.0, log_term)
+
 
 #: Bound on the relative error of the float ``S_K`` against its exact value
 #: (see the Notes of :func:`skdp.sensitivity.median_smooth_sensitivity`).
@@ -113,21 +138,21 @@ def smooth_parameters(epsilon, delta, n_features, noise="laplace"):
     Returns
     -------
     eps_feature : float
-        ``ε_f = min(ε/d, 1)`` (Laplace) or ``ε/d`` (Cauchy).
+        ``ε_f = ε/d``.
     beta : float
         ``min(β_0 - 2**-36, ln(1e12))``, the smoothing parameter with which
-        ``S_K`` is computed, for ``β_0 = ε_f / (2 max(1, ln(2d/δ)))``
-        (Laplace) or ``ε_f/6`` (Cauchy); see the Notes of
+        ``S_K`` is computed, for ``β_0 = ε_f / (2ℓ)`` with ``ℓ`` of
+        :func:`laplace_log_term` at ``δ_f = δ/d`` (Laplace) or ``ε_f/6``
+        (Cauchy); see the Notes of
         :class:`SmoothSensitivityMedian` for the margin and the cap.
     cap : int
         Public truncation ``K = ceil(ln(1/1e-12)/β)``.
     """
+    eps_feature = epsilon / n_features
     if noise == "cauchy":
-        eps_feature = epsilon / n_features
         beta = eps_feature / 6.0 - BETA_MARGIN
     else:
-        eps_feature = min(epsilon / n_features, LAPLACE_MAX_EPSILON)
-        log_term = max(1.0, math.log(2.0 * n_features / delta))
+        log_term = laplace_log_term(eps_feature, delta / n_features)
         beta = eps_feature / (2.0 * log_term) - BETA_MARGIN
     if not beta >= MIN_BETA:
         raise ValueError(
@@ -263,8 +288,7 @@ class SmoothSensitivityMedian(
     Parameters
     ----------
     epsilon : float, default=1.0
-        Total ε of one ``fit``, over all features (see Notes for the cap at 1
-        per feature).
+        Total ε of one ``fit``, over all features.
     delta : float, default=1e-6
         Total δ of one ``fit``, ``0 < delta < 1``. Ignored (and not charged)
         with ``noise="cauchy"``, which is pure ε-DP.
@@ -312,8 +336,9 @@ class SmoothSensitivityMedian(
     for the public ``K = ceil(ln(1e12)/β)``, again β-smooth and ``>= LS``,
     computed from about ``K + 1`` order statistics.
 
-    **Public constants.** Laplace: per feature ``ε_f = min(ε/d, 1)``,
-    ``δ_f = δ/d``, ``α = ε_f/2``, ``ℓ = max(1, ln(2/δ_f))``,
+    **Public constants.** Laplace: per feature ``ε_f = ε/d``,
+    ``δ_f = δ/d``, ``α = ε_f/2``, ``ℓ = max(1, ln(2/δ_f))`` for ``ε_f <= 1``
+    and ``ℓ = max(1, ln(2/δ_f) + ε_f/4)`` above (:func:`laplace_log_term`),
     ``β_0 = ε_f/(2ℓ)``. Cauchy: ``ε_f = ε/d``, ``α = β_0 = ε_f/6``. ``S_K`` is
     computed with ``β = min(β_0 - 2**-36, ln(1e12))`` (fit refuses
     ``β < 2**-30``, before the charge). The cap ``ln(1e12)`` only binds for
@@ -360,8 +385,14 @@ class SmoothSensitivityMedian(
        ``|z - r| > 2ct`` on the other, ``c = α/(e^{β_0} - 1) >= ℓ - ε_f/4``
        (``y/(e^y - 1) >= 1 - y/2``). The discrete one-sided tail is
        ``P(Z >= j) = e^{-j/t}/(1 + e^{-1/t})`` and ``t >= 1/α >= 2`` (as
-       ``S' >= g``), so ``P(L > ε_f) <= (e^{-c} + e^{-2c})/(1 + e^{-1/2})
-       <= (δ_f/2)(e^{1/4} + e^{-1/2})/1.606 < 0.59 δ_f``.
+       ``S' >= g``). For ``ε_f <= 1``, ``t >= 1/α >= 2`` and ``ℓ >=
+       ln(2/δ_f)``, so ``P(L > ε_f) <= (e^{-c} + e^{-2c})/(1 + e^{-1/2})
+       <= (δ_f/2)(e^{1/4} + e^{-1/2})/1.606 < 0.59 δ_f``. For ``ε_f > 1``
+       the tail constant is only ``<= 1``, but ``ℓ >= ln(2/δ_f) + ε_f/4``
+       gives ``c >= ln(2/δ_f)``, so ``P(L > ε_f) <= e^{-c} + e^{-2c} <=
+       δ_f/2 + δ_f²/4 < δ_f``. (With ``ℓ = ln(2/δ_f)`` at ``ε_f > 1``,
+       ``e^{-c}`` is only below ``(δ_f/2) e^{ε_f/4}``: the exact pmfs
+       exceed δ at ``ε_f = 30``, which is why ε_f used to be capped at 1.)
 
     Hence ``P(x ∈ E) <= e^{ε_f} P(x' ∈ E) + δ_f`` for every event, both
     directions (the conditions are symmetric); clipping and the final
@@ -370,12 +401,13 @@ class SmoothSensitivityMedian(
     the factor 0.59. ``tests/preprocessing/test_smooth.py`` checks the
     inequality with the exact pmfs on small scales, all integer shifts up to
     ``α min(t, t')`` and scale ratios up to ``e^{β_0}``. Over ``d`` features,
-    basic composition gives (``d ε_f``, δ)-DP; ``ε_f = min(ε/d, 1)`` because
-    the proof uses ``ε_f <= 1``, and only ``d·min(ε/d, 1)`` is charged
-    (``epsilon_spent_`` shows it). This follows Nissim, Raskhodnikova and
+    basic composition gives (``d ε_f``, δ)-DP, ``d ε_f = ε`` (charged as
+    the float ``d·ε_f`` rounded up). This follows Nissim, Raskhodnikova and
     Smith (2007, Lemma 2.9, Laplace with ``α = ε/2``,
     ``β = ε/(2 ln(2/δ))``) with the discrete noise and the float errors made
-    explicit.
+    explicit, and the ``ε_f/4`` term for ``ε_f > 1``: the release converges
+    to the median as ε grows (the noise scale ``2 S/ε_f`` with ``β_0`` rising
+    to 2) instead of stopping at the ε_f = 1 answer.
 
     **Cost of the lattice.** The noise scale is ``(ŝ/(1-η) + g)/α``,
     at most ``1 + 2**-20`` times the continuous one, and rounding the median

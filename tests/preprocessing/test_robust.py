@@ -57,15 +57,15 @@ def test_ledger_without_a_proposal_uses_the_smooth_median():
         accountant=acc,
         random_state=0,
     ).fit(data(d=1))
-    # the smooth median's Laplace constants are used with at most eps = 1
+    # the smooth median spends its whole share (it was capped at eps = 1)
     labels = [e.label.split(": ")[1] for e in acc.entries]
     assert labels == [
         "smooth median releases",
         "scale stability tests",
         "scale releases",
     ]
-    assert acc.total() == pytest.approx((1.0 + 3.0, 1e-6))
-    assert est.epsilon_spent_ == pytest.approx(4.0)
+    assert acc.total() == pytest.approx((3.0 + 3.0, 1e-6))
+    assert est.epsilon_spent_ == pytest.approx(6.0)
     assert not est.median_refused_.any()
 
 

@@ -21,6 +21,7 @@ from skdp.preprocessing._ptr import lower_medians
 from skdp.preprocessing._smooth import (
     SMOOTH_RELATIVE_ERROR,
     SmoothSensitivityMedian,
+    laplace_log_term,
     smooth_noise_scales,
     smooth_parameters,
     smooth_plan,
@@ -112,7 +113,23 @@ def test_discrete_laplace_is_admissible_by_exact_pmfs(epsilon, delta):
     # of r + DLap(t) against r' + DLap(t') with |r - r'| <= alpha min(t, t')
     # and t'/t in [e^-beta0, e^beta0] is within (epsilon, delta)
     beta0 = epsilon / (2 * max(1.0, math.log(2 / delta)))
+    assert beta0 == epsilon / (2 * laplace_log_term(epsilon, delta))
     assert _worst_divergence(epsilon, delta, beta0) <= delta
+
+
+@pytest.mark.parametrize("epsilon", [1.5, 3.0, 30.0, 100.0, 300.0])
+@pytest.mark.parametrize("delta", [1e-6, 1e-3, 0.5])
+def test_discrete_laplace_above_one_is_admissible_by_exact_pmfs(epsilon, delta):
+    # ε_f > 1: ℓ = max(1, ln(2/δ_f) + ε_f/4) keeps the tail bound (Notes)
+    beta0 = epsilon / (2 * laplace_log_term(epsilon, delta))
+    assert _worst_divergence(epsilon, delta, beta0) <= delta
+
+
+@pytest.mark.parametrize("epsilon, delta", [(30.0, 1e-6), (100.0, 1e-3), (30.0, 0.5)])
+def test_laplace_constants_without_the_tail_term_fail_above_one(epsilon, delta):
+    # why the term is needed: NRS's ℓ = ln(2/δ) alone exceeds δ there
+    beta0 = epsilon / (2 * max(1.0, math.log(2 / delta)))
+    assert _worst_divergence(epsilon, delta, beta0) > delta
 
 
 def test_admissibility_brute_force_catches_a_too_large_beta():
@@ -249,7 +266,9 @@ def _worst_edge_divergence(domain, epsilon, delta, beta=None, noise="laplace"):
 
 
 @pytest.mark.parametrize("domain", bf.DOMAINS[:2])
-@pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-6), (1.0, 0.01), (0.5, 0.1)])
+@pytest.mark.parametrize(
+    "epsilon, delta", [(1.0, 1e-6), (1.0, 0.01), (0.5, 0.1), (3.0, 0.01), (30.0, 0.1)]
+)
 def test_whole_release_is_private_on_every_edge(domain, epsilon, delta):
     # end to end with the code's S, rounding, scale and clipping: the exact
     # hockey-stick divergence of every pair of neighbouring datasets of size
@@ -399,17 +418,17 @@ def test_audit_catches_epsilon_as_beta():
 # -- behaviour ---------------------------------------------------------------
 
 
-def test_budget_and_epsilon_cap_in_the_ledger():
+def test_budget_in_the_ledger_without_a_cap():
     acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
     X = np.random.default_rng(0).normal(5, 1, size=(2000, 2))
     est = SmoothSensitivityMedian(3.0, 1e-6, bounds=BOUNDS, accountant=acc).fit(X)
-    # min(3/2, 1) per feature, two features
-    assert acc.total() == pytest.approx((2.0, 1e-6))
+    # 3/2 per feature, two features: the whole ε (it was capped at 1 each)
+    assert acc.total() == pytest.approx((3.0, 1e-6))
     assert (est.epsilon_spent_, est.delta_spent_) == pytest.approx(acc.total())
     SmoothSensitivityMedian(
         3.0, 1e-6, bounds=BOUNDS, noise="cauchy", accountant=acc
     ).fit(X)
-    assert acc.total() == pytest.approx((5.0, 1e-6))  # Cauchy: no cap, no delta
+    assert acc.total() == pytest.approx((6.0, 1e-6))  # Cauchy: no delta
     assert [e.label for e in acc.entries] == [
         "SmoothSensitivityMedian: smooth-sensitivity releases"
     ] * 2
@@ -423,14 +442,34 @@ def test_charge_covers_the_exact_sum_of_the_feature_epsilons(epsilon, d):
     acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
     X = np.random.default_rng(0).normal(5, 1, size=(50, d))
     SmoothSensitivityMedian(epsilon, 1e-6, bounds=BOUNDS, accountant=acc).fit(X)
-    eps_f = min(epsilon / d, 1.0)
+    eps_f = epsilon / d
     assert Fraction(acc.entries[0].epsilon) >= d * Fraction(eps_f)
 
 
-def test_epsilon_is_capped_at_one_per_feature():
-    assert smooth_parameters(3.0, 1e-6, 1)[0] == 1.0
+def test_epsilon_is_not_capped_per_feature():
+    assert smooth_parameters(3.0, 1e-6, 1)[0] == 3.0
     assert smooth_parameters(3.0, 1e-6, 5)[0] == pytest.approx(0.6)
     assert smooth_parameters(3.0, 0.0, 1, "cauchy")[0] == 3.0
+    # above ε_f = 1, β_0 = ε_f / (2 (ln(2/δ_f) + ε_f/4)) rises towards 2
+    beta = smooth_parameters(1e6, 1e-6, 1)[1]
+    assert beta == pytest.approx(1e6 / (2 * (math.log(2e6) + 2.5e5)))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_laplace_median_converges_as_epsilon_grows(seed):
+    # a skewed column: at ε = 1e6 the capped release gave the ε_f = 1
+    # answer, about 30 ranks off; now within one rank
+    X = np.random.default_rng(seed).lognormal(3.0, 1.0, size=(3000, 1))
+    est = SmoothSensitivityMedian(
+        1e6,
+        1e-6,
+        bounds=(0.0, 1e4),
+        accountant=BudgetAccountant(1e6, 1e-6),
+        random_state=seed,
+    ).fit(X)
+    column = X[:, 0]
+    below, upto = np.sum(column < est.median_[0]), np.sum(column <= est.median_[0])
+    assert max(0.0, below - 1500, 1500 - upto) <= 1.0
 
 
 def test_accuracy_on_stable_data():
