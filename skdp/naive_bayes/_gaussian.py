@@ -298,16 +298,20 @@ default=None
         # a variance is not resolved below its own noise level (in units of
         # a²: noise_std / count); a floor there keeps a class whose noisy
         # variance came out as 0 from dominating every prediction
-        with np.errstate(over="ignore"):  # inf only for bounds near 1e154
-            noise_floor = 4 * half_width**2 * self.noise_std_ / counts[:, None]
+        # inf only for bounds near 1e154; half_width multiplies last, so a
+        # noise_std_ that underflows to 0 (epsilon near 1e300) gives a floor
+        # of 0, not inf * 0 = NaN (which made var_ NaN)
+        with np.errstate(over="ignore"):
+            relative = 4 * self.noise_std_ / counts[:, None]
+            noise_floor = half_width * (half_width * relative)
         self.classes_ = classes
         self.class_count_ = counts
         self.class_prior_ = counts / counts.sum() if priors is None else priors
         variances, self.shared_var_ = share_unresolved_variances(
             counts, variances, noise_floor
         )
-        with np.errstate(over="ignore"):
-            self.var_ = variances + self.var_smoothing * half_width**2
+        with np.errstate(over="ignore"):  # var_smoothing=0: 0, not 0 * inf
+            self.var_ = variances + half_width * (half_width * self.var_smoothing)
         self.theta_ = means
         self.lower_, self.upper_ = lower, upper
         return self
