@@ -11,6 +11,7 @@ import pytest
 
 from skdp import (
     BudgetAccountant,
+    DPClipper,
     PrivateGaussianNB,
     PrivateMean,
     PrivateMinMaxScaler,
@@ -94,6 +95,7 @@ ESTIMATORS = {
     "standard": lambda: PrivateStandardScaler(1.0, random_state=0),
     "minmax": lambda: PrivateMinMaxScaler(1.0, random_state=0),
     "gnb": lambda: PrivateGaussianNB(1.0, classes=[0, 1], random_state=0),
+    "clipper": lambda: DPClipper(epsilon=1.0, method="svt", random_state=0),
 }
 
 
@@ -264,3 +266,51 @@ def test_tiny_releases_still_warn():
         model = make(0.1, bounds=(-1e6, 1e6), random_state=0)
         model.set_params(accountant=BudgetAccountant())
         assert noise_warnings(lambda m=model: m.fit(X)) != []
+
+
+@pytest.mark.parametrize("name", ["svt", "mean", "standard", "minmax", "gnb"])
+def test_dask_input_releases_and_warns_as_in_memory(name):
+    # the same seed, the same release, so the same warnings and model: the
+    # Dask path must not decide anything from its blocks (sizes, order)
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(5)
+    X = rng.lognormal(3, 1, size=(300, 40)) * (rng.random((300, 40)) < 0.3)
+    y = (rng.random(300) < 0.3).astype(int)
+    fits = []
+    for data, labels in ((X, y), (da.from_array(X, chunks=(70, 40)), None)):
+        if labels is None:
+            labels = da.from_array(y, chunks=70)
+        model = ESTIMATORS[name]().set_params(accountant=BudgetAccountant())
+        fits.append((caught(lambda m=model, a=data, b=labels: m.fit(a, b)), model))
+    assert fits[0][0] == fits[1][0]
+    assert any(c == "NoiseDominatedWarning" for c, _ in fits[0][0])
+    assert_same_attributes(fits[0][1], fits[1][1])
+
+
+def test_naive_bayes_says_when_its_class_means_are_noise():
+    # public bounds (-1e6, 1e6), 20 rows of N(0, 1), eps = 0.1: the released
+    # class means came out at the bound (1e6) and every feature's variance
+    # unresolved, and the fit said nothing (issue 27 item 6: "when the noise
+    # scale exceeds the released signal, warn")
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = np.arange(20) % 2
+    model = PrivateGaussianNB(
+        0.1,
+        classes=[0, 1],
+        bounds=(-1e6, 1e6),
+        random_state=0,
+        accountant=BudgetAccountant(),
+    )
+    messages = noise_warnings(lambda: model.fit(X, y))
+    assert messages and "PrivateGaussianNB" in messages[0]
+    assert "class means" in messages[0]
+
+
+def test_naive_bayes_with_enough_rows_does_not_say_so():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(20_000, 3))
+    y = (X[:, 0] + rng.normal(size=20_000) > 0).astype(int)
+    model = PrivateGaussianNB(
+        1.0, classes=[0, 1], bounds=(-5, 5), random_state=0
+    ).set_params(accountant=BudgetAccountant())
+    assert noise_warnings(lambda: model.fit(X, y)) == []
