@@ -314,3 +314,35 @@ def test_naive_bayes_with_enough_rows_does_not_say_so():
         1.0, classes=[0, 1], bounds=(-5, 5), random_state=0
     ).set_params(accountant=BudgetAccountant())
     assert noise_warnings(lambda: model.fit(X, y)) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="moments_from_sums (skdp/sensitivity/_moments.py, not in this "
+    "review's files) forms 2 * half before multiplying by sqrt(var_a): with "
+    "bounds wider than max/2 the deviation overflows to inf although it is at "
+    "most (U - L)/2, finite; its docstring says finite for any finite bounds",
+)
+def test_standard_scaler_scale_is_finite_for_any_finite_bounds():
+    X = np.random.default_rng(0).choice([-BIG, BIG], size=(4000, 2))
+    model = PrivateStandardScaler(
+        1.0, bounds=(-BIG, BIG), random_state=0, accountant=BudgetAccountant()
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X)
+    assert np.all(np.isfinite(model.scale_))
+
+
+def test_dpclipper_warning_names_itself_and_the_columns():
+    # DPClipper(method='svt') fitted an inner SVTClipSelector on the validated
+    # array: its warning said 'SVTClipSelector' and '#0' for a DPClipper
+    # fitted on named columns
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(60, 3)), columns=["age", "income", "hours"])
+    model = DPClipper(epsilon=0.3, method="svt", random_state=0)
+    model.set_params(accountant=BudgetAccountant())
+    messages = noise_warnings(lambda: model.fit(X))
+    assert messages and messages[0].startswith("DPClipper")
+    assert "'age'" in messages[0]
