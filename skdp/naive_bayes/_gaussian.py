@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms._labels import LabelPlan
+from skdp.preprocessing._mean import warn_if_noise_dominated
 from skdp.preprocessing._standard import fit_moment_sums
 from skdp.sensitivity import moments_from_sums
 from skdp.utils._cells import as_cells
@@ -53,6 +54,19 @@ def share_unresolved_variances(counts, variances, noise_floor):
         weights = (counts / counts.sum())[:, None]
         shared = (weights * floored).sum(axis=0)
     return np.where(unresolved, shared, floored), unresolved
+
+
+def class_mean_noise(half_width, noise_std, counts):
+    """Public noise standard deviation of each released class mean, in data
+    units, for the smallest class: ``max_k 2 r noise_std / count_k`` per
+    feature, ``r = (U - L)/2`` (about that of :func:`moments_from_sums`'s
+    mean, ``centre + r (2 m_a - 1)`` with ``m_a`` a noisy sum over the
+    count). A function of the released bounds and counts and the public
+    noise level; ``r`` multiplies last so that it overflows only where the
+    result exceeds the largest double.
+    """
+    with np.errstate(over="ignore"):
+        return half_width * (2 * noise_std / np.min(counts))
 
 
 class PrivateGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -181,7 +195,13 @@ default=None
     budget, split over the features; on small data with many features
     (breast cancer: 569 rows, 30 features, ε = 1) most bounds still
     collapse and the fit warns (:class:`~skdp.exceptions.NoiseDominatedWarning`,
-    from the released values only): state public ``bounds`` there.
+    from the released values only): state public ``bounds`` there. It also
+    warns, naming the features, where the noise of the smallest class's
+    mean, ``(U - L) noise_std_ / count``, is at least ``(U - L)/sqrt(12)``
+    (the spread of a mean drawn at random in the bounds, as
+    :class:`~skdp.PrivateMean` does): public bounds far wider than the data,
+    or too few rows for ε (20 rows at ε = 0.1 with bounds ±10⁶ released
+    class means at the bound).
 
     References
     ----------
@@ -298,18 +318,30 @@ default=None
         # a variance is not resolved below its own noise level (in units of
         # a²: noise_std / count); a floor there keeps a class whose noisy
         # variance came out as 0 from dominating every prediction
-        with np.errstate(over="ignore"):  # inf only for bounds near 1e154
-            noise_floor = 4 * half_width**2 * self.noise_std_ / counts[:, None]
+        # inf only for bounds near 1e154; half_width multiplies last, so a
+        # noise_std_ that underflows to 0 (epsilon near 1e300) gives a floor
+        # of 0, not inf * 0 = NaN (which made var_ NaN)
+        with np.errstate(over="ignore"):
+            relative = 4 * self.noise_std_ / counts[:, None]
+            noise_floor = half_width * (half_width * relative)
         self.classes_ = classes
         self.class_count_ = counts
         self.class_prior_ = counts / counts.sum() if priors is None else priors
         variances, self.shared_var_ = share_unresolved_variances(
             counts, variances, noise_floor
         )
-        with np.errstate(over="ignore"):
-            self.var_ = variances + self.var_smoothing * half_width**2
+        with np.errstate(over="ignore"):  # var_smoothing=0: 0, not 0 * inf
+            self.var_ = variances + half_width * (half_width * self.var_smoothing)
         self.theta_ = means
         self.lower_, self.upper_ = lower, upper
+        warn_if_noise_dominated(
+            self,
+            class_mean_noise(half_width, self.noise_std_, counts),
+            half_width / np.sqrt(3.0),  # (U - L) / sqrt(12), without U - L
+            "the noise of the smallest class's mean is at least the spread of "
+            "a mean drawn at random in the bounds, (upper_ - lower_) / "
+            "sqrt(12): the class means are noise",
+        )
         return self
 
     def _fit_cost(self, n_features=None):

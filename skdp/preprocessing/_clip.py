@@ -200,6 +200,7 @@ default=None
             accountant=self._resolve_accountant(),
             random_state=self.random_state,
         )
+        selector._warn_as = self  # its warnings name this step and its columns
         self._adopt_bounds(selector.fit(X), selector.lower_, selector.upper_)
 
     def _fit_quantile(self, X):

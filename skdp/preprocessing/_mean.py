@@ -87,11 +87,13 @@ def mean_noise_std(plan, count, lower, upper):
     ``r sqrt(v) / max(count, 1)`` with ``r = (U - L)/2`` and ``v`` the plan's
     worst-case noise variance of a centred sum and the count
     (:meth:`MeanRelease.worst_case_variance`): a function of the public plan,
-    the released bounds and the released count.
+    the released bounds and the released count. ``r`` is multiplied last, so
+    that the result overflows only where it exceeds the largest double
+    (``r sqrt(v)`` first overflowed for bounds near ``±1.8e308``).
     """
     with np.errstate(over="ignore"):
         radius = upper / 2 - lower / 2
-        return radius * np.sqrt(plan.worst_case_variance()) / max(float(count), 1.0)
+        return radius * (np.sqrt(plan.worst_case_variance()) / max(float(count), 1.0))
 
 
 class BoundsPlan(NamedTuple):
@@ -399,7 +401,8 @@ default=None
         warn_if_noise_dominated(
             self,
             mean_noise_std(plan, self.count_, lower, upper),
-            (upper - lower) / np.sqrt(12.0),
+            # (U - L) / sqrt(12) without forming U - L, which overflows
+            (upper / 2 - lower / 2) / np.sqrt(3.0),
             "the noise of the mean is at least the spread of a mean drawn at "
             "random in the bounds, (upper_ - lower_) / sqrt(12)",
         )

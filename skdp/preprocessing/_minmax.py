@@ -150,7 +150,10 @@ default=None
         self._charge(plan.cost_items())
         lower, upper = plan.run(X, source, self)
         self.data_min_, self.data_max_ = lower, upper
-        self.data_range_ = upper - lower
+        # released bounds near +-1.8e308: the range overflows to inf (scale 0,
+        # as in scikit-learn), post-processing that must not warn
+        with np.errstate(over="ignore"):
+            self.data_range_ = upper - lower
         self.scale_ = (high - low) / self.data_range_
         self.min_ = low - lower * self.scale_
         return self

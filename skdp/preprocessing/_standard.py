@@ -314,18 +314,27 @@ default=None
         self.mean_, self.var_ = means[0], variances[0]
         self.scale_ = handle_zero_scale(stds[0])
         self.lower_, self.upper_ = lower, upper
-        self._warn_if_noise_dominated()
+        self._warn_if_noise_dominated(stds[0])
         return self
 
-    def _warn_if_noise_dominated(self):
+    def _warn_if_noise_dominated(self, std):
         """Post-processing: the public noise of the mean and of the variance
         (``noise_std_`` times ``(U - L) / count`` and ``(U - L)² / count``, in
-        data units) against the released scale and variance."""
-        width = self.upper_ - self.lower_
-        count = max(self.n_samples_seen_, 1.0)
-        with np.errstate(over="ignore", invalid="ignore"):
-            mean_noise = width * self.noise_std_ / count
-            var_noise = width * (width * self.noise_std_ / count)
+        data units) against the released scale and variance.
+
+        Computed without forming ``U - L`` or a square, which overflow for
+        bounds near ``±1.8e308`` and made a well-resolved release read as
+        ``inf`` noise: the mean's noise is ``2 r (noise_std_ / count)`` with
+        ``r = (U - L)/2``, and the variance's is compared as a deviation,
+        ``sqrt((U - L)² noise_std_ / count) = 2 r sqrt(noise_std_ / count)``
+        against the released deviation ``std`` (the same test, both sides
+        non-negative; ``std`` is at most ``r``, finite).
+        """
+        radius = self.upper_ / 2 - self.lower_ / 2
+        relative = self.noise_std_ / max(self.n_samples_seen_, 1.0)
+        with np.errstate(over="ignore"):
+            mean_noise = 2 * (radius * relative)
+            var_noise_as_std = 2 * (radius * np.sqrt(relative))
         if self.with_mean:
             warn_if_noise_dominated(
                 self,
@@ -336,9 +345,11 @@ default=None
         if self.with_std:
             warn_if_noise_dominated(
                 self,
-                var_noise,
-                self.var_,
-                "the noise of the variance is at least the released var_",
+                var_noise_as_std,
+                std,
+                "the noise of the variance is at least the released var_ "
+                "(compared as deviations: the square root of the variance's "
+                "noise against sqrt(var_))",
             )
 
     def confidence_interval(self, alpha=0.05):

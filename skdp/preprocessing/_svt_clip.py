@@ -92,10 +92,13 @@ def warn_if_bounds_useless(estimator, release, plan):
 
     The decision is :func:`~skdp.preprocessing._svt_problems.bounds_problems`
     of the release and the public plan: post-processing, it reads no data.
+    An estimator that searches for another (``DPClipper(method="svt")``)
+    sets ``_warn_as`` on it, and the warning names that one and its columns.
     """
     problems = bounds_problems(release, plan)
     if not problems:
         return
+    estimator = getattr(estimator, "_warn_as", estimator)
     groups = []
     for kind, summary in _KIND_SUMMARY.items():
         features = sorted(f for f, (k, _) in problems.items() if k == kind)
