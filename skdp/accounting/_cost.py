@@ -3,6 +3,7 @@
 import math
 from dataclasses import dataclass, field
 
+from skdp.accounting._composition import exact
 from skdp.utils._validation import check_delta, check_epsilon
 
 __all__ = ["MECHANISMS", "PrivacyCost"]
@@ -70,6 +71,18 @@ def _certified(epsilon, delta):
         return _certified_ratio(epsilon, delta)
     except ValueError:
         return math.inf
+
+
+def _sum_up(a, b):
+    """``a + b`` rounded up: the smallest float at least the exact sum of the
+    decimal values the accountant adds (:func:`exact`), so that a budget of a
+    composite cost always admits what its parts charge."""
+    total = a + b
+    if not math.isfinite(total):
+        return total
+    while exact(total) < exact(a) + exact(b):
+        total = math.nextafter(total, math.inf)
+    return total
 
 
 @dataclass(frozen=True)
@@ -174,8 +187,8 @@ class PrivacyCost:
             return NotImplemented
         rho = None if self.rho is None or other.rho is None else self.rho + other.rho
         return PrivacyCost(
-            self.epsilon + other.epsilon,
-            self.delta + other.delta,
+            _sum_up(self.epsilon, other.epsilon),
+            _sum_up(self.delta, other.delta),
             rho,
             mechanism="composite",
             parts=self.atoms + other.atoms,

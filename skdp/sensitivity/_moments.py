@@ -162,7 +162,7 @@ def moments_from_sums(sums, lower, upper, *, return_std=False):
         var_a = np.clip(second - mean_a**2, 0.0, 0.25)
         centre, half = upper / 2 + lower / 2, upper / 2 - lower / 2
         means = np.clip(centre + half * (2 * mean_a - 1), lower, upper)
-        stds = 2 * half * np.sqrt(var_a)
+        stds = half * (2 * np.sqrt(var_a))  # 2 * half may overflow; this never
         variances = stds**2
     if return_std:
         return counts, means, variances, stds

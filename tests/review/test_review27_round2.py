@@ -204,18 +204,9 @@ def test_every_released_count_gives_a_feasible_run(epsilon, n_features):
 # -- (e): cost ----------------------------------------------------------------
 
 
-FIT_COST_ULP = pytest.mark.xfail(
-    strict=True,
-    reason="_fit_cost rounds the exact sum of the ledger items to nearest "
-    "(float addition of PrivacyCost in skdp/base.py), not up: PrivateMean("
-    "1.0)'s items 0.045 + 0.25499999999999995 + 0.7 sum exactly to a number "
-    "in (1 - 2**-53, 1], reported as 0.9999999999999999",
-)
-
-
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(n, marks=FIT_COST_ULP) if n == "mean" else n for n in ESTIMATORS],
+    list(ESTIMATORS),
 )
 def test_a_budget_of_fit_cost_admits_the_fit_and_is_spent(name):
     # _fit_cost is documented as an upper bound on what fit charges, and
@@ -316,13 +307,6 @@ def test_naive_bayes_with_enough_rows_does_not_say_so():
     assert noise_warnings(lambda: model.fit(X, y)) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="moments_from_sums (skdp/sensitivity/_moments.py, not in this "
-    "review's files) forms 2 * half before multiplying by sqrt(var_a): with "
-    "bounds wider than max/2 the deviation overflows to inf although it is at "
-    "most (U - L)/2, finite; its docstring says finite for any finite bounds",
-)
 def test_standard_scaler_scale_is_finite_for_any_finite_bounds():
     X = np.random.default_rng(0).choice([-BIG, BIG], size=(4000, 2))
     model = PrivateStandardScaler(
