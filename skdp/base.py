@@ -17,6 +17,8 @@ from skdp.accounting._accountant import (
     default_accountant,
 )
 from skdp.accounting._cost import PrivacyCost
+from skdp.exceptions import BudgetExceededError
+from skdp.utils._search_hint import search_refusal_hint
 from skdp.utils._validation import epsilon_requirement
 
 __all__ = ["PrivateEstimatorMixin"]
@@ -178,7 +180,13 @@ class PrivateEstimatorMixin:
         accountant = self._resolve_accountant()
         name = type(self).__name__
         items = [(f"{name}: {label}", *cost) for label, *cost in items]
-        entries = accountant.spend_many(items) if items else ()
+        try:
+            entries = accountant.spend_many(items) if items else ()
+        except BudgetExceededError as exc:
+            hint = search_refusal_hint()  # public: the search's parameters
+            if not hint:
+                raise
+            raise BudgetExceededError(f"{exc}{hint}") from exc
         self.epsilon_spent_ = math.fsum(e.epsilon for e in entries)
         self.delta_spent_ = math.fsum(e.delta for e in entries)
         return accountant
