@@ -152,9 +152,11 @@ scores = []
 for epsilon in epsilons:
     runs = []
     for seed in range(3):
-        model = make_pipeline(
-            features, PrivateLogisticRegression(epsilon, 1e-6, random_state=seed)
+        # every column is in [0, 1] by the public maps above: stated, free
+        private = PrivateLogisticRegression(
+            epsilon, 1e-6, feature_bounds=(0, 1), random_state=seed
         )
+        model = make_pipeline(features, private)
         runs.append(model.fit(X_train, y_train).score(X_test, y_test))
     scores.append(runs)
     print(f"epsilon={epsilon}: accuracy {np.median(runs):.3f}")

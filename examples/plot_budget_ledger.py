@@ -38,7 +38,6 @@ pipe = make_pipeline(
     SampleAggregateEstimator(
         LogisticRegression(solver="liblinear"),
         classes=[0, 1],
-        n_blocks=20,
         output_bounds=("l2", 3.0),
         random_state=0,
     ),

@@ -3,11 +3,12 @@
 import ast
 import math
 import runpy
+import warnings
 from pathlib import Path
 
 import pytest
 
-from skdp import BudgetAccountant
+from skdp import BudgetAccountant, NoiseDominatedWarning
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("plot_*.py"))
 
@@ -39,7 +40,11 @@ def test_example_runs(path, monkeypatch):
     monkeypatch.chdir(path.parent)
     # A fresh unlimited default accountant (like the process default), so the
     # example's spends stay out of the default that other tests may look at.
-    with BudgetAccountant(math.inf, 1.0):
+    # Users copy examples: one that warns NoiseDominatedWarning teaches a
+    # noise-dominated setting (an example that shows one on purpose silences
+    # the note where it does, with a comment saying so).
+    with BudgetAccountant(math.inf, 1.0), warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseDominatedWarning)
         runpy.run_path(str(path), run_name="__main__")
     try:
         assert plt.get_fignums(), f"{path.name} draws no figure"
