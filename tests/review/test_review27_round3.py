@@ -1,0 +1,180 @@
+"""Review of issue 27, round 3: the Laplace smooth-sensitivity median above ε_f = 1.
+
+``SmoothSensitivityMedian(noise="laplace")`` uses ``α = ε_f/2`` and
+``β_0 = ε_f/(2ℓ)`` with ``ℓ = max(1, ln(2/δ_f) + ε_f/4)`` for ``ε_f > 1``
+(:func:`skdp.preprocessing._smooth.laplace_log_term`). These tests compute the
+exact worst-case privacy loss (the hockey-stick divergence) of the release's
+noise against a shifted and dilated copy, from first principles:
+
+* continuous Laplace, in closed form with mpmath (the privacy loss is piecewise
+  linear, so the region where it exceeds ε is a union of intervals whose
+  masses are differences of the Laplace CDF);
+* the discrete Laplace actually sampled (pmf ``tanh(1/(2t)) e^{-|z|/t}``),
+  by exact sums in log space (no overflow of ``e^ε`` at ε_f = 1e6);
+* Nissim–Raskhodnikova–Smith's admissibility split (sliding by ``Δ <= α`` at
+  ``ε/2``, dilation by ``|λ| <= β`` at ``(ε/2, δ/2)``).
+
+Each is checked up to ε_f = 1e6, and each is shown able to fail: with NRS's
+``ℓ = ln(2/δ_f)`` (no ``ε_f/4`` term), the same computation exceeds δ_f.
+"""
+
+import itertools
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from skdp.preprocessing._smooth import laplace_log_term, smooth_parameters
+
+mpmath.mp.dps = 60
+
+EPSILONS = [0.5, 1.0, 1.0 + 1e-9, 2.0, 10.0, 30.0, 100.0, 1e4, 1e6]
+DELTAS = [1e-12, 1e-6, 0.5, 0.99]
+
+
+def _beta0(epsilon, delta):
+    return epsilon / (2 * laplace_log_term(epsilon, delta))
+
+
+def _laplace_mass(lo, hi, centre, scale):
+    """Exact mass of Laplace(centre, scale) on [lo, hi] (mpmath)."""
+
+    def cdf(z):
+        if z == -mpmath.inf:
+            return mpmath.mpf(0)
+        if z == mpmath.inf:
+            return mpmath.mpf(1)
+        u = (z - centre) / scale
+        return mpmath.exp(u) / 2 if u < 0 else 1 - mpmath.exp(-u) / 2
+
+    return cdf(hi) - cdf(lo)
+
+
+def _continuous_hockey_stick(epsilon, t, t2, shift):
+    """``∫ (p - e^ε q)_+`` for p = Lap(0, t), q = Lap(shift, t2), exactly.
+
+    The loss ``L(z) = ln(t2/t) - |z|/t + |z - shift|/t2`` is linear on each of
+    the three pieces cut at 0 and ``shift``; on each the set ``L > ε`` is an
+    interval, whose P- and Q-masses are CDF differences.
+    """
+    eps, t, t2, shift = (mpmath.mpf(v) for v in (epsilon, t, t2, shift))
+    cuts = sorted({mpmath.mpf(0), shift})
+    edges = [-mpmath.inf, *cuts, mpmath.inf]
+    total = mpmath.mpf(0)
+    for lo, hi in itertools.pairwise(edges):
+        probe = (lo + hi) / 2 if lo != -mpmath.inf and hi != mpmath.inf else None
+        if probe is None:
+            probe = hi - 1 if lo == -mpmath.inf else lo + 1
+        if lo == -mpmath.inf and hi == mpmath.inf:
+            probe = mpmath.mpf(0)
+        slope = -mpmath.sign(probe) / t + mpmath.sign(probe - shift) / t2
+        offset = mpmath.log(t2 / t) - abs(probe) / t + abs(probe - shift) / t2
+        offset -= slope * probe  # L(z) = offset + slope z on this piece
+        if slope == 0:
+            a, b = (lo, hi) if offset > eps else (hi, hi)
+        else:
+            root = (eps - offset) / slope
+            a, b = (max(lo, root), hi) if slope > 0 else (lo, min(hi, root))
+        if a < b:
+            excess = _laplace_mass(a, b, 0, t) - mpmath.exp(eps) * _laplace_mass(
+                a, b, shift, t2
+            )
+            total += max(excess, 0)
+    return total
+
+
+def _continuous_worst(epsilon, beta, n_lambda=9, n_shift=5):
+    """Worst hockey stick over ``|ln(t2/t)| <= β``, shifts ``<= α min(t, t2)``.
+
+    The continuous noise is scale-invariant: ``t = 1`` loses nothing.
+    """
+    alpha = epsilon / 2
+    worst = mpmath.mpf(0)
+    for lam in np.linspace(-beta, beta, n_lambda):
+        t2 = mpmath.exp(lam)
+        for frac in np.linspace(0, 1, n_shift):
+            shift = frac * alpha * min(mpmath.mpf(1), t2)
+            worst = max(worst, _continuous_hockey_stick(epsilon, 1.0, t2, shift))
+            # both directions of the neighbour relation
+            worst = max(worst, _continuous_hockey_stick(epsilon, t2, 1.0, shift))
+    return worst
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("delta", DELTAS)
+def test_continuous_laplace_loss_is_within_epsilon_delta(epsilon, delta):
+    worst = _continuous_worst(epsilon, _beta0(epsilon, delta))
+    assert worst <= delta
+
+
+@pytest.mark.parametrize("epsilon, delta", [(30.0, 1e-6), (100.0, 1e-3), (1e4, 1e-6)])
+def test_continuous_check_fails_without_the_tail_term(epsilon, delta):
+    # the same computation with NRS's ℓ = ln(2/δ) exceeds δ: the check can fail
+    beta = epsilon / (2 * max(1.0, math.log(2 / delta)))
+    assert _continuous_worst(epsilon, beta) > delta
+
+
+def _discrete_hockey_stick(epsilon, shift, t, t2):
+    """``Σ_z (P(z) - e^ε Q(z))_+``, P = DLap(t), Q = shift + DLap(t2), in logs.
+
+    Exact on ``|z| <= W``; P's mass beyond W is added (an upper bound).
+    """
+    width = int(60 * max(t, t2)) + shift + 60
+    z = np.arange(-width, width + 1, dtype=float)
+    log_p = math.log(math.tanh(0.5 / t)) - np.abs(z) / t
+    log_q = math.log(math.tanh(0.5 / t2)) - np.abs(z - shift) / t2
+    gap = epsilon + log_q - log_p  # the term is p (1 - e^gap)_+
+    terms = np.where(gap < 0, np.exp(log_p) * -np.expm1(np.minimum(gap, 0)), 0.0)
+    tail = 2 * math.exp(-(width + 1) / t) / (1 + math.exp(-1 / t))
+    return float(np.sum(terms)) + tail
+
+
+def _discrete_worst(epsilon, beta):
+    alpha = epsilon / 2
+    worst = 0.0
+    for t_units in (1.0, 1.7, 5.0, 20.0):  # t >= 1/α since S' >= g
+        t = t_units / alpha
+        for lam in np.linspace(-beta, beta, 7):
+            t2 = t * math.exp(lam)
+            if t2 < 1 / alpha:  # S'(x') >= g too
+                continue
+            top = math.floor(alpha * min(t, t2))
+            for shift in sorted({0, top // 2, top}):
+                worst = max(worst, _discrete_hockey_stick(epsilon, shift, t, t2))
+                worst = max(worst, _discrete_hockey_stick(epsilon, shift, t2, t))
+    return worst
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+@pytest.mark.parametrize("delta", DELTAS)
+def test_discrete_laplace_loss_is_within_epsilon_delta(epsilon, delta):
+    assert _discrete_worst(epsilon, _beta0(epsilon, delta)) <= delta
+
+
+@pytest.mark.parametrize("epsilon, delta", [(30.0, 1e-6), (100.0, 1e-3)])
+def test_discrete_check_fails_without_the_tail_term(epsilon, delta):
+    beta = epsilon / (2 * max(1.0, math.log(2 / delta)))
+    assert _discrete_worst(epsilon, beta) > delta
+
+
+@pytest.mark.parametrize("epsilon", [e for e in EPSILONS if e > 1])
+@pytest.mark.parametrize("delta", DELTAS)
+def test_nrs_dilation_and_sliding_hold_separately(epsilon, delta):
+    # NRS admissibility: dilation P[Z ∈ S] <= e^{ε/2} P[e^λ Z ∈ S] + δ/2 for
+    # |λ| <= β, and sliding P[Z ∈ S] <= e^{ε/2} P[Z + Δ ∈ S] for |Δ| <= α
+    beta, alpha = _beta0(epsilon, delta), epsilon / 2
+    for lam in (-beta, -beta / 2, beta / 2, beta):
+        dilation = _continuous_hockey_stick(epsilon / 2, 1.0, math.exp(lam), 0.0)
+        assert dilation <= delta / 2
+    assert _continuous_hockey_stick(epsilon / 2, 1.0, 1.0, alpha) == 0
+
+
+@pytest.mark.parametrize("epsilon", [1e4, 1e6, 1e300])
+def test_beta_used_is_below_the_proven_one_at_huge_epsilon(epsilon):
+    # float rounding of ℓ at huge ε (ln(2/δ) absorbed into ε/4) keeps β <= 2,
+    # where c = α/(e^β - 1) ≈ 0.078 ε_f dwarfs ln(2/δ)
+    _, beta, cap = smooth_parameters(epsilon, 1e-6, 1)
+    assert 0 < beta < 2 and cap >= 1
+    c = (epsilon / 2) / math.expm1(_beta0(epsilon, 1e-6))
+    assert c >= math.log(2 / 1e-6)
