@@ -63,15 +63,30 @@ def _finite(values):
 def second_moments(matrix, max_norm):
     """Count, mean and covariance from the noisy Gram of ``[clip(x), c]/(c√2)``.
 
-    Post-processing: the count is at least 1, the covariance is symmetric.
-    The released sums are divided by the count before the units (``2c`` and
-    ``2c²``) are restored, so no intermediate grows with the row count.
+    Post-processing: the count is at least 1, the covariance is symmetric
+    and returned in units of ``2c²`` (:func:`covariance_units`). The
+    released sums are divided by the count before the units are restored,
+    so no intermediate grows with the row count.
     """
     d = matrix.shape[0] - 1
     count = max(2.0 * matrix[d, d], 1.0)
     mean = (matrix[:d, d] / count) * (2.0 * max_norm)
-    second = (matrix[:d, :d] / count) * (2.0 * max_norm**2)
-    return count, mean, second - np.outer(mean, mean)
+    return count, mean, covariance_units(matrix, count)
+
+
+def covariance_units(matrix, count):
+    """The covariance in units of ``2 c²``: ``S/Ñ - 2 m mᵀ`` (finite).
+
+    ``S`` is the noisy second-moment block and ``m`` the noisy sum over
+    ``Ñ``, both in the Gram's units, so the entries stay near the noise's
+    size whatever ``c``: in data units (``c = 1e150``, tiny ε) the outer
+    product of the mean overflowed and ``eigh`` raised after the charge.
+    Post-processing; the eigenvectors are those of the covariance, whose
+    eigenvalues are ``2c²`` times these.
+    """
+    d = matrix.shape[0] - 1
+    mean = matrix[:d, d] / count
+    return _finite(matrix[:d, :d] / count - 2.0 * np.outer(mean, mean))
 
 
 def clip_norm(max_norm, rule, told):
@@ -338,8 +353,10 @@ class PrivatePCA(
             norm = clip_norm(self.max_norm, rule, told)
             gram = row_statistic(X, centred_moments_gram, centre, norm)
             matrix = noisy_gram(gram, d + 1, multiplier, source)
-            count, mean, covariance = second_moments(matrix, norm)
-            values, vectors = np.linalg.eigh(covariance)
+            count, mean, units = second_moments(matrix, norm)
+            values, vectors = np.linalg.eigh(units)
+            values = _finite(values * (2.0 * norm**2))
+            covariance = _finite(units * (2.0 * norm**2))
             self.mean_ = _finite(centre + mean)
         order = np.argsort(values)[::-1]
         values = np.maximum(values[order], 0.0)

@@ -91,10 +91,14 @@ def norm_bins(rows, centre):
     ``2**NORM_LIMIT`` and infinite ones to the last). The norm is computed
     as ``m sqrt(Σ (v/m)²)``, ``m = max |v|``, so it does not overflow or
     underflow before the clamp; a function of the row and public values
-    only.
+    only. A difference that overflows becomes the largest double of its sign
+    (the rule of :func:`centred_moments_gram`), so its norm is in the last
+    bin, not NaN (which went to the first).
     """
+    big = np.finfo(float).max
     with np.errstate(all="ignore"):
         shifted = np.asarray(rows, dtype=float) - centre
+        shifted = np.nan_to_num(shifted, nan=0.0, posinf=big, neginf=-big)
         top = np.max(np.abs(shifted), axis=1, initial=0.0)
         safe = np.where(top > 0, top, 1.0)
         norms = top * np.sqrt(np.sum((shifted / safe[:, None]) ** 2, axis=1))

@@ -178,3 +178,75 @@ def test_beta_used_is_below_the_proven_one_at_huge_epsilon(epsilon):
     assert 0 < beta < 2 and cap >= 1
     c = (epsilon / 2) / math.expm1(_beta0(epsilon, 1e-6))
     assert c >= math.log(2 / 1e-6)
+
+
+# -- item 2: PrivatePCA's new releases ---------------------------------------
+
+BIG = np.finfo(float).max
+
+
+def test_pca_norm_bin_of_an_overflowing_difference_is_the_last():
+    # x - centre overflows to inf: the norm is infinite, and the Notes (and the
+    # Gram's rule, which maps it to the largest double) put it in the last bin;
+    # it used to land in the FIRST (inf/inf = nan -> -inf), so the clipping
+    # norm rule never covered such rows
+    from skdp.decomposition._pca_scales import N_NORM_BINS, norm_bins
+
+    rows = np.array([[BIG, 0.0], [-BIG, 1.0], [BIG, BIG]])
+    centre = np.array([-1.5 * 2.0**1023, 0.0])
+    assert list(norm_bins(rows, centre)) == [N_NORM_BINS - 1] * 3
+
+
+@pytest.mark.parametrize(
+    "row",
+    [[BIG, 0.0], [-BIG, BIG], [5e-324, -5e-324], [0.0, 0.0], [1e308, 1e-308]],
+)
+@pytest.mark.parametrize("centre", [[0.0, 0.0], [-1.5 * 2.0**1023, 1.5 * 2.0**1023]])
+def test_pca_norm_histogram_moves_by_one_count_per_row(row, centre):
+    from skdp.decomposition._pca_scales import norm_histogram
+
+    base = np.array([[1.0, 2.0], [-3.0, 1e300], [0.0, 5e-324]])
+    with_row = np.vstack([base, row])
+    moved = norm_histogram(with_row, np.array(centre)) - norm_histogram(
+        base, np.array(centre)
+    )
+    assert moved.sum() == 1 and np.abs(moved).sum() == 1
+
+
+@pytest.mark.parametrize("epsilon", [1e-6, 1e-4])
+def test_pca_fit_at_a_tiny_epsilon_and_huge_norm_does_not_raise_after_charge(
+    epsilon,
+):
+    # the noisy mean in data units (~1e157 at max_norm=1e150) overflowed its
+    # outer product, the covariance held -inf, and eigh raised LinAlgError
+    # AFTER the charge (epsilon=1e-6: "Eigenvalues did not converge")
+    import warnings
+
+    from skdp import BudgetAccountant
+    from skdp.decomposition import PrivatePCA
+
+    X = np.random.default_rng(0).normal(size=(5, 3))
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pca = PrivatePCA(
+            epsilon=epsilon,
+            delta=1e-6,
+            max_norm=1e150,
+            accountant=acc,
+            random_state=0,
+        ).fit(X)
+    assert np.all(np.isfinite(pca.components_))
+    assert np.all(np.isfinite(pca.explained_variance_))
+    assert np.all(np.isfinite(pca.get_covariance()))
+
+
+def test_pca_fit_cost_is_the_charge():
+    from skdp import BudgetAccountant
+    from skdp.decomposition import PrivatePCA
+
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    pca = PrivatePCA(epsilon=0.7, delta=1e-6, accountant=acc, random_state=0)
+    cost = pca._fit_cost(3)
+    pca.fit(np.random.default_rng(1).normal(size=(200, 3)))
+    assert acc.total() == (cost.epsilon, cost.delta)
