@@ -241,6 +241,7 @@ def test_pca_fit_at_a_tiny_epsilon_and_huge_norm_does_not_raise_after_charge(
     assert np.all(np.isfinite(pca.get_covariance()))
 
 
+@pytest.mark.filterwarnings("ignore")
 def test_pca_fit_cost_is_the_charge():
     from skdp import BudgetAccountant
     from skdp.decomposition import PrivatePCA
@@ -250,3 +251,45 @@ def test_pca_fit_cost_is_the_charge():
     cost = pca._fit_cost(3)
     pca.fit(np.random.default_rng(1).normal(size=(200, 3)))
     assert acc.total() == (cost.epsilon, cost.delta)
+
+
+EXTREME_ROWS = [
+    [BIG, -BIG, 0.0],
+    [5e-324, -5e-324, 1e-308],
+    [1e308, 1e308, 1e308],
+    [-1.5 * 2.0**1023, 1.0, 3.0],
+    [0.0, 0.0, 0.0],
+    [1.0, 2.0, 1e-300],
+]
+
+
+@pytest.mark.parametrize("row", EXTREME_ROWS)
+@pytest.mark.parametrize(
+    "centre", [[0.0, 0.0, 0.0], [-1.5 * 2.0**1023, 1.5 * 2.0**1023, 1e-300]]
+)
+@pytest.mark.parametrize("max_norm", [1e-150, 1.0, 1e150])
+def test_pca_gram_of_one_row_has_upper_triangle_norm_at_most_one(row, centre, max_norm):
+    # the released upper triangle moves by q qᵀ's upper triangle, exactly (the
+    # sums are additive), whose L2 norm is <= ||q||² <= 1
+    from fractions import Fraction
+
+    from skdp.decomposition._pca_scales import centred_moments_gram
+
+    rows = np.array([[1.0, -2.0, 3.0], row])
+    both = centred_moments_gram(rows, np.array(centre), max_norm)
+    first = centred_moments_gram(rows[:1], np.array(centre), max_norm)
+    single = centred_moments_gram(rows[1:], np.array(centre), max_norm)
+    assert both.exponent == first.exponent == single.exponent  # public grid
+    added = [a - b for a, b in zip(both.numerators, first.numerators, strict=True)]
+    assert added == list(single.numerators)
+    exact = [Fraction(v) * Fraction(2) ** single.exponent for v in added]
+    assert sum(v * v for v in exact) <= 1
+
+
+@pytest.mark.parametrize("row", EXTREME_ROWS)
+def test_pca_exponent_histogram_moves_sqrt_d(row):
+    from skdp.linear_model._scaling import exponent_histogram
+
+    base = np.array([[1.0, -2.0, 3.0], [0.0, 5e-324, -BIG]])
+    moved = exponent_histogram(np.vstack([base, row])) - exponent_histogram(base)
+    assert np.all(moved.sum(axis=1) == 1) and np.abs(moved).sum() == 3
