@@ -389,8 +389,15 @@ class RelativeGrid:
 
     @np.errstate(over="ignore")
     def _magnitude_cumulative(self, m):
-        """``Σ_{0 <= j < m} w_j`` for ``m >= 0``, int64 with wrap-around."""
+        """``Σ_{0 <= j < m} w_j`` for ``m >= 0``, int64 with wrap-around.
+
+        With ``fine = coarse`` (bounds of subnormal width, ``fine`` clamped
+        at -1074) every multiplicity is 1 and the sum is ``m``; the general
+        formula would shift by ``span - 1 = -1`` there.
+        """
         b, span = self.bits, self.coarse - self.fine
+        if span == 0:
+            return np.asarray(m, dtype=np.int64)
         low = np.int64(1 << (b + 1))
         u = np.maximum(m - low, 0)
         binades = np.minimum(u >> b, span)
