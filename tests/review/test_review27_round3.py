@@ -404,3 +404,21 @@ def test_sparse_blocks_match_dense_when_the_fine_step_is_the_coarse_one(
     sparse = sparse_rank_blocks(column, grid, split)
     for a, b in zip(dense, sparse, strict=True):
         np.testing.assert_array_equal(a, np.asarray(b).astype(a.dtype))
+
+
+@pytest.mark.parametrize("refine", range(11))
+def test_cumulative_differences_are_running_sums_near_the_subnormal_clamp(refine):
+    from skdp.sensitivity._quantile_grid import RelativeGrid
+
+    rng = np.random.default_rng(refine)
+    for exponent in range(-1070 + refine, -1030, 3):
+        for lower in (0.0, -(2.0**exponent)):
+            grid = RelativeGrid(lower, 2.0**exponent, refine)
+            if grid.size > 1 << 21:
+                continue
+            weights = grid.multiplicity(np.arange(grid.first, grid.last + 2))
+            running = np.concatenate(([0], np.cumsum(weights)))
+            ends = np.sort(rng.integers(grid.first, grid.last + 2, size=(20, 2)))
+            got = grid.cumulative(ends[:, 1]) - grid.cumulative(ends[:, 0])
+            want = running[ends[:, 1] - grid.first] - running[ends[:, 0] - grid.first]
+            np.testing.assert_array_equal(got, want)
