@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.base import PrivateEstimatorMixin
 from skdp.decomposition._pca_scales import (
     MAX_NORM_RANGE,
+    N_NORM_BINS,
     centred_moments_gram,
     covariance_noise_bound,
     norm_histogram,
@@ -25,9 +26,15 @@ from skdp.decomposition._pca_scales import (
     warn_norm_untold,
     warn_unresolved,
 )
-from skdp.linear_model._release import gaussian_fit_cost, noisy_gram
+from skdp.linear_model._release import (
+    check_release_plan,
+    gaussian_fit_cost,
+    noisy_gram,
+)
 from skdp.linear_model._scaling import (
+    N_BINS,
     exponent_histogram,
+    histogram_sensitivity,
     release_exponent_histogram,
 )
 from skdp.mechanisms import (
@@ -87,6 +94,15 @@ def covariance_units(matrix, count):
     d = matrix.shape[0] - 1
     mean = matrix[:d, d] / count
     return _finite(matrix[:d, :d] / count - 2.0 * np.outer(mean, mean))
+
+
+def _release_plan(d, centre_multiplier, norm_multiplier, multiplier):
+    """``(what, sensitivity, multiplier, n_values)`` of the fit's releases."""
+    return [
+        ("feature centres", histogram_sensitivity(d), centre_multiplier, d * N_BINS),
+        ("row norms", 1.0, norm_multiplier, N_NORM_BINS),
+        ("second moments", 1.0, multiplier, (d + 1) * (d + 2) // 2),
+    ]
 
 
 def clip_norm(max_norm, rule, told):
@@ -332,6 +348,10 @@ class PrivatePCA(
             )
         centre_multiplier, norm_multiplier, multiplier = gaussian_noise_multipliers(
             self.epsilon, self.delta, [CENTRE_SHARE, NORM_SHARE, GRAM_SHARE]
+        )
+        check_release_plan(
+            type(self).__name__,
+            _release_plan(d, centre_multiplier, norm_multiplier, multiplier),
         )
         source = check_random_source(self.random_state)
         cost = gaussian_fit_cost(self.epsilon, self.delta)

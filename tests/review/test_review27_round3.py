@@ -422,3 +422,20 @@ def test_cumulative_differences_are_running_sums_near_the_subnormal_clamp(refine
             got = grid.cumulative(ends[:, 1]) - grid.cumulative(ends[:, 0])
             want = running[ends[:, 1] - grid.first] - running[ends[:, 0] - grid.first]
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("d, epsilon", [(50, 1e-6), (400, 1e-5)])
+def test_pca_refuses_a_release_the_sampler_cannot_draw_before_the_charge(d, epsilon):
+    # PrivatePCA charged, then its exponent histogram (d x N_BINS values,
+    # sensitivity sqrt(d)) raised "Cannot represent a Gaussian release" at
+    # d = 50, epsilon = 1e-6: the linear models check their release plan
+    # before the charge, PCA did not
+    from skdp import BudgetAccountant
+    from skdp.decomposition import PrivatePCA
+
+    X = np.random.default_rng(0).normal(size=(5, d))
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    pca = PrivatePCA(epsilon=epsilon, delta=1e-6, accountant=acc, random_state=0)
+    with pytest.raises(ValueError, match="Nothing was charged"):
+        pca.fit(X)
+    assert acc.total() == (0.0, 0.0)
