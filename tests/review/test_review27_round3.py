@@ -387,6 +387,8 @@ def test_sparse_blocks_match_dense_when_the_fine_step_is_the_coarse_one(
         refined_split_bits,
         relative_grid_counts,
         sparse_rank_blocks,
+        sparse_state_points,
+        state_points,
     )
     from skdp.sensitivity._quantile_grid import RelativeGrid
 
@@ -404,6 +406,15 @@ def test_sparse_blocks_match_dense_when_the_fine_step_is_the_coarse_one(
     sparse = sparse_rank_blocks(column, grid, split)
     for a, b in zip(dense, sparse, strict=True):
         np.testing.assert_array_equal(a, np.asarray(b).astype(a.dtype))
+    _, sizes, points, gap = sparse
+    for block in np.flatnonzero(gap):  # first, middle and last states
+        size = int(sizes[block])
+        offsets = np.array([0, size // 2, size - 1], dtype=object)
+        where, flags = np.full(3, points[block]), np.full(3, True)
+        np.testing.assert_array_equal(
+            sparse_state_points(where, offsets, flags, grid, split),
+            state_points(where, offsets, flags, multiplicity, split),
+        )
 
 
 @pytest.mark.parametrize("refine", range(11))
