@@ -450,3 +450,40 @@ def test_pca_refuses_a_release_the_sampler_cannot_draw_before_the_charge(d, epsi
     with pytest.raises(ValueError, match="Nothing was charged"):
         pca.fit(X)
     assert acc.total() == (0.0, 0.0)
+
+
+# -- item 4: PrivateLogisticRegression's rules read released values only ------
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(
+    "feature_bounds, count",
+    [((-3.0, 3.0), 4000.0), ((-3.0, 3.0), 8000.0), ("scaled", 2000.0)],
+)
+def test_logistic_clip_norm_is_a_function_of_the_released_count(
+    monkeypatch, feature_bounds, count
+):
+    # with the released count pinned, data of 40 and of 4,000 rows get the
+    # same clipping norm: the rule never reads the true n or the rows (these
+    # counts put the rule strictly between its floor 1 and its cap)
+    import skdp.linear_model._logistic as logistic
+    from skdp import BudgetAccountant
+
+    monkeypatch.setattr(logistic, "noisy_count", lambda *args: count)
+    norms = []
+    for n in (40, 4000):
+        rng = np.random.default_rng(n)
+        X = rng.normal(size=(n, 4)).clip(-3, 3)
+        y = (X[:, 0] > 0).astype(int)
+        model = logistic.PrivateLogisticRegression(
+            epsilon=2.0,
+            delta=1e-6,
+            classes=[0, 1],
+            feature_bounds=feature_bounds,
+            accountant=BudgetAccountant(epsilon=10.0, delta=1e-3),
+            random_state=0,
+        ).fit(X, y)
+        assert model.count_ == count
+        norms.append(model.clip_norm_)
+    assert norms[0] == norms[1]
+    assert 1.0 < norms[0] < 2.0  # between the floor and both caps
