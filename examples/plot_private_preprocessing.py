@@ -61,7 +61,12 @@ preprocessing = ColumnTransformer(
 )
 model = make_pipeline(
     preprocessing,
-    PrivateLogisticRegression(epsilon=1.0, delta=1e-6, accountant=accountant),
+    # the steps above already put every column on one scale (standardised
+    # numbers, 0/1 categories): "scaled" uses them as given, with no budget
+    # spent on private feature scales
+    PrivateLogisticRegression(
+        epsilon=1.0, delta=1e-6, feature_bounds="scaled", accountant=accountant
+    ),
 )
 model.fit(X_train, y_train)
 print(f"test accuracy: {model.score(X_test, y_test):.3f}")
