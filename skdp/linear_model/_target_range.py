@@ -13,9 +13,8 @@ import numpy as np
 from skdp.exceptions import NoiseDominatedWarning
 from skdp.linear_model._scaling import (
     _ZERO_BIN,
-    EXPONENT_LIMIT,
-    N_BINS,
     REACH_THRESHOLD,
+    _bin_intervals,
     exponent_histogram,
     release_exponent_histogram,
 )
@@ -35,12 +34,6 @@ def xy_target_histogram(X, y):
     return exponent_histogram(np.asarray(y, dtype=float).reshape(-1, 1))
 
 
-def _bin_edges():
-    """Upper edge ``2**(e+1)`` of each bin's magnitude (0 for the zero bin)."""
-    exponents = np.abs(np.arange(N_BINS) - _ZERO_BIN)  # 1 + e + EXPONENT_LIMIT
-    return np.where(exponents == 0, 0.0, np.ldexp(1.0, exponents - EXPONENT_LIMIT))
-
-
 def target_range_from_histogram(noisy, noise_sd):
     """``(low, high, resolved)`` from the released target histogram.
 
@@ -48,18 +41,21 @@ def target_range_from_histogram(noisy, noise_sd):
     ``REACH_THRESHOLD`` noise deviations (and half a row) count as occupied;
     ``high`` is the upper edge ``2**(e+1)`` of the largest occupied positive
     bin (0 if none), ``low`` minus that of the largest occupied negative bin
-    (0 if none). As the noise vanishes every occupied bin counts, so
-    ``[low, high]`` covers every target (within a factor 2 of the largest
-    magnitude). When no bin but the zero bin, or none at all, stands out,
-    the range is ``(-1, 1)`` and ``resolved`` is False.
+    (0 if none); the clamped end bins, which hold every magnitude beyond
+    ``2**EXPONENT_LIMIT``, reach the largest double (``_bin_intervals``, the
+    feature scales' own bins). As the noise vanishes every occupied bin
+    counts, so ``[low, high]`` covers every target (within a factor 2 of the
+    largest magnitude below ``2**EXPONENT_LIMIT``). When no bin but the
+    zero bin, or none at all, stands out, the range is ``(-1, 1)`` and
+    ``resolved`` is False.
     """
     counts = np.asarray(noisy, dtype=float).reshape(-1)
     occupied = counts >= max(REACH_THRESHOLD * noise_sd, 0.5)
-    edges = _bin_edges()
+    lows, highs = _bin_intervals()  # the clamped end bins reach ±max double
     positive = occupied[_ZERO_BIN + 1 :]
     negative = occupied[:_ZERO_BIN]
-    high = float(edges[_ZERO_BIN + 1 :][positive].max()) if positive.any() else 0.0
-    low = -float(edges[:_ZERO_BIN][negative].max()) if negative.any() else 0.0
+    high = float(highs[_ZERO_BIN + 1 :][positive].max()) if positive.any() else 0.0
+    low = float(lows[:_ZERO_BIN][negative].min()) if negative.any() else 0.0
     if not high > low:
         return -1.0, 1.0, False
     return low, high, True

@@ -50,6 +50,15 @@ def test_noiseless_range_is_the_hull_of_the_occupied_binades():
     assert low <= y.min() and y.max() <= high and high <= 2 * np.abs(y).max()
 
 
+def test_noiseless_range_covers_targets_beyond_the_clamped_exponents():
+    # magnitudes above 2**64 share the last bin; its edge is the largest
+    # double, not 2**64 (which cut 5e40 down to 1.8e19)
+    y = np.array([-1e30, 2.0, 5e40])
+    counts = xy_target_histogram(None, y).astype(float)
+    low, high, resolved = target_range_from_histogram(counts, noise_sd=0.0)
+    assert resolved and low <= y.min() and y.max() <= high
+
+
 def test_a_range_below_the_noise_is_said_and_falls_back_publicly():
     counts = np.zeros((1, N_BINS))
     counts[0, _ZERO_BIN + 70] = 5.0  # one small bin under 7 deviations of 1
