@@ -12,11 +12,16 @@ from pathlib import Path
 RUNNER = Path(__file__).resolve().parent / "dpl_runner.py"
 
 
-def run_dpl_task(python, task):
-    """The runner's JSON answer to ``task``, or None (with a printed note)."""
+def run_dpl_task(python, task, script=None):
+    """The runner's JSON answer to ``task``, or None (with a printed note).
+
+    ``script`` is Python source to run instead of ``dpl_runner.py``
+    (``python -c``), reading the same JSON task on stdin.
+    """
+    command = [python, str(RUNNER)] if script is None else [python, "-c", script]
     try:
         done = subprocess.run(
-            [python, str(RUNNER)],
+            command,
             input=json.dumps(task),
             capture_output=True,
             text=True,

@@ -58,8 +58,6 @@ root::
 """
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 import warnings
@@ -69,6 +67,7 @@ import numpy as np
 from sklearn.decomposition import PCA
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _dpl import run_dpl_task
 from _real_tables import load_tables
 
 import skdp
@@ -140,19 +139,9 @@ def dpl_errors(python, X, ref, seeds):
         path = Path(tmp) / "X.npy"
         np.save(path, X)
         task = {"npy": str(path), "epsilons": list(DPL_EPSILONS), "seeds": list(seeds)}
-        try:
-            done = subprocess.run(
-                [python, "-c", DPL_SCRIPT],
-                input=json.dumps(task),
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-        except (OSError, subprocess.CalledProcessError) as exc:
-            err = getattr(exc, "stderr", "") or str(exc)
-            print(f"(diffprivlib skipped: {err.strip().splitlines()[-1:]})")
-            return None
-    answer = json.loads(done.stdout)
+        answer = run_dpl_task(python, task, script=DPL_SCRIPT)
+    if answer is None:
+        return None
     return {
         mode: [np.median([errors(c, r, ref) for c, r in fits], axis=0) for fits in rows]
         for mode, rows in answer.items()
