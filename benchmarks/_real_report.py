@@ -459,7 +459,7 @@ def summary_records(results, epsilons, repeats):
             detail = f"{t.name} {t.shape[0]} x {t.shape[1]}, skdp {mode}"
             records.append(
                 record(
-                    27,
+                    "real tables",
                     f"{model} at ε = {max(epsilons):g} within {limit} of scikit-learn",
                     gap,
                     "score difference",
@@ -477,7 +477,7 @@ def summary_records(results, epsilons, repeats):
             drop = float(finite.max()) if finite.size else float("nan")
             records.append(
                 record(
-                    27,
+                    "real tables",
                     f"{model}: no worse as ε grows (largest drop ≤ 0.01)",
                     drop,
                     "score drop",

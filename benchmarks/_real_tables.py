@@ -1,4 +1,4 @@
-"""Real tabular data sets, not Adult, that load offline (issue 27).
+"""Real tabular data sets, not Adult, that load offline.
 
 Each loader returns a :class:`Table`: the features **unscaled, as a user has
 them** (numeric columns in their own units; a yes/no column becomes 0/1, a

@@ -1,10 +1,10 @@
 """Key figures of a benchmark as JSON, for ``run_all.py`` (``--summary-json``).
 
 Every bench script that takes ``--summary-json PATH`` collects records with
-:func:`record` and writes them with :func:`write`. A record is one figure an
-issue's target is about::
+:func:`record` and writes them with :func:`write`. A record is one figure a
+target is about, under the topic it belongs to::
 
-    {"issue": 4, "target": "PrivateMean within 5x of np.clip().mean()",
+    {"topic": "private bounds", "target": "PrivateMean within 5x of np.clip().mean()",
      "measured": 1.75, "unit": "ratio", "verdict": "met",
      "detail": "normal(0, 1), 10^7 rows", "repeats": "best of 5"}
 
@@ -16,13 +16,13 @@ figure rests on.
 import json
 
 
-def record(issue, target, measured, unit, verdict, detail="", repeats=""):
+def record(topic, target, measured, unit, verdict, detail="", repeats=""):
     if verdict not in ("met", "missed", "info"):
         raise ValueError(f"verdict must be met, missed or info, not {verdict!r}")
     if isinstance(measured, float):
         measured = float(f"{measured:.4g}")
     return {
-        "issue": issue,
+        "topic": topic,
         "target": target,
         "measured": measured,
         "unit": unit,

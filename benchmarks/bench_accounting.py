@@ -1,4 +1,4 @@
-"""Accountant speed (issue 16, item 4): spends in memory and in SQLite.
+"""Accountant speed: spends in memory and in SQLite.
 
 Measured in one run:
 

@@ -1,4 +1,4 @@
-"""Private bounds on zero-inflated columns and many features (issue 27 item 3).
+"""Private bounds on zero-inflated columns and many features.
 
 Run from the repository root::
 

@@ -1,6 +1,6 @@
 """How fast could the one-column bound search be? A compiled loop as the limit.
 
-Issue 18, item 2 asks ``PrivateMean(bounds=None)`` on one column of 10^7 rows
+The target asks ``PrivateMean(bounds=None)`` on one column of 10^7 rows
 to run within 3x ``np.clip(X, l, u).mean(axis=0)``. This script measures the
 parts of that fit and what a compiled loop (numba, *not* a dependency of
 skdp: ``pip install numba`` to run it) makes of the one part that dominates,

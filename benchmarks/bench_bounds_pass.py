@@ -1,6 +1,6 @@
 """Private bounds without a sort: ``PrivateMean(bounds=None)`` on 10^7 rows.
 
-Issue 18, item 2. Run from the repository root::
+Run from the repository root::
 
     PYTHONPATH=. python benchmarks/bench_bounds_pass.py [--n 10000000]
         [--repeat 5] [--before-repeat 2] [--columns 1 4]
@@ -158,7 +158,7 @@ def main():
             sort_time = times[f"{fit}, before (sort)"]
             records.append(
                 record(
-                    18,
+                    "private bounds",
                     f"{fit} within {TIME_TARGET:g}x of `np.clip(X, l, u).mean(axis=0)`",
                     ratio,
                     "x clipped mean",
@@ -170,7 +170,7 @@ def main():
             )
             records.append(
                 record(
-                    18,
+                    "private bounds",
                     f"{fit}: peak memory at most {MEMORY_TARGET:g} copies of X",
                     copies,
                     "copies of X",

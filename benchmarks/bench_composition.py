@@ -1,4 +1,4 @@
-"""Tight composition (issue 16): skdp's accountant against Google's dp_accounting.
+"""Tight composition: skdp's accountant against Google's dp_accounting.
 
 Reproduce (dp_accounting lives in its own environment; it is never a
 dependency of skdp)::

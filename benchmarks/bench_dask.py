@@ -1,4 +1,4 @@
-"""PrivateMean on a Dask cluster against a plain Dask clipped mean (issue 18).
+"""PrivateMean on a Dask cluster against a plain Dask clipped mean.
 
 Run from the repository root::
 
@@ -133,7 +133,7 @@ def speed_records(times, rows, setting, repeat):
         if target is not None:
             records.append(
                 record(
-                    18,
+                    "Dask input",
                     f"{label} within {target}x of the Dask clipped mean",
                     ratio,
                     "ratio",
@@ -157,7 +157,7 @@ def memory_records(peaks, fits, setting):
             persisted = data_name == "persisted"
             records.append(
                 record(
-                    18,
+                    "Dask input",
                     "Peak memory per worker <= 2 chunks",
                     peak,
                     "chunks",

@@ -1,4 +1,4 @@
-"""Fixed cost of a fit with secure noise (issue 18, item 3).
+"""Fixed cost of a fit with secure noise.
 
 ``PrivateMean(bounds=(0, 100)).fit`` and ``PrivateStandardScaler`` with
 ``random_state=None`` (the operating system's CSPRNG) on 1,000 rows, beside
@@ -60,7 +60,7 @@ def main():
         if name != "StandardScaler().fit":
             records.append(
                 record(
-                    18,
+                    "fixed cost of a fit",
                     f"`{name}` within {TARGET:g}x of `StandardScaler().fit`",
                     ratio,
                     "ratio",

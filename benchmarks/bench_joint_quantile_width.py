@@ -1,4 +1,4 @@
-"""Joint quantiles at any bound width, and what they cost (issue 27, item 4).
+"""Joint quantiles at any bound width, and what they cost.
 
 Measured side by side in one run:
 

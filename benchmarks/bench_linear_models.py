@@ -1,4 +1,4 @@
-"""Private linear models (issue 14): accuracy, R², fit time and memory.
+"""Private linear models: accuracy, R², fit time and memory.
 
 Measured side by side in one run:
 

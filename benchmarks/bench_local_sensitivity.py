@@ -1,4 +1,4 @@
-"""Accuracy and speed of the local-sensitivity estimators (issue 5).
+"""Accuracy and speed of the local-sensitivity estimators.
 
 Medians: PTRMedian (two public proposals b), SmoothSensitivityMedian (Laplace
 and Cauchy) against the exponential-mechanism median (PrivateQuantile,
@@ -244,7 +244,7 @@ def median_records(results, args):
         if not usable:
             out.append(
                 record(
-                    5,
+                    "local sensitivity",
                     "PTRMedian beats the exponential-mechanism median (MAE)",
                     "every fit refused",
                     "",
@@ -258,7 +258,7 @@ def median_records(results, args):
         ratio = usable[best][1] / em_mae if em_mae > 0 else float("inf")
         out.append(
             record(
-                5,
+                "local sensitivity",
                 "PTRMedian beats the exponential-mechanism median (MAE)",
                 ratio,
                 "PTR MAE / EM MAE",
@@ -287,7 +287,7 @@ def scale_records(results, args):
         iqr_1 = results[name, 1.0, "IQRScale (Dwork-Lei, w=1/8)"][1]
         out.append(
             record(
-                5,
+                "local sensitivity",
                 "IQRScale median relative error vs q75 - q25 of PrivateQuantile "
                 "(no target)",
                 iqr_1,
@@ -314,7 +314,7 @@ def speed_records(results, args):
         goal = f"within {target:g}x of `{ref}`" if target else f"vs `{ref}` (no target)"
         out.append(
             record(
-                5,
+                "local sensitivity",
                 f"`{label.split()[0]}` {goal}",
                 ratio,
                 f"x {ref}",

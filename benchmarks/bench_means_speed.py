@@ -1,4 +1,4 @@
-"""Speed of PrivateMean, SVTClipSelector and PrivateQuantile on 10^7 rows (issue 4).
+"""Speed of PrivateMean, SVTClipSelector and PrivateQuantile on 10^7 rows.
 
 Run from the repository root::
 
@@ -160,7 +160,7 @@ def main():
                         mark = "met" if value <= target else "**missed**"
                         records.append(
                             record(
-                                4,
+                                "private bounds",
                                 f"{label.split('(')[0].strip('`')} within "
                                 f"{target:g}x of {ref}",
                                 value,
@@ -219,7 +219,7 @@ def main():
 
 def dpl_record(name, measured, detail="", repeats=""):
     return record(
-        4,
+        "private bounds",
         "diffprivlib `tools.median` time / skdp `PrivateQuantile`",
         measured,
         "x skdp" if isinstance(measured, float) else "",

@@ -292,7 +292,7 @@ def summary(row, plain, private):
     n = len(chosen)
     intervals = [wilson(hits, n) for hits in rates]
     return record(
-        7,
+        "model selection",
         f"NoisyMaxSearchCV(method='{method}'), selection ε = "
         f"{SELECTION_EPSILON:g}, Adult, {len(C_GRID)} C values: within 1 point of "
         f"the best in ≥ {TARGET_RATE:.0%} of repeats",

@@ -1,4 +1,4 @@
-"""Speed of skdp's secure noise against numpy and OpenDP (issues 3 and 18).
+"""Speed of skdp's secure noise against numpy and OpenDP.
 
 Run from the repository root::
 
@@ -157,7 +157,7 @@ def summary(rows, n, args):
     rounds = f"best of {args.repeats} interleaved rounds"
     out = [
         record(
-            3,
+            "noise and selection",
             f"secure Laplace, {size} draws, within 10x numpy `laplace`",
             secure / numpy_time,
             "x numpy",
@@ -166,7 +166,7 @@ def summary(rows, n, args):
             rounds,
         ),
         record(
-            18,
+            "noise and selection",
             f"secure Laplace, {size} draws, within 10x numpy `laplace` (same run)",
             secure / numpy_time,
             "x numpy",
@@ -175,7 +175,7 @@ def summary(rows, n, args):
             rounds,
         ),
         record(
-            18,
+            "noise and selection",
             f"secure Gaussian (ε=1, δ=1e-6), {size} draws, within 10x numpy `normal`",
             gauss / normal_time,
             "x numpy",
@@ -185,7 +185,7 @@ def summary(rows, n, args):
             rounds,
         ),
         record(
-            3,
+            "noise and selection",
             f"seeded (PCG64) Laplace, {size} draws, vs numpy (no target)",
             seeded / numpy_time,
             "x numpy",
@@ -198,7 +198,7 @@ def summary(rows, n, args):
     if opendp is None:
         out.append(
             record(
-                3,
+                "noise and selection",
                 "secure Laplace faster than OpenDP's float Laplace",
                 "not run (OpenDP not installed or --opendp-repeats 0)",
                 "",
@@ -208,7 +208,7 @@ def summary(rows, n, args):
     else:
         out.append(
             record(
-                3,
+                "noise and selection",
                 "secure Laplace faster than OpenDP's float Laplace",
                 opendp / secure,
                 "x faster than OpenDP",

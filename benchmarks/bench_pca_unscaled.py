@@ -1,4 +1,4 @@
-"""PrivatePCA at its defaults on unscaled real tables (issue 27, items 1 and 3).
+"""PrivatePCA at its defaults on unscaled real tables.
 
 For each table (used as a user has it: features in their own units, no
 scaling), two components, ε ∈ {0.3, 1, 3} and 10^6 (skdp only), 5 noise

@@ -1,4 +1,4 @@
-"""Utility of PrivateMean with private bounds vs the oracle clipped mean (issue 4).
+"""Utility of PrivateMean with private bounds vs the oracle clipped mean.
 
 Run from the repository root::
 
@@ -239,7 +239,7 @@ def main():
                 mark = "met" if met else "**missed**"
                 records.append(
                     record(
-                        4,
+                        "private bounds",
                         f"`PrivateMean({name})`: RMSE ≤ {RMSE_TARGET:g}x and MAE "
                         f"≤ {MAE_TARGET:g}x the oracle's (true [min, max])",
                         f"RMSE {r_rmse:.2f}x, MAE {r_mae:.2f}x the oracle's",
@@ -329,7 +329,7 @@ def main():
 
 def dpl_record(case, measured, repeats=""):
     return record(
-        4,
+        "private bounds",
         "diffprivlib `tools.mean` / `tools.median` (true bounds) error vs skdp "
         "(oracle `PrivateMean` / `PrivateQuantile` exponential)",
         measured,

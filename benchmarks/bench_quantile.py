@@ -81,7 +81,7 @@ def main():
         worst = max(fits, key=fits.get)
         records.append(
             record(
-                4,
+                "quantiles",
                 "`PrivateQuantile.fit` within 3x of `np.sort`",
                 fits[worst],
                 "x np.sort (worst of 4 fits)",

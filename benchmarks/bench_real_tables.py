@@ -1,4 +1,4 @@
-"""skdp's defaults on real tables that are not Adult (issue 27, "Done when").
+"""skdp's defaults on real tables that are not Adult.
 
 Every skdp estimator **at its defaults** (the user states ε and, for the
 classifiers, the public label set ``classes``) on nine real tables used

@@ -150,7 +150,7 @@ def accuracy(name, X, y, n_blocks, bounds, delta=0.0, C=1.0, note=""):
         noise = "Laplace" if delta == 0 else f"Gaussian, δ = {delta:g}"
         RECORDS.append(
             record(
-                6,
+                "sample and aggregate",
                 "LogisticRegression, ε = 1: accuracy within 2 points of non-private",
                 round(gap, 2),
                 "points below non-private",
@@ -234,7 +234,7 @@ def timing(rounds=TIMING_ROUNDS):
     reps = f"median of {rounds} interleaved rounds, n = 10^6 x 20"
     RECORDS.append(
         record(
-            6,
+            "sample and aggregate",
             "fit, 100 blocks, n_jobs=1, within 1.5x of one non-private fit",
             one / base,
             "x non-private (default BLAS threads)",
@@ -245,7 +245,7 @@ def timing(rounds=TIMING_ROUNDS):
     )
     RECORDS.append(
         record(
-            6,
+            "sample and aggregate",
             "same, against the non-private fit with one BLAS thread",
             one / base_1,
             "x non-private (1 BLAS thread)",
@@ -256,7 +256,7 @@ def timing(rounds=TIMING_ROUNDS):
     )
     RECORDS.append(
         record(
-            6,
+            "sample and aggregate",
             "fit, 100 blocks, faster with n_jobs=2 (threads) than n_jobs=1 "
             "(median at least 5% lower: smaller differences are run-to-run noise)",
             two / one,
@@ -348,7 +348,9 @@ def main():
 
 
 def dpl_record(measured, unit="", detail="", repeats=""):
-    return record(6, DPL_TARGET, measured, unit, "info", detail, repeats)
+    return record(
+        "sample and aggregate", DPL_TARGET, measured, unit, "info", detail, repeats
+    )
 
 
 def save_split(X, y, tmpdir):

@@ -249,7 +249,7 @@ def main():
         args.summary_json,
         [
             record(
-                18,
+                "model selection",
                 "NoisyMaxSearchCV(method='subsample') <= 1.5x GridSearchCV(cv=3), "
                 "n_jobs=1",
                 ratio1,
@@ -261,7 +261,7 @@ def main():
                 f"best of {args.repeats}",
             ),
             record(
-                18,
+                "model selection",
                 "NoisyMaxSearchCV(method='subsample') faster with n_jobs=2 than 1",
                 ratio2,
                 "ratio",

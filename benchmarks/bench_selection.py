@@ -80,7 +80,7 @@ def main():
         if name in ("permute_and_flip", "report_noisy_max (laplace)"):
             records.append(
                 record(
-                    3,
+                    "noise and selection",
                     f"`{name}` over {args.n:,} candidates in one vectorised pass",
                     round(1e3 * secure, 1),
                     "ms (secure source)",

@@ -134,7 +134,7 @@ def main():
         ]
         records.append(
             record(
-                5,
+                "local sensitivity",
                 f"{label} vs {base.split(' (')[0]} (no target; part of the fits)",
                 max(ratios),
                 "x numpy (worst of normal, lognormal)",

@@ -1,4 +1,4 @@
-"""The smooth-sensitivity median before and after its public lattice (issue 13).
+"""The smooth-sensitivity median before and after its public lattice.
 
 1. The review's lattice attack: 3000 fits on D (101 N(5, 1) rows) and on D'
    (one row added at the median), bounds (0, 10), ε = 1, δ = 1e-6. A lattice is

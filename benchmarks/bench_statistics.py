@@ -1,4 +1,4 @@
-"""Private statistics and preprocessing (issue 15): accuracy and speed targets.
+"""Private statistics and preprocessing: accuracy and speed targets.
 
 Measured side by side in one run:
 

@@ -159,7 +159,7 @@ def run_step(step, no_dpl, log_dir):
     if note:
         records = [
             {
-                "issue": "—",
+                "topic": "—",
                 "target": f"all figures of `{step.script}`",
                 "measured": note,
                 "unit": "",
@@ -189,24 +189,24 @@ def verdict_cell(verdict):
     return {"met": "met", "missed": "**missed**", "info": "—"}.get(verdict, verdict)
 
 
-def issue_key(rec):
-    issue = rec["issue"]
-    return (0, issue) if isinstance(issue, int) else (1, 0)
+def topic_key(rec):
+    topic = rec["topic"]
+    return (topic == "—", topic)
 
 
 def render(records, facts, steps_done):
     lines = [
-        "| issue | what is measured, and the target | measured | verdict "
+        "| topic | what is measured, and the target | measured | verdict "
         "| repeats / n | setting and detail | benchmark |",
         "|---|---|---|---|---|---|---|",
     ]
-    for rec in sorted(records, key=issue_key):
+    for rec in sorted(records, key=topic_key):
         lines.append(
             "| "
             + " | ".join(
                 cell(x)
                 for x in (
-                    rec["issue"],
+                    rec["topic"],
                     rec["target"],
                     measured_cell(rec),
                     verdict_cell(rec["verdict"]),

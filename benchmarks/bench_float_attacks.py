@@ -1,7 +1,7 @@
-"""Before/after figures of issue 13's float and failure attacks, in one run.
+"""Before/after figures of the float and failure attacks on the statistics, in one run.
 
 Run it against any checkout (``PYTHONPATH=<checkout> python
-benchmarks/review_issue13.py``) to compare the old and the new behaviour:
+benchmarks/bench_float_attacks.py``) to compare the old and the new behaviour:
 reachable quantile outputs, the capital-gain median atom, float sums moved by
 more than one row, and data-dependent raises or warnings after the charge.
 These are measurements, not tests; the regression tests live in ``tests/``.
