@@ -28,23 +28,59 @@ __all__ = ["joint_quantile_blocks", "joint_quantile_states"]
 
 
 #: Blocks per chunk of the window sums: a window is a suffix of a chunk, a run
-#: of whole chunks (a table of all runs) and a prefix of a chunk, or a short
-#: run inside one chunk (summed term by term).
+#: of whole chunks (a sum of dyadic runs of chunks) and a prefix of a chunk, or
+#: a short run inside one chunk (summed term by term).
 CHUNK = 64
 
 
 def _chunk_sums(values):
-    """In-chunk prefix and suffix log-sums, and log-sums of runs of chunks."""
+    """In-chunk prefix and suffix log-sums, and the chunks' dyadic log-sums.
+
+    The third result is the flat array of the log-sums of the dyadic runs of
+    chunks, level by level (level ``k`` holds runs of ``2**k`` chunks), and
+    the offset of each level in it: O(n) memory (a table of every run of
+    chunks, as before, took n² / 64² and ran out of memory on 500,000
+    distinct values).
+    """
     n_chunks = max(1, -(-values.size // CHUNK))
     padded = np.full(n_chunks * CHUNK, -np.inf)
     padded[: values.size] = values
     rows = padded.reshape(n_chunks, CHUNK)
     prefix = np.logaddexp.accumulate(rows, axis=1)  # chunk start .. p
     suffix = np.logaddexp.accumulate(rows[:, ::-1], axis=1)[:, ::-1]  # p .. end
-    ahead = np.arange(n_chunks)[:, None] + np.arange(n_chunks)[None, :]
-    totals = prefix[:, -1][np.minimum(ahead, n_chunks - 1)]
-    runs = np.logaddexp.accumulate(np.where(ahead < n_chunks, totals, -np.inf), axis=1)
-    return prefix.ravel(), suffix.ravel(), runs  # runs[k, j]: chunks k..k+j
+    levels = [prefix[:, -1]]
+    while levels[-1].size > 1:
+        last = levels[-1]
+        if last.size % 2:
+            last = np.append(last, -np.inf)
+        levels.append(np.logaddexp(last[0::2], last[1::2]))
+    offsets = np.cumsum([0] + [level.size for level in levels[:-1]])
+    return prefix.ravel(), suffix.ravel(), (np.concatenate(levels), offsets)
+
+
+def _run_logsumexp(dyadic, first, stop):
+    """``log Σ_{first <= c < stop} exp(chunk total_c)`` for each pair.
+
+    Each run is cut greedily into at most ``2 log2(n)`` aligned dyadic runs
+    (the largest that starts at the current chunk and fits), all pairs at
+    once, one level per step; an empty run gives ``-inf``.
+    """
+    flat, offsets = dyadic
+    top = offsets.size - 1
+    total = np.full(first.shape, -np.inf)
+    pos = first.astype(np.int64)
+    stop = stop.astype(np.int64)
+    while True:
+        active = np.flatnonzero(pos < stop)
+        if not active.size:
+            return total
+        at = pos[active]
+        fits = np.frexp((stop[active] - at).astype(np.float64))[1] - 1
+        aligned = np.where(at > 0, np.frexp((at & -at).astype(np.float64))[1] - 1, top)
+        level = np.minimum(np.minimum(fits, aligned), top)
+        term = flat[offsets[level] + (at >> level)]
+        total[active] = np.logaddexp(total[active], term)
+        pos[active] = at + (np.int64(1) << level)
 
 
 def _short_windows(values, start, end):
@@ -65,7 +101,7 @@ def _window_logsumexp(values, start):
     last chunk; a window inside one chunk is its prefix if it starts the
     chunk, else summed term by term.
     """
-    prefix, suffix, runs = _chunk_sums(values)
+    prefix, suffix, dyadic = _chunk_sums(values)
     end = np.arange(values.size) - 1  # inclusive
     first, last = start // CHUNK, np.maximum(end, 0) // CHUNK
     total = np.full(values.size, -np.inf)
@@ -73,8 +109,8 @@ def _window_logsumexp(values, start):
     if wide.size:
         lo, hi = first[wide], last[wide]
         ends = np.logaddexp(suffix[start[wide]], prefix[end[wide]])
-        inner = runs[np.minimum(lo + 1, runs.shape[0] - 1), np.maximum(hi - lo - 2, 0)]
-        total[wide] = np.logaddexp(ends, np.where(hi - lo >= 2, inner, -np.inf))
+        inner = _run_logsumexp(dyadic, lo + 1, hi)  # whole chunks between
+        total[wide] = np.logaddexp(ends, inner)
     inside = (start <= end) & (first == last)
     head = inside & (start % CHUNK == 0)  # from the chunk's start: its prefix
     total[head] = prefix[end[head]]
