@@ -228,6 +228,16 @@ CASES = [
         quantiles_error,
     ),
     case(
+        "PrivateQuantile-default-synthetic",
+        lambda e, s: skdp.PrivateQuantile(
+            QUANTILES, epsilon=e, accountant=budget(), random_state=s
+        ),
+        features,
+        quantiles_error,
+        seeds=10,
+        converge_seeds=2,
+    ),
+    case(
         "PrivateQuantile-permute_and_flip-synthetic",
         lambda e, s: skdp.PrivateQuantile(
             QUANTILES,

@@ -9,6 +9,7 @@ from scipy import integrate, stats
 
 from skdp import BudgetAccountant
 from skdp.audit import assert_dp, audit_mechanism
+from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._quantile_sampling import (
     sample_log_weights,
@@ -471,7 +472,13 @@ def test_epsilon_spent_equals_the_ledger_and_is_split_evenly(
 @pytest.mark.parametrize(
     "kwargs, X, match",
     [
-        ({}, np.ones((3, 1)), "needs public bounds"),
+        ({"upper_limit": 0}, np.ones((3, 1)), "upper_limit"),
+        ({"bounds_share": 1.0}, np.ones((3, 1)), "bounds_share"),
+        (
+            {"method": "permute_and_flip", "candidates": [0, 1, 1]},
+            np.ones((3, 1)),
+            "strictly increasing",
+        ),
         ({"bounds": (0, 1)}, np.array([[np.nan]]), "NaN or inf"),
         ({"bounds": (0, 1)}, np.empty((0, 1)), "0 sample"),
         ({"bounds": (1, 0)}, np.ones((3, 1)), "lower bound must be < upper"),
@@ -691,3 +698,104 @@ def test_joint_accuracy_does_not_depend_on_generous_bounds():
             errors[upper].append(np.abs(ranks - deciles * 1000).mean())
     tight, wide = np.mean(errors[10.0]), np.mean(errors[1e5])
     assert tight < 12 and wide < 12
+
+
+def _rank_interval_error(column, value, level):
+    """Distance of ``level`` from the rank interval of ``value`` (0 in a tie)."""
+    below, at_most = np.mean(column < value), np.mean(column <= value)
+    return (
+        0.0
+        if below <= level <= at_most
+        else min(abs(below - level), abs(at_most - level))
+    )
+
+
+def test_default_bounds_are_chosen_privately_and_the_rest_releases():
+    # without public bounds the search of PrivateMean spends bounds_share of
+    # epsilon first and the quantiles the rest: two ledger entries summing to
+    # epsilon, and at a large epsilon the sample quantiles of a column whose
+    # scale (1e-3) no fixed wide default could resolve
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.lognormal(-7, 1, 4000), -rng.lognormal(5, 2, 4000)]
+    acc = BudgetAccountant(1e9)
+    est = PrivateQuantile(
+        (0.1, 0.5, 0.9), epsilon=1e5, accountant=acc, random_state=0
+    ).fit(X)
+    assert acc.total()[0] == 1e5
+    assert len(acc.entries) >= 2
+    assert acc.entries[-1].epsilon == pytest.approx(0.7e5)
+    for j in range(2):
+        assert est.lower_[j] <= X[:, j].min() or est.upper_[j] >= X[:, j].max()
+        for k, level in enumerate((0.1, 0.5, 0.9)):
+            error = _rank_interval_error(X[:, j], est.quantiles_[k, j], level)
+            assert error * X.shape[0] <= 1.0
+
+
+def test_fixed_wide_bounds_lose_a_small_column_that_private_bounds_keep():
+    # the reason for the default: with bounds (-1e9, 1e9) almost all of the
+    # grid's base measure lies outside a 1e-3-scale column, and at epsilon = 1
+    # its median lands at 0 (50 rank points off; 0.15 with private bounds,
+    # mean of 20 seeds)
+    rng = np.random.default_rng(1)
+    X = rng.lognormal(-7, 0.5, (3000, 1))
+    wide = PrivateQuantile(
+        epsilon=1.0,
+        bounds=(-1e9, 1e9),
+        accountant=BudgetAccountant(1e9),
+        random_state=0,
+    ).fit(X)
+    with pytest.warns(NoiseDominatedWarning, match="upper_limit"):
+        # near the grid's bottom for upper_limit=1e9: the warning names it
+        private = PrivateQuantile(
+            epsilon=1.0, accountant=BudgetAccountant(1e9), random_state=0
+        ).fit(X)
+    assert _rank_interval_error(X[:, 0], wide.quantiles_[0, 0], 0.5) > 0.4
+    assert _rank_interval_error(X[:, 0], private.quantiles_[0, 0], 0.5) < 0.01
+
+
+@pytest.mark.parametrize("method", ["joint", "exponential", "permute_and_flip"])
+def test_an_all_zero_column_has_its_quantiles_at_zero(method):
+    # the search bounds the empty negative side at 0 and the upper side at
+    # its first candidate: the atom at 0 holds every level
+    X = np.c_[np.zeros(500), np.arange(500.0)]
+    est = PrivateQuantile(
+        (0.25, 0.75),
+        epsilon=1e4,
+        method=method,
+        candidates=[0.0, 0.5, 1.0, 300.0] if method == "permute_and_flip" else None,
+        accountant=BudgetAccountant(1e9),
+        random_state=0,
+    ).fit(X)
+    assert est.lower_[0] == 0.0
+    assert np.all(est.quantiles_[:, 0] == 0.0)
+
+
+@pytest.mark.parametrize("method", ["joint", "exponential", "permute_and_flip"])
+def test_equal_released_bounds_give_their_value(method):
+    # the public rule for released bounds of width 0 (no grid of width 0 is
+    # built; the other features release as usual)
+    X = np.c_[np.zeros(50), np.arange(50.0)]
+    est = PrivateQuantile((0.25, 0.75), epsilon=1e4, method=method)
+    lower, upper = np.array([0.0, 0.0]), np.array([0.0, 64.0])
+    released = est._release(
+        X, lower, upper, np.array([0.25, 0.75]), 1e4, check_random_source(0)
+    )
+    assert np.all(released[:, 0] == 0.0)
+    assert np.all((released[:, 1] > 5) & (released[:, 1] < 45))
+
+
+def test_public_bounds_release_as_before_the_private_default():
+    # public bounds: one entry of the whole epsilon, as before (bit-identical
+    # releases under a seed: the bounds plan adds nothing)
+    X = np.random.default_rng(2).normal(5, 1, (1000, 2))
+    acc = BudgetAccountant(10.0)
+    est = PrivateQuantile(epsilon=1.0, bounds=(0, 10), accountant=acc, random_state=3)
+    est.fit(X)
+    assert len(acc.entries) == 1 and acc.total() == (1.0, 0.0)
+    bound = est.rank_error_bound()
+    private = PrivateQuantile(
+        epsilon=1.0, accountant=BudgetAccountant(10), random_state=3
+    )
+    private.fit(X)
+    # the quantiles get 0.7 of epsilon: a wider guaranteed rank error
+    assert np.all(private.rank_error_bound() > bound)
