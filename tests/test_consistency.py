@@ -126,14 +126,6 @@ _FITS = {}
 
 
 LINEAR_SCALING = "fixed by the linear models' private per-feature scaling"
-FIXED_POINT_GRID = (
-    "PrivateLinearRegression() on the synthetic table: R² 0.753 against 0.903 "
-    "at ε=1e6 (0.903 with stated feature_bounds); the private scales leave a "
-    "lognormal column at |z| up to 38, so the clipping norm that covers every "
-    "row is 66 and the sums' fixed-point grid (2**-16 of it, truncated toward "
-    "0) blurs the small columns; R² at ε=100 (0.52) is also better than at "
-    "ε=1e6; not scheduled"
-)
 
 
 def case(id, make, data, error, tol=1.0, **kwargs):
@@ -473,8 +465,6 @@ CASES = [
         synthetic_regression,
         r2_gap,
         tol=0.01,
-        converge_xfail=FIXED_POINT_GRID,
-        monotone_xfail=FIXED_POINT_GRID,
     ),
     case(
         "PrivateLinearRegression-diabetes",
