@@ -239,7 +239,7 @@ def test_regression_without_data_norm_converges_to_least_squares():
 def test_regression_norm_rule_keeps_a_small_spread_column_above_the_noise():
     # the consistency tests' synthetic table: a lognormal column reaches
     # |z| = 38 while the 1e-3 column has E z² = 0.016. The rule B = τ Ñ /
-    # (r sqrt(D)) chose B = 66 at eps = 1e6 (R² 0.753) and B = 48 at eps =
+    # (r sqrt(D)) chose B = 66 at eps = 1e6 (R² 0.753) and B = 18 at eps =
     # 100 (R² 0.39): that column's Gram eigenvalue fell below the noise
     # floor. B² = τ Ñ / (r sqrt(D)) keeps the Gram's relative noise at τ.
     from _consistency_data import reference_r2, synthetic_regression
