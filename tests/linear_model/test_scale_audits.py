@@ -25,7 +25,6 @@ counted in sixteen bins.
 """
 
 import numpy as np
-import pytest
 
 from skdp.audit import assert_dp, audit_mechanism
 from skdp.linear_model._scaling import (
@@ -155,7 +154,6 @@ def test_target_range_row_in_several_bins_twin_is_caught():
     assert bad.epsilon_lower_bound > EPS + MARGIN, str(bad)
 
 
-@pytest.mark.slow
 def test_feature_scales_pass_the_default_event_search_on_raw_counts():
     """The first moved count as it is released: value, low-bit and lattice
     events of the released float."""
