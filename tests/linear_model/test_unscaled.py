@@ -236,6 +236,23 @@ def test_regression_without_data_norm_converges_to_least_squares():
     assert stated >= reference - 0.01
 
 
+def test_regression_norm_rule_keeps_a_small_spread_column_above_the_noise():
+    # the consistency tests' synthetic table: a lognormal column reaches
+    # |z| = 38 while the 1e-3 column has E z² = 0.016. The rule B = τ Ñ /
+    # (r sqrt(D)) chose B = 66 at eps = 1e6 (R² 0.753) and B = 18 at eps =
+    # 100 (R² 0.39): that column's Gram eigenvalue fell below the noise
+    # floor. B² = τ Ñ / (r sqrt(D)) keeps the Gram's relative noise at τ.
+    from _consistency_data import reference_r2, synthetic_regression
+
+    X, y = synthetic_regression()
+    reference = reference_r2(X, y)  # exact least squares, 0.903
+    for seed in range(2):
+        at_100 = _regression(X, y, epsilon=100.0, seed=seed).score(X, y)
+        at_1e6 = _regression(X, y, epsilon=1e6, seed=seed).score(X, y)
+        assert at_100 >= reference - 0.08, at_100
+        assert at_1e6 >= reference - 0.01, at_1e6
+
+
 def test_regression_coefficients_are_in_the_users_units():
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, size=(20_000, 3)) * [1.0, 1e3, 1e6] + [0.0, 5e3, 0.0]
