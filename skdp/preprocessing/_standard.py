@@ -31,7 +31,7 @@ from skdp.preprocessing._mean import (
 from skdp.sensitivity import centre_and_radius, exact_moment_sums, moments_from_sums
 from skdp.sensitivity._mean import per_feature_sensitivities
 from skdp.utils._dask import row_statistic, validate_rows
-from skdp.utils._sample_weight import check_row_weights
+from skdp.utils._sample_weight import check_row_weights, weights_of_kept_rows
 from skdp.utils._dask_xy import JOINED_CODES, feature_rows, xy_statistic
 
 __all__ = ["PrivateStandardScaler", "fit_moment_sums", "release_moment_sums"]
@@ -136,7 +136,7 @@ def fit_moment_sums(
         classes, X, codes = plan.run(X, y, source)
         groups = classes.size
         if selected and sample_weight is not None:  # the rows kept, per row
-            sample_weight = sample_weight[np.isin(y, classes)]
+            sample_weight = weights_of_kept_rows(sample_weight, y, classes)
     lower, upper = bounds_plan.run(features if plan is None else X, source, estimator)
     noisy, estimator.noise_std_ = release_moment_sums(
         X, lower, upper, eps_sums, delta, source, codes, groups, sample_weight

@@ -9,8 +9,9 @@ would break that bound, so it is refused before any charge, like a NaN in
 """
 
 import numpy as np
+from scipy import sparse
 
-__all__ = ["check_row_weights"]
+__all__ = ["check_row_weights", "weights_of_kept_rows"]
 
 
 def _first_bad(weights):
@@ -90,7 +91,7 @@ def check_row_weights(estimator, sample_weight, X):
     if sample_weight is None:
         return None
     name = type(estimator).__name__
-    if not hasattr(X, "shape") or not isinstance(X.shape, tuple):
+    if not (isinstance(X, np.ndarray) or sparse.issparse(X)):  # a Dask input
         raise ValueError(
             f"{name}: sample_weight is supported for in-memory data only, not "
             "for a Dask input. Fit on an in-memory array, or leave "
@@ -110,3 +111,9 @@ def check_row_weights(estimator, sample_weight, X):
             "Nothing was charged."
         )
     return weights
+
+
+def weights_of_kept_rows(sample_weight, y, classes):
+    """The weights of the rows whose label is in the released ``classes``
+    (those a private label selection keeps, a rule applied to each row)."""
+    return sample_weight[np.isin(y, classes)]
