@@ -26,8 +26,7 @@ from skdp.sensitivity import (
     exact_count,
     exact_split_sums,
 )
-from skdp.sensitivity._mean import exact_weighted_count
-from skdp.sensitivity._mean import per_feature_sensitivities
+from skdp.sensitivity._mean import exact_weighted_count, per_feature_sensitivities
 
 __all__ = [
     "MeanRelease",

@@ -19,13 +19,13 @@ integers are added exactly, so the bounds hold for the computed sums
 import numpy as np
 
 from skdp.mechanisms._grid import FixedPoint
-from skdp.sensitivity._weights import grid_weights, weighted_terms
 from skdp.sensitivity._mean import (
     _BLOCK_ROWS,
     FIXED_POINT_BITS,
     _normalised_terms,
     centre_and_radius,
 )
+from skdp.sensitivity._weights import grid_weights, weighted_terms
 
 __all__ = [
     "bin_indices",
