@@ -133,13 +133,19 @@ def test_a_weight_vector_of_the_wrong_shape_is_refused_before_the_charge(name):
     assert accountant.total() == (0.0, 0.0)
 
 
-def test_a_dask_input_with_weights_is_refused_before_the_charge():
+@pytest.mark.parametrize("name", ["mean", "scaler", "nb", "linear", "logistic"])
+def test_a_dask_input_with_weights_is_refused_before_the_charge(name):
     da = pytest.importorskip("dask.array")
-    X, _, _, w = _data()
-    accountant = BudgetAccountant()
-    est = PrivateMean(bounds=(LOWER, UPPER), accountant=accountant)
+    X, y, target, w = _data()
+    labels = target if name.startswith("linear") else y
+    accountant = BudgetAccountant(delta=0.5)
+    est = ESTIMATORS[name](1.0, 0).set_params(accountant=accountant)
     with pytest.raises(ValueError, match="in-memory data only"):
-        est.fit(da.from_array(X, chunks=100), sample_weight=w)
+        est.fit(
+            da.from_array(X, chunks=100),
+            da.from_array(labels, chunks=100),
+            sample_weight=w,
+        )
     assert accountant.total() == (0.0, 0.0)
 
 
