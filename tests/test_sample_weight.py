@@ -291,3 +291,23 @@ def test_metadata_routing_requests_sample_weight():
         X - np.average(X, axis=0), y, sample_weight=w
     )
     np.testing.assert_allclose(pipe[-1].class_count_, ref.class_count_, rtol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["nb", "logistic"])
+def test_private_label_selection_drops_the_weights_of_the_rows_it_drops(name):
+    # classes=None: the rows of a label that is not released are dropped
+    # after the charge, their weights with them (a mismatch would raise after
+    # the charge)
+    X, y, _, w = _data(8, 2_000)
+    y[:3] = 7  # a label of three rows: not released at epsilon 2
+    est = ESTIMATORS[name](2.0, 0).set_params(
+        classes=None, accountant=BudgetAccountant(delta=0.5)
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoiseDominatedWarning)
+        est.fit(X, y, sample_weight=w)
+    assert list(est.classes_) == [0, 1]
+    if name == "nb":  # the weighted class counts of the kept rows
+        kept = y != 7
+        expected = [w[kept & (y == c)].sum() for c in (0, 1)]
+        np.testing.assert_allclose(est.class_count_, expected, rtol=0.05)
