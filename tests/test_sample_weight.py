@@ -72,14 +72,14 @@ ESTIMATORS = {
 }
 
 
-def _fit(name, epsilon, seed, X, y, target, w, **fit_params):
+def _fit(name, epsilon, seed, X, y, target, w, **params):
     est = ESTIMATORS[name](epsilon, seed).set_params(
-        accountant=BudgetAccountant(delta=0.5)
+        accountant=BudgetAccountant(delta=0.5), **params
     )
     labels = target if name.startswith("linear") else y
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoiseDominatedWarning)
-        return est.fit(X, labels, sample_weight=w, **fit_params)
+        return est.fit(X, labels, sample_weight=w)
 
 
 def _released(est):
@@ -311,3 +311,22 @@ def test_private_label_selection_drops_the_weights_of_the_rows_it_drops(name):
         kept = y != 7
         expected = [w[kept & (y == c)].sum() for c in (0, 1)]
         np.testing.assert_allclose(est.class_count_, expected, rtol=0.05)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_extreme_rows_and_weights_give_a_finite_fit_without_warnings(name):
+    # after the charge nothing may raise or warn on the data: rows at ±max
+    # double and subnormal, weights subnormal, 1 - ulp, 0 and 1
+    big, tiny = np.finfo(np.float64).max, 5e-324
+    X, y, target, _ = _data(9, 40)
+    X[:4] = [[big, -big, tiny], [-big, big, -tiny], [tiny, 0.0, big], [0, 0, -big]]
+    w = np.resize([tiny, 1 - 2.0**-53, 0.0, 1.0, 0.5], 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", NoiseDominatedWarning)  # documented
+        # 40 rows cannot release a label set: state it
+        classes = {"classes": [0, 1]} if name.startswith("logistic") else {}
+        est = _fit(name, 1.0, 0, X, y, target, w, **classes)
+    for value in _released(est).values():
+        if value.dtype.kind == "f":
+            assert np.all(np.isfinite(value))
