@@ -158,7 +158,8 @@ class PrivateLogisticRegression(
     n_iter_ : ndarray of shape (1,)
         Number of steps taken (``max_iter``, always).
     count_ : float
-        The noisy row count used for the averages (part of the release).
+        The noisy row count used for the averages (part of the release);
+        with ``sample_weight``, the weighted count.
     clip_norm_ : float
         The clipping norm of the gradient steps (scaled units).
     feature_location_, feature_scale_ : ndarray of shape (n_features,)

@@ -117,7 +117,8 @@ default=None
     classes_ : ndarray of shape (n_classes,)
         The class labels: stated, or released by the private selection.
     class_count_ : ndarray of shape (n_classes,)
-        Private row counts per class (noisy, at least 1).
+        Private row counts per class (noisy, at least 1); with
+        ``sample_weight``, the weighted counts.
     class_prior_ : ndarray of shape (n_classes,)
         The priors: given, or the normalised private counts.
     theta_ : ndarray of shape (n_classes, `n_features_in_`)

@@ -218,7 +218,8 @@ default=None
     count_ : float
         The private row count that the means were divided by, before the
         rule ``max(count, 1)``: part of the same release (post-processing,
-        no extra cost). Noisy: fractional, and possibly below 1.
+        no extra cost). Noisy: fractional, and possibly below 1. With
+        ``sample_weight``, the weighted count.
     epsilon_spent_, delta_spent_ : float
         Cost charged by ``fit`` (equal to ``epsilon`` and ``delta``).
     n_features_in_ : int

@@ -200,7 +200,8 @@ default=None
     scale_ : ndarray of shape (`n_features_in_`,)
         ``sqrt(var_)``, with 1 where it is 0 (as scikit-learn does).
     n_samples_seen_ : float
-        The private row count (noisy, at least 1).
+        The private row count (noisy, at least 1); with
+        ``sample_weight``, the weighted count.
     noise_std_ : float
         Standard deviation of the noise added to each released moment sum
         (public: it follows from ε, δ and the number of features); the
