@@ -310,6 +310,9 @@ default=None
     or class-balancing weights) lets one row move every weight, and the
     bound no longer holds. Weights outside [0, 1] (or NaN, infinite) are
     refused before the charge. ``count_`` is then the noisy weighted count.
+    Private bounds (``bounds=None``) are searched on every row alike,
+    unweighted (a clipping choice at the same sensitivity, not the
+    estimate).
 
     **Small or negative noisy counts** (a data-independent rule): the
     denominator is ``max(noisy count, 1)``, and the mean is clipped to
