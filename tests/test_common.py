@@ -141,6 +141,35 @@ STATED_LABEL_CHECKS = (
 )
 
 
+WEIGHTS_ABOVE_ONE = (
+    "the check fits with weights above 1 (3, 10 or repeat counts up to 4): a "
+    "private fit accepts weights in [0, 1] only, where a weighted row adds no "
+    "more than an unweighted one, and refuses others before the charge; "
+    "weight 0 as removal and 1 as keeping are tested, bit for bit, in "
+    "tests/test_sample_weight.py"
+)
+ZERO_WEIGHTS_ACCEPTED = (
+    "all-zero weights are a valid input in [0, 1] (the weighted count is 0, "
+    "the release is noise, clipped by the public rules); refusing them "
+    "would reveal that every weight is 0"
+)
+WEIGHT_CHECKS = dict.fromkeys(
+    (
+        "check_sample_weights_list",
+        "check_sample_weights_not_overwritten",
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
+    ),
+    WEIGHTS_ABOVE_ONE,
+)
+WEIGHT_CHECKS["check_all_zero_sample_weights_error"] = ZERO_WEIGHTS_ACCEPTED
+
+
+def _takes_sample_weight(estimator):
+    fit = getattr(estimator, "fit", None)
+    return fit is not None and "sample_weight" in inspect.signature(fit).parameters
+
+
 def _needs_stated_labels(estimator):
     if isinstance(estimator, skdp.NoisyMaxSearchCV):
         return True  # its refit is a SampleAggregateEstimator of a classifier
@@ -151,6 +180,8 @@ def _needs_stated_labels(estimator):
 
 def expected_failed_checks(estimator):
     """Checks each estimator is expected to fail, with the reason."""
+    if _takes_sample_weight(estimator):
+        return dict(WEIGHT_CHECKS)
     if _needs_stated_labels(estimator):
         tree = isinstance(estimator, skdp.SampleAggregateEstimator) and isinstance(
             estimator.estimator, DecisionTreeClassifier

@@ -36,6 +36,7 @@ from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.sensitivity._linear import check_term_size, exact_clipped_gram
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import validate_dask_xy, xy_statistic
+from skdp.utils._sample_weight import check_row_weights
 from skdp.utils._validation import (
     check_bounds,
     check_finite_width,
@@ -55,18 +56,23 @@ GRAM_SHARE = 0.5
 NORM_NOISE = 1e-3
 
 
-def regression_sums(X, y, max_norm, low, high, intercept, affine=None):
+def regression_sums(
+    X, y, max_norm, low, high, intercept, affine=None, sample_weight=None
+):
     """Exact ``(gram, cross)`` of clipped rows and targets scaled to ``[-1, 1]``.
 
     The target is clipped to ``[low, high]``, centred and divided by its half
     width (with an intercept; else divided by its largest magnitude), a
-    function of the row alone; the sums add up over blocks of rows.
+    function of the row alone; the sums add up over blocks of rows. With
+    ``sample_weight`` (in [0, 1], in memory) the sums are weighted.
     """
     centre, half = _target_scale(low, high, intercept)
     X = X if affine is None else scale_rows(X, *affine)
     with np.errstate(all="ignore"):
         t = (np.clip(y, low, high) - centre) / half
-        return exact_clipped_gram(X, max_norm, t, intercept=intercept)
+        return exact_clipped_gram(
+            X, max_norm, t, intercept=intercept, sample_weight=sample_weight
+        )
 
 
 def _target_scale(low, high, intercept):
@@ -229,6 +235,20 @@ class PrivateLinearRegression(
     entries' sensitivity from the lower bound twice, its issues #104/#105,
     which is too small for asymmetric bounds.) Brute-forced in the tests.
 
+    **Sample weights.** With ``sample_weight`` ``w`` in [0, 1], ``q`` and
+    ``t`` are multiplied by ``sqrt(w)`` and truncated toward zero again, so
+    ``G = Σ w q qᵀ`` and ``b = Σ w t q``: weighted least squares, the limit
+    of :class:`~sklearn.linear_model.LinearRegression` with the same
+    weights. One ``(x, y, w)`` row moves them by ``w ||q||² <= 1`` and
+    ``w |t| ||q|| <= 1`` (in floats: ``fl(sqrt(w)) <= 1`` and truncation
+    never grows a magnitude), so the noise is unchanged; all weights 1 give
+    the unweighted fit bit for bit. The target range and the feature scales
+    are histograms of every row alike, unweighted: they choose clipping
+    and scaling (public rules of released values), not the estimate, and an
+    unweighted histogram has the same sensitivity; a row of weight 0 can
+    widen them, not bias the estimate. A weight must belong to its own row;
+    weights outside [0, 1] are refused before the charge.
+
     **Privacy.** The releases (target range, feature scales, Gram matrix,
     cross products) are Gaussian mechanisms with noise multipliers
     ``R / sqrt(s_i)`` for public shares ``s_i`` summing to 1,
@@ -300,7 +320,7 @@ class PrivateLinearRegression(
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Charge ``(epsilon, delta)`` and fit the private model.
 
         Parameters
@@ -310,6 +330,11 @@ class PrivateLinearRegression(
             (see :ref:`dask`), with ``y`` a Dask array of its rows.
         y : array-like of shape (n_samples,) or Dask array
             Targets (finite).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights in [0, 1] (in-memory data only): weighted least
+            squares, as :class:`~sklearn.linear_model.LinearRegression`
+            with the same weights, at the noise of the unweighted fit (see
+            Notes). Weights outside [0, 1] are refused before the charge.
 
         Returns
         -------
@@ -332,6 +357,7 @@ class PrivateLinearRegression(
                     "y contains NaN or infinity; skdp needs finite targets."
                 )
             data, d = (X, y), X.shape[1]
+        sample_weight = check_row_weights(self, sample_weight, data if dask else X)
         scaling = FeatureScaling(self._feature_bounds(), d, name)
         norm = _check_norm(self.data_norm) if scaling.kind == "none" else None
         size = d + intercept
@@ -373,7 +399,10 @@ class PrivateLinearRegression(
             else:
                 X = X if affine is None else scale_rows(X, *affine)
                 data, args = (X, y), (norm, low, high, intercept)
-            gram, cross = xy_statistic(data, regression_sums, *args)
+            if sample_weight is None:
+                gram, cross = xy_statistic(data, regression_sums, *args)
+            else:
+                gram, cross = regression_sums(*data, *args, None, sample_weight)
             spread = np.ones(d) if affine is None else affine[1]
             theta, causes = self._solve(
                 gram, cross, size, norm, multipliers, source, spread

@@ -56,6 +56,7 @@ from skdp.utils._dask_xy import (
     validate_dask_xy,
     xy_statistic,
 )
+from skdp.utils._sample_weight import check_row_weights, weights_of_kept_rows
 from skdp.utils._validation import validate_private_data
 
 __all__ = ["PrivateLogisticRegression"]
@@ -157,7 +158,8 @@ class PrivateLogisticRegression(
     n_iter_ : ndarray of shape (1,)
         Number of steps taken (``max_iter``, always).
     count_ : float
-        The noisy row count used for the averages (part of the release).
+        The noisy row count used for the averages (part of the release);
+        with ``sample_weight``, the weighted count.
     clip_norm_ : float
         The clipping norm of the gradient steps (scaled units).
     feature_location_, feature_scale_ : ndarray of shape (n_features,)
@@ -263,6 +265,23 @@ class PrivateLogisticRegression(
     :func:`~skdp.sensitivity.exact_clipped_gradient_sum`), so the bounds
     hold in floats; brute-forced in the tests.
 
+    **Sample weights.** With ``sample_weight`` ``w`` in [0, 1], ``N = Σ w``,
+    ``G = Σ w q qᵀ`` (``q`` times ``sqrt(w)``, truncated toward zero) and
+    each ``S_t = Σ w clip(x ⊗ r)`` (the clipped term times ``w``, truncated
+    toward zero): one ``(x, y, w)`` row moves each by at most what an
+    unweighted row does (``w <= 1``, and a correctly rounded product by a
+    number at most 1 is at most the other factor in magnitude), so the noise
+    is unchanged; all weights 1 give the unweighted fit bit for bit. The
+    average gradient and the penalty divide by the weighted count, so the
+    limit ε → ∞ minimises scikit-learn's weighted objective
+    ``C Σ w l + ||u||² / 2``. The label selection and the feature scales
+    count every row alike (unweighted, same sensitivity): like
+    scikit-learn, whose ``classes_`` include the labels of rows of weight
+    0; the scales are a public rule's input, not the estimate. A weight
+    must belong to its own row (class-balancing weights computed from the
+    label counts do not); weights outside [0, 1] are refused before the
+    charge.
+
     **Privacy.** Each release is a Gaussian mechanism with noise multiplier
     ``r_i = R / sqrt(s_i)`` for public shares ``s_i`` (1 % count, 30 %
     curvature, the rest split evenly over the steps) and
@@ -359,7 +378,7 @@ class PrivateLogisticRegression(
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Charge ``(epsilon, delta)`` and fit the private model.
 
         Parameters
@@ -370,6 +389,11 @@ class PrivateLogisticRegression(
             public ``classes`` given.
         y : array-like of shape (n_samples,) or Dask array
             Class labels, all in the public ``classes``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights in [0, 1] (in-memory data only): the weighted loss
+            of :class:`~sklearn.linear_model.LogisticRegression` with the
+            same weights, at the noise of the unweighted fit (see Notes).
+            Weights outside [0, 1] are refused before the charge.
 
         Returns
         -------
@@ -392,6 +416,7 @@ class PrivateLogisticRegression(
             labels, (epsilon, delta) = LabelPlan.from_estimator(
                 self.classes, self.epsilon, self.delta, y, name
             )
+        sample_weight = check_row_weights(self, sample_weight, data if dask else X)
         scaling = FeatureScaling(self.feature_bounds, d, name)
         size = d + bool(self.fit_intercept)
         check_term_size(size * size)
@@ -407,8 +432,12 @@ class PrivateLogisticRegression(
         self._charge([*(labels.cost_items() if labels else []), model_item])
 
         if labels is not None:
+            selected = labels.classes is None  # public: rows may be dropped
             classes, X, codes = labels.run(X, y, source)
             data = (X, codes)
+            if selected and sample_weight is not None:
+                sample_weight = weights_of_kept_rows(sample_weight, y, classes)
+        self._sample_weight = sample_weight
         n_outputs = 1 if classes.size == 2 else classes.size
         check_term_size(size * n_outputs)  # a function of the released labels
         self._noise_causes = []
@@ -426,7 +455,7 @@ class PrivateLogisticRegression(
             else:
                 X = X if affine is None else scale_rows(X, *affine)
                 data, self._affine = (X, codes), None
-            total = xy_statistic(data, _row_count)
+            total = self._statistic(data, _row_count)
             count = noisy_count(total, multipliers[0], source)
             reach = self._row_reach(scaling)
             residual = 1.0 if n_outputs == 1 else math.sqrt(2.0)
@@ -440,6 +469,7 @@ class PrivateLogisticRegression(
             self._curvature_factor = curvature_factor(*rule, intercept)
             weights = self._steps(data, d, n_outputs, count, multipliers, source)
         del self._affine, self._curvature_norm, self._curvature_factor
+        del self._sample_weight
         self._set_weights(weights, d, n_outputs, affine)
         self.classes_ = classes
         self.count_ = count
@@ -448,6 +478,13 @@ class PrivateLogisticRegression(
         del self._noise_causes
         warn_noise_dominated(name, causes)  # from released values only
         return self
+
+    def _statistic(self, data, function, *args):
+        """``function``'s sum over the rows (:func:`xy_statistic`), weighted
+        by the fit's ``sample_weight`` when there is one (in memory)."""
+        if self._sample_weight is None:
+            return xy_statistic(data, function, *args)
+        return function(*data, *args, sample_weight=self._sample_weight)
 
     def _release_plan(self, scaling, multipliers, d, size, n_outputs):
         """``(what, sensitivity, multiplier, n_values)`` of every release."""
@@ -501,7 +538,7 @@ class PrivateLogisticRegression(
         intercept = bool(self.fit_intercept)
         size = d + intercept
         bound = self._curvature_norm
-        gram = xy_statistic(data, _clipped_gram, bound, intercept, self._affine)
+        gram = self._statistic(data, _clipped_gram, bound, intercept, self._affine)
         # q = D^-1 [clip(x), 1] / (c sqrt(1 + intercept)), D = diag(1, .., 1/c)
         columns = np.ones(size)
         if intercept:
@@ -548,7 +585,7 @@ class PrivateLogisticRegression(
         weights = np.zeros((size, n_outputs))
         velocity = np.zeros_like(weights)
         for step, multiplier in enumerate(multipliers[2:]):
-            total = xy_statistic(
+            total = self._statistic(
                 data,
                 _clipped_gradient_sum,
                 weights,

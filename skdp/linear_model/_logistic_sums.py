@@ -12,7 +12,7 @@ from scipy.special import expit, softmax
 
 from skdp.linear_model._scaling import scale_rows
 from skdp.sensitivity._linear import exact_clipped_gradient_sum, exact_clipped_gram
-from skdp.sensitivity._mean import exact_count
+from skdp.sensitivity._mean import exact_count, exact_weighted_count
 
 __all__ = ["clip_norm", "curvature_factor", "curvature_norm"]
 
@@ -162,17 +162,29 @@ def _residual_function(X, codes, weights, intercept):
 # memory or per block of a Dask input (xy_statistic), the same values.
 
 
-def _row_count(X, codes):
-    return exact_count(X)
+# With ``sample_weight`` (in [0, 1], in memory only) each is the weighted
+# sum, at the same sensitivity (the functions of skdp.sensitivity).
 
 
-def _clipped_gram(X, codes, bound, intercept, affine=None):
+def _row_count(X, codes, sample_weight=None):
+    if sample_weight is None:
+        return exact_count(X)
+    return exact_weighted_count(sample_weight)
+
+
+def _clipped_gram(X, codes, bound, intercept, affine=None, sample_weight=None):
     X = X if affine is None else scale_rows(X, *affine)
-    return exact_clipped_gram(X, bound, intercept=intercept)[0]
+    return exact_clipped_gram(
+        X, bound, intercept=intercept, sample_weight=sample_weight
+    )[0]
 
 
-def _clipped_gradient_sum(X, codes, weights, max_norm, intercept, affine=None):
+def _clipped_gradient_sum(
+    X, codes, weights, max_norm, intercept, affine=None, sample_weight=None
+):
     X = X if affine is None else scale_rows(X, *affine)
     codes = np.asarray(codes, dtype=np.intp)
     residuals = _residual_function(X, codes, weights, intercept)
-    return exact_clipped_gradient_sum(X, residuals, max_norm, intercept=intercept)
+    return exact_clipped_gradient_sum(
+        X, residuals, max_norm, intercept=intercept, sample_weight=sample_weight
+    )

@@ -18,6 +18,7 @@ from skdp.sensitivity import moments_from_sums
 from skdp.utils._cells import as_cells
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import JOINED_CODES, public_dask_classes, validate_dask_xy
+from skdp.utils._sample_weight import check_row_weights
 from skdp.utils._validation import validate_private_data
 
 __all__ = ["PrivateGaussianNB"]
@@ -116,7 +117,8 @@ default=None
     classes_ : ndarray of shape (n_classes,)
         The class labels: stated, or released by the private selection.
     class_count_ : ndarray of shape (n_classes,)
-        Private row counts per class (noisy, at least 1).
+        Private row counts per class (noisy, at least 1); with
+        ``sample_weight``, the weighted counts.
     class_prior_ : ndarray of shape (n_classes,)
         The priors: given, or the normalised private counts.
     theta_ : ndarray of shape (n_classes, `n_features_in_`)
@@ -160,6 +162,20 @@ default=None
     **Noise.** Laplace with scale ``d/ε`` per coordinate, or the analytic
     Gaussian for L2 sensitivity ``sqrt(d)``, as exact discrete noise
     (:mod:`skdp.mechanisms`) on sums formed exactly.
+
+    **Sample weights.** With ``sample_weight`` ``w`` in [0, 1] a row adds
+    ``w`` times its triple to its class (three non-negative integers that
+    add up to its weight on the grid ``2**-32``,
+    :func:`~skdp.sensitivity.exact_moment_sums`): weighted class counts,
+    means and variances, as :class:`~sklearn.naive_bayes.GaussianNB` with
+    the same weights, and the same sensitivity and noise as without weights
+    (one ``(x, y, w)`` row moves the vector by ``d w <= d`` in L1 norm). All
+    weights 1 give the unweighted fit bit for bit. The label selection
+    (``classes=None``) and private bounds count every row alike: like
+    scikit-learn, whose ``classes_`` include the labels of rows of weight
+    0, and at the same sensitivity. A weight must belong to its own row
+    (class-balancing weights computed from the label counts do not);
+    weights outside [0, 1] are refused before the charge.
 
     **Label set.** With ``classes=None`` the fit is two releases: first the
     label set, by :func:`~skdp.mechanisms.select_labels` (each label's row count
@@ -265,7 +281,7 @@ default=None
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Charge the budget and release the per-class statistics.
 
         Parameters
@@ -276,6 +292,11 @@ default=None
             public ``classes`` given.
         y : array-like of shape (n_samples,) or Dask array
             Class labels, all in the public ``classes``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights in [0, 1] (in-memory data only), as in
+            :class:`~sklearn.naive_bayes.GaussianNB`: weighted class counts,
+            means and variances at the noise of the unweighted fit (see
+            Notes). Weights outside [0, 1] are refused before the charge.
 
         Returns
         -------
@@ -295,6 +316,7 @@ default=None
                 self.classes, self.epsilon, self.delta, y, name, model_delta
             )
             classes, codes, labels = plan.classes, None, (plan, y)
+        sample_weight = check_row_weights(self, sample_weight, X)
         if self.priors is not None and classes is None:
             raise ValueError(
                 f"{name}(priors=...) needs the public classes=[...] the priors "
@@ -311,6 +333,7 @@ default=None
             groups,
             labels=labels,
             budget=budget,
+            sample_weight=sample_weight,
         )
         classes = classes if selected is None else selected
         counts, means, variances = moments_from_sums(noisy, lower, upper)

@@ -36,6 +36,7 @@ from skdp.preprocessing._svt_clip import (
 )
 from skdp.sensitivity import centre_and_radius
 from skdp.utils._dask import row_statistic, validate_rows
+from skdp.utils._sample_weight import check_row_weights
 from skdp.utils._validation import check_bounds
 from skdp.utils._warnings import warn_at_caller
 
@@ -70,14 +71,18 @@ def warn_if_noise_dominated(estimator, noise_std, signal, what):
     )
 
 
-def noisy_count_and_sums(X, lower, upper, plan, source):
+def noisy_count_and_sums(X, lower, upper, plan, source, sample_weight=None):
     """Noisy row count (a float) and noisy centred sums, shape (n_features,).
 
     :func:`~skdp.preprocessing._mean_release.release_count_and_sums` of the
     exact statistic of ``X``, in memory or a Dask input
-    (:func:`~skdp.utils._dask.row_statistic`).
+    (:func:`~skdp.utils._dask.row_statistic`); weighted (in memory only)
+    when ``sample_weight`` is given.
     """
-    statistic = row_statistic(X, mean_statistic, lower, upper, plan.paired)
+    if sample_weight is None:
+        statistic = row_statistic(X, mean_statistic, lower, upper, plan.paired)
+    else:
+        statistic = mean_statistic(X, lower, upper, plan.paired, sample_weight)
     return release_count_and_sums(statistic, plan, source)
 
 
@@ -213,7 +218,8 @@ default=None
     count_ : float
         The private row count that the means were divided by, before the
         rule ``max(count, 1)``: part of the same release (post-processing,
-        no extra cost). Noisy: fractional, and possibly below 1.
+        no extra cost). Noisy: fractional, and possibly below 1. With
+        ``sample_weight``, the weighted count.
     epsilon_spent_, delta_spent_ : float
         Cost charged by ``fit`` (equal to ``epsilon`` and ``delta``).
     n_features_in_ : int
@@ -290,6 +296,24 @@ default=None
     for the L2 sensitivities above. All are drawn by :mod:`skdp.mechanisms`
     as exact discrete noise on a power-of-two grid.
 
+    **Sample weights.** With ``sample_weight`` ``w_i`` in [0, 1], the count
+    and the sums are ``Σ w_i`` and ``Σ w_i t_i`` (``t_i`` a row's clipped,
+    normalised term). The privacy unit is the row with its weight: a
+    neighbouring dataset adds or removes one ``(x, w)``, which moves every
+    coordinate by ``w |t| <= |t|``, so the sensitivities and the noise are
+    those of the unweighted release. Weights are truncated to the grid
+    ``2**-32`` and each product ``ŵ t`` toward zero onto the sums' integer
+    grid, which keeps ``|ŵ t| <= |t|`` in floats and the sums exact
+    (:mod:`skdp.sensitivity._weights`); all weights 1 give the unweighted
+    release bit for bit. A weight must be a property of its own row: one
+    computed from other rows (normalised by their total or largest value,
+    or class-balancing weights) lets one row move every weight, and the
+    bound no longer holds. Weights outside [0, 1] (or NaN, infinite) are
+    refused before the charge. ``count_`` is then the noisy weighted count.
+    Private bounds (``bounds=None``) are searched on every row alike,
+    unweighted (a clipping choice at the same sensitivity, not the
+    estimate).
+
     **Small or negative noisy counts** (a data-independent rule): the
     denominator is ``max(noisy count, 1)``, and the mean is clipped to
     ``[L, U]`` (post-processing); the result is always finite.
@@ -365,7 +389,7 @@ default=None
         return self._cost_of_items([*bounds_plan.cost_items(), *plan.cost_items()])
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Release the private mean of each feature.
 
         Parameters
@@ -375,12 +399,17 @@ default=None
             (see :ref:`dask`).
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights in [0, 1] (in-memory data only): the weighted mean
+            ``Σ w x / Σ w``, at the noise of the unweighted one (see Notes).
+            Weights outside [0, 1] are refused before the charge.
 
         Returns
         -------
         self : PrivateMean
         """
         X = validate_rows(self, X)
+        sample_weight = check_row_weights(self, sample_weight, X)
         n_features = X.shape[1]
         bounds_plan = BoundsPlan.from_estimator(self, n_features)
         check_mechanism_delta(self.mechanism, self.delta)
@@ -394,7 +423,9 @@ default=None
         self._charge([*bounds_plan.cost_items(), *plan.cost_items()])
         lower, upper = bounds_plan.run(X, source, self)
 
-        self.count_, noisy_sums = noisy_count_and_sums(X, lower, upper, plan, source)
+        self.count_, noisy_sums = noisy_count_and_sums(
+            X, lower, upper, plan, source, sample_weight
+        )
         self._plan, self._noisy_sums = plan, noisy_sums
         self.mean_ = mean_from_release(self.count_, noisy_sums, lower, upper)
         self.lower_, self.upper_ = lower, upper

@@ -26,7 +26,7 @@ from skdp.sensitivity import (
     exact_count,
     exact_split_sums,
 )
-from skdp.sensitivity._mean import per_feature_sensitivities
+from skdp.sensitivity._mean import exact_weighted_count, per_feature_sensitivities
 
 __all__ = [
     "MeanRelease",
@@ -180,20 +180,26 @@ def plan_mean_release(epsilon, delta, n_features, mechanism):
     return plan
 
 
-def count_and_centred_sums(X, lower, upper):
-    """The exact row count and centred sums, as one additive statistic."""
-    return exact_count(X), exact_centred_sums(X, lower, upper)
+def count_and_centred_sums(X, lower, upper, sample_weight=None):
+    """The exact (weighted) row count and centred sums, as one additive
+    statistic."""
+    count = (
+        exact_count(X) if sample_weight is None else exact_weighted_count(sample_weight)
+    )
+    return count, exact_centred_sums(X, lower, upper, sample_weight)
 
 
-def mean_statistic(X, lower, upper, paired):
+def mean_statistic(X, lower, upper, paired, sample_weight=None):
     """The exact statistic of a mean release, additive over blocks of rows.
 
     Paired (``plan.paired``): the normalised split sums, shape
-    (2, n_features); otherwise the row count and the centred sums.
+    (2, n_features); otherwise the row count and the centred sums. With
+    ``sample_weight`` (in [0, 1]) the count and the sums are weighted, at
+    the same sensitivities.
     """
     if paired:
-        return exact_split_sums(X, lower, upper)
-    return count_and_centred_sums(X, lower, upper)
+        return exact_split_sums(X, lower, upper, sample_weight)
+    return count_and_centred_sums(X, lower, upper, sample_weight)
 
 
 def release_count_and_sums(statistic, plan, source):

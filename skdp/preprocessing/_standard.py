@@ -32,6 +32,7 @@ from skdp.sensitivity import centre_and_radius, exact_moment_sums, moments_from_
 from skdp.sensitivity._mean import per_feature_sensitivities
 from skdp.utils._dask import row_statistic, validate_rows
 from skdp.utils._dask_xy import JOINED_CODES, feature_rows, xy_statistic
+from skdp.utils._sample_weight import check_row_weights, weights_of_kept_rows
 
 __all__ = ["PrivateStandardScaler", "fit_moment_sums", "release_moment_sums"]
 
@@ -43,7 +44,9 @@ def coded_moment_sums(X, codes, lower, upper, groups):
     return exact_moment_sums(X, lower, upper, codes, groups)
 
 
-def release_moment_sums(X, lower, upper, epsilon, delta, source, codes=None, groups=1):
+def release_moment_sums(
+    X, lower, upper, epsilon, delta, source, codes=None, groups=1, sample_weight=None
+):
     """Noisy Bernstein moment sums, shape (groups, 3, d), and their noise std.
 
     Laplace noise for ``delta == 0``, Gaussian otherwise, calibrated to the
@@ -51,10 +54,14 @@ def release_moment_sums(X, lower, upper, epsilon, delta, source, codes=None, gro
     L2 ``sqrt(d)``). ``X`` is in memory (``codes`` an array or None) or a
     Dask input: its rows (``codes`` None), or rows joined to their class
     indices by :func:`~skdp.utils._dask_xy.validate_dask_xy` (``codes`` is
-    then ``JOINED_CODES``).
+    then ``JOINED_CODES``). ``sample_weight`` (in [0, 1], in memory only)
+    weights the sums at the same sensitivities.
     """
     joined = isinstance(codes, str) and codes == JOINED_CODES
-    if joined:  # the codes are the rows' last column
+    if sample_weight is not None:
+        d = X.shape[1]
+        sums = exact_moment_sums(X, lower, upper, codes, groups, sample_weight)
+    elif joined:  # the codes are the rows' last column
         d = X.n_features - 1
         sums = xy_statistic(X, coded_moment_sums, lower, upper, groups)
     else:
@@ -66,7 +73,15 @@ def release_moment_sums(X, lower, upper, epsilon, delta, source, codes=None, gro
 
 
 def fit_moment_sums(
-    estimator, X, label, codes=None, groups=1, *, labels=None, budget=None
+    estimator,
+    X,
+    label,
+    codes=None,
+    groups=1,
+    *,
+    labels=None,
+    budget=None,
+    sample_weight=None,
 ):
     """Plan, charge and release the moment sums of an estimator's ``fit``.
 
@@ -83,7 +98,11 @@ def fit_moment_sums(
     the label set is part of the fit: its cost is charged with the rest, the
     bounds and sums get what it leaves, and after the charge the plan gives the
     classes and codes (``codes`` and ``groups`` are then ignored); rows whose
-    label was not released are dropped, a per-row rule.
+    label was not released are dropped, a per-row rule (with their weights).
+
+    ``sample_weight`` (validated, in [0, 1]) weights the moment sums only:
+    the label selection and the private bounds count every row alike (see
+    :class:`PrivateStandardScaler`, Notes).
 
     Returns
     -------
@@ -113,11 +132,14 @@ def fit_moment_sums(
     estimator._charge([*selection, *bounds_plan.cost_items(), (label, sums_cost)])
     classes = None
     if plan is not None:
+        selected = plan.classes is None  # public: whether rows may be dropped
         classes, X, codes = plan.run(X, y, source)
         groups = classes.size
+        if selected and sample_weight is not None:  # the rows kept, per row
+            sample_weight = weights_of_kept_rows(sample_weight, y, classes)
     lower, upper = bounds_plan.run(features if plan is None else X, source, estimator)
     noisy, estimator.noise_std_ = release_moment_sums(
-        X, lower, upper, eps_sums, delta, source, codes, groups
+        X, lower, upper, eps_sums, delta, source, codes, groups, sample_weight
     )
     return noisy, lower, upper, eps_sums, classes
 
@@ -178,7 +200,8 @@ default=None
     scale_ : ndarray of shape (`n_features_in_`,)
         ``sqrt(var_)``, with 1 where it is 0 (as scikit-learn does).
     n_samples_seen_ : float
-        The private row count (noisy, at least 1).
+        The private row count (noisy, at least 1); with
+        ``sample_weight``, the weighted count.
     noise_std_ : float
         Standard deviation of the noise added to each released moment sum
         (public: it follows from ε, δ and the number of features); the
@@ -217,6 +240,21 @@ default=None
     Gaussian (Balle and Wang 2018) for L2 sensitivity ``sqrt(d)``; exact
     discrete noise on a power-of-two grid (:mod:`skdp.mechanisms`) added to
     sums formed exactly on the grid ``2**-32``.
+
+    **Sample weights.** With ``sample_weight`` ``w`` in [0, 1] a row adds
+    ``w`` times its triple (rounded to three non-negative integers that add
+    up to its weight on the grid ``2**-32``; see
+    :func:`~skdp.sensitivity.exact_moment_sums`): the triple totals are the
+    weighted count, the means and variances those of
+    :class:`~sklearn.preprocessing.StandardScaler` with the same weights,
+    and one ``(x, w)`` row moves the vector by ``d w <= d`` in L1 norm and at
+    most ``sqrt(d)`` in L2 norm, so the noise is that of the unweighted fit;
+    all weights 1 give it bit for bit. ``n_samples_seen_`` is then the noisy
+    weighted count. A weight must belong to its own row (not be computed
+    from other rows); weights outside [0, 1] are refused before the charge.
+    Private bounds (``bounds=None``) are chosen from every row alike,
+    unweighted: a bound is a clipping choice, not the estimate, and an
+    unweighted search has the same sensitivity.
 
     **Post-processing** (data-independent rules): the count is the mean of
     the d triple totals, at least 1; the mean is clipped to the bounds and
@@ -287,7 +325,7 @@ default=None
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Release the private mean and standard deviation of each feature.
 
         Parameters
@@ -297,14 +335,23 @@ default=None
             (see :ref:`dask`).
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights in [0, 1] (in-memory data only), as in
+            :class:`~sklearn.preprocessing.StandardScaler`, at the noise of
+            the unweighted fit (see Notes). Weights outside [0, 1] are
+            refused before the charge.
 
         Returns
         -------
         self : PrivateStandardScaler
         """
         X = validate_rows(self, X)
+        sample_weight = check_row_weights(self, sample_weight, X)
         noisy, lower, upper, self._epsilon_sums, _ = fit_moment_sums(
-            self, X, "row count, clipped sums and squares"
+            self,
+            X,
+            "row count, clipped sums and squares",
+            sample_weight=sample_weight,
         )
         counts, means, variances, stds = moments_from_sums(
             noisy, lower, upper, return_std=True

@@ -188,7 +188,7 @@ def _clipped_rows_on_grid(block, max_norm, intercept):
 
 
 @np.errstate(all="ignore")  # overflowing norms are handled, not reported
-def exact_clipped_gram(X, max_norm, y=None, *, intercept=False):
+def exact_clipped_gram(X, max_norm, y=None, *, intercept=False, sample_weight=None):
     """Exact Gram matrix (and cross products) of rows clipped to a norm bound.
 
     Each row ``x`` is scaled to ``clip(x) = x min(1, max_norm / ||x||)``; with
@@ -208,6 +208,12 @@ def exact_clipped_gram(X, max_norm, y=None, *, intercept=False):
     intercept : bool, default=False
         Append the constant column (after clipping); the copy is made block
         by block, never of the whole of ``X``.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Row weights in [0, 1]: ``q`` and ``t`` are multiplied by
+        ``sqrt(w)`` and truncated again (so ``Σ q qᵀ`` and ``Σ t q`` become
+        the weighted sums), which never increases ``||q||`` or ``|t|``:
+        ``fl(sqrt(w)) <= 1`` and a correctly rounded product of an integer
+        by it is at most the integer in magnitude. All ones change nothing.
 
     Returns
     -------
@@ -260,13 +266,19 @@ def exact_clipped_gram(X, max_norm, y=None, *, intercept=False):
     gram = [0] * upper[0].size
     cross = None if y is None else [0] * d
     unit = float(2**GRAM_BITS)
+    roots = None if sample_weight is None else np.sqrt(sample_weight)
     for start in range(0, n, _GRAM_BLOCK_ROWS):
         q = _clipped_rows_on_grid(
             _dense(X[start : start + _GRAM_BLOCK_ROWS]), max_norm, intercept
         )
+        if roots is not None:
+            root = roots[start : start + _GRAM_BLOCK_ROWS]
+            q = _on_grid(q * root[:, None])
         gram = _add_ints(gram, (q.T @ q)[upper])
         if y is not None:
             t = _on_grid(np.clip(y[start : start + _GRAM_BLOCK_ROWS], -1, 1) * unit)
+            if roots is not None:
+                t = _on_grid(t * root)
             cross = _add_ints(cross, t @ q)
     exponent = -2 * GRAM_BITS
     gram = FixedPoint(tuple(gram), exponent, (upper[0].size,))
@@ -282,7 +294,9 @@ def _add_ints(totals, block_sums):
 
 
 @np.errstate(all="ignore")
-def exact_clipped_gradient_sum(X, residuals, max_norm, *, intercept=False):
+def exact_clipped_gradient_sum(
+    X, residuals, max_norm, *, intercept=False, sample_weight=None
+):
     """Exact sum of per-row outer products ``x ⊗ r`` clipped to a norm bound.
 
     Parameters
@@ -299,6 +313,11 @@ def exact_clipped_gradient_sum(X, residuals, max_norm, *, intercept=False):
         Public bound on a term's Frobenius norm, in ``[2**-500, 2**500]``.
     intercept : bool, default=False
         Append a column of ones to every row (block by block).
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Row weights in [0, 1]: each clipped term is multiplied by its row's
+        weight before the truncation, ``trunc(w c)`` with ``|w c| <= |c|``
+        in floats (a correctly rounded product by ``w <= 1``): the
+        sensitivity is unchanged and all ones change nothing.
 
     Returns
     -------
@@ -348,6 +367,8 @@ def exact_clipped_gradient_sum(X, residuals, max_norm, *, intercept=False):
         r = np.asarray(residuals(start, start + block.shape[0]), dtype=np.float64)
         check_term_size(d * r.shape[1])
         terms = _clipped_outer_products(block, r, bound / max_norm, bound)
+        if sample_weight is not None:
+            terms *= sample_weight[start : start + block.shape[0], None, None]
         block_sums = _on_grid(terms).sum(axis=0)
         totals = _add_ints(totals or [0] * block_sums.size, block_sums.ravel())
     if totals is None:  # no rows: the shape of the residuals of none

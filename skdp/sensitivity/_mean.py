@@ -10,6 +10,7 @@ through rounding (Casacuberta, Shoemate, Vadhan and Wagaman 2022).
 import numpy as np
 
 from skdp.mechanisms._grid import FixedPoint
+from skdp.sensitivity._weights import grid_weights, weight_units, weighted_terms
 
 __all__ = [
     "FIXED_POINT_BITS",
@@ -17,6 +18,7 @@ __all__ = [
     "exact_centred_sums",
     "exact_count",
     "exact_split_sums",
+    "exact_weighted_count",
     "float_average_error",
     "normalised_centred_sums",
     "normalised_split_sums",
@@ -104,7 +106,7 @@ def _halving_factors(lower, upper):
     return np.where(near, 0.5, 1.0)
 
 
-def exact_centred_sums(X, lower, upper):
+def exact_centred_sums(X, lower, upper, sample_weight=None):
     """Exact per-feature sums of the normalised terms on the fixed-point grid.
 
     Each row's term ``(clip(x_j) - c_j) / r_j`` lies in [-1, 1]; it is
@@ -123,6 +125,10 @@ def exact_centred_sums(X, lower, upper):
         Finite data.
     lower, upper : ndarray of shape (n_features,)
         Public bounds, ``lower < upper``.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Row weights in [0, 1]: each rounded term ``t`` becomes
+        ``trunc(ŵ t)`` (:mod:`skdp.sensitivity._weights`), still an integer
+        of magnitude at most ``|t|``; all ones give the unweighted sums.
 
     Returns
     -------
@@ -157,6 +163,7 @@ def exact_centred_sums(X, lower, upper):
     totals = [0] * n_features
     scale = float(2**FIXED_POINT_BITS)
     buffer = np.empty(size)
+    weights = None if sample_weight is None else grid_weights(sample_weight)
     for start in range(0, X.shape[0], rows):
         block = X[start : start + rows].ravel()  # row-major, as the tiles
         terms = buffer[: block.size]
@@ -165,6 +172,9 @@ def exact_centred_sums(X, lower, upper):
         )
         terms *= scale  # exact: a power of two, |terms| <= 2**32
         np.rint(terms, out=terms)
+        if weights is not None:  # one weight per row, repeated per feature
+            row_weights = np.repeat(weights[start : start + rows], n_features)
+            weighted_terms(terms, row_weights, out=terms)
         # integers below 2**48 per feature: every partial sum is exact
         if n_features == 1:
             sums = [terms.sum()]
@@ -174,7 +184,7 @@ def exact_centred_sums(X, lower, upper):
     return FixedPoint(tuple(totals), -FIXED_POINT_BITS, (n_features,))
 
 
-def exact_split_sums(X, lower, upper):
+def exact_split_sums(X, lower, upper, sample_weight=None):
     """Exact per-feature distances to both bounds, in widths; shape (2, d).
 
     Row 0 holds ``sum_i (clip(x_ij) - L_j) / (U_j - L_j)`` and row 1
@@ -192,12 +202,22 @@ def exact_split_sums(X, lower, upper):
     lower, upper : ndarray of shape (n_features,)
         Public bounds, ``lower < upper``.
 
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Row weights in [0, 1]: a row adds ``(W + s, W - s) 2**-33`` with
+        ``W`` its weight in units of ``2**-32`` and ``s = trunc(ŵ q)``.
+
     Returns
     -------
     sums : FixedPoint of shape (2, n_features)
 
     Notes
     -----
+    With weights, ``|s| <= W <= 2**32``
+    (:mod:`skdp.sensitivity._weights`): both entries of the pair are
+    non-negative and add up to ``2 W``, so a row moves the vector by
+    ``d ŵ <= d`` in L1 norm and at most ``sqrt(d)`` in L2 norm, as without
+    weights; the pairs add up to the weighted row count.
+
     Adding or removing a row changes feature j's pair by ``±(a_j, 1 - a_j)``
     with ``a_j = (2**32 + q_j) 2**-33`` for the row's rounded centred term
     ``q_j 2**-32``: the 2d-vector moves by exactly d in L1 norm and by at
@@ -216,11 +236,49 @@ def exact_split_sums(X, lower, upper):
     array([[1.25],
            [1.75]])
     """
-    centred = exact_centred_sums(X, lower, upper)
-    rows = X.shape[0] << FIXED_POINT_BITS
+    centred = exact_centred_sums(X, lower, upper, sample_weight)
+    if sample_weight is None:
+        rows = X.shape[0] << FIXED_POINT_BITS
+    else:  # the weighted count, in units of 2**-32
+        rows = _exact_integer_sum(weight_units(sample_weight))
     below = tuple(rows + s for s in centred.numerators)
     above = tuple(rows - s for s in centred.numerators)
     return FixedPoint(below + above, -FIXED_POINT_BITS - 1, (2, X.shape[1]))
+
+
+def _exact_integer_sum(values):
+    """Exact sum of integer-valued doubles below ``2**32`` (blocks of
+    ``2**16`` sum below ``2**48``, exactly; blocks add as Python ints)."""
+    return sum(
+        int(values[start : start + _BLOCK_ROWS].sum())
+        for start in range(0, values.size, _BLOCK_ROWS)
+    )
+
+
+def exact_weighted_count(sample_weight):
+    """The weighted row count ``Σ ŵ_i``, exactly.
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n_samples,)
+        Row weights in [0, 1], truncated to the grid ``2**-32``
+        (:func:`~skdp.sensitivity._weights.grid_weights`).
+
+    Returns
+    -------
+    count : FixedPoint of shape ()
+        Sensitivity 1 under add/remove of one ``(x, w)`` row (it moves by
+        ``ŵ <= 1``). All weights 1 give the value of :func:`exact_count`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.sensitivity._mean import exact_weighted_count
+    >>> exact_weighted_count(np.array([1.0, 0.5, 0.25])).as_float()
+    array(1.75)
+    """
+    total = _exact_integer_sum(weight_units(sample_weight))
+    return FixedPoint((total,), -FIXED_POINT_BITS, ())
 
 
 def exact_count(X):

@@ -25,6 +25,7 @@ from skdp.sensitivity._mean import (
     _normalised_terms,
     centre_and_radius,
 )
+from skdp.sensitivity._weights import grid_weights, weighted_terms
 
 __all__ = [
     "bin_indices",
@@ -48,7 +49,26 @@ def _bernstein_terms(block, lower, upper, centre, radius):
     return _ONE - middle - top, middle, top
 
 
-def exact_moment_sums(X, lower, upper, codes=None, n_groups=1):
+def _weighted_bernstein_terms(terms, weights):
+    """A row's terms times its grid weight ``ŵ``, still summing to
+    ``W = ŵ 2**32`` (an integer in ``[0, 2**32]``).
+
+    ``trunc(ŵ p)`` is at most ``p`` and at most ``W``
+    (:mod:`skdp.sensitivity._weights`); the middle term is capped so that
+    the two upper ones leave a non-negative rest, which the first term
+    takes: three non-negative integers adding up to ``W``.
+    """
+    _, middle, top = terms
+    w = weights[:, None]
+    units = np.ldexp(w, FIXED_POINT_BITS).astype(np.int64)
+    top = weighted_terms(top.astype(np.float64), w).astype(np.int64)
+    middle = weighted_terms(middle.astype(np.float64), w).astype(np.int64)
+    np.minimum(top, units, out=top)
+    np.minimum(middle, units - top, out=middle)
+    return units - middle - top, middle, top
+
+
+def exact_moment_sums(X, lower, upper, codes=None, n_groups=1, sample_weight=None):
     """Exact Bernstein-basis sums per group and feature: count, mean, variance.
 
     Parameters
@@ -62,6 +82,12 @@ def exact_moment_sums(X, lower, upper, codes=None, n_groups=1):
         label); None puts every row in group 0.
     n_groups : int, default=1
         The public number of groups.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Row weights in [0, 1]: a row's three terms become three
+        non-negative integers that add up to its grid weight ``W <= 2**32``
+        instead of ``2**32`` (:func:`_weighted_bernstein_terms`), so the
+        sensitivity is unchanged and the triple totals are the weighted
+        counts. All ones give the unweighted sums.
 
     Returns
     -------
@@ -97,9 +123,13 @@ def exact_moment_sums(X, lower, upper, codes=None, n_groups=1):
     centre, radius = centre_and_radius(lower, upper)
     totals = np.zeros((n_groups, 3, d), dtype=object)
     totals[...] = 0
+    weights = None if sample_weight is None else grid_weights(sample_weight)
     for start in range(0, n, _BLOCK_ROWS):
         block = X[start : start + _BLOCK_ROWS]
         terms = _bernstein_terms(block, lower, upper, centre, radius)
+        if weights is not None:
+            block_weights = weights[start : start + _BLOCK_ROWS]
+            terms = _weighted_bernstein_terms(terms, block_weights)
         if codes is None:
             block_sums = np.stack([t.sum(axis=0) for t in terms])[None]
         else:

@@ -288,13 +288,14 @@ D1 = np.vstack([D0, [[1.0]]])
 AUDIT = {"n_samples": 2_500, "n_pilot": 600, "random_state": 0}
 
 
-def unclipped_sums(X, lower, upper):
-    """Mutant of exact_centred_sums that forgets to clip (float sums)."""
+def unclipped_sums(X, lower, upper, sample_weight=None):
+    """Mutant of exact_centred_sums that forgets to clip (float sums;
+    unweighted: the audits pass no weights)."""
     centre, radius = centre_and_radius(lower, upper)
     return ((X - centre) / radius).sum(axis=0)
 
 
-def unclipped_split_sums(X, lower, upper):
+def unclipped_split_sums(X, lower, upper, sample_weight=None):
     """Mutant of exact_split_sums that forgets to clip (float sums)."""
     n_samples = X.shape[0]
     centred = unclipped_sums(X, lower, upper)
