@@ -1,0 +1,34 @@
+"""Private evaluation metrics: each one release, charged before the labels are read.
+
+Classification metrics come from one noisy confusion matrix, ranking metrics
+(ROC, precision-recall, calibration) from noisy histograms of the scores on
+public bins, regression metrics from exact clipped sums with public bounds.
+Every function returns a :class:`PrivateEstimate` ``(value, std_error)``;
+see :ref:`evaluating`.
+"""
+
+from skdp.metrics._classification import (
+    private_accuracy_score,
+    private_balanced_accuracy_score,
+    private_classification_report,
+    private_confusion_matrix,
+    private_f1_score,
+    private_precision_recall_fscore_support,
+    private_precision_score,
+    private_recall_score,
+)
+from skdp.metrics._confusion import PrivateConfusionMatrix
+from skdp.metrics._release import PrivateEstimate
+
+__all__ = [
+    "PrivateConfusionMatrix",
+    "PrivateEstimate",
+    "private_accuracy_score",
+    "private_balanced_accuracy_score",
+    "private_classification_report",
+    "private_confusion_matrix",
+    "private_f1_score",
+    "private_precision_recall_fscore_support",
+    "private_precision_score",
+    "private_recall_score",
+]
