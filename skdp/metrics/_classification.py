@@ -119,9 +119,15 @@ def private_confusion_matrix(
 
 
 def private_accuracy_score(
-    y_true, y_pred, *, labels, epsilon=1.0, delta=0.0, accountant=None,
+    y_true,
+    y_pred,
+    *,
+    labels,
+    epsilon=1.0,
+    delta=0.0,
+    accountant=None,
     random_state=None,
-):  # fmt: skip
+):
     """Accuracy from a private confusion matrix.
 
     Parameters
@@ -151,15 +157,26 @@ def private_accuracy_score(
     (0.9, True)
     """
     return private_confusion_matrix(
-        y_true, y_pred, labels=labels, epsilon=epsilon, delta=delta,
-        accountant=accountant, random_state=random_state,
-    ).accuracy()  # fmt: skip
+        y_true,
+        y_pred,
+        labels=labels,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=accountant,
+        random_state=random_state,
+    ).accuracy()
 
 
 def private_balanced_accuracy_score(
-    y_true, y_pred, *, labels, epsilon=1.0, delta=0.0, accountant=None,
+    y_true,
+    y_pred,
+    *,
+    labels,
+    epsilon=1.0,
+    delta=0.0,
+    accountant=None,
     random_state=None,
-):  # fmt: skip
+):
     """Balanced accuracy (mean per-class recall) from a private confusion matrix.
 
     Parameters
@@ -188,15 +205,28 @@ def private_balanced_accuracy_score(
     0.75
     """
     return private_confusion_matrix(
-        y_true, y_pred, labels=labels, epsilon=epsilon, delta=delta,
-        accountant=accountant, random_state=random_state,
-    ).balanced_accuracy()  # fmt: skip
+        y_true,
+        y_pred,
+        labels=labels,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=accountant,
+        random_state=random_state,
+    ).balanced_accuracy()
 
 
 def private_precision_recall_fscore_support(
-    y_true, y_pred, *, labels, average=None, pos_label=1, epsilon=1.0,
-    delta=0.0, accountant=None, random_state=None,
-):  # fmt: skip
+    y_true,
+    y_pred,
+    *,
+    labels,
+    average=None,
+    pos_label=1,
+    epsilon=1.0,
+    delta=0.0,
+    accountant=None,
+    random_state=None,
+):
     """Precision, recall, F1 and support from a private confusion matrix.
 
     Parameters
@@ -230,9 +260,14 @@ def private_precision_recall_fscore_support(
     labels = check_labels(labels, "private_precision_recall_fscore_support")
     check_average(average, pos_label, labels)
     return private_confusion_matrix(
-        y_true, y_pred, labels=labels, epsilon=epsilon, delta=delta,
-        accountant=accountant, random_state=random_state,
-    ).precision_recall_fscore_support(average=average, pos_label=pos_label)  # fmt: skip
+        y_true,
+        y_pred,
+        labels=labels,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=accountant,
+        random_state=random_state,
+    ).precision_recall_fscore_support(average=average, pos_label=pos_label)
 
 
 def _one_score(index, y_true, y_pred, labels, average, pos_label, **budget):
@@ -242,9 +277,17 @@ def _one_score(index, y_true, y_pred, labels, average, pos_label, **budget):
 
 
 def private_precision_score(
-    y_true, y_pred, *, labels, average="binary", pos_label=1, epsilon=1.0,
-    delta=0.0, accountant=None, random_state=None,
-):  # fmt: skip
+    y_true,
+    y_pred,
+    *,
+    labels,
+    average="binary",
+    pos_label=1,
+    epsilon=1.0,
+    delta=0.0,
+    accountant=None,
+    random_state=None,
+):
     """Precision from a private confusion matrix.
 
     Parameters
@@ -274,15 +317,31 @@ def private_precision_score(
     0.83
     """
     return _one_score(
-        0, y_true, y_pred, labels, average, pos_label, epsilon=epsilon,
-        delta=delta, accountant=accountant, random_state=random_state,
-    )  # fmt: skip
+        0,
+        y_true,
+        y_pred,
+        labels,
+        average,
+        pos_label,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=accountant,
+        random_state=random_state,
+    )
 
 
 def private_recall_score(
-    y_true, y_pred, *, labels, average="binary", pos_label=1, epsilon=1.0,
-    delta=0.0, accountant=None, random_state=None,
-):  # fmt: skip
+    y_true,
+    y_pred,
+    *,
+    labels,
+    average="binary",
+    pos_label=1,
+    epsilon=1.0,
+    delta=0.0,
+    accountant=None,
+    random_state=None,
+):
     """Recall from a private confusion matrix.
 
     Parameters
@@ -311,15 +370,31 @@ def private_recall_score(
     1.0
     """
     return _one_score(
-        1, y_true, y_pred, labels, average, pos_label, epsilon=epsilon,
-        delta=delta, accountant=accountant, random_state=random_state,
-    )  # fmt: skip
+        1,
+        y_true,
+        y_pred,
+        labels,
+        average,
+        pos_label,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=accountant,
+        random_state=random_state,
+    )
 
 
 def private_f1_score(
-    y_true, y_pred, *, labels, average="binary", pos_label=1, epsilon=1.0,
-    delta=0.0, accountant=None, random_state=None,
-):  # fmt: skip
+    y_true,
+    y_pred,
+    *,
+    labels,
+    average="binary",
+    pos_label=1,
+    epsilon=1.0,
+    delta=0.0,
+    accountant=None,
+    random_state=None,
+):
     """F1 score from a private confusion matrix.
 
     Parameters
@@ -348,15 +423,29 @@ def private_f1_score(
     0.91
     """
     return _one_score(
-        2, y_true, y_pred, labels, average, pos_label, epsilon=epsilon,
-        delta=delta, accountant=accountant, random_state=random_state,
-    )  # fmt: skip
+        2,
+        y_true,
+        y_pred,
+        labels,
+        average,
+        pos_label,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=accountant,
+        random_state=random_state,
+    )
 
 
 def private_classification_report(
-    y_true, y_pred, *, labels, epsilon=1.0, delta=0.0, accountant=None,
+    y_true,
+    y_pred,
+    *,
+    labels,
+    epsilon=1.0,
+    delta=0.0,
+    accountant=None,
     random_state=None,
-):  # fmt: skip
+):
     """Every classification metric from one private confusion matrix (one charge).
 
     Parameters
@@ -392,6 +481,11 @@ def private_classification_report(
     (1.0, 0.0)
     """
     return private_confusion_matrix(
-        y_true, y_pred, labels=labels, epsilon=epsilon, delta=delta,
-        accountant=accountant, random_state=random_state,
-    ).report()  # fmt: skip
+        y_true,
+        y_pred,
+        labels=labels,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=accountant,
+        random_state=random_state,
+    ).report()

@@ -20,7 +20,7 @@ def _divide(numerator, denominator):
 def _cells(flat, k):
     """The released cells as a ``(..., k, k)`` table, negative counts set to 0."""
     flat = np.asarray(flat, dtype=float)
-    return np.maximum(flat, 0.0).reshape(flat.shape[:-1] + (k, k))
+    return np.maximum(flat, 0.0).reshape((*flat.shape[:-1], k, k))
 
 
 def _margins(table):
@@ -203,8 +203,7 @@ def check_average(average, pos_label, labels):
     labels, before any charge."""
     if average not in _AVERAGES:
         raise ValueError(
-            f"average must be one of {_AVERAGES}; got {average!r}. Nothing was "
-            "charged."
+            f"average must be one of {_AVERAGES}; got {average!r}. Nothing was charged."
         )
     if average != "binary":
         return None
