@@ -18,17 +18,33 @@ from skdp.metrics._classification import (
     private_recall_score,
 )
 from skdp.metrics._confusion import PrivateConfusionMatrix
+from skdp.metrics._histograms import PrivateScoreHistograms
+from skdp.metrics._ranking import (
+    private_average_precision_score,
+    private_calibration_curve,
+    private_precision_recall_curve,
+    private_roc_auc_score,
+    private_roc_curve,
+    private_score_histograms,
+)
 from skdp.metrics._release import PrivateEstimate
 
 __all__ = [
     "PrivateConfusionMatrix",
     "PrivateEstimate",
+    "PrivateScoreHistograms",
     "private_accuracy_score",
+    "private_average_precision_score",
     "private_balanced_accuracy_score",
+    "private_calibration_curve",
     "private_classification_report",
     "private_confusion_matrix",
     "private_f1_score",
+    "private_precision_recall_curve",
     "private_precision_recall_fscore_support",
     "private_precision_score",
     "private_recall_score",
+    "private_roc_auc_score",
+    "private_roc_curve",
+    "private_score_histograms",
 ]
