@@ -27,6 +27,14 @@ from skdp.metrics._ranking import (
     private_roc_curve,
     private_score_histograms,
 )
+from skdp.metrics._regression import (
+    private_explained_variance_score,
+    private_log_loss,
+    private_mean_absolute_error,
+    private_mean_squared_error,
+    private_r2_score,
+    private_regression_report,
+)
 from skdp.metrics._release import PrivateEstimate
 
 __all__ = [
@@ -39,11 +47,17 @@ __all__ = [
     "private_calibration_curve",
     "private_classification_report",
     "private_confusion_matrix",
+    "private_explained_variance_score",
     "private_f1_score",
+    "private_log_loss",
+    "private_mean_absolute_error",
+    "private_mean_squared_error",
     "private_precision_recall_curve",
     "private_precision_recall_fscore_support",
     "private_precision_score",
+    "private_r2_score",
     "private_recall_score",
+    "private_regression_report",
     "private_roc_auc_score",
     "private_roc_curve",
     "private_score_histograms",
