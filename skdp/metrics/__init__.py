@@ -36,11 +36,14 @@ from skdp.metrics._regression import (
     private_regression_report,
 )
 from skdp.metrics._release import PrivateEstimate
+from skdp.metrics._scorer import PrivateScorer, make_private_scorer
 
 __all__ = [
     "PrivateConfusionMatrix",
     "PrivateEstimate",
     "PrivateScoreHistograms",
+    "PrivateScorer",
+    "make_private_scorer",
     "private_accuracy_score",
     "private_average_precision_score",
     "private_balanced_accuracy_score",
