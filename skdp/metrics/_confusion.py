@@ -100,6 +100,18 @@ class PrivateConfusionMatrix:
     :class:`~skdp.metrics.PrivateEstimate` is the delta-method standard
     deviation of the noise's effect at the released cells
     (:func:`~skdp.metrics._release.noise_std_error`).
+
+    Examples
+    --------
+    >>> from skdp.metrics import private_confusion_matrix
+    >>> cm = private_confusion_matrix([0] * 500 + [1] * 500,
+    ...                               [0] * 450 + [1] * 550, labels=[0, 1],
+    ...                               random_state=0)
+    >>> cm.confusion_matrix().value.round(-1)
+    array([[450.,  50.],
+           [  0., 500.]])
+    >>> round(cm.balanced_accuracy().value, 2)
+    0.95
     """
 
     def __init__(self, counts, labels, noise_variance):

@@ -121,6 +121,15 @@ class PrivateScoreHistograms:
     group's bin centres. Binning: scores in one bin are tied, so the
     metrics are those of the scores rounded to their bins (exactly
     scikit-learn's when the scores are constant on the bins).
+
+    Examples
+    --------
+    >>> from skdp.metrics import private_score_histograms
+    >>> hist = private_score_histograms([0] * 500 + [1] * 500,
+    ...                                 [0.2] * 450 + [0.8] * 550, bins=10,
+    ...                                 random_state=0)
+    >>> round(hist.roc_auc().value, 2), round(hist.average_precision().value, 1)
+    (0.95, 0.9)
     """
 
     def __init__(self, counts, bin_edges, noise_variance):

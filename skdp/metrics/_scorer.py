@@ -94,6 +94,13 @@ class PrivateScorer:
     sign : int
         ``-1`` for losses, whose value is negated as scikit-learn's scorers
         do (greater is better).
+
+    Examples
+    --------
+    >>> from skdp.metrics import make_private_scorer
+    >>> scorer = make_private_scorer("r2", epsilon=0.5, target_bounds=(0, 10))
+    >>> scorer.cost
+    PrivacyCost(epsilon=0.5, delta=0.0, rho=0.125, mechanism='laplace')
     """
 
     def __init__(self, name, epsilon, delta, kwargs):
