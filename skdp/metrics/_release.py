@@ -40,6 +40,14 @@ class PrivateEstimate(NamedTuple):
         delta method at the released values with the public noise variance
         (see :func:`noise_std_error`). It does **not** include the sampling
         error of the test set (that of the non-private metric too).
+
+    Examples
+    --------
+    >>> from skdp.metrics import PrivateEstimate
+    >>> estimate = PrivateEstimate(0.85, 0.002)
+    >>> value, std_error = estimate
+    >>> [round(float(v), 4) for v in estimate.interval()]
+    [0.8461, 0.8539]
     """
 
     value: object
