@@ -19,6 +19,7 @@ from skdp.metrics._classification import (
 )
 from skdp.metrics._confusion import PrivateConfusionMatrix
 from skdp.metrics._histograms import PrivateScoreHistograms
+from skdp.metrics._log_loss import private_log_loss
 from skdp.metrics._ranking import (
     private_average_precision_score,
     private_calibration_curve,
@@ -29,7 +30,6 @@ from skdp.metrics._ranking import (
 )
 from skdp.metrics._regression import (
     private_explained_variance_score,
-    private_log_loss,
     private_mean_absolute_error,
     private_mean_squared_error,
     private_r2_score,

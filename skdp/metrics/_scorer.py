@@ -3,7 +3,7 @@
 import numpy as np
 
 from skdp.mechanisms._additive import additive_cost
-from skdp.metrics import _classification, _ranking, _regression
+from skdp.metrics import _classification, _log_loss, _ranking, _regression
 from skdp.utils._validation import check_delta, check_epsilon
 
 __all__ = ["PrivateScorer", "make_private_scorer"]
@@ -46,7 +46,7 @@ _REGISTRY = {
         1,
         "target",
     ),
-    "neg_log_loss": (_regression.private_log_loss, "proba", -1, "labels"),
+    "neg_log_loss": (_log_loss.private_log_loss, "proba", -1, "labels"),
 }
 _BY_FUNCTION = {entry[0]: name for name, entry in _REGISTRY.items()}
 

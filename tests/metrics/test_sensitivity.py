@@ -6,7 +6,8 @@ import itertools
 import numpy as np
 import pytest
 
-from skdp.metrics._regression import log_loss_sums, regression_sums
+from skdp.metrics._log_loss import log_loss_sums
+from skdp.metrics._regression import regression_sums
 from skdp.metrics._tables import contingency_counts, score_histogram_counts
 
 TINY = np.nextafter(0.0, 1.0)  # the smallest subnormal
