@@ -6,7 +6,7 @@ from skdp.mechanisms._additive import additive_cost
 from skdp.metrics import _classification, _log_loss, _ranking, _regression
 from skdp.utils._validation import check_delta, check_epsilon
 
-__all__ = ["PrivateScorer", "make_private_scorer"]
+__all__ = ["PrivateScorer", "make_private_scorer", "selection_scoring"]
 
 # name: (metric, response, sign, kind)
 _REGISTRY = {
@@ -195,6 +195,39 @@ class PrivateScorer:
             estimator, X, y, accountant=accountant, random_state=random_state
         )
         return self.sign * estimate.value
+
+
+# a private scorer's metric as the holdout selection of NoisyMaxSearchCV names it
+_HOLDOUT_NAMES = {
+    "neg_mean_absolute_error": "neg_absolute_error",
+    "neg_mean_squared_error": "neg_squared_error",
+}
+
+
+def selection_scoring(scoring, method):
+    """The scoring a private selection uses for ``scoring``.
+
+    A :class:`PrivateScorer` is read as its metric's scikit-learn name: a
+    private selection (:class:`~skdp.NoisyMaxSearchCV`) releases only its
+    choice, made private by its own ε (block votes, or held-out totals of
+    per-row scores of known sensitivity), so the scores themselves are
+    never released and the scorer's ε is not spent. Any other scoring is
+    returned unchanged.
+
+    Examples
+    --------
+    >>> from skdp.metrics import make_private_scorer
+    >>> from skdp.metrics._scorer import selection_scoring
+    >>> scorer = make_private_scorer("neg_mean_squared_error", epsilon=1.0,
+    ...                              target_bounds=(0, 1))
+    >>> selection_scoring(scorer, "subsample"), selection_scoring(scorer, "holdout")
+    ('neg_mean_squared_error', 'neg_squared_error')
+    """
+    if not isinstance(scoring, PrivateScorer):
+        return scoring
+    if method == "holdout":
+        return _HOLDOUT_NAMES.get(scoring.name, scoring.name)
+    return scoring.name
 
 
 def make_private_scorer(metric, *, epsilon=1.0, delta=0.0, **kwargs):

@@ -19,8 +19,9 @@ NB = PrivateGaussianNB(epsilon=0.4, classes=[0, 1], bounds=(-4, 4), random_state
 def test_fits_compose_over_k_minus_one_folds_and_scores_in_parallel(cv):
     acc = BudgetAccountant(epsilon=10.0)
     scorer = make_private_scorer("accuracy", epsilon=0.3)
-    result = cross_validate(NB, X, Y, scoring=scorer, cv=cv, accountant=acc,
-                            random_state=0)  # fmt: skip
+    result = cross_validate(
+        NB, X, Y, scoring=scorer, cv=cv, accountant=acc, random_state=0
+    )
     assert acc.total()[0] == pytest.approx(0.4 * (cv - 1) + 0.3)
     # one entry per fit's cost, one for all the scores
     assert len(acc.entries) == cv
@@ -35,8 +36,9 @@ def test_scores_equal_the_private_metric_of_each_fold_model_as_epsilon_grows():
     from sklearn.metrics import accuracy_score
 
     scorer = make_private_scorer("accuracy", epsilon=1e7)
-    result = cross_validate(NB, X, Y, scoring=scorer, cv=3, random_state=1,
-                            return_estimator=True)  # fmt: skip
+    result = cross_validate(
+        NB, X, Y, scoring=scorer, cv=3, random_state=1, return_estimator=True
+    )
     # every row is scored once: the folds' accuracies, weighted by their
     # sizes, recombine to the accuracy of the fold models on all rows
     models = result["estimator"]
@@ -50,8 +52,9 @@ def test_loss_scorers_are_negated_as_in_scikit_learn():
     model = PrivateLinearRegression(
         epsilon=1.0, feature_bounds=(-4, 4), target_bounds=(-12, 12), random_state=0
     )
-    scorer = make_private_scorer("neg_mean_squared_error", epsilon=1.0,
-                                 target_bounds=(-12, 12))  # fmt: skip
+    scorer = make_private_scorer(
+        "neg_mean_squared_error", epsilon=1.0, target_bounds=(-12, 12)
+    )
     result = cross_validate(model, X, y, scoring=scorer, cv=2, random_state=0)
     assert np.all(result["test_score"] < 0)
 
@@ -95,8 +98,14 @@ def test_a_budget_that_cannot_pay_the_whole_plan_is_refused_before_any_fit():
 
     acc = BudgetAccountant(epsilon=1.0)  # needs 4 x 0.4 + 0.3
     with pytest.raises(BudgetExceededError):
-        cross_validate(NB, X, Y, scoring=make_private_scorer("accuracy", epsilon=0.3),
-                       cv=5, accountant=acc)  # fmt: skip
+        cross_validate(
+            NB,
+            X,
+            Y,
+            scoring=make_private_scorer("accuracy", epsilon=0.3),
+            cv=5,
+            accountant=acc,
+        )
     assert acc.total() == (0.0, 0.0)
 
 
@@ -109,3 +118,40 @@ def test_a_fold_whose_fit_fails_is_scored_on_public_predictions():
     )
     assert result["test_score"].shape == (5,)
     assert acc.total()[0] == pytest.approx(4 * 0.4 + 0.3)
+
+
+@pytest.mark.parametrize("method", ["subsample", "holdout"])
+def test_noisy_max_search_reads_a_private_scorer_as_its_metric(method):
+    from skdp import NoisyMaxSearchCV
+
+    grid = {"epsilon": [0.2, 0.4]}
+    acc = BudgetAccountant(epsilon=10.0)
+    scorer = make_private_scorer("accuracy", epsilon=5.0)  # never spent
+    search = NoisyMaxSearchCV(
+        NB,
+        grid,
+        epsilon=0.5,
+        method=method,
+        n_blocks=5,
+        refit=False,
+        scoring=scorer,
+        accountant=acc,
+        random_state=0,
+    )
+    default = BudgetAccountant()
+    with default:  # a scorer called inside the search would charge it
+        search.fit(X, Y)
+    assert default.total() == (0.0, 0.0)
+    named = NoisyMaxSearchCV(
+        NB,
+        grid,
+        epsilon=0.5,
+        method=method,
+        n_blocks=5,
+        refit=False,
+        scoring="accuracy",
+        accountant=BudgetAccountant(epsilon=10.0),
+        random_state=0,
+    )
+    assert search.best_params_ == named.fit(X, Y).best_params_
+    assert acc.total()[0] < 5.0  # the scorer's epsilon was not charged
