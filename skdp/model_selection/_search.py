@@ -804,6 +804,11 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
     def score(self, X, y, sample_weight=None):
         """Score of ``best_estimator_`` on ``X, y`` (given, not private, data).
 
+        On private rows the score is a release: exact, and charged to no
+        accountant. Evaluate privately with :mod:`skdp.metrics` (e.g.
+        :func:`~skdp.metrics.private_accuracy_score`,
+        :func:`~skdp.metrics.private_r2_score`); see :ref:`evaluating`.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
