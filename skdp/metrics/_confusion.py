@@ -79,6 +79,15 @@ class PrivateConfusionMatrix:
     everything here is post-processing of the released cells, free of
     charge: one release can give every classification metric.
 
+    Parameters
+    ----------
+    counts : array-like of shape (n_labels * n_labels,)
+        The released cells, row-major.
+    labels : array-like of shape (n_labels,)
+        The public labels.
+    noise_variance : float
+        The public variance of each cell's noise.
+
     Attributes
     ----------
     counts : ndarray of shape (n_labels, n_labels)
@@ -134,9 +143,15 @@ class PrivateConfusionMatrix:
         return PrivateEstimate(value, noise_std_error(statistic, flat, self._variance))
 
     def confusion_matrix(self):
-        """The released cells with negative counts set to 0, and their error
-        bar (the noise's standard deviation, 0 where a cell is clamped far
-        below 0)."""
+        """The released cells with negative counts set to 0.
+
+        Returns
+        -------
+        matrix : PrivateEstimate
+            Arrays of shape ``(n_labels, n_labels)``; the error bar is the
+            noise's standard deviation (0 where a cell is clamped far
+            below 0).
+        """
         k = self.labels.size
         estimate = self._estimate(lambda flat: _cells(flat, k).reshape(flat.shape))
         return PrivateEstimate(
@@ -144,12 +159,22 @@ class PrivateConfusionMatrix:
         )
 
     def accuracy(self):
-        """Fraction of rows on the diagonal."""
+        """Fraction of rows on the diagonal.
+
+        Returns
+        -------
+        estimate : PrivateEstimate
+        """
         k = self.labels.size
         return self._estimate(lambda flat: accuracy_of(flat, k))
 
     def balanced_accuracy(self):
-        """Mean per-class recall."""
+        """Mean per-class recall.
+
+        Returns
+        -------
+        estimate : PrivateEstimate
+        """
         k = self.labels.size
         return self._estimate(lambda flat: balanced_accuracy_of(flat, k))
 
@@ -187,6 +212,10 @@ class PrivateConfusionMatrix:
         """Every metric of the matrix, as a dict (scikit-learn's
         ``classification_report(output_dict=True)`` layout, plus
         ``"balanced accuracy"``), each a :class:`~skdp.metrics.PrivateEstimate`.
+
+        Returns
+        -------
+        report : dict
         """
         names = ("precision", "recall", "f1-score", "support")
         per_class = self.precision_recall_fscore_support(average=None)

@@ -96,6 +96,15 @@ class PrivateScoreHistograms:
     Made by :func:`~skdp.metrics.private_score_histograms` (which charges);
     everything here is post-processing, free of charge.
 
+    Parameters
+    ----------
+    counts : array-like of shape (2 * n_bins,)
+        The released histograms: the negatives', then the positives'.
+    bin_edges : array-like of shape (n_bins + 1,)
+        The public edges.
+    noise_variance : float
+        The public variance of each count's noise.
+
     Attributes
     ----------
     negative_counts, positive_counts : ndarray of shape (n_bins,)
@@ -152,7 +161,12 @@ class PrivateScoreHistograms:
         return PrivateEstimate(float(value) if np.ndim(value) == 0 else value, error)
 
     def roc_auc(self):
-        """Area under the ROC curve (Mann–Whitney, ties in a bin count 1/2)."""
+        """Area under the ROC curve (Mann–Whitney, ties in a bin count 1/2).
+
+        Returns
+        -------
+        auc : PrivateEstimate
+        """
         return self._estimate(lambda flat: roc_auc_of(flat, self._n_bins))
 
     def roc_curve(self):
@@ -195,7 +209,12 @@ class PrivateScoreHistograms:
         return precision, recall, self.bin_edges[:-1].copy()
 
     def average_precision(self):
-        """Average precision: ``Σ (R_j - R_{j-1}) P_j`` over the thresholds."""
+        """Average precision: ``Σ (R_j - R_{j-1}) P_j`` over the thresholds.
+
+        Returns
+        -------
+        average_precision : PrivateEstimate
+        """
         return self._estimate(lambda flat: average_precision_of(flat, self._n_bins))
 
     def calibration_curve(self, n_groups=5):

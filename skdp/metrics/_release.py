@@ -54,8 +54,18 @@ class PrivateEstimate(NamedTuple):
     std_error: object
 
     def interval(self, z=1.96):
-        """``value ± z * std_error``: the normal-approximation interval for
-        the noise (z = 1.96 for 95 %), a post-processing like the value."""
+        """``value ± z * std_error``: the normal-approximation interval.
+
+        Parameters
+        ----------
+        z : float, default=1.96
+            Half-width in standard errors (1.96: 95 % for the noise alone).
+
+        Returns
+        -------
+        low, high : float or ndarray
+            Post-processing of the release, like the value.
+        """
         half = z * np.asarray(self.std_error)
         return np.asarray(self.value) - half, np.asarray(self.value) + half
 

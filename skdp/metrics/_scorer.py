@@ -85,6 +85,15 @@ class PrivateScorer:
     (:func:`skdp.model_selection.cross_validate` charges it once for all
     its disjoint test folds).
 
+    Parameters
+    ----------
+    name : str
+        A scoring name that :func:`make_private_scorer` knows.
+    epsilon, delta : float
+        The budget of each call.
+    kwargs : dict
+        Public parameters of the metric.
+
     Attributes
     ----------
     name : str
@@ -144,8 +153,22 @@ class PrivateScorer:
         return proba[:, -1] if self._response == "positive_proba" else proba
 
     def fallback_predictions(self, n_rows, model=None):
-        """Public predictions for ``n_rows`` rows when a model failed: the
-        first label, uniform probabilities, the middle of the target bounds."""
+        """Public predictions for ``n_rows`` rows, for a model that failed.
+
+        The first label, uniform probabilities, the middle of the score
+        range or of the target bounds: nothing read from data.
+
+        Parameters
+        ----------
+        n_rows : int
+            Number of rows (of the evaluated part).
+        model : estimator or None, default=None
+            A fitted model whose public classes complete the scorer's.
+
+        Returns
+        -------
+        predictions : ndarray
+        """
         kwargs = self._metric_kwargs(model) if model is not None else self.kwargs
         if self._response == "positive_proba":
             low, high = kwargs.get("score_range", (0.0, 1.0))
@@ -160,6 +183,19 @@ class PrivateScorer:
 
     def evaluate(self, model, X, y, *, accountant=None, random_state=None):
         """The metric of ``model`` on ``(X, y)``, released privately.
+
+        Parameters
+        ----------
+        model : estimator
+            A fitted model (public: a release, or trained on other data).
+        X : array-like of shape (n_samples, n_features)
+            The private evaluation rows.
+        y : array-like of shape (n_samples,)
+            Their targets.
+        accountant : BudgetAccountant or None, default=None
+            Charged once; ``None``: the default accountant in effect.
+        random_state : int, RandomState instance or None, default=None
+            ``None`` draws from the operating system's CSPRNG.
 
         Returns
         -------
@@ -177,7 +213,24 @@ class PrivateScorer:
     def evaluate_predictions(
         self, predictions, y, *, model=None, accountant=None, random_state=None
     ):
-        """The private metric of given predictions (one release)."""
+        """The private metric of given predictions (one release).
+
+        Parameters
+        ----------
+        predictions : array-like
+            Predicted labels, scores, probabilities or targets (as the
+            metric takes them).
+        y : array-like of shape (n_samples,)
+            The private targets.
+        model : estimator or None, default=None
+            Supplies public classes when the scorer states none.
+        accountant, random_state
+            As for :meth:`evaluate`.
+
+        Returns
+        -------
+        estimate : PrivateEstimate
+        """
         kwargs = self._metric_kwargs(model) if model is not None else self.kwargs
         return self._metric(
             y,
