@@ -6,7 +6,7 @@ from skdp.mechanisms._additive import additive_cost
 from skdp.metrics import _classification, _log_loss, _ranking, _regression
 from skdp.utils._validation import check_delta, check_epsilon
 
-__all__ = ["PrivateScorer", "make_private_scorer", "selection_scoring"]
+__all__ = ["PrivateScorer", "charged_to", "make_private_scorer", "selection_scoring"]
 
 # name: (metric, response, sign, kind)
 _REGISTRY = {
@@ -118,6 +118,7 @@ class PrivateScorer:
         self._metric, self._response, self._kind = metric, response, kind
         self.epsilon, self.delta, self.kwargs = epsilon, delta, dict(kwargs)
         self.cost = additive_cost(epsilon, delta)
+        self.__name__ = f"private {name}"
 
     def __repr__(self):
         return (
@@ -248,6 +249,28 @@ class PrivateScorer:
             estimator, X, y, accountant=accountant, random_state=random_state
         )
         return self.sign * estimate.value
+
+
+def charged_to(scorer, accountant, random_state=None):
+    """``scorer`` as a plain scikit-learn scorer that charges ``accountant``
+    (for a sweep that plans and checks every score's cost itself).
+
+    Examples
+    --------
+    >>> from skdp import BudgetAccountant
+    >>> from skdp.metrics import make_private_scorer
+    >>> from skdp.metrics._scorer import charged_to
+    >>> score = charged_to(make_private_scorer("accuracy", epsilon=0.5),
+    ...                    BudgetAccountant(epsilon=1.0))
+    >>> callable(score)
+    True
+    """
+
+    def score(model, X, y):
+        return scorer(model, X, y, accountant=accountant, random_state=random_state)
+
+    score.__name__ = scorer.__name__
+    return score
 
 
 # a private scorer's metric as the holdout selection of NoisyMaxSearchCV names it

@@ -155,3 +155,38 @@ def test_noisy_max_search_reads_a_private_scorer_as_its_metric(method):
     )
     assert search.best_params_ == named.fit(X, Y).best_params_
     assert acc.total()[0] < 5.0  # the scorer's epsilon was not charged
+
+
+def test_privacy_utility_curve_charges_and_plans_each_private_score():
+    from skdp.exceptions import BudgetExceededError
+    from skdp.model_selection import privacy_utility_curve
+
+    model = PrivateGaussianNB(classes=[0, 1], bounds=(-4, 4))
+    scorer = make_private_scorer("accuracy", epsilon=0.1)
+    acc = BudgetAccountant(epsilon=100.0)
+    curve = privacy_utility_curve(
+        model,
+        X,
+        Y,
+        epsilons=[0.5, 1.0],
+        n_repeats=2,
+        scoring=scorer,
+        accountant=acc,
+        random_state=0,
+    )
+    # 2 x (0.5 + 1.0) for the fits, 4 x 0.1 for the scores (same test rows)
+    assert acc.total()[0] == pytest.approx(3.4)
+    assert np.all(np.abs(curve.scores - 0.9) < 0.1)
+    short = BudgetAccountant(epsilon=3.2)  # the fits alone would fit
+    with pytest.raises(BudgetExceededError):
+        privacy_utility_curve(
+            model,
+            X,
+            Y,
+            epsilons=[0.5, 1.0],
+            n_repeats=2,
+            scoring=scorer,
+            accountant=short,
+            random_state=0,
+        )
+    assert short.total() == (0.0, 0.0)
