@@ -138,7 +138,10 @@ def noise_std_error(statistic, released, variance):
     -----
     A function of released values and of the public noise scale only:
     post-processing, free of charge. It describes the privacy noise, not the
-    sampling error of the test set.
+    sampling error of the test set. Where a clamp of ``statistic`` is active
+    over ``± sqrt(variance)`` on both sides the slope, and the error bar, is
+    0: it then understates the noise (a metric pinned to its range when the
+    noise swamps the counts).
 
     Examples
     --------
