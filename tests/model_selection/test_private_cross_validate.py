@@ -190,3 +190,38 @@ def test_privacy_utility_curve_charges_and_plans_each_private_score():
             random_state=0,
         )
     assert short.total() == (0.0, 0.0)
+
+
+def test_each_row_is_tested_once_and_trained_on_in_the_other_folds(monkeypatch):
+    from skdp.metrics._scorer import PrivateScorer
+    from skdp.model_selection import _validation
+
+    ids = np.arange(300, dtype=float)
+    X_ids = np.column_stack([ids, X[:300, 1]])
+    trained, tested = [], []
+    fit = _validation.fit_on_part
+
+    def recording_fit(candidate, cost, X_train, y_train):
+        trained.append(set(X_train[:, 0].astype(int)))
+        return fit(candidate, cost, X_train, y_train)
+
+    evaluate = PrivateScorer.evaluate_predictions
+
+    def recording_evaluate(self, predictions, y, **kwargs):
+        tested.append(len(y))
+        return evaluate(self, predictions, y, **kwargs)
+
+    monkeypatch.setattr(_validation, "fit_on_part", recording_fit)
+    monkeypatch.setattr(PrivateScorer, "evaluate_predictions", recording_evaluate)
+    cv = 4
+    scorer = make_private_scorer("accuracy", epsilon=0.3)
+    cross_validate(NB, X_ids, Y[:300], scoring=scorer, cv=cv, random_state=0)
+    everyone = set(range(300))
+    test_sets = [everyone - train for train in trained]
+    assert sum(map(len, test_sets)) == 300  # disjoint and covering
+    assert set().union(*test_sets) == everyone
+    # first the input check of all of y (stopped at its charge), then one
+    # release per fold on exactly that fold's rows
+    assert tested == [300] + [len(t) for t in test_sets]
+    for row in everyone:  # each row trains K - 1 of the K fold models
+        assert sum(row in train for train in trained) == cv - 1
