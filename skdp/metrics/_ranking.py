@@ -24,10 +24,25 @@ _CALLER = "private_score_histograms"
 
 
 def check_bins(bins, score_range):
-    """Public equal-width bin edges over the public score range."""
+    """Public bin edges: equal-width over the public score range (an int),
+    or the caller's increasing edges (an array, as :func:`numpy.histogram`
+    takes them; ``score_range`` is then not used)."""
+    if np.ndim(bins) == 1:
+        edges = np.asarray(bins, dtype=float)
+        if edges.size < 2 or not np.all(np.isfinite(edges)):
+            raise ValueError(
+                f"bins as edges needs at least two finite values; got {bins!r}. "
+                "Nothing was charged."
+            )
+        if not np.all(np.diff(edges) > 0):
+            raise ValueError(
+                "bins as edges must be strictly increasing. Nothing was charged."
+            )
+        return edges
     if isinstance(bins, bool) or not isinstance(bins, Integral) or bins < 1:
         raise ValueError(
-            f"bins must be a positive integer; got {bins!r}. Nothing was charged."
+            f"bins must be a positive integer or an array of edges; got {bins!r}. "
+            "Nothing was charged."
         )
     lower, upper = check_required_bounds(score_range, 1, _CALLER)
     if not lower[0] < upper[0]:
@@ -78,11 +93,13 @@ def private_score_histograms(
         Scores, e.g. ``predict_proba(X)[:, 1]``; higher means positive.
     pos_label : scalar, default=1
         The positive label.
-    bins : int, default=100
-        Number of equal-width public bins over ``score_range``.
+    bins : int or array-like of shape (n_bins + 1,), default=100
+        Number of equal-width public bins over ``score_range``, or the
+        public increasing bin edges themselves (e.g. spaced on the logit
+        scale, for probabilities piled up near 0 or 1).
     score_range : tuple (lower, upper), default=(0.0, 1.0)
-        The public range of the scores; a score outside falls in the first
-        or last bin (clipping).
+        The public range of the scores (for an integer ``bins``); a score
+        outside the edges falls in the first or last bin (clipping).
     epsilon : float, default=1.0
         ε of the release.
     delta : float, default=0.0
@@ -293,9 +310,11 @@ def private_calibration_curve(y_true, y_prob, *, n_bins=5, bins=100, **kwargs):
     """
     if isinstance(n_bins, bool) or not isinstance(n_bins, Integral) or n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer; got {n_bins!r}.")
-    if isinstance(bins, Integral) and not isinstance(bins, bool) and bins % n_bins:
+    n_released = np.size(bins) - 1 if np.ndim(bins) == 1 else bins
+    if isinstance(n_released, Integral) and n_released % n_bins:
         raise ValueError(
-            f"n_bins={n_bins} must divide bins={bins}: each calibration bin is "
+            f"n_bins={n_bins} must divide the {n_released} released bins: each "
+            "calibration bin is "
             "a group of released bins. Nothing was charged."
         )
     hist = private_score_histograms(y_true, y_prob, bins=bins, **kwargs)

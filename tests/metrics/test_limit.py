@@ -152,6 +152,23 @@ def test_private_metric_matches_scikit_learn_as_epsilon_grows(name):
     assert np.all(np.asarray(estimate.std_error) < 1e-4)
 
 
+def test_public_edges_tie_nothing_that_equal_bins_would():
+    # probabilities piled up near 0 (3 % positives): 100 equal bins tie most
+    # rows in the first bin; 100 bins equal on the logit scale do not
+    rng = np.random.default_rng(3)
+    y = (rng.random(3000) < 0.03).astype(int)
+    logit = rng.normal(-6 + 3 * y, 1.5)
+    edges = np.concatenate([[0.0], 1 / (1 + np.exp(-np.linspace(-12, 4, 99))), [1.0]])
+    centres = (edges[:-1] + edges[1:]) / 2
+    bins = np.clip(np.searchsorted(edges, 1 / (1 + np.exp(-logit))) - 1, 0, 99)
+    score = centres[bins]  # scores on the bins' centres: binning ties nothing new
+    reference = skm.roc_auc_score(y, score)
+    logit_bins = dpm.private_roc_auc_score(y, score, bins=edges, **HUGE)
+    assert logit_bins.value == pytest.approx(reference, abs=1e-6)
+    equal_bins = dpm.private_roc_auc_score(y, score, bins=100, **HUGE)
+    assert abs(equal_bins.value - reference) > 0.01
+
+
 def _unique_points(x, y):
     points = np.round(np.column_stack([x, y]), 6)
     return {tuple(p) for p in points}
