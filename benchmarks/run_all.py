@@ -92,6 +92,7 @@ STEPS = [
         ["--repeats", "15", "--holdout-repeats", "8"],
         timeout=1200,
     ),
+    Step("bench_private_metrics.py", ["--runs", "200"]),
 ]
 
 

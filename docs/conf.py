@@ -69,6 +69,7 @@ numpydoc_validation_exclude = {
     r"\.__\w+__$",
     r"^skdp\.accounting\.LedgerEntry$",
     r"^skdp\.audit\.(AuditResult|\w+Event)$",
+    r"^skdp\.metrics\.PrivateEstimate$",
 }
 
 

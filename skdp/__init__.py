@@ -63,6 +63,7 @@ __getattr__, __dir__, __all__ = attach(
         "exceptions",
         "linear_model",
         "mechanisms",
+        "metrics",
         "model_selection",
         "naive_bayes",
         "preprocessing",

@@ -327,6 +327,7 @@ PUBLIC_MODULES = [
     "skdp.ensemble",
     "skdp.linear_model",
     "skdp.mechanisms",
+    "skdp.metrics",
     "skdp.model_selection",
     "skdp.preprocessing",
     "skdp.sensitivity",

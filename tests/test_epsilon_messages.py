@@ -119,6 +119,41 @@ FUNCTIONS = {
     ),
     "skdp.mechanisms.svt_cost": m.svt_cost,
     "skdp.utils.check_epsilon": check_epsilon,
+    **{
+        f"skdp.metrics.{name}": (
+            lambda e, name=name, kwargs=kwargs: getattr(skdp.metrics, name)(
+                [0, 1], [0, 1], epsilon=e, random_state=0, **kwargs
+            )
+        )
+        for name, kwargs in {
+            "private_accuracy_score": {"labels": [0, 1]},
+            "private_balanced_accuracy_score": {"labels": [0, 1]},
+            "private_classification_report": {"labels": [0, 1]},
+            "private_confusion_matrix": {"labels": [0, 1]},
+            "private_f1_score": {"labels": [0, 1]},
+            "private_precision_recall_fscore_support": {"labels": [0, 1]},
+            "private_precision_score": {"labels": [0, 1]},
+            "private_recall_score": {"labels": [0, 1]},
+            "private_log_loss": {"labels": [0, 1]},
+            "private_average_precision_score": {},
+            "private_calibration_curve": {},
+            "private_precision_recall_curve": {},
+            "private_roc_auc_score": {},
+            "private_roc_curve": {},
+            "private_score_histograms": {},
+            "private_explained_variance_score": {"target_bounds": (0, 1)},
+            "private_mean_absolute_error": {"target_bounds": (0, 1)},
+            "private_mean_squared_error": {"target_bounds": (0, 1)},
+            "private_r2_score": {"target_bounds": (0, 1)},
+            "private_regression_report": {"target_bounds": (0, 1)},
+        }.items()
+    },
+    "skdp.metrics.PrivateScorer": lambda e: skdp.metrics.PrivateScorer(
+        "accuracy", e, 0.0, {}
+    ),
+    "skdp.metrics.make_private_scorer": lambda e: skdp.metrics.make_private_scorer(
+        "accuracy", epsilon=e
+    ),
 }
 # Budgets and claims, where 0 (nothing) is valid: ">= 0" in the same form.
 ZERO_ALLOWED = {

@@ -756,7 +756,11 @@ class SampleAggregateEstimator(
 
         In ``'vote'`` and ``'mean'`` modes this calls :meth:`predict` and so
         charges ``epsilon`` per row of ``X``. The score itself reads ``y``:
-        it is private information about the evaluation rows.
+        it is private information about the evaluation rows: on private rows
+        the score is a release, exact and charged to no accountant.
+        Evaluate privately with :mod:`skdp.metrics` (e.g.
+        :func:`~skdp.metrics.private_accuracy_score`,
+        :func:`~skdp.metrics.private_r2_score`); see :ref:`evaluating`.
 
         Parameters
         ----------

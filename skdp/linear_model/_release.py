@@ -47,7 +47,11 @@ class GaussianFitMixin:
     def score(self, X, y, sample_weight=None):
         """The model's default score on ``(X, y)`` (not private: it reads ``y``).
 
-        Accuracy for the classifier, R² for the regressor.
+        Accuracy for the classifier, R² for the regressor. On private rows
+        the score is a release: exact, and charged to no accountant.
+        Evaluate privately with :mod:`skdp.metrics` (e.g.
+        :func:`~skdp.metrics.private_accuracy_score`,
+        :func:`~skdp.metrics.private_r2_score`); see :ref:`evaluating`.
 
         Parameters
         ----------

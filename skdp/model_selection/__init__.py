@@ -16,5 +16,6 @@ __getattr__, __dir__, __all__ = attach(
         ],
         "skdp.model_selection._plot": ["PrivacyUtilityDisplay"],
         "skdp.model_selection._search": ["NoisyMaxSearchCV"],
+        "skdp.model_selection._validation": ["cross_validate"],
     },
 )

@@ -16,6 +16,7 @@ from skdp.accounting._accountant import (
     _float_up,
 )
 from skdp.accounting._composition import exact
+from skdp.metrics._scorer import PrivateScorer, charged_to
 from skdp.model_selection._cost import (
     route_accountant,
 )
@@ -199,7 +200,11 @@ def privacy_utility_curve(
         given.
     scoring : str, callable or None, default=None
         A single scorer, as in :func:`sklearn.metrics.check_scoring`; ``None``
-        uses the estimator's ``score`` method.
+        uses the estimator's ``score`` method. A private scorer
+        (:func:`~skdp.metrics.make_private_scorer`) makes every test score a
+        release charged to the sweep's accountant: its cost, times the
+        number of scores (they read the same test rows, so they compose
+        sequentially), is part of the budget check before the sweep.
     param_name : str, default="epsilon"
         The ε parameter to vary, as accepted by ``set_params`` (for a pipeline
         e.g. ``"sampleaggregateestimator__epsilon"``). It must be the
@@ -347,17 +352,28 @@ def privacy_utility_curve(
         seeds = [int(c.generate_state(1)[0] % _MAX_SEED) for c in children]
 
     base = route_accountant(clone(estimator), acc)
-    scorer = check_scoring(base, scoring=scoring)
+    private = isinstance(scoring, PrivateScorer)  # each score a charged release
+    scorer = charged_to(scoring, acc) if private else check_scoring(base, scoring)
     reference_scorer = (
         None
         if reference_estimator is None
+        else scorer
+        if private
         else check_scoring(reference_estimator, scoring=scoring)
     )
 
     n_fits = epsilons.size * n_repeats
+    per_score = (
+        (exact(scoring.cost.epsilon), exact(scoring.cost.delta)) if private else (0, 0)
+    )
     per_fit = [plan.bound(estimator, eps) for eps in epsilons]
-    total_eps = _float_up(sum(exact(e) for e, _ in per_fit) * n_repeats)
-    total_delta = _float_up(sum(exact(d) for _, d in per_fit) * n_repeats)
+    n_scores = n_fits + (reference_estimator is not None)  # on the same test rows
+    total_eps = _float_up(
+        sum(exact(e) for e, _ in per_fit) * n_repeats + per_score[0] * n_scores
+    )
+    total_delta = _float_up(
+        sum(exact(d) for _, d in per_fit) * n_repeats + per_score[1] * n_scores
+    )
     # before the data is split or any estimator is fitted
     _check_budget(acc, total_eps, total_delta, n_fits)
 
@@ -421,7 +437,7 @@ def privacy_utility_curve(
     for k, (score, spent, elapsed) in enumerate(results):
         i, r = divmod(k, n_repeats)
         scores[i, r] = score
-        reported.append(spent)
+        reported.append(spent and (spent[0] + per_score[0], spent[1] + per_score[1]))
         shown = f", score={score:.4g}" if verbose > 2 else ""
         progress(
             2,

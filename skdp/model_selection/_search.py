@@ -24,6 +24,7 @@ from skdp.accounting._composition import TIGHT_COMPOSITIONS
 from skdp.base import PrivateEstimatorMixin
 from skdp.ensemble._blocks import _block_indices, _block_labels
 from skdp.mechanisms import check_random_source
+from skdp.metrics._scorer import selection_scoring
 from skdp.model_selection._cost import (
     check_fit_inputs,
     check_private_model,
@@ -129,7 +130,9 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         number of correct predictions, sensitivity 1), or
         ``"neg_absolute_error"`` / ``"neg_squared_error"`` with a
         ``loss_bound`` (regressors: per-row losses clipped to
-        ``[0, loss_bound]``, sensitivity ``loss_bound``).
+        ``[0, loss_bound]``, sensitivity ``loss_bound``). A private scorer
+        (:func:`~skdp.metrics.make_private_scorer`) is read as its metric:
+        the scores are never released, so its ε is not spent.
     loss_bound : float or None, default=None
         Public clip of per-row losses for the regression scorings of
         ``"holdout"``.
@@ -436,7 +439,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
 
     def _holdout_scoring(self):
         kind = get_tags(self.estimator).estimator_type
-        scoring = self.scoring
+        scoring = selection_scoring(self.scoring, "holdout")
         if scoring is None:
             scoring = "accuracy" if kind == "classifier" else None
         if scoring not in _HOLDOUT_SCORINGS:
@@ -464,7 +467,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         if self.method == "subsample":
             # no check of n_blocks against the row count, which is private:
             # a block without rows (or whose fits fail) abstains
-            check_scoring(self.estimator, self.scoring)
+            check_scoring(self.estimator, selection_scoring(self.scoring, "subsample"))
             if isinstance(self.cv, bool):
                 raise ValueError(f"cv must be an integer or a splitter, not {self.cv}.")
             if isinstance(self.cv, Iterator):  # every block needs the splits
@@ -681,7 +684,7 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
             y,
             blocks,
             cv=self.cv,
-            scoring=self.scoring,
+            scoring=selection_scoring(self.scoring, "subsample"),
             n_jobs=self.n_jobs,
             progress=progress,
             seeds=seeds,
@@ -800,6 +803,11 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
     @available_if(_best_has("score"))
     def score(self, X, y, sample_weight=None):
         """Score of ``best_estimator_`` on ``X, y`` (given, not private, data).
+
+        On private rows the score is a release: exact, and charged to no
+        accountant. Evaluate privately with :mod:`skdp.metrics` (e.g.
+        :func:`~skdp.metrics.private_accuracy_score`,
+        :func:`~skdp.metrics.private_r2_score`); see :ref:`evaluating`.
 
         Parameters
         ----------

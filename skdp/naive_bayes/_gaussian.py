@@ -433,6 +433,11 @@ default=None
     def score(self, X, y, sample_weight=None):
         """Accuracy on ``(X, y)`` (not private: it reads ``y``).
 
+        On private rows the score is a release: exact, and charged to no
+        accountant. Evaluate privately with :mod:`skdp.metrics` (e.g.
+        :func:`~skdp.metrics.private_accuracy_score`,
+        :func:`~skdp.metrics.private_r2_score`); see :ref:`evaluating`.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)

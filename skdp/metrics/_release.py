@@ -1,0 +1,168 @@
+"""What every private metric shares: the budget, the charge and the error bar.
+
+A private metric is one release (a contingency table, two score histograms,
+a vector of clipped sums) followed by post-processing of the released values
+only. This module checks the public parameters, charges the accountant once
+per release (before the labels are read) and computes the error bar of any
+post-processed value from the released values and the public noise scale.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from skdp.accounting._accountant import check_accountant, default_accountant
+from skdp.mechanisms import check_random_source
+from skdp.mechanisms._additive import (
+    additive_cost,
+    additive_noise_variance,
+    additive_release,
+    additive_release_problem,
+)
+from skdp.utils._validation import check_delta, check_epsilon
+
+__all__ = ["PrivateEstimate", "ReleasePlan", "noise_std_error"]
+
+# Rows of the finite-difference matrix evaluated at once (bounds the memory
+# of a gradient over many released values: 256 x size floats per output).
+_GRADIENT_CHUNK = 256
+
+
+class PrivateEstimate(NamedTuple):
+    """A metric computed from a private release, with its error bar.
+
+    Attributes
+    ----------
+    value : float or ndarray
+        The metric, a post-processing of the released values.
+    std_error : float or ndarray
+        The standard deviation that the privacy noise gives ``value``, by the
+        delta method at the released values with the public noise variance
+        (see :func:`noise_std_error`). It does **not** include the sampling
+        error of the test set (that of the non-private metric too).
+
+    Examples
+    --------
+    >>> from skdp.metrics import PrivateEstimate
+    >>> estimate = PrivateEstimate(0.85, 0.002)
+    >>> value, std_error = estimate
+    >>> [round(float(v), 4) for v in estimate.interval()]
+    [0.8461, 0.8539]
+    """
+
+    value: object
+    std_error: object
+
+    def interval(self, z=1.96):
+        """``value ± z * std_error``: the normal-approximation interval.
+
+        Parameters
+        ----------
+        z : float, default=1.96
+            Half-width in standard errors (1.96: 95 % for the noise alone).
+
+        Returns
+        -------
+        low, high : float or ndarray
+            Post-processing of the release, like the value.
+        """
+        half = z * np.asarray(self.std_error)
+        return np.asarray(self.value) - half, np.asarray(self.value) + half
+
+
+def resolve_accountant(accountant):
+    """The accountant a metric charges: the given one, or the default now."""
+    return default_accountant() if accountant is None else check_accountant(accountant)
+
+
+class ReleasePlan:
+    """One additive-noise release of ``size`` values, checked before the charge.
+
+    Laplace noise (``delta == 0``, calibrated to ``l1``) or the analytic
+    Gaussian (``delta > 0``, calibrated to ``l2``), exact discrete noise on
+    a power-of-two grid (:func:`~skdp.mechanisms._additive.additive_release`).
+    Every check happens in the constructor, so that :meth:`charge` and
+    :meth:`release` cannot fail on the data afterwards.
+    """
+
+    def __init__(self, size, l1, l2, epsilon, delta, random_state):
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta)
+        self.size, self.l1, self.l2 = int(size), float(l1), float(l2)
+        problem = additive_release_problem(
+            self.l1, self.l2, self.epsilon, self.delta, self.size
+        )
+        if problem is not None:
+            raise ValueError(f"{problem} Nothing was charged.")
+        self.source = check_random_source(random_state)
+        self.cost = additive_cost(self.epsilon, self.delta)
+        self.variance = additive_noise_variance(
+            self.l1, self.l2, self.epsilon, self.delta
+        )
+
+    def charge(self, accountant, label):
+        """Charge the release's cost to ``accountant`` (one ledger entry)."""
+        resolve_accountant(accountant).spend_many([(label, self.cost)])
+
+    def release(self, exact):
+        """The noisy values of ``exact`` (a float array or a FixedPoint)."""
+        return additive_release(
+            exact, self.l1, self.l2, self.epsilon, self.delta, self.source
+        )
+
+
+def noise_std_error(statistic, released, variance):
+    """Standard deviation that independent noise of ``variance`` per released
+    value gives ``statistic(released)``, by the delta method.
+
+    Parameters
+    ----------
+    statistic : callable
+        Maps an array of shape ``(..., m)`` of released values (any leading
+        batch shape) to the metric, shape ``(..., p)`` or ``(...)``: the
+        post-processing of the release, clamping included.
+    released : ndarray of shape (m,)
+        The released values.
+    variance : float
+        The public variance of each value's noise.
+
+    Returns
+    -------
+    std_error : float or ndarray of shape (p,)
+        ``sqrt(variance * Σ_j g_j²)`` with ``g_j`` the central difference of
+        the statistic in released value ``j`` over ``± sqrt(variance)`` (one
+        noise standard deviation: the slope the noise actually sees, also
+        where a clamp makes the statistic flat or kinked).
+
+    Notes
+    -----
+    A function of released values and of the public noise scale only:
+    post-processing, free of charge. It describes the privacy noise, not the
+    sampling error of the test set. Where a clamp of ``statistic`` is active
+    over ``± sqrt(variance)`` on both sides the slope, and the error bar, is
+    0: it then understates the noise (a metric pinned to its range when the
+    noise swamps the counts).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.metrics._release import noise_std_error
+    >>> float(noise_std_error(lambda v: v.sum(axis=-1), np.ones(4), 2.0))
+    2.8284271247461903
+    """
+    released = np.asarray(released, dtype=float).ravel()
+    step = float(np.sqrt(variance))
+    m = released.size
+    squares = 0.0
+    with np.errstate(all="ignore"):  # post-processing: nothing may warn
+        for start in range(0, m, _GRADIENT_CHUNK):
+            rows = np.arange(start, min(start + _GRADIENT_CHUNK, m))
+            shifted = np.repeat(released[None, :], rows.size, axis=0)
+            shifted[np.arange(rows.size), rows] += step
+            up = np.asarray(statistic(shifted), dtype=float)
+            shifted[np.arange(rows.size), rows] -= 2 * step
+            down = np.asarray(statistic(shifted), dtype=float)
+            slope = (up - down) / (2 * step)
+            squares = squares + np.sum(np.nan_to_num(slope) ** 2, axis=0)
+        std = np.sqrt(variance * squares)
+    return float(std) if np.ndim(std) == 0 else std
