@@ -204,6 +204,17 @@ default=None
     wider; Adult's median hours-per-week is exactly 40 with bounds
     (0, 100000).
 
+    **Ties off the grid.** A tie at a value that is not a grid point (a
+    column of a few dozen distinct values such as 10.57626) cannot be an
+    output: its rows count on one side of every grid point. A level inside
+    such a tie then comes out in the empty stretch next to it, at any ε,
+    since the rank utility is flat there: its rank error is the distance
+    from the level to the tie's edge (2.99 rank points for a median of
+    RAND's health-insurance table in ``benchmarks/bench_real_tables.py``),
+    and its value anywhere in the stretch (1.5 % off). Give such values as
+    public ``candidates`` with ``method="permute_and_flip"`` to release them
+    exactly.
+
     **Budget split (public).** ``"joint"``: one release per feature at
     ``ε/d``. Otherwise each of the ``k`` levels of each of the ``d`` features
     is one release at ``ε / (k d)``. Basic composition gives ε. One ledger
