@@ -42,6 +42,7 @@ __getattr__, __dir__, __all__ = attach(
             "DPClipper",
             "IQRScale",
             "PrivateHistogram",
+            "PrivateJointHistogram",
             "PrivateKBinsDiscretizer",
             "PrivateMean",
             "PrivateMinMaxScaler",

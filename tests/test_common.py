@@ -74,6 +74,7 @@ ESTIMATORS = [
     skdp.PrivatePCA(epsilon=1e3, max_norm=100.0, random_state=0),
     skdp.PrivateMinMaxScaler(bounds=(-1e3, 1e3)),
     skdp.PrivateHistogram(bounds=(-1e3, 1e3), random_state=0),
+    skdp.PrivateJointHistogram(3, bounds=(-1e3, 1e3), random_state=0),
     skdp.PrivateOneHotEncoder(epsilon=1e3, delta=0.1, random_state=0),
     skdp.PrivateMinMaxScaler(random_state=0),
     skdp.PrivateKBinsDiscretizer(bounds=(-1e3, 1e3), random_state=0),
