@@ -68,6 +68,7 @@ __getattr__, __dir__, __all__ = attach(
         "naive_bayes",
         "preprocessing",
         "sensitivity",
+        "tools",
         "utils",
     ],
 )
