@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SUBMODULES = [
     "skdp.accounting",
     "skdp.audit",
+    "skdp.cluster",
     "skdp.decomposition",
     "skdp.linear_model",
     "skdp.mechanisms",
@@ -41,6 +42,7 @@ SUBMODULES = [
     "skdp.pipeline",
     "skdp.preprocessing",
     "skdp.sensitivity",
+    "skdp.tools",
 ]
 
 USER_GUIDE = [
@@ -61,6 +63,7 @@ USER_GUIDE = [
     "model_selection",
     "dask",
     "limitations",
+    "migrating_from_diffprivlib",
     "api",
 ]
 
