@@ -30,12 +30,26 @@ from skdp.utils._validation import check_required_bounds, validate_private_data
 __all__ = ["PrivateKMeans", "centres_from_split_sums", "cluster_split_sums"]
 
 
+def lloyd_release_plan(n_features, n_steps, epsilon, delta):
+    """``(l2_sensitivity, noise multipliers)`` of ``n_steps`` noisy steps.
+
+    One row moves one cluster's split sums by at most ``sqrt(d)`` in L2 norm
+    (:func:`cluster_split_sums`); equal shares of one Gaussian budget
+    (:func:`~skdp.mechanisms.gaussian_noise_multipliers`) compose to
+    ``(epsilon, delta)``.
+    """
+    multipliers = gaussian_noise_multipliers(epsilon, delta, [1.0] * n_steps)
+    return float(np.sqrt(n_features)), multipliers
+
+
 def nearest_centre(X, centres):
     """Index of each row's nearest centre (ties to the lowest index).
 
     Silent on rows whose distances overflow (near ``±max double``): the
     labels of the training rows are computed after the charge.
     """
+    if X.shape[0] == 0:  # an empty block of a Dask input
+        return np.zeros(0, dtype=np.intp)
     with np.errstate(all="ignore"):
         return np.argmin(euclidean_distances(X, centres, squared=True), axis=1)
 
@@ -280,10 +294,9 @@ class PrivateKMeans(
                 f"n_clusters={self.n_clusters}."
             )
         steps = self._steps()
-        multipliers = gaussian_noise_multipliers(
-            self.epsilon, self.delta, [1.0] * len(steps)
+        sensitivity, multipliers = lloyd_release_plan(
+            d, len(steps), self.epsilon, self.delta
         )
-        sensitivity = float(np.sqrt(d))
         check_release_plan(
             name,
             [
