@@ -2,6 +2,7 @@
 the charge, refusals before it, and an audit with a mutation twin."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -130,3 +131,15 @@ def test_audit_passes_and_a_twin_calibrated_to_one_feature_is_caught(monkeypatch
     monkeypatch.setattr(_kmeans, "lloyd_release_plan", one_feature)
     mutant = audit_mechanism(released_u_total, D0, D1, **AUDIT)
     assert mutant.epsilon_lower_bound > 1.0, str(mutant)
+
+
+@pytest.mark.parametrize("bounds", [(-8e307, 8e307), (0.0, 5e-323), (-1e-300, 1e-300)])
+def test_fit_at_the_ends_of_the_float_range_is_silent_and_inside_the_bounds(bounds):
+    X = np.array([[1e308, -1e308], [5e-324, 0.0], [-1.7e308, 1.7e308], [0.0, 1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        km = PrivateKMeans(2, bounds=bounds, random_state=0).fit(np.tile(X, (20, 1)))
+    assert np.all(np.isfinite(km.cluster_centers_))
+    assert np.all(
+        (bounds[0] <= km.cluster_centers_) & (km.cluster_centers_ <= bounds[1])
+    )
