@@ -1,5 +1,7 @@
 """skdp.tools' nan* functions: NaN is missing, its count stays private."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -7,6 +9,7 @@ from skdp import BudgetAccountant, PrivateMean, tools
 from skdp.audit import audit_mechanism
 from skdp.exceptions import BudgetExceededError
 from skdp.tools import _nan
+from skdp.tools._arrays import equal_shares
 
 BIG = 1e7
 RNG = np.random.default_rng(0)
@@ -114,3 +117,11 @@ def test_audit_passes_and_a_twin_without_the_split_over_columns_is_caught(
     monkeypatch.setattr(_nan, "equal_shares", lambda total, n: total)
     mutant = audit_mechanism(released_total, D0, D1, **AUDIT)
     assert mutant.epsilon_lower_bound > 1.0, str(mutant)
+
+
+@pytest.mark.parametrize("total", [0.3, 1.0, 1e-6, 5e-324, 1.7e308, 0.1 + 0.2])
+@pytest.mark.parametrize("n", [1, 3, 7, 10, 1000])
+def test_equal_shares_never_sum_above_the_budget(total, n):
+    share = equal_shares(total, n)
+    assert math.fsum([share] * n) <= total
+    assert share >= total / n * (1 - 1e-12) or total / n < 1e-300
