@@ -25,7 +25,8 @@ from skdp.mechanisms import (
 )
 from skdp.mechanisms._grid import FixedPoint
 from skdp.sensitivity import exact_split_sums
-from skdp.utils._validation import check_required_bounds, validate_private_data
+from skdp.utils._dask import row_statistic, validate_rows
+from skdp.utils._validation import check_required_bounds
 
 __all__ = ["PrivateKMeans", "centres_from_split_sums", "cluster_split_sums"]
 
@@ -290,8 +291,10 @@ class PrivateKMeans(
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        X : array-like or Dask collection of shape (n_samples, n_features)
+            Training data. A Dask array or DataFrame is read on its cluster
+            (see :ref:`dask`): each step's sums are added over its blocks,
+            exactly.
         y : None
             Ignored.
 
@@ -299,7 +302,7 @@ class PrivateKMeans(
         -------
         self : PrivateKMeans
         """
-        X = validate_private_data(self, X)
+        X = validate_rows(self, X)
         d = X.shape[1]
         name = type(self).__name__
         lower, upper = check_required_bounds(self.bounds, d, name)
@@ -335,7 +338,7 @@ class PrivateKMeans(
             elif k != centres.shape[0]:  # end of the initialisation
                 seed = int(seeds.integers(2**31))
                 centres = reduce_centres(centres, counts, k, seed, lower, upper)
-            statistic = cluster_split_sums(X, centres, lower, upper)
+            statistic = row_statistic(X, cluster_split_sums, centres, lower, upper)
             noisy = gaussian_release(
                 statistic, sensitivity, multiplier, random_state=source
             )

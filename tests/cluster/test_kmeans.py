@@ -143,3 +143,22 @@ def test_fit_at_the_ends_of_the_float_range_is_silent_and_inside_the_bounds(boun
     assert np.all(
         (bounds[0] <= km.cluster_centers_) & (km.cluster_centers_ <= bounds[1])
     )
+
+
+@pytest.mark.parametrize("chunks", [(600,), (0, 1, 250, 349)])
+def test_dask_input_gives_the_in_memory_release_bit_for_bit(chunks):
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    X, _ = make_blobs(600, n_features=3, centers=3, random_state=0)
+    fits = []
+    for data in (X, da.from_array(X, chunks=(chunks, (3,)))):
+        acc = BudgetAccountant(delta=0.5)
+        with dask.config.set(scheduler="threads"):
+            fits.append(
+                PrivateKMeans(3, bounds=(-15, 15), accountant=acc, random_state=4).fit(
+                    data
+                )
+            )
+        assert acc.total() == (1.0, 1e-6)
+    np.testing.assert_array_equal(fits[0].cluster_centers_, fits[1].cluster_centers_)
+    np.testing.assert_array_equal(fits[0].counts_, fits[1].counts_)
