@@ -136,3 +136,13 @@ def test_audit_passes_and_a_twin_with_a_quarter_of_the_noise_is_caught(
     monkeypatch.setattr(_joint_histogram, "additive_release", quarter_noise)
     mutant = audit_mechanism(released_cell, D0, D1, **AUDIT)
     assert mutant.epsilon_lower_bound > 1.0, str(mutant)
+
+
+def test_dask_input_gives_the_in_memory_counts_bit_for_bit():
+    da = pytest.importorskip("dask.array")
+    X = np.random.default_rng(5).normal(0.5, 0.5, size=(500, 2))
+    fits = [
+        PrivateJointHistogram(3, bounds=(0, 1), random_state=2).fit(data).counts_
+        for data in (X, da.from_array(X, chunks=((0, 1, 200, 299), (2,))))
+    ]
+    np.testing.assert_array_equal(*fits)
