@@ -22,6 +22,7 @@ __getattr__, __dir__, __all__ = attach(
             "default_accountant",
             "set_default_accountant",
         ],
+        "skdp.cluster": ["PrivateKMeans"],
         "skdp.decomposition": ["PrivatePCA"],
         "skdp.ensemble": ["SampleAggregateEstimator"],
         "skdp.exceptions": [
@@ -42,6 +43,7 @@ __getattr__, __dir__, __all__ = attach(
             "DPClipper",
             "IQRScale",
             "PrivateHistogram",
+            "PrivateJointHistogram",
             "PrivateKBinsDiscretizer",
             "PrivateMean",
             "PrivateMinMaxScaler",
@@ -58,6 +60,7 @@ __getattr__, __dir__, __all__ = attach(
         "accounting",
         "audit",
         "base",
+        "cluster",
         "decomposition",
         "ensemble",
         "exceptions",
@@ -68,6 +71,7 @@ __getattr__, __dir__, __all__ = attach(
         "naive_bayes",
         "preprocessing",
         "sensitivity",
+        "tools",
         "utils",
     ],
 )

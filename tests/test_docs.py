@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SUBMODULES = [
     "skdp.accounting",
     "skdp.audit",
+    "skdp.cluster",
     "skdp.decomposition",
     "skdp.linear_model",
     "skdp.mechanisms",
@@ -42,6 +43,7 @@ SUBMODULES = [
     "skdp.pipeline",
     "skdp.preprocessing",
     "skdp.sensitivity",
+    "skdp.tools",
 ]
 
 USER_GUIDE = [
@@ -63,6 +65,7 @@ USER_GUIDE = [
     "evaluating",
     "dask",
     "limitations",
+    "migrating_from_diffprivlib",
     "api",
 ]
 

@@ -119,6 +119,8 @@ TRANSFORMERS = [
     skdp.PrivateStandardScaler(),
     skdp.PrivateMinMaxScaler(),
     skdp.PrivateHistogram(bounds=(0, 1e5)),
+    skdp.PrivateJointHistogram(3, bounds=(0, 1e5)),
+    skdp.PrivateKMeans(3, bounds=(0, 1e5)),
     skdp.PrivateKBinsDiscretizer(),
     skdp.PrivatePCA(max_norm=1e4),
 ]

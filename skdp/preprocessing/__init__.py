@@ -15,6 +15,7 @@ __getattr__, __dir__, __all__ = attach(
         "skdp.preprocessing._encoders": ["PrivateOneHotEncoder"],
         "skdp.preprocessing._histogram": ["PrivateHistogram"],
         "skdp.preprocessing._iqr": ["IQRScale"],
+        "skdp.preprocessing._joint_histogram": ["PrivateJointHistogram"],
         "skdp.preprocessing._mean": ["PrivateMean"],
         "skdp.preprocessing._minmax": ["PrivateMinMaxScaler"],
         "skdp.preprocessing._ptr": ["PTRMedian"],

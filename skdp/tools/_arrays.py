@@ -1,0 +1,130 @@
+"""Rows, axes and charges shared by the functions of :mod:`skdp.tools`.
+
+The privacy unit is a row: the first axis of the array (each value of a 1-D
+array is a row). A statistic over ``axis=0`` is one value per column; over
+``axis=None`` one value for the whole array, which for several columns is a
+statistic of per-row values (each row's mean, sum or count) or is refused.
+``axis=1`` would release one value per row: their number is the number of
+rows, which is not public under add/remove neighbours, so it is refused.
+"""
+
+import math
+
+import numpy as np
+
+from skdp.accounting import default_accountant
+
+__all__ = ["Rows", "as_rows", "charge_function", "equal_shares", "mechanism_of"]
+
+
+class Rows:
+    """A 2-D float view of an input and how to shape the statistic back.
+
+    ``X`` has one row per privacy unit; ``per_column`` says whether the
+    result keeps one value per column (``axis=0`` of a 2-D input) or is a
+    scalar (a 1-D input, or ``axis=None`` of one column).
+    """
+
+    def __init__(self, X, per_column):
+        self.X = X
+        self.per_column = per_column
+
+    @property
+    def n_columns(self):
+        return self.X.shape[1]
+
+    def shape(self, values):
+        """``values`` of shape (..., n_columns) as numpy would return them."""
+        values = np.asarray(values, dtype=float)
+        if self.per_column:
+            return values
+        return values[..., 0] if values.ndim > 1 else float(values[0])
+
+
+def as_rows(array, axis, function, *, allow_nan=False, whole_array=False):
+    """The rows of ``array`` for ``axis``, or an error naming the fix.
+
+    Parameters
+    ----------
+    array : array-like of shape (n_samples,) or (n_samples, n_features)
+    axis : None, 0 or -1 (1-D), 1 (refused)
+    function : str
+        The calling function's name, for messages.
+    allow_nan : bool, default=False
+        Keep NaN (the ``nan*`` functions); otherwise the estimator refuses it.
+    whole_array : bool, default=False
+        Whether ``axis=None`` over several columns is a statistic of the
+        rows' own values (the caller reduces each row); otherwise refused.
+
+    Returns
+    -------
+    rows : Rows
+        Raises ``ValueError`` before any charge on an unsupported axis.
+    """
+    values = np.asarray(array)
+    if values.ndim == 0 or values.ndim > 2:
+        raise ValueError(
+            f"{function} takes a 1-D array (one value per row) or a 2-D array "
+            f"(rows by columns); got {values.ndim} dimension(s). Reshape it so "
+            "that the first axis holds one row per person."
+        )
+    if values.dtype.kind not in "biuf":
+        raise ValueError(
+            f"{function} needs numbers; got an array of dtype {values.dtype}."
+        )
+    values = values.astype(float, copy=False)
+    if values.ndim == 1:
+        if axis not in (None, 0, -1):
+            raise ValueError(
+                f"{function}: axis={axis!r} is out of range for 1-D input."
+            )
+        return Rows(values[:, None], per_column=False)
+    if axis in (1, -1):
+        raise ValueError(
+            f"{function}: axis=1 releases one value per row, and the number of "
+            "rows is not public under add/remove-one-row neighbours. Use axis=0 "
+            "(one value per column) or axis=None."
+        )
+    if axis not in (None, 0):
+        raise ValueError(f"{function}: axis={axis!r} is out of range for 2-D input.")
+    if axis == 0 or values.shape[1] == 1:
+        return Rows(values, per_column=axis == 0)
+    if not whole_array:
+        raise ValueError(
+            f"{function}: axis=None over {values.shape[1]} columns is not "
+            "supported: a row holds several values, so it is not one row per "
+            "value. Use axis=0 (one value per column), or pass array.ravel() "
+            "if every value belongs to a different person."
+        )
+    return Rows(values, per_column=False)
+
+
+def mechanism_of(delta):
+    """``"gaussian"`` for ``delta > 0``, else ``"laplace"`` (pure ε-DP)."""
+    return "gaussian" if delta > 0 else "laplace"
+
+
+def charge_function(accountant, items):
+    """Charge ``(label, PrivacyCost)`` items atomically, before the data is read.
+
+    ``accountant=None`` is the default accountant in effect now (as for an
+    estimator's ``fit``).
+    """
+    if accountant is None:
+        accountant = default_accountant()
+    if not hasattr(accountant, "spend_many"):
+        raise TypeError(
+            "accountant must be a skdp.BudgetAccountant or None; got "
+            f"{type(accountant).__name__}."
+        )
+    accountant.spend_many(items)
+
+
+def equal_shares(total, n):
+    """The largest float ``s <= total / n`` with ``n`` copies summing
+    (``math.fsum``) to at most ``total``: a budget split into ``n`` equal
+    releases that the accountant never sees above ``total``."""
+    share = total / n
+    while share > 0 and math.fsum([share] * n) > total:
+        share = math.nextafter(share, 0.0)
+    return share

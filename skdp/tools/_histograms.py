@@ -1,0 +1,212 @@
+"""numpy's histogram functions, released by PrivateHistogram and
+PrivateJointHistogram."""
+
+from numbers import Integral
+
+import numpy as np
+
+from skdp.preprocessing._histogram import PrivateHistogram
+from skdp.preprocessing._joint_histogram import PrivateJointHistogram
+from skdp.tools._arrays import mechanism_of
+
+__all__ = ["histogram", "histogram2d", "histogramdd"]
+
+
+def _estimator_kwargs(epsilon, bounds, delta, accountant, random_state):
+    return {
+        "epsilon": epsilon,
+        "bounds": bounds,
+        "mechanism": mechanism_of(delta),
+        "delta": delta,
+        "accountant": accountant,
+        "random_state": random_state,
+    }
+
+
+def histogram(
+    sample,
+    epsilon=1.0,
+    bins=10,
+    bounds=None,
+    *,
+    delta=0.0,
+    accountant=None,
+    random_state=None,
+):
+    """The private histogram of a 1-D sample, like :func:`numpy.histogram`.
+
+    Parameters
+    ----------
+    sample : array-like of shape (n_samples,)
+        One value per person.
+    epsilon : float, default=1.0
+        Total ε.
+    bins : int or array-like, default=10
+        A number of equal-width bins over ``bounds``, or the increasing
+        public edges of the bins.
+    bounds : tuple of (float, float) or None, default=None
+        Public ``(lower, upper)`` (numpy's ``range``); required when ``bins``
+        is a number. Values outside count in the first or last bin.
+    delta : float, default=0.0
+        0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    accountant : BudgetAccountant or None, default=None
+        Charged; ``None`` is the default accountant.
+    random_state : int, RandomState instance or None, default=None
+        ``None`` draws noise from the operating system's CSPRNG.
+
+    Returns
+    -------
+    counts : ndarray of shape (n_bins,)
+        Noisy counts (unbiased floats, may be negative).
+    bin_edges : ndarray of shape (n_bins + 1,)
+
+    Notes
+    -----
+    (ε, δ)-DP under add/remove-one-row neighbours: a row is in one bin, so
+    the counts have sensitivity 1 (:class:`~skdp.PrivateHistogram`, or
+    :class:`~skdp.PrivateJointHistogram` for edges given by you).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import tools
+    >>> x = np.random.default_rng(0).uniform(0, 10, size=10_000)
+    >>> counts, edges = tools.histogram(x, bins=2, bounds=(0, 10),
+    ...                                 random_state=0)
+    >>> np.round(counts, -2), edges
+    (array([5000., 5000.]), array([ 0.,  5., 10.]))
+    """
+    values = np.asarray(sample, dtype=float)
+    if values.ndim != 1:
+        raise ValueError(
+            "histogram takes a 1-D sample; use histogramdd for several columns."
+        )
+    kwargs = _estimator_kwargs(epsilon, bounds, delta, accountant, random_state)
+    if isinstance(bins, Integral):
+        fitted = PrivateHistogram(bins, **kwargs).fit(values[:, None])
+        return fitted.counts_[0], fitted.bin_edges_[0]
+    fitted = PrivateJointHistogram([bins], **kwargs).fit(values[:, None])
+    return fitted.counts_, fitted.bin_edges_[0]
+
+
+def histogramdd(
+    sample,
+    epsilon=1.0,
+    bins=10,
+    bounds=None,
+    *,
+    delta=0.0,
+    accountant=None,
+    random_state=None,
+):
+    """The private joint histogram of several columns, like
+    :func:`numpy.histogramdd`.
+
+    Parameters
+    ----------
+    sample : array-like of shape (n_samples, n_features)
+        One row per person.
+    epsilon : float, default=1.0
+        Total ε.
+    bins : int or sequence of (int or array-like), default=10
+        As for :class:`~skdp.PrivateJointHistogram`.
+    bounds : tuple of (float or array-like, float or array-like) or None, \
+default=None
+        Public ``(lower, upper)``, scalars or per column (numpy's ``range``
+        is a list of per-column pairs: ``bounds = tuple(zip(*range))``).
+    delta : float, default=0.0
+        0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    accountant : BudgetAccountant or None, default=None
+        Charged; ``None`` is the default accountant.
+    random_state : int, RandomState instance or None, default=None
+        ``None`` draws noise from the operating system's CSPRNG.
+
+    Returns
+    -------
+    counts : ndarray of shape (n_bins_0, n_bins_1, ...)
+    edges : list of ndarray
+
+    Notes
+    -----
+    (ε, δ)-DP under add/remove-one-row neighbours: a row is in one cell, so
+    the whole grid has sensitivity 1 (:class:`~skdp.PrivateJointHistogram`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import tools
+    >>> X = np.random.default_rng(0).uniform(0, 1, size=(40_000, 2))
+    >>> counts, edges = tools.histogramdd(X, bins=2, bounds=(0, 1),
+    ...                                   random_state=0)
+    >>> np.round(counts, -3)
+    array([[10000., 10000.],
+           [10000., 10000.]])
+    """
+    kwargs = _estimator_kwargs(epsilon, bounds, delta, accountant, random_state)
+    fitted = PrivateJointHistogram(bins, **kwargs).fit(sample)
+    return fitted.counts_, fitted.bin_edges_
+
+
+def histogram2d(
+    array_x,
+    array_y,
+    epsilon=1.0,
+    bins=10,
+    bounds=None,
+    *,
+    delta=0.0,
+    accountant=None,
+    random_state=None,
+):
+    """The private joint histogram of two columns, like :func:`numpy.histogram2d`.
+
+    Parameters
+    ----------
+    array_x, array_y : array-like of shape (n_samples,)
+        The two values of each person (row ``i`` of both is one row).
+    epsilon : float, default=1.0
+        Total ε.
+    bins : int or sequence of (int or array-like), default=10
+        As for :func:`histogramdd`.
+    bounds : tuple of (float or array-like, float or array-like) or None, \
+default=None
+        Public ``(lower, upper)``, scalars or one per column.
+    delta : float, default=0.0
+        0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    accountant : BudgetAccountant or None, default=None
+        Charged; ``None`` is the default accountant.
+    random_state : int, RandomState instance or None, default=None
+        ``None`` draws noise from the operating system's CSPRNG.
+
+    Returns
+    -------
+    counts : ndarray of shape (n_bins_x, n_bins_y)
+    x_edges, y_edges : ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import tools
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.uniform(0, 1, 40_000), rng.uniform(0, 1, 40_000)
+    >>> counts, x_edges, y_edges = tools.histogram2d(
+    ...     x, y, bins=2, bounds=(0, 1), random_state=0)
+    >>> counts.shape, x_edges
+    ((2, 2), array([0. , 0.5, 1. ]))
+    """
+    x, y = np.asarray(array_x, dtype=float), np.asarray(array_y, dtype=float)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise ValueError(
+            "histogram2d takes two 1-D arrays of the same length (one pair of "
+            f"values per row); got shapes {x.shape} and {y.shape}."
+        )
+    counts, (x_edges, y_edges) = histogramdd(
+        np.column_stack([x, y]),
+        epsilon,
+        bins,
+        bounds,
+        delta=delta,
+        accountant=accountant,
+        random_state=random_state,
+    )
+    return counts, x_edges, y_edges

@@ -1,0 +1,320 @@
+"""NaN-tolerant means, sums and spreads: NaN is a missing value.
+
+A missing value is simply not in its column's statistic, and how many
+values a column holds is not public (it moves by one when a row is added
+or removed). Each column is therefore released like a one-column
+:class:`~skdp.PrivateMean` or :class:`~skdp.PrivateStandardScaler` fit on
+its present values, with the same release functions those estimators call
+after their charge (their count is private too), with an equal share of the
+budget per column, all charged at once before any value is read. A column
+without any present value is no special case: its exact statistic is zero
+and its release is noise, like any other.
+"""
+
+import numpy as np
+
+from skdp.mechanisms import check_random_source
+from skdp.mechanisms._additive import additive_cost, additive_release_problem
+from skdp.preprocessing._mean_release import (
+    mean_from_release,
+    mean_statistic,
+    plan_mean_release,
+    release_count_and_sums,
+)
+from skdp.preprocessing._standard import release_moment_sums
+from skdp.sensitivity import centre_and_radius, moments_from_sums
+from skdp.tools._arrays import as_rows, charge_function, equal_shares
+from skdp.utils._validation import check_delta, check_epsilon, check_required_bounds
+
+__all__ = ["nanmean", "nanstd", "nansum", "nanvar"]
+
+
+def _present_columns(array, axis, bounds, epsilon, delta, function):
+    """Validated rows, bounds and per-column budget; raises before any charge."""
+    rows = as_rows(array, axis, function)
+    X = rows.X
+    if np.isinf(X).any():
+        raise ValueError(
+            f"{function}: the input contains inf; only NaN means missing. "
+            "Replace infinite values (or clip them to the bounds) first."
+        )
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    d = X.shape[1]
+    lower, upper = check_required_bounds(bounds, d, function)
+    return rows, lower, upper, equal_shares(epsilon, d), equal_shares(delta, d)
+
+
+def _column(X, j):
+    values = X[:, j]
+    return values[~np.isnan(values)][:, None]
+
+
+def _mean_releases(array, epsilon, bounds, axis, delta, accountant, random_state, name):
+    """Per column: the noisy count and centred sum of its present values."""
+    rows, lower, upper, eps, dlt = _present_columns(
+        array, axis, bounds, epsilon, delta, name
+    )
+    plan = plan_mean_release(eps, dlt, 1, "gaussian" if dlt > 0 else "laplace")
+    source = check_random_source(random_state)
+    charge_function(
+        accountant,
+        [
+            (f"{name}, column {j}: {label}", cost)
+            for j in range(rows.n_columns)
+            for label, cost in plan.cost_items()
+        ],
+    )
+    releases = []
+    for j in range(rows.n_columns):
+        bounds_j = lower[j : j + 1], upper[j : j + 1]
+        statistic = mean_statistic(_column(rows.X, j), *bounds_j, plan.paired)
+        count, sums = release_count_and_sums(statistic, plan, source)
+        releases.append((count, sums[0]))
+    return rows, lower, upper, releases
+
+
+def nanmean(
+    array,
+    epsilon=1.0,
+    bounds=None,
+    axis=None,
+    *,
+    delta=0.0,
+    accountant=None,
+    random_state=None,
+):
+    """The private mean of the values that are not NaN.
+
+    Parameters
+    ----------
+    array : array-like of shape (n_samples,) or (n_samples, n_features)
+        One row per person; NaN marks a missing value.
+    epsilon : float, default=1.0
+        Total ε, split equally over the columns.
+    bounds : tuple of (float or array-like, float or array-like)
+        Public ``(lower, upper)``, scalars or per column. Required.
+    axis : {None, 0}, default=None
+        0: per column. None: for a 1-D array or one column.
+    delta : float, default=0.0
+        0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    accountant : BudgetAccountant or None, default=None
+        Charged; ``None`` is the default accountant.
+    random_state : int, RandomState instance or None, default=None
+        ``None`` draws noise from the operating system's CSPRNG.
+
+    Returns
+    -------
+    mean : float or ndarray of shape (n_features,)
+
+    Notes
+    -----
+    (ε, δ)-DP under add/remove-one-row neighbours. Column ``j``'s present
+    values are released as :class:`~skdp.PrivateMean` releases one feature
+    (a noisy clipped sum over a noisy count: the number of present values
+    is not public), with ``ε/d`` and ``δ/d``; a row adds at most one value
+    to each column, so the ``d`` releases compose to (ε, δ). With Laplace
+    noise this is the noise :class:`~skdp.PrivateMean`'s paired release of
+    ``d`` features adds (scale ``d/ε`` on each split sum).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import tools
+    >>> x = np.random.default_rng(0).uniform(0, 10, size=10_000)
+    >>> x[::2] = np.nan
+    >>> round(tools.nanmean(x, bounds=(0, 10), random_state=0), 1)
+    5.0
+    """
+    rows, lower, upper, releases = _mean_releases(
+        array, epsilon, bounds, axis, delta, accountant, random_state, "nanmean"
+    )
+    means = [
+        mean_from_release(count, np.array([s]), lower[j : j + 1], upper[j : j + 1])[0]
+        for j, (count, s) in enumerate(releases)
+    ]
+    return rows.shape(means)
+
+
+def nansum(
+    array,
+    epsilon=1.0,
+    bounds=None,
+    axis=None,
+    *,
+    delta=0.0,
+    accountant=None,
+    random_state=None,
+):
+    """The private sum of the values that are not NaN.
+
+    Parameters
+    ----------
+    array : array-like of shape (n_samples,) or (n_samples, n_features)
+        One row per person; NaN marks a missing value.
+    epsilon : float, default=1.0
+        Total ε, split equally over the columns.
+    bounds : tuple of (float or array-like, float or array-like)
+        Public ``(lower, upper)``. Required.
+    axis : {None, 0}, default=None
+        0: per column. None: for a 1-D array or one column.
+    delta : float, default=0.0
+        0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    accountant : BudgetAccountant or None, default=None
+        Charged; ``None`` is the default accountant.
+    random_state : int, RandomState instance or None, default=None
+        ``None`` draws noise from the operating system's CSPRNG.
+
+    Returns
+    -------
+    sum : float or ndarray of shape (n_features,)
+
+    Notes
+    -----
+    The release of :func:`nanmean`, post-processed as :func:`sum` does:
+    ``c n + r S`` with the noisy count ``n`` and centred sum ``S`` of the
+    present values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import tools
+    >>> x = np.r_[np.ones(10_000), np.full(10_000, np.nan)]
+    >>> round(tools.nansum(x, bounds=(0, 1), random_state=0), -1)
+    10000.0
+    """
+    rows, lower, upper, releases = _mean_releases(
+        array, epsilon, bounds, axis, delta, accountant, random_state, "nansum"
+    )
+    centre, radius = centre_and_radius(lower, upper)
+    counts, sums = np.array(releases).T
+    with np.errstate(over="ignore", invalid="ignore"):
+        return rows.shape(centre * counts + radius * sums)
+
+
+def _nan_variances(array, epsilon, bounds, axis, delta, accountant, random_state, name):
+    rows, lower, upper, eps, dlt = _present_columns(
+        array, axis, bounds, epsilon, delta, name
+    )
+    problem = additive_release_problem(1.0, 1.0, eps, dlt, 3)
+    if problem is not None:
+        raise ValueError(f"{name} cannot release with epsilon={epsilon!r}: {problem}")
+    source = check_random_source(random_state)
+    label = "row count, clipped sums and squares"
+    charge_function(
+        accountant,
+        [
+            (f"{name}, column {j}: {label}", additive_cost(eps, dlt))
+            for j in range(rows.n_columns)
+        ],
+    )
+    variances = []
+    for j in range(rows.n_columns):
+        bounds_j = lower[j : j + 1], upper[j : j + 1]
+        noisy, _ = release_moment_sums(_column(rows.X, j), *bounds_j, eps, dlt, source)
+        variances.append(moments_from_sums(noisy, *bounds_j)[2][0, 0])
+    return rows, np.array(variances)
+
+
+def nanvar(
+    array,
+    epsilon=1.0,
+    bounds=None,
+    axis=None,
+    *,
+    delta=0.0,
+    accountant=None,
+    random_state=None,
+):
+    """The private variance of the values that are not NaN.
+
+    Parameters
+    ----------
+    array : array-like of shape (n_samples,) or (n_samples, n_features)
+        One row per person; NaN marks a missing value.
+    epsilon : float, default=1.0
+        Total ε, split equally over the columns.
+    bounds : tuple of (float or array-like, float or array-like)
+        Public ``(lower, upper)``. Required.
+    axis : {None, 0}, default=None
+        0: per column. None: for a 1-D array or one column.
+    delta : float, default=0.0
+        0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    accountant : BudgetAccountant or None, default=None
+        Charged; ``None`` is the default accountant.
+    random_state : int, RandomState instance or None, default=None
+        ``None`` draws noise from the operating system's CSPRNG.
+
+    Returns
+    -------
+    var : float or ndarray of shape (n_features,)
+        Population variance (``ddof=0``).
+
+    Notes
+    -----
+    (ε, δ)-DP under add/remove-one-row neighbours: per column, the release
+    of :class:`~skdp.PrivateStandardScaler` for one feature (count, clipped
+    sum and squares of the present values, sensitivity 1) with ``ε/d`` and
+    ``δ/d``; the count of present values stays private.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import tools
+    >>> x = np.random.default_rng(0).normal(0, 2, size=100_000)
+    >>> x[::3] = np.nan
+    >>> round(tools.nanvar(x, bounds=(-10, 10), random_state=0))
+    4
+    """
+    rows, variances = _nan_variances(
+        array, epsilon, bounds, axis, delta, accountant, random_state, "nanvar"
+    )
+    return rows.shape(variances)
+
+
+def nanstd(
+    array,
+    epsilon=1.0,
+    bounds=None,
+    axis=None,
+    *,
+    delta=0.0,
+    accountant=None,
+    random_state=None,
+):
+    """The private standard deviation of the values that are not NaN.
+
+    Parameters
+    ----------
+    array : array-like of shape (n_samples,) or (n_samples, n_features)
+        One row per person; NaN marks a missing value.
+    epsilon : float, default=1.0
+        Total ε, split equally over the columns.
+    bounds : tuple of (float or array-like, float or array-like)
+        Public ``(lower, upper)``. Required.
+    axis : {None, 0}, default=None
+        0: per column. None: for a 1-D array or one column.
+    delta : float, default=0.0
+        0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    accountant : BudgetAccountant or None, default=None
+        Charged; ``None`` is the default accountant.
+    random_state : int, RandomState instance or None, default=None
+        ``None`` draws noise from the operating system's CSPRNG.
+
+    Returns
+    -------
+    std : float or ndarray of shape (n_features,)
+        The square root of :func:`nanvar`'s release.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import tools
+    >>> x = np.random.default_rng(0).normal(0, 2, size=100_000)
+    >>> x[::3] = np.nan
+    >>> round(tools.nanstd(x, bounds=(-10, 10), random_state=0), 1)
+    2.0
+    """
+    rows, variances = _nan_variances(
+        array, epsilon, bounds, axis, delta, accountant, random_state, "nanstd"
+    )
+    return rows.shape(np.sqrt(variances))
