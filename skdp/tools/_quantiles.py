@@ -28,9 +28,11 @@ def quantile(
         Levels in ``[0, 1]``.
     epsilon : float, default=1.0
         Total ε, over all levels and columns.
-    bounds : tuple of (float or array-like, float or array-like)
-        Public ``(lower, upper)``, scalars or per column. Required: a
-        quantile's release is a choice inside them.
+    bounds : tuple of (float or array-like, float or array-like) or None, \
+default=None
+        Public ``(lower, upper)``, scalars or per column. ``None`` chooses
+        them privately first with 30 % of ε, as
+        :class:`~skdp.PrivateQuantile` does; stated bounds cost nothing.
     axis : {None, 0}, default=None
         0: per column. None: for a 1-D array or one column.
     accountant : BudgetAccountant or None, default=None
@@ -63,11 +65,6 @@ def quantile(
     if levels.ndim > 1:
         raise ValueError("quantile: quant must be a number or a 1-D array of levels.")
     rows = as_rows(array, axis, "quantile")
-    if bounds is None:
-        raise ValueError(
-            "quantile needs public bounds=(lower, upper), stated by you and not "
-            "read from the data: the quantile is chosen inside them."
-        )
     fitted = PrivateQuantile(
         np.atleast_1d(levels),
         epsilon=epsilon,
@@ -101,8 +98,9 @@ def percentile(
         Levels in ``[0, 100]``.
     epsilon : float, default=1.0
         Total ε.
-    bounds : tuple of (float or array-like, float or array-like)
-        Public ``(lower, upper)``. Required.
+    bounds : tuple of (float or array-like, float or array-like) or None, \
+default=None
+        As for :func:`quantile`.
     axis : {None, 0}, default=None
         As for :func:`quantile`.
     accountant : BudgetAccountant or None, default=None
@@ -144,8 +142,9 @@ def median(
         One row per person.
     epsilon : float, default=1.0
         Total ε.
-    bounds : tuple of (float or array-like, float or array-like)
-        Public ``(lower, upper)``. Required.
+    bounds : tuple of (float or array-like, float or array-like) or None, \
+default=None
+        As for :func:`quantile`.
     axis : {None, 0}, default=None
         As for :func:`quantile`.
     accountant : BudgetAccountant or None, default=None

@@ -4,6 +4,7 @@ the charge, and refusals before it."""
 import numpy as np
 import pytest
 
+import skdp
 from skdp import (
     BudgetAccountant,
     PrivateHistogram,
@@ -174,8 +175,6 @@ def test_gaussian_delta_is_charged():
     [
         (lambda acc: tools.mean(X, 1.0, BOUNDS, 1, accountant=acc), "not public"),
         (lambda acc: tools.var(X, 1.0, BOUNDS, None, accountant=acc), "axis=0"),
-        (lambda acc: tools.quantile(X[:, 0], 0.5, accountant=acc), "bounds"),
-        (lambda acc: tools.median(X[:, 0], accountant=acc), "bounds"),
         (lambda acc: tools.histogram(X[:, 0], accountant=acc), "bounds"),
         (lambda acc: tools.histogram(X, bounds=BOUNDS, accountant=acc), "1-D"),
         (
@@ -214,3 +213,16 @@ def test_without_bounds_the_mean_uses_the_estimators_private_bounds():
     assert got == pytest.approx(25, abs=1.5)
     assert any("bound" in e.label for e in acc.entries)  # the SVT search's
     assert acc.total()[0] == pytest.approx(1.0)
+
+
+def test_quantiles_without_bounds_choose_them_privately_like_the_estimator():
+    # the functional median is PrivateQuantile's default release: the same
+    # ledger (bounds search, then quantiles) and the same value under a seed
+    column = np.random.default_rng(5).lognormal(3, 1, 2000)
+    acc_f, acc_e = BudgetAccountant(), BudgetAccountant()
+    got = tools.median(column, accountant=acc_f, random_state=4)
+    want = skdp.PrivateQuantile(accountant=acc_e, random_state=4).fit(column[:, None])
+    assert got == want.quantiles_[0, 0]
+    assert [e.label for e in acc_f.entries] == [e.label for e in acc_e.entries]
+    assert len(acc_f.entries) >= 2 and acc_f.total()[0] == 1.0
+    assert abs(np.mean(column < got) - 0.5) < 0.05
