@@ -18,7 +18,7 @@ from skdp.accounting._accountant import (
 )
 from skdp.accounting._cost import PrivacyCost
 from skdp.exceptions import BudgetExceededError
-from skdp.utils._search_hint import search_refusal_hint
+from skdp.utils._search_hint import check_search_plan, search_refusal_hint
 from skdp.utils._validation import epsilon_requirement
 
 __all__ = ["PrivateEstimatorMixin"]
@@ -180,10 +180,12 @@ class PrivateEstimatorMixin:
         accountant = self._resolve_accountant()
         name = type(self).__name__
         items = [(f"{name}: {label}", *cost) for label, *cost in items]
+        if items:  # public: a running search's parameters and the budget
+            check_search_plan(accountant)
         try:
             entries = accountant.spend_many(items) if items else ()
         except BudgetExceededError as exc:
-            hint = search_refusal_hint()  # public: the search's parameters
+            hint = search_refusal_hint(accountant)  # public, as above
             if not hint:
                 raise
             raise BudgetExceededError(f"{exc}{hint}") from exc

@@ -7,6 +7,7 @@ import sys
 import threading
 from fractions import Fraction
 
+from skdp.accounting import _channel
 from skdp.accounting._composition import (
     BINARY_ONE,
     DECIMAL_ONE,
@@ -21,7 +22,7 @@ from skdp.accounting._cost import PrivacyCost
 from skdp.accounting._ledger import MemoryLedger, SQLiteLedger
 from skdp.accounting._pld import gaussian_mu_budget, pld_epsilon
 from skdp.accounting._zcdp import zcdp_epsilon, zcdp_rho_budget
-from skdp.exceptions import AccountantCopyError, BudgetExceededError
+from skdp.exceptions import BudgetExceededError
 from skdp.utils._validation import check_delta, check_epsilon
 
 __all__ = ["BudgetAccountant", "default_accountant", "set_default_accountant"]
@@ -228,11 +229,10 @@ class BudgetAccountant:
         budget = (repr(epsilon), repr(delta), repr(slack), composition)
         if ledger is None:
             self._ledger = MemoryLedger(tight=composition in TIGHT_COMPOSITIONS)
+            self._token = _channel.register(self)
         else:
             self._ledger = SQLiteLedger(ledger, budget)
         self._set_budget(budget)
-        self._copy_of_pid = None
-        self._owner_pid = os.getpid()
         self._context = threading.local()
 
     @classmethod
@@ -253,8 +253,6 @@ class BudgetAccountant:
         self = cls.__new__(cls)
         self._ledger = SQLiteLedger(ledger, None)
         self._set_budget(self._ledger.budget)
-        self._copy_of_pid = None
-        self._owner_pid = os.getpid()
         self._context = threading.local()
         return self
 
@@ -581,7 +579,6 @@ class BudgetAccountant:
             When it does not.
         """
         items = self._validate_items([("check", epsilon, delta)])
-        self._refuse_if_copy()
         self._check_spend(self._ledger.totals(), items)
         return True
 
@@ -628,7 +625,6 @@ class BudgetAccountant:
         entries : tuple of LedgerEntry
         """
         items = self._validate_items(items)
-        self._refuse_if_copy()
         return self._ledger.append_if(self._check_spend, items)
 
     def _validate_items(self, items):
@@ -651,34 +647,6 @@ class BudgetAccountant:
             ]
         eps = check_epsilon(epsilon, allow_zero=True)
         return [(label, eps, check_delta(delta), None, None, None)]
-
-    def _refuse_if_copy(self):
-        """Refuse to spend from a copy of an in-memory ledger.
-
-        A copy made by pickling remembers the pid of the original's process; a
-        copy made by ``fork`` (multiprocessing, ``ProcessPoolExecutor`` on
-        Linux) is the same object in another process, recognised by its owner
-        pid. Either way a spend would be recorded where the original never
-        sees it.
-        """
-        if self._ledger.path is not None:
-            return
-        pid = os.getpid()
-        if self._copy_of_pid is None and self._owner_pid == pid:
-            return
-        if self._copy_of_pid is None:
-            how = f"inherited by a forked child process (pid {pid})"
-        elif self._copy_of_pid != pid:
-            how = "a pickled copy sent to another process"
-        else:
-            how = "a pickled copy made in this process"
-        raise AccountantCopyError(
-            f"This BudgetAccountant is {how} of an accountant with an in-memory "
-            "ledger, so a spend here would not reach the original's record. "
-            "Share the budget across processes with BudgetAccountant(..., "
-            "ledger='budget.sqlite'), or run parallel work in threads with "
-            "joblib.parallel_config(backend='threading')."
-        )
 
     # -- reports ------------------------------------------------------------
 
@@ -812,27 +780,11 @@ class BudgetAccountant:
     def __deepcopy__(self, memo):
         return self
 
-    def __getstate__(self):
-        state = {
-            "budget": self._budget_strings(),
-            "path": self._ledger.path,
-            "pid": self._owner_pid if self._copy_of_pid is None else self._copy_of_pid,
-        }
-        if state["path"] is None:
-            state["entries"] = self._ledger.read()
-        return state
-
-    def __setstate__(self, state):
-        self._set_budget(state["budget"])
-        self._context = threading.local()
-        if state["path"] is None:
-            tight = self._composition in TIGHT_COMPOSITIONS
-            self._ledger = MemoryLedger(state["entries"], tight=tight)
-            self._copy_of_pid = state["pid"]
-        else:
-            self._ledger = SQLiteLedger(state["path"], state["budget"])
-            self._copy_of_pid = None
-        self._owner_pid = state["pid"]
+    def __reduce__(self):
+        budget = self._budget_strings()
+        if self._ledger.path is not None:
+            return (_file_copy, (type(self), budget, self._ledger.path))
+        return (_memory_copy, (type(self), budget, _channel.reference(self)))
 
     # -- default accountant -------------------------------------------------
 
@@ -864,6 +816,29 @@ class BudgetAccountant:
             f"BudgetAccountant(epsilon={self._epsilon}, delta={self._delta}"
             f"{slack}{mode}{ledger}; spent epsilon={eps}, delta={delta})"
         )
+
+
+def _file_copy(cls, budget, path):
+    """A copy of an accountant with a file ledger: the same file."""
+    self = cls.__new__(cls)
+    self._set_budget(budget)
+    self._ledger = SQLiteLedger(path, budget)
+    self._context = threading.local()
+    return self
+
+
+def _memory_copy(cls, budget, ref):
+    """An unpickled accountant with an in-memory ledger: in its owner's
+    process the original itself; elsewhere a copy that spends through the
+    owner (:mod:`skdp.accounting._channel`)."""
+    original = _channel.original_in_this_process(ref)
+    if original is not None:
+        return original
+    self = cls.__new__(cls)
+    self._set_budget(budget)
+    self._ledger = _channel.RemoteLedger(ref)
+    self._context = threading.local()
+    return self
 
 
 def _pld_refusal(label, epsilon, delta, mechanism):
@@ -1027,6 +1002,7 @@ def default_accountant():
         if not _process_default:
             _process_default.append(BudgetAccountant(math.inf, 1.0))
             _auto_default[:] = _process_default
+            _channel.exempt_from_fork(_process_default[0])
         return _process_default[0]
 
 
