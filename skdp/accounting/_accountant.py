@@ -39,13 +39,15 @@ class BudgetAccountant:
     :class:`~skdp.exceptions.BudgetExceededError` and nothing is released.
 
     The accountant is built to survive scikit-learn's machinery: ``clone``,
-    ``copy.copy`` and ``copy.deepcopy`` return the accountant itself, so a
-    ``GridSearchCV`` or ``cross_validate`` over estimators that share it
-    records every fit. A copy that reaches another process, by pickling or by
-    ``fork``, either writes to the same durable SQLite ledger
-    (``ledger="path.sqlite"``) or, for an in-memory ledger, refuses to spend
-    with :class:`~skdp.exceptions.AccountantCopyError`: a spend is never
-    silently lost.
+    ``copy.copy`` and ``copy.deepcopy`` return the accountant itself (so does
+    unpickling in its own process), so a ``GridSearchCV`` or
+    ``cross_validate`` over estimators that share it records every fit. A
+    copy that reaches another process, by pickling or by ``fork``, either
+    writes to the same durable SQLite ledger (``ledger="path.sqlite"``) or,
+    for an in-memory ledger, spends and reads through the process that owns
+    the accountant (Notes); when that process is gone it refuses with
+    :class:`~skdp.exceptions.AccountantCopyError`: a spend is never silently
+    lost.
 
     Parameters
     ----------
@@ -163,7 +165,10 @@ class BudgetAccountant:
 
     **Atomicity.** ``spend`` checks and records under a lock (memory) or an
     immediate SQLite transaction (file), so concurrent threads or processes
-    never overspend together.
+    never overspend together. A copy of an in-memory accountant in a worker
+    process sends each spend to the owner, which applies it under the same
+    lock and replies with the entries or the refusal
+    (:mod:`skdp.accounting._channel`).
 
     **Identity.** ``clone``/``deepcopy`` keep the same object. The accountant
     deliberately has no ``get_params``, ``__len__``, ``shape`` or
@@ -605,7 +610,9 @@ class BudgetAccountant:
         BudgetExceededError
             When the spend does not fit; nothing is recorded.
         AccountantCopyError
-            When this is a pickled copy of an in-memory accountant.
+            When this is a copy of an in-memory accountant in another process
+            and the owner cannot be reached (it exited, or the accountant was
+            garbage-collected there).
         """
         return self.spend_many([(label, epsilon, delta)])[-1]
 
@@ -933,7 +940,7 @@ def _fresh_default_after_fork():
     The automatic default (``epsilon=inf``) only records; its record lives in
     the parent, so a child gets a fresh one of its own (documented in
     :func:`default_accountant`). An accountant the user put in effect is kept:
-    if its ledger is in memory it refuses to spend in the child.
+    if its ledger is in memory the child spends it through the parent.
     """
     global _process_lock
     _process_lock = threading.Lock()  # a lock held by another thread at fork
@@ -976,8 +983,8 @@ def default_accountant():
     :func:`set_default_accountant`; otherwise a process-wide accountant with an
     unlimited budget (``epsilon=inf, delta=1.0``), which only records (a
     process started by ``fork`` records in a fresh one of its own; an
-    accountant you put in effect and whose ledger is in memory refuses to
-    spend in such a child, see :class:`BudgetAccountant`).
+    accountant you put in effect is inherited, and a child spends it through
+    the parent, see :class:`BudgetAccountant`).
     Estimators look it up when ``fit`` is called, never when they are
     constructed.
 
