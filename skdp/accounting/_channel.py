@@ -90,20 +90,27 @@ class _Service:
         return (address, self.authkey, accountant._token, self.pid)
 
     def _one_fewer(self):
+        if os.getpid() != self.pid:  # a forked child: not ours to close
+            return
         with self.lock:
             self.served -= 1
-            if self.served == 0 and os.getpid() == self.pid:
+            if self.served == 0:
                 self.close()
 
     def close(self):
-        """Stop listening; connections already open are answered until closed."""
+        """Stop listening; connections already open are answered until closed.
+
+        A thread blocked in ``accept`` does not return when its socket is
+        closed, so it is woken by a bare connection and closes the listener
+        itself (which removes the socket file).
+        """
         with self.lock:
-            listener, self.listener, self.thread = self.listener, None, None
+            listener, thread = self.listener, self.thread
+            self.listener = self.thread = None
         if listener is None:
             return
-        address = listener.address
-        listener.close()  # also removes the socket file
-        _wake(address)
+        if thread is None or not _wake(listener.address):
+            listener.close()
 
     def _accept_loop(self, listener):
         while True:
@@ -111,8 +118,9 @@ class _Service:
                 conn = listener.accept()
             except OSError:
                 return  # closed
-            if self.listener is not listener:
+            if self.listener is not listener:  # woken by close()
                 conn.close()
+                listener.close()
                 return
             threading.Thread(
                 target=self._serve_connection,
@@ -149,19 +157,17 @@ class _Service:
 
 
 def _wake(address):
-    """Make a blocked ``accept`` return (a bare connection, no handshake)."""
-    family = connection.address_type(address)
-    if family != "AF_UNIX":
-        try:
+    """Make a blocked ``accept`` return: a bare connection, no handshake.
+    Returns whether it connected."""
+    try:
+        if connection.address_type(address) == "AF_UNIX":
+            with socket.socket(socket.AF_UNIX) as sock:
+                sock.connect(address)
+        else:
             connection.Client(address).close()
-        except Exception:
-            pass
-        return
-    with socket.socket(socket.AF_UNIX) as sock:
-        try:
-            sock.connect(address)
-        except OSError:
-            pass
+    except OSError:
+        return False
+    return True
 
 
 def _picklable(exc):
