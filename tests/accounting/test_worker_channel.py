@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import pickle
 import stat
+import time
 from fractions import Fraction
 
 import pytest
@@ -232,3 +233,31 @@ def test_the_listener_closes_when_its_last_accountant_is_collected():
     thread.join(timeout=10)
     assert not thread.is_alive() and service.listener is None
     assert not os.path.exists(address)
+
+
+@needs_fork
+def test_a_worker_gives_up_after_the_reply_timeout(monkeypatch):
+    # the owner is stuck (here: its ledger's lock is held); the worker gives
+    # up, refuses and releases nothing; the owner records the spend once it
+    # can, so the ledger errs on the safe side (a spend not released)
+    monkeypatch.setattr(_channel, "REPLY_TIMEOUT", 0.5)
+    acc = BudgetAccountant(1.0)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        with acc._ledger._lock:
+            waiting = pool.apply_async(_spend_or_report, (acc,))
+            outcome = waiting.get(timeout=30)
+        assert outcome.startswith("AccountantCopyError")
+        assert "no reply within 0.5 s" in outcome
+        for _ in range(100):  # the owner's service thread finishes the spend
+            if acc.entries:
+                break
+            time.sleep(0.05)
+    assert len(acc.entries) == 1
+
+
+def _spend_or_report(acc):
+    try:
+        acc.spend(0.1, label="late")
+    except AccountantCopyError as exc:
+        return f"AccountantCopyError: {exc}"
+    return "spent"
