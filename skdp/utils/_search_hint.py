@@ -16,11 +16,16 @@ a fit in a worker thread, or in a worker process whose spend is applied by
 the owner's accountant service (:mod:`skdp.accounting._channel`), on the
 stacks of the process's other threads; it must charge this accountant
 (through its estimator's ``accountant`` parameters). The plan is checked
-once per ``fit`` of the search.
+once per ``fit`` of the search, and only before its fits have returned: a
+refit whose folds were charged elsewhere (worker processes writing a file
+ledger) is not planned again. A process forked inside a search's ``fit``
+(joblib's multiprocessing backend) has the parent's frames on its stack;
+they are the parent's to plan, and are ignored there.
 """
 
 import functools
 import inspect
+import os
 import sys
 import threading
 import weakref
@@ -45,6 +50,7 @@ class _Run(NamedTuple):
     estimator: object  # what every fit clones
     cv: object
     marker: object  # identifies this call: a new object per call
+    started: bool  # some of its fits have returned already
 
 
 @functools.cache
@@ -58,6 +64,22 @@ def _recognised_code():
     }
 
 
+#: The frames on the stack when this process was forked: its parent's.
+_INHERITED_FRAMES = frozenset()
+
+
+def _note_the_parents_frames():
+    global _INHERITED_FRAMES
+    frame, ids = sys._getframe(), set()
+    while frame is not None:
+        ids.add(id(frame))  # alive (never returning) for the child's life
+        frame = frame.f_back
+    _INHERITED_FRAMES = frozenset(ids)
+
+
+os.register_at_fork(after_in_child=_note_the_parents_frames)
+
+
 def _runs_on(frame):
     """The runs on the stack that ends at ``frame``, innermost first."""
     codes = _recognised_code()
@@ -66,6 +88,8 @@ def _runs_on(frame):
         if frame is None:
             break
         kind = codes.get(frame.f_code)
+        if kind and id(frame) in _INHERITED_FRAMES:
+            kind = None
         if kind == "search":
             search = frame.f_locals.get("self")
             runs.append(
@@ -75,6 +99,7 @@ def _runs_on(frame):
                     search.estimator,
                     search.cv,
                     frame.f_locals.get("parallel"),
+                    bool(frame.f_locals.get("all_out", True)),
                 )
             )
         elif kind == "cross_validate":
@@ -86,6 +111,7 @@ def _runs_on(frame):
                     local.get("estimator"),
                     local.get("cv"),
                     local.get("parallel"),
+                    False,  # returns once, when all its fits are done
                 )
             )
         frame = frame.f_back
@@ -194,6 +220,9 @@ def check_search_plan(accountant):
         return
     for run in reversed(running_searches()):  # the outermost first
         if run.marker is None or run.marker in _PLANNED:
+            continue
+        if run.started:  # e.g. the refit, after folds charged in processes
+            _PLANNED.add(run.marker)
             continue
         if not _charges(run.estimator, accountant):
             continue

@@ -69,3 +69,15 @@ def test_n_jobs_2_plan_over_the_budget_is_refused_before_any_fit(data):
     assert "2 candidates × 3 splits + 1 refit = 7 fits, costs epsilon=3.5" in message
     assert "check_budget" in message and "NoisyMaxSearchCV" in message
     assert acc.entries == ()
+
+
+def test_forked_workers_do_not_plan_the_parents_search_again(data, tmp_path):
+    # a worker forked inside search.fit (joblib's multiprocessing backend)
+    # has the parent's search frames on its stack; with a file ledger the
+    # children charge it directly, and one planning the search again after
+    # other fits were charged would refuse fits that the plan covers
+    acc = BudgetAccountant(3.5, 1e-4, ledger=tmp_path / "budget.sqlite")
+    with parallel_config(backend="multiprocessing"):
+        _search(acc, n_jobs=2).set_params(error_score="raise").fit(*data)
+    assert len(acc.entries) == N_FITS
+    assert acc.total() == (3.5, 7e-06)

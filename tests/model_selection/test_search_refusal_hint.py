@@ -8,15 +8,18 @@ against what the accountant has left; the search's parameters and the budget
 are public, so the decision reads nothing of the data.
 """
 
+import multiprocessing
 import warnings
 
 import numpy as np
 import pytest
 from joblib import parallel_config
+from sklearn.base import BaseEstimator
 from sklearn.model_selection import GridSearchCV, RandomizedSearchCV, cross_validate
 from sklearn.pipeline import make_pipeline
 
 from skdp import BudgetAccountant, BudgetExceededError, PrivateMean
+from skdp.utils._search_hint import running_searches
 
 
 def _data():
@@ -197,3 +200,48 @@ def test_a_refused_plan_warns_nothing_of_its_own():
         warnings.simplefilter("error")
         with pytest.raises(BudgetExceededError):
             _search(acc, error_score="raise").fit(_data())
+
+
+def _count_searches(conn):
+    conn.send(len(running_searches()))
+
+
+class _ForksInFit(BaseEstimator):
+    """Counts the searches it sees, here and in a child forked in its fit."""
+
+    def fit(self, X, y=None):
+        parent, child = multiprocessing.Pipe()
+        process = multiprocessing.get_context("fork").Process(
+            target=_count_searches, args=(child,)
+        )
+        process.start()
+        self.in_child_ = parent.recv()
+        process.join()
+        self.in_parent_ = len(running_searches())
+        return self
+
+    def score(self, X, y=None):
+        return 0.0
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="POSIX only"
+)
+def test_a_child_forked_inside_a_search_leaves_its_plan_to_the_parent():
+    # the child's stack holds copies of the parent's frames: planning the
+    # search there again, after other fits were charged, would refuse fits
+    # that the plan covers
+    fitted = cross_validate(_ForksInFit(), _data(), cv=2, return_estimator=True)
+    assert [(e.in_parent_, e.in_child_) for e in fitted["estimator"]] == [(1, 0)] * 2
+
+
+def test_a_refit_after_folds_charged_elsewhere_is_not_planned_again(tmp_path):
+    # the folds' fits charge a file ledger from worker processes, so the
+    # parent's first charge is the refit: 0.5 left then, against a plan of
+    # 2.9 already covered
+    acc = BudgetAccountant(2.9, ledger=tmp_path / "budget.sqlite")
+    with parallel_config(backend="loky"):
+        search = _search(acc, error_score="raise", n_jobs=2).fit(_data())
+    best = search.best_params_["epsilon"]
+    assert acc.total() == ({0.3: 2.7, 0.5: 2.9}[best], 0.0)
+    assert len(acc.entries) == 7
