@@ -18,7 +18,7 @@ from skdp.accounting._accountant import (
 )
 from skdp.accounting._cost import PrivacyCost
 from skdp.exceptions import BudgetExceededError
-from skdp.utils._search_hint import search_refusal_hint
+from skdp.utils._search_hint import check_search_plan, search_refusal_hint
 from skdp.utils._validation import epsilon_requirement
 
 __all__ = ["PrivateEstimatorMixin"]
@@ -100,10 +100,16 @@ class PrivateEstimatorMixin:
     effect at that moment along. In another process, unless a ``with
     accountant:`` block or :func:`~skdp.set_default_accountant` is in effect
     there, ``fit`` uses that carried copy: a SQLite ledger is shared, and an
-    in-memory one refuses to spend with
-    :class:`~skdp.exceptions.AccountantCopyError`. A worker therefore never
-    charges a private, throw-away default while the parent's ledger shows
-    nothing.
+    in-memory one spends through the parent process that owns it. A worker
+    therefore never charges a private, throw-away default while the parent's
+    ledger shows nothing.
+
+    **Inside scikit-learn's searches.** Before the first charge of a
+    ``GridSearchCV``, ``RandomizedSearchCV`` or ``cross_validate`` call,
+    :meth:`_charge` checks the cost of the search's whole plan against the
+    accountant and refuses that fit (nothing charged) when it does not fit;
+    a refused fit inside a search names the plan and the fixes
+    (:mod:`skdp.utils._search_hint`).
 
     **Documentation link.** In the HTML diagram that Jupyter shows for an
     estimator, the "?" links to the estimator's page in skdp's API reference,
@@ -180,10 +186,12 @@ class PrivateEstimatorMixin:
         accountant = self._resolve_accountant()
         name = type(self).__name__
         items = [(f"{name}: {label}", *cost) for label, *cost in items]
+        if items:  # public: a running search's parameters and the budget
+            check_search_plan(accountant)
         try:
             entries = accountant.spend_many(items) if items else ()
         except BudgetExceededError as exc:
-            hint = search_refusal_hint()  # public: the search's parameters
+            hint = search_refusal_hint(accountant)  # public, as above
             if not hint:
                 raise
             raise BudgetExceededError(f"{exc}{hint}") from exc

@@ -29,25 +29,29 @@ class BudgetExceededError(RuntimeError):
 
 
 class AccountantCopyError(RuntimeError):
-    """A copy of an in-memory accountant was asked to spend.
+    """A copy of an in-memory accountant cannot reach the accountant it copies.
 
-    An accountant without a file ledger lives in one process. When it is pickled
-    (for example by joblib's process-based backends, which send a copy of every
-    estimator to each worker) the copy cannot reach the original's ledger, so it
-    refuses to spend rather than lose the record. Share a ledger between
-    processes with ``BudgetAccountant(..., ledger="budget.sqlite")`` or run the
-    parallel work with ``joblib.parallel_config(backend="threading")``.
+    A copy of an accountant without a file ledger in another process (pickled
+    by joblib's process backends, or inherited by ``fork``) spends through
+    the process that owns the accountant. When that process has exited, the
+    accountant was garbage-collected there, or the copy cannot prove it holds
+    the owner's key, the copy refuses to spend or read rather than lose the
+    record: nothing is released. Keep the owner running and the accountant
+    referenced while workers spend, or share a ledger between processes (and
+    runs) with ``BudgetAccountant(..., ledger="budget.sqlite")``.
 
     Examples
     --------
-    >>> import pickle
+    >>> import gc, pickle
     >>> from skdp import AccountantCopyError, BudgetAccountant
-    >>> copy = pickle.loads(pickle.dumps(BudgetAccountant(epsilon=1.0)))
+    >>> acc = BudgetAccountant(epsilon=1.0)
+    >>> saved = pickle.dumps(acc)
+    >>> del acc; _ = gc.collect()  # the original is gone
     >>> try:
-    ...     copy.spend(0.1, label="in a worker process")
+    ...     pickle.loads(saved).spend(0.1, label="in a worker process")
     ... except AccountantCopyError:
-    ...     print("refused: the spend would not reach the original ledger")
-    refused: the spend would not reach the original ledger
+    ...     print("refused: the original accountant no longer exists")
+    refused: the original accountant no longer exists
     """
 
 

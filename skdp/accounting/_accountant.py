@@ -7,6 +7,7 @@ import sys
 import threading
 from fractions import Fraction
 
+from skdp.accounting import _channel
 from skdp.accounting._composition import (
     BINARY_ONE,
     DECIMAL_ONE,
@@ -21,7 +22,7 @@ from skdp.accounting._cost import PrivacyCost
 from skdp.accounting._ledger import MemoryLedger, SQLiteLedger
 from skdp.accounting._pld import gaussian_mu_budget, pld_epsilon
 from skdp.accounting._zcdp import zcdp_epsilon, zcdp_rho_budget
-from skdp.exceptions import AccountantCopyError, BudgetExceededError
+from skdp.exceptions import BudgetExceededError
 from skdp.utils._validation import check_delta, check_epsilon
 
 __all__ = ["BudgetAccountant", "default_accountant", "set_default_accountant"]
@@ -38,13 +39,15 @@ class BudgetAccountant:
     :class:`~skdp.exceptions.BudgetExceededError` and nothing is released.
 
     The accountant is built to survive scikit-learn's machinery: ``clone``,
-    ``copy.copy`` and ``copy.deepcopy`` return the accountant itself, so a
-    ``GridSearchCV`` or ``cross_validate`` over estimators that share it
-    records every fit. A copy that reaches another process, by pickling or by
-    ``fork``, either writes to the same durable SQLite ledger
-    (``ledger="path.sqlite"``) or, for an in-memory ledger, refuses to spend
-    with :class:`~skdp.exceptions.AccountantCopyError`: a spend is never
-    silently lost.
+    ``copy.copy`` and ``copy.deepcopy`` return the accountant itself (so does
+    unpickling in its own process), so a ``GridSearchCV`` or
+    ``cross_validate`` over estimators that share it records every fit. A
+    copy that reaches another process, by pickling or by ``fork``, either
+    writes to the same durable SQLite ledger (``ledger="path.sqlite"``) or,
+    for an in-memory ledger, spends and reads through the process that owns
+    the accountant (Notes); when that process is gone it refuses with
+    :class:`~skdp.exceptions.AccountantCopyError`: a spend is never silently
+    lost.
 
     Parameters
     ----------
@@ -162,7 +165,10 @@ class BudgetAccountant:
 
     **Atomicity.** ``spend`` checks and records under a lock (memory) or an
     immediate SQLite transaction (file), so concurrent threads or processes
-    never overspend together.
+    never overspend together. A copy of an in-memory accountant in a worker
+    process sends each spend to the owner, which applies it under the same
+    lock and replies with the entries or the refusal
+    (:mod:`skdp.accounting._channel`).
 
     **Identity.** ``clone``/``deepcopy`` keep the same object. The accountant
     deliberately has no ``get_params``, ``__len__``, ``shape`` or
@@ -228,11 +234,10 @@ class BudgetAccountant:
         budget = (repr(epsilon), repr(delta), repr(slack), composition)
         if ledger is None:
             self._ledger = MemoryLedger(tight=composition in TIGHT_COMPOSITIONS)
+            self._token = _channel.register(self)
         else:
             self._ledger = SQLiteLedger(ledger, budget)
         self._set_budget(budget)
-        self._copy_of_pid = None
-        self._owner_pid = os.getpid()
         self._context = threading.local()
 
     @classmethod
@@ -253,8 +258,6 @@ class BudgetAccountant:
         self = cls.__new__(cls)
         self._ledger = SQLiteLedger(ledger, None)
         self._set_budget(self._ledger.budget)
-        self._copy_of_pid = None
-        self._owner_pid = os.getpid()
         self._context = threading.local()
         return self
 
@@ -581,7 +584,6 @@ class BudgetAccountant:
             When it does not.
         """
         items = self._validate_items([("check", epsilon, delta)])
-        self._refuse_if_copy()
         self._check_spend(self._ledger.totals(), items)
         return True
 
@@ -608,7 +610,9 @@ class BudgetAccountant:
         BudgetExceededError
             When the spend does not fit; nothing is recorded.
         AccountantCopyError
-            When this is a pickled copy of an in-memory accountant.
+            When this is a copy of an in-memory accountant in another process
+            and the owner cannot be reached (it exited, or the accountant was
+            garbage-collected there).
         """
         return self.spend_many([(label, epsilon, delta)])[-1]
 
@@ -628,7 +632,6 @@ class BudgetAccountant:
         entries : tuple of LedgerEntry
         """
         items = self._validate_items(items)
-        self._refuse_if_copy()
         return self._ledger.append_if(self._check_spend, items)
 
     def _validate_items(self, items):
@@ -651,34 +654,6 @@ class BudgetAccountant:
             ]
         eps = check_epsilon(epsilon, allow_zero=True)
         return [(label, eps, check_delta(delta), None, None, None)]
-
-    def _refuse_if_copy(self):
-        """Refuse to spend from a copy of an in-memory ledger.
-
-        A copy made by pickling remembers the pid of the original's process; a
-        copy made by ``fork`` (multiprocessing, ``ProcessPoolExecutor`` on
-        Linux) is the same object in another process, recognised by its owner
-        pid. Either way a spend would be recorded where the original never
-        sees it.
-        """
-        if self._ledger.path is not None:
-            return
-        pid = os.getpid()
-        if self._copy_of_pid is None and self._owner_pid == pid:
-            return
-        if self._copy_of_pid is None:
-            how = f"inherited by a forked child process (pid {pid})"
-        elif self._copy_of_pid != pid:
-            how = "a pickled copy sent to another process"
-        else:
-            how = "a pickled copy made in this process"
-        raise AccountantCopyError(
-            f"This BudgetAccountant is {how} of an accountant with an in-memory "
-            "ledger, so a spend here would not reach the original's record. "
-            "Share the budget across processes with BudgetAccountant(..., "
-            "ledger='budget.sqlite'), or run parallel work in threads with "
-            "joblib.parallel_config(backend='threading')."
-        )
 
     # -- reports ------------------------------------------------------------
 
@@ -812,27 +787,11 @@ class BudgetAccountant:
     def __deepcopy__(self, memo):
         return self
 
-    def __getstate__(self):
-        state = {
-            "budget": self._budget_strings(),
-            "path": self._ledger.path,
-            "pid": self._owner_pid if self._copy_of_pid is None else self._copy_of_pid,
-        }
-        if state["path"] is None:
-            state["entries"] = self._ledger.read()
-        return state
-
-    def __setstate__(self, state):
-        self._set_budget(state["budget"])
-        self._context = threading.local()
-        if state["path"] is None:
-            tight = self._composition in TIGHT_COMPOSITIONS
-            self._ledger = MemoryLedger(state["entries"], tight=tight)
-            self._copy_of_pid = state["pid"]
-        else:
-            self._ledger = SQLiteLedger(state["path"], state["budget"])
-            self._copy_of_pid = None
-        self._owner_pid = state["pid"]
+    def __reduce__(self):
+        budget = self._budget_strings()
+        if self._ledger.path is not None:
+            return (_file_copy, (type(self), budget, self._ledger.path))
+        return (_memory_copy, (type(self), budget, _channel.reference(self)))
 
     # -- default accountant -------------------------------------------------
 
@@ -864,6 +823,29 @@ class BudgetAccountant:
             f"BudgetAccountant(epsilon={self._epsilon}, delta={self._delta}"
             f"{slack}{mode}{ledger}; spent epsilon={eps}, delta={delta})"
         )
+
+
+def _file_copy(cls, budget, path):
+    """A copy of an accountant with a file ledger: the same file."""
+    self = cls.__new__(cls)
+    self._set_budget(budget)
+    self._ledger = SQLiteLedger(path, budget)
+    self._context = threading.local()
+    return self
+
+
+def _memory_copy(cls, budget, ref):
+    """An unpickled accountant with an in-memory ledger: in its owner's
+    process the original itself; elsewhere a copy that spends through the
+    owner (:mod:`skdp.accounting._channel`)."""
+    original = _channel.original_in_this_process(ref)
+    if original is not None:
+        return original
+    self = cls.__new__(cls)
+    self._set_budget(budget)
+    self._ledger = _channel.RemoteLedger(ref)
+    self._context = threading.local()
+    return self
 
 
 def _pld_refusal(label, epsilon, delta, mechanism):
@@ -958,7 +940,7 @@ def _fresh_default_after_fork():
     The automatic default (``epsilon=inf``) only records; its record lives in
     the parent, so a child gets a fresh one of its own (documented in
     :func:`default_accountant`). An accountant the user put in effect is kept:
-    if its ledger is in memory it refuses to spend in the child.
+    if its ledger is in memory the child spends it through the parent.
     """
     global _process_lock
     _process_lock = threading.Lock()  # a lock held by another thread at fork
@@ -1001,8 +983,8 @@ def default_accountant():
     :func:`set_default_accountant`; otherwise a process-wide accountant with an
     unlimited budget (``epsilon=inf, delta=1.0``), which only records (a
     process started by ``fork`` records in a fresh one of its own; an
-    accountant you put in effect and whose ledger is in memory refuses to
-    spend in such a child, see :class:`BudgetAccountant`).
+    accountant you put in effect is inherited, and a child spends it through
+    the parent, see :class:`BudgetAccountant`).
     Estimators look it up when ``fit`` is called, never when they are
     constructed.
 
@@ -1027,6 +1009,7 @@ def default_accountant():
         if not _process_default:
             _process_default.append(BudgetAccountant(math.inf, 1.0))
             _auto_default[:] = _process_default
+            _channel.exempt_from_fork(_process_default[0])
         return _process_default[0]
 
 

@@ -1,56 +1,313 @@
-"""What a refused fit says when it is one of a scikit-learn search's fits."""
+"""scikit-learn's searches over private estimators: the plan checked at the
+first charge, and what a refused fit says.
 
+A ``GridSearchCV``, ``RandomizedSearchCV`` or ``cross_validate`` does not
+know about privacy budgets: left alone it spends until the budget runs out
+and leaves the user with no model. The first fit that charges an accountant
+inside one of them therefore checks the *whole plan* first (every candidate
+on every split, plus the refit: :func:`~skdp.model_selection.fit_cost`)
+against what the accountant has left, and refuses when it does not fit, so
+a search that cannot finish is refused before any fit is charged. The
+decision reads public quantities only: the search's parameters and the
+budget.
+
+The running search is found on the stack of the thread that charges, or, for
+a fit in a worker thread, or in a worker process whose spend is applied by
+the owner's accountant service (:mod:`skdp.accounting._channel`), on the
+stacks of the process's other threads; it must charge this accountant
+(through its estimator's ``accountant`` parameters). The plan is checked
+once per ``fit`` of the search, and only before its fits have returned: a
+refit whose folds were charged elsewhere (worker processes writing a file
+ledger) is not planned again. A process forked inside a search's ``fit``
+(joblib's multiprocessing backend) has the parent's frames on its stack;
+they are the parent's to plan, and are ignored there.
+"""
+
+import functools
+import inspect
+import os
 import sys
+import threading
+import weakref
+from typing import NamedTuple
 
-__all__ = ["search_refusal_hint"]
+from skdp.exceptions import BudgetExceededError
 
-#: How many frames up the stack a refused fit looks for the search running it.
-_MAX_FRAMES = 80
+__all__ = ["check_search_plan", "search_refusal_hint", "spend_checked"]
+
+#: How many frames up a stack the search running a fit is looked for.
+_MAX_FRAMES = 150
+
+#: Runs (scikit-learn's per-call ``Parallel`` object) whose plan was checked.
+_PLANNED = weakref.WeakSet()
 
 
-def _running_search():
-    """The ``BaseSearchCV`` whose ``fit`` is on this thread's stack, or None.
+class _Run(NamedTuple):
+    """One running search or ``cross_validate``, as read from its frame."""
 
-    Only the thread that runs the search sees it: with ``n_jobs=1`` (and for
-    the refit) the fits run under ``fit``'s frame; a worker thread or process
-    of ``n_jobs > 1`` has a stack of its own.
-    """
+    name: str  # "GridSearchCV", "cross_validate", ...
+    search: object  # the BaseSearchCV, or None for cross_validate
+    estimator: object  # what every fit clones
+    cv: object
+    marker: object  # identifies this call: a new object per call
+    started: bool  # some of its fits have returned already
+
+
+@functools.cache
+def _recognised_code():
     from sklearn.model_selection._search import BaseSearchCV
+    from sklearn.model_selection._validation import cross_validate
 
-    frame = sys._getframe(1)
+    return {
+        inspect.unwrap(BaseSearchCV.fit).__code__: "search",
+        inspect.unwrap(cross_validate).__code__: "cross_validate",
+    }
+
+
+#: The frames on the stack when this process was forked: its parent's.
+_INHERITED_FRAMES = frozenset()
+
+
+def _note_the_parents_frames():
+    global _INHERITED_FRAMES
+    frame, ids = sys._getframe(), set()
+    while frame is not None:
+        ids.add(id(frame))  # alive (never returning) for the child's life
+        frame = frame.f_back
+    _INHERITED_FRAMES = frozenset(ids)
+
+
+os.register_at_fork(after_in_child=_note_the_parents_frames)
+
+
+def _runs_on(frame):
+    """The runs on the stack that ends at ``frame``, innermost first."""
+    codes = _recognised_code()
+    runs = []
     for _ in range(_MAX_FRAMES):
         if frame is None:
-            return None
-        candidate = frame.f_locals.get("self")
-        if isinstance(candidate, BaseSearchCV) and frame.f_code.co_name == "fit":
-            return candidate
+            break
+        kind = codes.get(frame.f_code)
+        if kind and id(frame) in _INHERITED_FRAMES:
+            kind = None
+        if kind == "search":
+            search = frame.f_locals.get("self")
+            runs.append(
+                _Run(
+                    type(search).__name__,
+                    search,
+                    search.estimator,
+                    search.cv,
+                    frame.f_locals.get("parallel"),
+                    bool(frame.f_locals.get("all_out", True)),
+                )
+            )
+        elif kind == "cross_validate":
+            local = frame.f_locals
+            runs.append(
+                _Run(
+                    "cross_validate",
+                    None,
+                    local.get("estimator"),
+                    local.get("cv"),
+                    local.get("parallel"),
+                    False,  # returns once, when all its fits are done
+                )
+            )
         frame = frame.f_back
-    return None
+    return runs
 
 
-def search_refusal_hint():
+def running_searches():
+    """The searches running this thread's fit, innermost first.
+
+    When this thread's stack holds none (a worker thread, or the owner's
+    service thread applying a worker process's spend), those running in the
+    process's other threads.
+    """
+    runs = _runs_on(sys._getframe(1))
+    if runs:
+        return runs
+    me = threading.get_ident()
+    for ident, frame in sys._current_frames().items():
+        if ident != me:
+            runs.extend(_runs_on(frame))
+    return runs
+
+
+def _charges(estimator, accountant):
+    """Whether every fit of ``estimator`` charges ``accountant`` and no other.
+
+    Read from its ``accountant`` parameters (``None``: the default in effect).
+    A composite whose steps charge different accountants is not planned
+    here: its plan's cost splits between them.
+    """
+    from skdp.accounting._accountant import _explicit_default, default_accountant
+
+    try:
+        params = estimator.get_params(deep=True)
+    except Exception:
+        return False
+    found = [
+        value
+        for key, value in params.items()
+        if key == "accountant" or key.endswith("__accountant")
+    ]
+    if not found:
+        return False
+    default = None
+    if any(value is None for value in found):
+        default = _explicit_default() or default_accountant()
+    return all((default if value is None else value) is accountant for value in found)
+
+
+def _plan(run):
+    """``(cost, "n candidates × k splits + 1 refit = m fits")`` of a run, from
+    its public parameters; ``None`` when they do not tell."""
+    from sklearn.model_selection import (
+        GridSearchCV,
+        ParameterGrid,
+        ParameterSampler,
+        RandomizedSearchCV,
+        check_cv,
+    )
+
+    from skdp.model_selection._cost import fit_cost, sum_costs
+
+    try:
+        n_splits = check_cv(run.cv).get_n_splits()
+        if run.search is None:
+            cost = fit_cost(run.estimator)
+            return sum_costs([cost] * n_splits), f"{n_splits} splits = {n_splits} fits"
+        search = run.search
+        if isinstance(search, GridSearchCV):
+            n_candidates = len(ParameterGrid(search.param_grid))
+        elif isinstance(search, RandomizedSearchCV):
+            n_candidates = len(
+                list(
+                    ParameterSampler(
+                        search.param_distributions,
+                        search.n_iter,
+                        random_state=search.random_state,
+                    )
+                )
+            )
+        else:
+            return None
+        cost = fit_cost(search)  # refuses a RandomizedSearchCV without a seed
+    except Exception:  # the plan is not known before the data: no early check
+        return None
+    refit = search.refit is not False
+    n_fits = n_candidates * n_splits + refit
+    what = f"{n_candidates} candidates × {n_splits} splits"
+    return cost, what + (" + 1 refit" if refit else "") + f" = {n_fits} fits"
+
+
+def check_search_plan(accountant):
+    """Refuse the first fit of a search whose whole plan does not fit.
+
+    Called before each charge (``PrivateEstimatorMixin._charge``, and the
+    owner's service for a worker's spend). For each search on the stack that
+    charges ``accountant`` and whose plan was not checked yet in this call of
+    its ``fit``: the plan's cost is checked against the accountant; refused,
+    it raises :class:`~skdp.exceptions.BudgetExceededError` naming the plan,
+    its cost and the fixes, and nothing is charged. A copy that spends
+    through its owner is checked there.
+    """
+    from skdp.accounting._channel import is_remote
+
+    if is_remote(accountant):
+        return
+    for run in reversed(running_searches()):  # the outermost first
+        if run.marker is None or run.marker in _PLANNED:
+            continue
+        if run.started:  # e.g. the refit, after folds charged in processes
+            _PLANNED.add(run.marker)
+            continue
+        if not _charges(run.estimator, accountant):
+            continue
+        plan = _plan(run)
+        if plan is not None:
+            cost, what = plan
+            try:
+                accountant.check(cost)
+            except BudgetExceededError:
+                raise BudgetExceededError(
+                    _plan_refusal(run, what, cost, accountant)
+                ) from None
+            except (ValueError, TypeError):  # e.g. a mechanism "pld" refuses
+                pass  # the fit's own charge says so
+        _PLANNED.add(run.marker)
+
+
+def _plan_refusal(run, what, cost, accountant):
+    left_eps, left_delta = accountant.remaining()
+    return (
+        f"{run.name} refused before its first fit: its whole plan, {what}, "
+        f"costs epsilon={cost.epsilon:g}, delta={cost.delta:g}, and the "
+        f"accountant has epsilon={left_eps:g}, delta={left_delta:g} left of "
+        f"its budget (epsilon={accountant.epsilon:g}, "
+        f"delta={accountant.delta:g}). Nothing was charged and no data was "
+        "read. To run it, give each fit a smaller epsilon (every fit of the "
+        "plan pays it), search fewer candidates or splits, or use a larger "
+        "budget; skdp.model_selection.check_budget(search) checks a search "
+        "before it starts." + _SELECTION_NOTE
+    )
+
+
+_SELECTION_NOTE = (
+    " Note that a non-private search's scores and best_params_ on private "
+    "data are releases no accountant records: skdp.NoisyMaxSearchCV selects "
+    "privately and charges the whole plan."
+)
+
+
+def search_refusal_hint(accountant=None):
     """A sentence for a refused fit that runs inside a scikit-learn search.
 
     Names the search, the cost of its whole plan when
     :func:`~skdp.model_selection.fit_cost` knows it (public parameters only:
     nothing of the data), :func:`~skdp.model_selection.check_budget` and
-    :class:`~skdp.NoisyMaxSearchCV`. Empty outside a search.
+    :class:`~skdp.NoisyMaxSearchCV`. Empty outside a search, and for a copy
+    that spends through its owner (the owner adds it).
     """
-    search = _running_search()
-    if search is None:
-        return ""
-    from skdp.model_selection._cost import fit_cost
+    from skdp.accounting._channel import is_remote
 
-    name = type(search).__name__
-    try:
-        cost = fit_cost(search)
-        plan = f"the whole {name} costs epsilon={cost.epsilon:g}, delta={cost.delta:g}"
-    except (ValueError, TypeError):
-        plan = f"the whole {name} fits every candidate on every fold, then refits"
+    if accountant is not None and is_remote(accountant):
+        return ""
+    runs = running_searches()
+    if accountant is not None:
+        runs = [run for run in runs if _charges(run.estimator, accountant)] or runs
+    if not runs:
+        return ""
+    run = runs[0]
+    plan = _plan(run)
+    if plan is None and run.search is None:
+        whole = "cross_validate fits the estimator once on every split"
+    elif plan is None:
+        whole = f"the whole {run.name} fits every candidate on every fold, then refits"
+    else:
+        cost, what = plan
+        whole = (
+            f"the whole {run.name}, {what}, costs epsilon={cost.epsilon:g}, "
+            f"delta={cost.delta:g}"
+        )
     return (
-        f" This fit is one of {name}'s: {plan}. Check a search before it "
+        f" This fit is one of {run.name}'s: {whole}. Check a search before it "
         "starts with skdp.model_selection.check_budget(search), which refuses "
-        "before any fit; and note that a non-private search's scores and "
-        "best_params_ on private data are releases no accountant records: "
-        "skdp.NoisyMaxSearchCV selects privately and charges the whole plan."
+        "before any fit." + _SELECTION_NOTE
     )
+
+
+def spend_checked(accountant, items):
+    """Record a worker process's validated spend ``items`` in ``accountant``
+    (its owner's), exactly as a fit in this process would be charged: the
+    running search's plan checked first, the hint added to a refusal."""
+    check_search_plan(accountant)
+    try:
+        return accountant._ledger.append_if(accountant._check_spend, items)
+    except BudgetExceededError as exc:
+        hint = search_refusal_hint(accountant)
+        if not hint:
+            raise
+        raise BudgetExceededError(f"{exc}{hint}") from None

@@ -1,4 +1,4 @@
-"""Spends never get lost through fork or a relative ledger path (issue 13)."""
+"""Spends never get lost through fork or a relative ledger path (issues 13, 28)."""
 
 import multiprocessing
 import os
@@ -50,10 +50,11 @@ def _fit_with_inherited(index):
     return _fit_with(_INHERITED[index])
 
 
-def test_forked_children_cannot_spend_an_in_memory_budget():
-    # main: 4 + 4 children each spent 1.0 from their inherited copies of two
-    # budgets of 1.0, and the parent's ledgers stayed empty
-    first, second = BudgetAccountant(1.0), BudgetAccountant(1.0)
+def test_forked_children_spend_an_in_memory_budget_through_the_parent():
+    # before issue 28 they were refused (AccountantCopyError); main before
+    # issue 13: 4 + 4 children each spent 1.0 from their inherited copies of
+    # two budgets of 1.0, and the parent's ledgers stayed empty
+    first, second = BudgetAccountant(2.0), BudgetAccountant(2.0)
     _INHERITED[:] = [first, second]
     try:
         with _fork_pool(2) as pool:
@@ -63,15 +64,18 @@ def test_forked_children_cannot_spend_an_in_memory_budget():
             outcomes += list(pool.map(_fit_with_inherited, [0, 1]))
     finally:
         _INHERITED.clear()
-    assert outcomes == ["refused"] * 10
-    assert first.entries == () and second.entries == ()
+    # five tries on each budget of 2.0: exactly two fits each, every one
+    # recorded in the parent
+    assert sorted(outcomes) == ["over budget"] * 6 + ["spent"] * 4
+    assert first.total() == second.total() == (2.0, 0.0)
+    assert len(first.entries) == len(second.entries) == 2
 
 
-def test_a_forked_child_refuses_the_default_put_in_effect_by_the_parent():
+def test_a_forked_child_spends_the_default_put_in_effect_by_the_parent():
     acc = BudgetAccountant(5.0)
     with acc, _fork_pool(1) as pool:
-        assert pool.apply(_fit_with_default) == "refused"
-    assert acc.entries == ()
+        assert pool.apply(_fit_with_default) == "spent"
+    assert acc.total() == (1.0, 0.0)
 
 
 def test_the_automatic_default_is_fresh_in_a_forked_child():
