@@ -22,7 +22,7 @@ from skdp.accounting._cost import PrivacyCost
 from skdp.accounting._ledger import MemoryLedger, SQLiteLedger
 from skdp.accounting._pld import gaussian_mu_budget, pld_epsilon
 from skdp.accounting._zcdp import zcdp_epsilon, zcdp_rho_budget
-from skdp.exceptions import BudgetExceededError
+from skdp.exceptions import AccountantCopyError, BudgetExceededError
 from skdp.utils._validation import check_delta, check_epsilon
 
 __all__ = ["BudgetAccountant", "default_accountant", "set_default_accountant"]
@@ -811,7 +811,13 @@ class BudgetAccountant:
                     break
 
     def __repr__(self):
-        eps, delta = self.total()
+        try:
+            spent = "spent epsilon={}, delta={}".format(*self.total())
+        except AccountantCopyError:
+            # a copy whose owner process is gone (e.g. a model saved with
+            # joblib and loaded later): printing the model must not fail
+            owner = getattr(self._ledger, "ref", (None, None, None, "?"))[3]
+            spent = f"a copy of process {owner}'s ledger, which is not reachable"
         ledger = "" if self.ledger is None else f", ledger={self.ledger!r}"
         slack = f", slack={self._slack}" if self._slack else ""
         mode = (
@@ -821,7 +827,7 @@ class BudgetAccountant:
         )
         return (
             f"BudgetAccountant(epsilon={self._epsilon}, delta={self._delta}"
-            f"{slack}{mode}{ledger}; spent epsilon={eps}, delta={delta})"
+            f"{slack}{mode}{ledger}; {spent})"
         )
 
 

@@ -15,6 +15,7 @@ import stat
 import time
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from joblib import Parallel, delayed
 from sklearn.base import clone
@@ -261,3 +262,27 @@ def _spend_or_report(acc):
     except AccountantCopyError as exc:
         return f"AccountantCopyError: {exc}"
     return "spent"
+
+
+def test_a_model_saved_in_an_exited_process_prints_and_refuses_to_refit(tmp_path):
+    # joblib.dump of a fitted model in one session, load in the next: the
+    # model and its accountant print (the repr read the owner's totals and
+    # raised), and only a spend refuses
+    import subprocess
+    import sys
+
+    path = tmp_path / "model.pkl"
+    script = (
+        "import pickle, numpy as np, skdp\n"
+        "acc = skdp.BudgetAccountant(5.0)\n"
+        "m = skdp.PrivateMean(bounds=(0, 1), accountant=acc, random_state=0)\n"
+        "m.fit(np.full((10, 2), 0.5))\n"
+        f"pickle.dump(m, open({str(path)!r}, 'wb'))\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+    with open(path, "rb") as handle:
+        model = pickle.load(handle)
+    assert "not reachable" in repr(model)
+    assert model.transform([[0.5, 0.5]]).shape == (1, 2)
+    with pytest.raises(AccountantCopyError):
+        model.fit(np.full((10, 2), 0.5))
