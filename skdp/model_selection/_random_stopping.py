@@ -283,6 +283,7 @@ class RandomStoppingSearchCV(
         tags.estimator_type = inner.estimator_type
         tags.classifier_tags = inner.classifier_tags
         tags.regressor_tags = inner.regressor_tags
+        tags.input_tags.sparse = inner.input_tags.sparse
         tags.target_tags.required = True
         tags.non_deterministic = True
         return tags
