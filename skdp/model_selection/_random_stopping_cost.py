@@ -97,22 +97,40 @@ def _log_pmf(k, stopping, eta, gamma, mean):
     )
 
 
+def _tail_ratio(k, stopping, eta, gamma, mean):
+    """A ratio ``r < 1`` with ``P[K = j + 1] <= r P[K = j]`` for all ``j >= k``
+    (``k`` past the mode), so that ``P[K > k] <= P[K = k] r / (1 - r)``.
+
+    Poisson: ``μ/(j+1)`` decreases in ``j``. ``D_{η,γ}``: ``(1-γ)(j+η)/(j+1)``
+    decreases to ``1-γ`` for ``η > 1`` and increases to it for ``η <= 1``.
+    """
+    if stopping == "poisson":
+        return mean / (k + 1)
+    return max((1.0 - gamma) * (k + eta) / (k + 1), 1.0 - gamma)
+
+
 def sample_repetitions(stopping, eta, gamma, mean, source):
     """Draw ``K`` by inversion of one uniform draw of ``source``.
 
-    The walk adds ``P[K = k]`` for ``k = 0, 1, ...`` until the sum reaches
-    the uniform value, or until the mass beyond ``k`` (bounded by the
-    distribution's mean) is below ``2**-60``: the drawn ``K`` then differs
-    from an exact draw with probability below ``2**-52`` (the uniform's own
-    resolution), which no privacy statement here can resolve.
+    The walk adds ``P[K = k]`` for ``k = 0, 1, ...`` until the sum exceeds
+    the uniform value, or until the mass beyond ``k`` is below ``2**-60``
+    (a geometric bound, :func:`_tail_ratio`), when ``k`` is returned: the
+    drawn ``K`` then differs from an exact draw with probability below
+    ``2**-52`` (the uniform's own resolution), which no privacy statement
+    here can resolve. The walk ends whatever the rounding of the sum.
     """
     u = source.random()
     k = 0 if stopping == "poisson" else 1
     total = 0.0
     while True:
-        total += math.exp(_log_pmf(k, stopping, eta, gamma, mean))
-        if u < total or (k > 2 * mean and 1.0 - total < _TAIL):
+        p = math.exp(_log_pmf(k, stopping, eta, gamma, mean))
+        total += p
+        if u < total:
             return k
+        if k > 2 * mean + 2 * abs(eta or 0.0):
+            r = _tail_ratio(k, stopping, eta, gamma, mean)
+            if r < 1.0 and p * r / (1.0 - r) < _TAIL:
+                return k
         k += 1
 
 

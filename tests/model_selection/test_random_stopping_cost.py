@@ -227,3 +227,20 @@ def test_more_expected_runs_cost_more():
     assert np.all(np.diff(poisson) > 0)
     # and more than one run of the base alone
     assert tnb_epsilon(5.0, 1.5, 1.0) > zcdp_epsilon(0.5 / 25, 1e-6)
+
+
+class _Top:
+    """A source whose uniform draw is the largest double below 1."""
+
+    def random(self):
+        return math.nextafter(1.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    "stopping, eta", [(TNB, 0.0), (TNB, 0.5), (TNB, 3.0), ("poisson", None)]
+)
+def test_the_sampler_ends_in_the_far_tail_whatever_the_rounding(stopping, eta):
+    # a uniform draw above the rounded sum of the probabilities used to walk on
+    gamma = None if stopping == "poisson" else tnb_gamma(10.0, eta)
+    k = sample_repetitions(stopping, eta, gamma, 10.0, _Top())
+    assert 20 < k < 10_000
