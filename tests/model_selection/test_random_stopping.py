@@ -233,3 +233,14 @@ def test_a_failed_candidate_is_scored_by_the_public_rule(data, monkeypatch):
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_row_leaves_a_part_empty_and_nothing_raises_or_warns(seed):
+    # with one row, the training or the held-out part is empty: the fits take
+    # zero rows and the private score of no rows is still a release
+    X, y = np.array([[0.5, -0.2]]), np.array([1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = search(accountant=budget(), random_state=seed, n_iter=2.0).fit(X, y)
+    assert s.best_index_ in range(6)
