@@ -244,3 +244,25 @@ def test_one_row_leaves_a_part_empty_and_nothing_raises_or_warns(seed):
         warnings.simplefilter("error")
         s = search(accountant=budget(), random_state=seed, n_iter=2.0).fit(X, y)
     assert s.best_index_ in range(6)
+
+
+def test_an_extreme_neighbour_row_changes_no_public_attribute(data):
+    # D and D plus one row at the largest doubles: the same attributes, types
+    # and shapes, no warning (the released values vary like noise)
+    X, y = data
+    X_plus = np.vstack([X, [[1.7e308, -1.7e308, 5e-324]]])
+    y_plus = np.append(y, 1)
+    fitted = []
+    for X_, y_ in ((X, y), (X_plus, y_plus)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            fitted.append(search(accountant=budget()).fit(X_, y_))
+    a, b = fitted
+    names = sorted(k for k in vars(a) if k.endswith("_") and not k.startswith("_"))
+    assert names == sorted(
+        k for k in vars(b) if k.endswith("_") and not k.startswith("_")
+    )
+    for name in names:
+        assert type(getattr(a, name)) is type(getattr(b, name))
+    assert a.best_estimator_.coef_.shape == b.best_estimator_.coef_.shape
+    assert a.cost_ == b.cost_
