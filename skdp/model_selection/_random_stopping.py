@@ -180,6 +180,14 @@ class RandomStoppingSearchCV(
     figures with Google's ``dp_accounting`` (``RepeatAndSelectDpEvent``):
     within 0.1 %, never above it.
 
+    **The ledger entry** is that ``(ε, δ)`` pair. The Rényi curve of the
+    repeated search grows without bound as ``λ → 1`` (the ``log E[K]/(λ-1)``
+    term), so it has no zCDP parameter: an accountant with
+    ``composition="zcdp"`` or ``"pld"`` composes the entry as a generic
+    ``(ε, δ)`` release (its ``δ`` outside the accountant's conversion, so
+    leave room with ``slack``), which costs more there than under basic
+    composition. Plan with :func:`~skdp.model_selection.check_budget`.
+
     **Ties** in the released score are broken by an independent uniform key
     drawn with each run, so the runs' outputs are totally ordered, as the
     theorems need. **Failures** after the charge follow
