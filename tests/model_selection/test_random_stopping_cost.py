@@ -244,3 +244,19 @@ def test_the_sampler_ends_in_the_far_tail_whatever_the_rounding(stopping, eta):
     gamma = None if stopping == "poisson" else tnb_gamma(10.0, eta)
     k = sample_repetitions(stopping, eta, gamma, 10.0, _Top())
     assert 20 < k < 10_000
+
+
+def test_the_negative_binomial_tends_to_a_zero_truncated_poisson_as_eta_grows():
+    # NB(η, γ) -> Poisson(μ) as η -> ∞ with η(1-γ)/γ -> μ; truncated at K >= 1
+    # its mean is μ / (1 - e^-μ)
+    eta, mean = 1e6, 10.0
+    gamma = tnb_gamma(mean, eta)
+    mu = mean
+    for _ in range(50):  # the fixed point of μ = mean (1 - e^-μ)
+        mu = mean * (1 - math.exp(-mu))
+    ks = np.arange(1, 60)
+    ours = np.exp([_log_pmf(int(k), TNB, eta, gamma, None) for k in ks])
+    poisson = np.exp([-mu + k * math.log(mu) - math.lgamma(k + 1) for k in ks]) / (
+        1 - math.exp(-mu)
+    )
+    np.testing.assert_allclose(ours, poisson, atol=2e-5)
