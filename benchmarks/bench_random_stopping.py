@@ -19,7 +19,7 @@
     candidates' Gaussian fits; each candidate's ε calibrated to the total),
     on the same grid and on the 5 values of ``C`` alone.
 
-Reproduce (from the repository root; about 10 minutes on the shared machine)::
+Reproduce (from the repository root; about 15 minutes on the shared machine)::
 
     python -m venv /work/dpavenv && /work/dpavenv/bin/pip install dp-accounting
     PYTHONPATH=. python benchmarks/bench_random_stopping.py \
