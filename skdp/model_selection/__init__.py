@@ -15,6 +15,7 @@ __getattr__, __dir__, __all__ = attach(
             "privacy_utility_curve",
         ],
         "skdp.model_selection._plot": ["PrivacyUtilityDisplay"],
+        "skdp.model_selection._random_stopping": ["RandomStoppingSearchCV"],
         "skdp.model_selection._search": ["NoisyMaxSearchCV"],
         "skdp.model_selection._validation": ["cross_validate"],
     },

@@ -9,12 +9,9 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import (
     _num_samples,
-    check_array,
-    check_is_fitted,
     indexable,
 )
 from threadpoolctl import threadpool_limits
@@ -29,7 +26,6 @@ from skdp.model_selection._cost import (
     check_fit_inputs,
     check_private_model,
     fit_cost,
-    is_param,
     largest_cost,
     route_accountant,
     sum_costs,
@@ -44,6 +40,11 @@ from skdp.model_selection._holdout import (
     holdout_row_scores,
     holdout_total,
     select_by_holdout_scores,
+)
+from skdp.model_selection._search_common import (
+    BestEstimatorMixin,
+    check_search_rows,
+    seed_if_reproducible,
 )
 from skdp.model_selection._subsample import (  # noqa: F401 (re-exported)
     _ABSTAIN,
@@ -62,18 +63,9 @@ __all__ = ["NoisyMaxSearchCV"]
 _MAX_SEED = 2**31 - 1
 
 
-def _best_has(attr):
-    def check(self):
-        if hasattr(self, "best_estimator_"):
-            return hasattr(self.best_estimator_, attr)
-        if hasattr(self, "best_index_"):
-            return False  # fitted without a model: refit=False, 'subsample'
-        return hasattr(self.estimator, attr)
-
-    return check
-
-
-class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
+class NoisyMaxSearchCV(
+    BestEstimatorMixin, PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator
+):
     """Choose hyper-parameters privately, by report-noisy-max.
 
     Plain cross-validation on private data releases which configuration scored
@@ -593,53 +585,10 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
         return self
 
     def _check_rows(self, X, y):
-        """Refuse, before the charge, input that no fit of the search can use.
-
-        Empty input, and NaN or infinite values where ``estimator`` does not
-        declare that it takes NaN (its ``allow_nan`` tag): with
-        ``refit=False`` and ``"subsample"`` nothing else probes the input
-        before the charge, and every block would abstain after it. As for
-        every skdp estimator, that the input is non-empty and finite is a
-        public precondition, checked before anything is charged.
-        """
-        allow_nan = get_tags(self.estimator).input_tags.allow_nan
-        try:
-            check_array(
-                X,
-                accept_sparse=True,
-                dtype=None,
-                ensure_2d=False,
-                allow_nd=True,
-                ensure_all_finite="allow-nan" if allow_nan else True,
-                input_name="X",
-                estimator=self.estimator,
-            )
-            check_array(y, dtype=None, ensure_2d=False, input_name="y")
-        except ValueError as exc:
-            raise ValueError(
-                f"{exc}\nThe search needs rows, and finite values unless its "
-                "estimator takes NaN: impute or drop missing values with a "
-                "data-independent rule first. Nothing was charged."
-            ) from exc
+        check_search_rows(self.estimator, X, y)
 
     def _seed_if_reproducible(self, model, source):
-        """Seed ``model``'s unset random states from the search's seeded source.
-
-        Only when the search itself is seeded: with ``random_state=None`` the
-        models keep drawing their noise from the operating system's secure
-        generator. (An integer seed derived from that generator would leave
-        only 2**31 possible noise streams, which an attacker could enumerate.)
-        """
-        if self.random_state is None:
-            return model
-        unset = [
-            key
-            for key, value in model.get_params(deep=True).items()
-            if is_param(key, "random_state") and value is None
-        ]
-        for key in unset:
-            model.set_params(**{key: int(source.integers(_MAX_SEED))})
-        return model
+        return seed_if_reproducible(model, self.random_state, source)
 
     def _plan_message(self, plan):
         """The work ahead, from public parameters, in GridSearchCV's words."""
@@ -736,91 +685,6 @@ class NoisyMaxSearchCV(PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator)
                 zip(seeded, plan["costs"], plan["grid"], strict=True)
             )
         )
-
-    # -- delegation ----------------------------------------------------------
-    @property
-    def n_features_in_(self):
-        """Number of features seen during ``fit``."""
-        if hasattr(self, "best_estimator_"):
-            return self.best_estimator_.n_features_in_
-        if getattr(self, "_n_features", None) is None:
-            raise AttributeError("n_features_in_ is not known before fit.")
-        return self._n_features
-
-    @property
-    def feature_names_in_(self):
-        """Names of the features seen during ``fit`` (when all are strings)."""
-        return self.best_estimator_.feature_names_in_
-
-    @available_if(_best_has("predict"))
-    def predict(self, X):
-        """Predict with ``best_estimator_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-        """
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict(X)
-
-    @available_if(_best_has("predict_proba"))
-    def predict_proba(self, X):
-        """Class probabilities from ``best_estimator_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-        """
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict_proba(X)
-
-    @available_if(_best_has("decision_function"))
-    def decision_function(self, X):
-        """Decision function of ``best_estimator_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-        """
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.decision_function(X)
-
-    @available_if(_best_has("transform"))
-    def transform(self, X):
-        """Transform with ``best_estimator_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-        """
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.transform(X)
-
-    @available_if(_best_has("score"))
-    def score(self, X, y, sample_weight=None):
-        """Score of ``best_estimator_`` on ``X, y`` (given, not private, data).
-
-        On private rows the score is a release: exact, and charged to no
-        accountant. Evaluate privately with :mod:`skdp.metrics` (e.g.
-        :func:`~skdp.metrics.private_accuracy_score`,
-        :func:`~skdp.metrics.private_r2_score`); see :ref:`evaluating`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-        y : array-like of shape (n_samples,)
-            Targets.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Passed to ``best_estimator_.score``.
-        """
-        check_is_fitted(self, "best_estimator_")
-        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
-        return self.best_estimator_.score(X, y, **kwargs)
 
     def _fit_cost(self, n_features=None):
         check_epsilon(self.epsilon)
