@@ -1,4 +1,4 @@
-"""Private evaluation metrics against the true ones on held-out real data (issue 29).
+"""Private evaluation metrics against the true ones on held-out real data.
 
 A model is fitted (non-privately: the benchmark measures the evaluation's
 noise, not the fit's) on 70 % of a table; its held-out 30 % is evaluated

@@ -1,4 +1,4 @@
-"""RandomStoppingSearchCV (issue 29, item 3): its accounting, and Adult.
+"""RandomStoppingSearchCV: its accounting, and Adult.
 
 (a) **Accounting.** The search's ε for a Gaussian base of noise multiplier
     σ, ``K`` truncated negative binomial (η = 0, 0.5, 1; γ for a mean of 10)
