@@ -31,6 +31,7 @@ from skdp.model_selection._random_stopping_cost import (
     STOPPING_RULES,
     check_rdp_accountable,
     random_stopping_epsilon,
+    repeat_and_select,
     sample_repetitions,
     tnb_gamma,
     tnb_mean,
@@ -412,22 +413,18 @@ class RandomStoppingSearchCV(
         return self
 
     def _search(self, X, y, plan, source):
-        """Run the K runs; return the best ``(key, index, model)`` or None."""
+        """The best run ``(score, index, model)`` of the K runs, or None."""
         train, held = _holdout_split(_num_samples(X), self.holdout_size, source)
         X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
         X_held, y_held = _safe_indexing(X, held), _safe_indexing(y, held)
         eta = float(self.eta)
-        runs = sample_repetitions(
-            self.stopping, eta, plan["gamma"], plan["mean"], source
+        return repeat_and_select(
+            lambda: self._run(plan, source, X_train, y_train, X_held, y_held),
+            lambda: sample_repetitions(
+                self.stopping, eta, plan["gamma"], plan["mean"], source
+            ),
+            source,
         )
-        best = None
-        for _ in range(runs):
-            key, index, model = self._run(
-                plan, source, X_train, y_train, X_held, y_held
-            )
-            if best is None or key > best[0]:
-                best = (key, index, model)
-        return best
 
     def _run(self, plan, source, X_train, y_train, X_held, y_held):
         """One run of the base mechanism: draw, fit, score."""
@@ -441,7 +438,7 @@ class RandomStoppingSearchCV(
         score = scorer.sign * float(estimate.value)
         if math.isnan(score):
             score = -math.inf  # a function of the release: the public rule
-        return (score, source.random()), index, model
+        return score, index, model
 
     def _release(self, best, plan, X, y, source, accountant, progress):
         if best is None:
@@ -455,7 +452,7 @@ class RandomStoppingSearchCV(
                 stacklevel=3,
             )
             return
-        (self.best_score_, _), self.best_index_, model = best
+        self.best_score_, self.best_index_, model = best
         self.best_params_ = dict(plan["grid"][self.best_index_])
         progress(
             1,

@@ -29,6 +29,7 @@ __all__ = [
     "check_rdp_accountable",
     "random_stopping_epsilon",
     "rdp_epsilon",
+    "repeat_and_select",
     "repeat_select_curve",
     "sample_repetitions",
     "tnb_gamma",
@@ -132,6 +133,41 @@ def sample_repetitions(stopping, eta, gamma, mean, source):
             if r < 1.0 and p * r / (1.0 - r) < _TAIL:
                 return k
         k += 1
+
+
+def repeat_and_select(run_once, draw_k, source):
+    """The mechanism the theorems bound: the best of ``K = draw_k()`` runs.
+
+    Parameters
+    ----------
+    run_once : callable
+        ``run_once()`` makes one run of the base mechanism and returns a
+        tuple whose first item is its released score (a float, greater is
+        better; NaN ranks as ``-inf``). The runs must be independent given
+        what the caller fixed before (the search's split).
+    draw_k : callable
+        ``draw_k()`` draws ``K`` from a public distribution, independently of
+        the data (:func:`sample_repetitions`); it is called once, first.
+    source : RandomSource
+        Draws, right after each run, the uniform key that breaks ties in
+        the score (anything with ``random()``).
+
+    Returns
+    -------
+    best : tuple or None
+        The tuple of the run with the largest ``(score, key)``: the runs are
+        totally ordered, as Theorems 2 and 6 of Papernot and Steinke need;
+        None when ``K = 0`` (the paper's ``⊥``). Nothing else about the
+        runs, ``K`` included, leaves this function.
+    """
+    best, best_rank = None, None
+    for _ in range(draw_k()):
+        run = run_once()
+        score = run[0]
+        rank = (-math.inf if math.isnan(score) else score, source.random())
+        if best is None or rank > best_rank:
+            best, best_rank = run, rank
+    return best
 
 
 # -- the base mechanism's Rényi curve --------------------------------------
