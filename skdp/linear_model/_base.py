@@ -378,7 +378,8 @@ class PrivateLinearRegression(
             theta, causes = self._solve(
                 gram, cross, size, norm, multipliers, source, spread
             )
-        self._set_coef(theta, d, norm, low, high, affine)
+        with np.errstate(all="ignore"):  # coefficients beyond the float range
+            self._set_coef(theta, d, norm, low, high, affine)
         warn_noise_dominated(name, causes)  # from released values only
         return self
 

@@ -379,3 +379,20 @@ def test_an_extreme_target_gives_a_finite_intercept_without_warning():
             random_state=0,
         ).fit(X, y)
     assert np.isfinite(est.intercept_) and np.all(np.isfinite(est.coef_))
+
+
+def test_coefficients_beyond_the_float_range_do_not_warn_after_the_charge():
+    # three rows, one at the float limit, at eps = 1e100: the released
+    # coefficients in the user's units exceed the largest double; mapping
+    # them back (post-processing) warned of an overflow after the charge
+    big = np.finfo(float).max
+    X = np.array([[0.5, -1.0, 2.0], [1.0, 0.0, -0.5], [big, big, big]])
+    y = np.array([1.0, -2.0, -big])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        PrivateLinearRegression(
+            epsilon=1e100,
+            delta=1e-6,
+            accountant=BudgetAccountant(np.inf, 1.0),
+            random_state=0,
+        ).fit(X, y)
