@@ -407,7 +407,8 @@ class PrivateLinearRegression(
             theta, causes = self._solve(
                 gram, cross, size, norm, multipliers, source, spread
             )
-        self._set_coef(theta, d, norm, low, high, affine)
+        with np.errstate(all="ignore"):  # coefficients beyond the float range
+            self._set_coef(theta, d, norm, low, high, affine)
         warn_noise_dominated(name, causes)  # from released values only
         return self
 
@@ -487,7 +488,9 @@ class PrivateLinearRegression(
         centre, half = _target_scale(low, high, intercept)
         scale = norm * math.sqrt(1.0 + intercept)
         coef = theta[:d] * (half / scale)
-        offset = float(centre + theta[d] * half * norm / scale) if intercept else 0.0
+        # norm / scale first: theta * half alone overflows for a target range
+        # near the float limit, where the intercept itself is finite
+        offset = float(centre + theta[d] * (norm / scale) * half) if intercept else 0.0
         location, spread = (np.zeros(d), np.ones(d)) if affine is None else affine
         self.feature_location_, self.feature_scale_ = location, spread
         if affine is not None:

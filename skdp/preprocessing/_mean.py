@@ -423,11 +423,12 @@ default=None
         self._charge([*bounds_plan.cost_items(), *plan.cost_items()])
         lower, upper = bounds_plan.run(X, source, self)
 
-        self.count_, noisy_sums = noisy_count_and_sums(
-            X, lower, upper, plan, source, sample_weight
-        )
+        with np.errstate(all="ignore"):  # after the charge nothing may raise
+            self.count_, noisy_sums = noisy_count_and_sums(
+                X, lower, upper, plan, source, sample_weight
+            )
+            self.mean_ = mean_from_release(self.count_, noisy_sums, lower, upper)
         self._plan, self._noisy_sums = plan, noisy_sums
-        self.mean_ = mean_from_release(self.count_, noisy_sums, lower, upper)
         self.lower_, self.upper_ = lower, upper
         warn_if_noise_dominated(
             self,

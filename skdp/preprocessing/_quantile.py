@@ -228,9 +228,11 @@ default=None
     of the second; sequential composition gives ε, one ledger entry each).
     Clipping to the released bounds moves no row across a quantile inside
     them, so only levels beyond the bounds (the search leaves at most a few
-    rows above its upper bound) come out at a bound. A feature whose
-    released bounds are equal (a column of one value, e.g. all zeros) has
-    every quantile at that value, by the same public rule whatever the data.
+    rows above its upper bound) come out at a bound. The search never
+    releases equal bounds (its candidates lie strictly beyond the origin,
+    checked before the charge; a column of zeros gets ``[0, w]`` and its
+    quantiles come out at the atom 0); were a feature's bounds equal, every
+    quantile would be that value, a public rule whatever the data.
     The default ``bounds=None`` makes the estimator usable without knowing
     the data's scale: fixed wide public bounds such as ``(-1e9, 1e9)`` put
     almost all of the grid's base measure outside a small column's range.

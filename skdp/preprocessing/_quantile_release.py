@@ -61,12 +61,18 @@ def candidate_grid(candidates, lower, upper):
     """
     if candidates is None or isinstance(candidates, Integral):
         m = DEFAULT_N_CANDIDATES if candidates is None else int(candidates)
-        # on halved bounds, then doubled (exact): no overflow near ±1.8e308.
-        # linspace's last step may still round past the float limit; it then
-        # sets that point to the upper bound itself, so the overflow it warns
-        # about never reaches the grid (a warning after the charge in describe)
-        with np.errstate(over="ignore"):
-            return 2.0 * np.linspace(lower * 0.5, upper * 0.5, m)
+        # bounds more than the largest double apart: on halved bounds, then
+        # doubled (exact there, both are far from the subnormals). linspace's
+        # last step may still round past the float limit; it then sets that
+        # point to the upper bound itself, so the overflow it warns about
+        # never reaches the grid (a warning after the charge in describe).
+        # Elsewhere on the bounds themselves: halving a subnormal bound rounds
+        # it (5e-324 / 2 is 0), and the grid left the bounds
+        with np.errstate(over="ignore", invalid="ignore"):
+            wide = ~np.isfinite(np.asarray(upper) - np.asarray(lower))
+            halved = 2.0 * np.linspace(lower * 0.5, upper * 0.5, m)
+            direct = np.linspace(lower, upper, m)
+        return np.where(wide, halved, direct)
     grid = np.asarray(candidates, dtype=np.float64)
     if grid.ndim != 1 or grid.size == 0:
         raise ValueError(

@@ -57,13 +57,19 @@ def search_svt_bounds(X, plan, source):
     the tallies of the blocks are computed where the data lives and added
     (:func:`~skdp.preprocessing._svt_search.svt_bounds_statistic`), then
     released here: the same release as in memory for the same seed.
+
+    Runs under ``np.errstate(all="ignore")``: the caller's error state must
+    not turn the search's rounding (the layout's ``nextafter(-0.0, -1)``,
+    the ramp of a subnormal value, both underflows by design) into an
+    exception after the charge, and on one neighbour but not the other.
     """
-    if not isinstance(X, ChunkedRows):
-        return run_svt_bounds_record(X, plan, source)
-    # each block builds its layouts (about 1 ms; they bin alike with or
-    # without the lookup table) rather than receive them (about 200 kB)
-    statistic = row_statistic(X, svt_bounds_statistic, plan)
-    return release_svt_bounds_record(statistic, plan, source)
+    with np.errstate(all="ignore"):
+        if not isinstance(X, ChunkedRows):
+            return run_svt_bounds_record(X, plan, source)
+        # each block builds its layouts (about 1 ms; they bin alike with or
+        # without the lookup table) rather than receive them (about 200 kB)
+        statistic = row_statistic(X, svt_bounds_statistic, plan)
+        return release_svt_bounds_record(statistic, plan, source)
 
 
 def feature_label(estimator, index):

@@ -9,7 +9,11 @@ from sklearn.linear_model import LogisticRegression
 
 from skdp import BudgetAccountant
 from skdp.exceptions import NoiseDominatedWarning
-from skdp.linear_model import PrivateLogisticRegression, _scaling
+from skdp.linear_model import (
+    PrivateLinearRegression,
+    PrivateLogisticRegression,
+    _scaling,
+)
 from skdp.linear_model._release import sum_noise_dominated
 from skdp.model_selection import fit_cost
 
@@ -355,3 +359,40 @@ def test_released_reach_is_the_hull_of_the_bins_above_the_noise():
     reach, count = _scaling.released_reach(noisy, 1.0, location, scale)
     # hull [64, 512] about 192: (512 - 192) / 256; no bin kept: 1
     assert reach.tolist() == [1.25, 1.0] and count == 100.0
+
+
+def test_an_extreme_target_gives_a_finite_intercept_without_warning():
+    # the intercept was centre + theta * half * norm / scale: with a target
+    # range near the float limit (one row (max, -max) added to 1000 ordinary
+    # rows) theta * half overflowed, a RuntimeWarning after the charge on one
+    # neighbour only and intercept_ = inf, where the value is -2.5e305
+    big = np.finfo(float).max
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0, 1, (1000, 1)), [[big]]]
+    y = np.r_[X[:-1, 0] + rng.normal(0, 0.1, 1000), -big]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        est = PrivateLinearRegression(
+            epsilon=1e6,
+            delta=1e-6,
+            accountant=BudgetAccountant(np.inf, 1.0),
+            random_state=0,
+        ).fit(X, y)
+    assert np.isfinite(est.intercept_) and np.all(np.isfinite(est.coef_))
+
+
+def test_coefficients_beyond_the_float_range_do_not_warn_after_the_charge():
+    # three rows, one at the float limit, at eps = 1e100: the released
+    # coefficients in the user's units exceed the largest double; mapping
+    # them back (post-processing) warned of an overflow after the charge
+    big = np.finfo(float).max
+    X = np.array([[0.5, -1.0, 2.0], [1.0, 0.0, -0.5], [big, big, big]])
+    y = np.array([1.0, -2.0, -big])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        PrivateLinearRegression(
+            epsilon=1e100,
+            delta=1e-6,
+            accountant=BudgetAccountant(np.inf, 1.0),
+            random_state=0,
+        ).fit(X, y)

@@ -1,6 +1,7 @@
 """PrivateMean with public bounds: sensitivity, budget, noise rule, audit."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -9,6 +10,7 @@ from sklearn.pipeline import make_pipeline
 
 from skdp import BudgetAccountant, DPClipper
 from skdp.audit import assert_dp, audit_mechanism
+from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing import PrivateMean
 from skdp.preprocessing import _mean as mean_module
@@ -382,3 +384,24 @@ def test_a_release_that_cannot_be_represented_is_refused_before_the_charge(
     with pytest.raises(ValueError, match=r"cannot be released.*Nothing was charged"):
         est.fit(np.ones((5, n_features)))
     assert acc.total() == (0.0, 0.0)
+
+
+def test_the_release_raises_nothing_under_the_callers_errstate():
+    # with np.errstate(all="raise") set by the caller, the exact sums' halving
+    # near the float limit (bounds (-1e308, ~1.8e308) from the search)
+    # underflowed in a multiply on the neighbour with one subnormal row only:
+    # a FloatingPointError after the charge that told the neighbours apart
+    base = np.random.default_rng(0).normal(0, 1, 300)
+    for X in (base, np.r_[base, 5e-324]):
+        acc = BudgetAccountant(np.inf)
+        est = PrivateMean(
+            bounds=(-1e308, None),
+            upper_limit=np.finfo(float).max,
+            accountant=acc,
+            random_state=1,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoiseDominatedWarning)
+            with np.errstate(all="raise"):
+                est.fit(X[:, None])
+        assert acc.total()[0] == 1.0 and np.isfinite(est.mean_[0])

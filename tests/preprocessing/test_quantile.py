@@ -23,6 +23,7 @@ from skdp.preprocessing._quantile import (
     permute_and_flip_release,
     sorted_clipped_column,
 )
+from skdp.preprocessing._quantile_release import candidate_grid
 from skdp.sensitivity._quantile import (
     candidate_cell_counts,
     candidate_rank_scores,
@@ -799,3 +800,32 @@ def test_public_bounds_release_as_before_the_private_default():
     private.fit(X)
     # the quantiles get 0.7 of epsilon: a wider guaranteed rank error
     assert np.all(private.rank_error_bound() > bound)
+
+
+@pytest.mark.parametrize(
+    "lower, upper",
+    [(5e-324, 1.0), (0.0, 3 * 2.0**-1074), (-3 * 2.0**-1074, 1e-300), (0.0, 1.0)],
+)
+def test_default_candidates_stay_in_subnormal_bounds(lower, upper):
+    # the grid was built on halved bounds and doubled: a subnormal bound
+    # rounds when halved (5e-324 / 2 is 0), and permute-and-flip released 0
+    # below the bounds (5e-324, 1) or 2e-323 above (0, 1.5e-323)
+    grid = candidate_grid(None, np.array([lower]), np.array([upper]))[:, 0]
+    assert grid[0] == lower and grid[-1] == upper
+    assert np.array_equal(grid, np.linspace(lower, upper, grid.size))
+    est = PrivateQuantile(
+        (0.01, 0.5, 0.99),
+        bounds=(lower, upper),
+        method="permute_and_flip",
+        accountant=BudgetAccountant(np.inf),
+        random_state=0,
+    ).fit(np.zeros((50, 1)))
+    assert np.all((est.quantiles_ >= lower) & (est.quantiles_ <= upper))
+
+
+def test_default_candidates_on_bounds_beyond_the_float_range_stay_finite():
+    big = np.finfo(float).max
+    grid = candidate_grid(None, np.array([-big, 0.0]), np.array([big, 1.0]))
+    assert np.all(np.isfinite(grid))
+    assert grid[0].tolist() == [-big, 0.0] and grid[-1].tolist() == [big, 1.0]
+    assert np.all(np.diff(grid, axis=0) > 0)

@@ -1,13 +1,16 @@
 """SVTClipSelector: private bounds by AboveThreshold over a public grid."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
+import skdp
 from skdp import BudgetAccountant, DPClipper, SVTClipSelector
 from skdp.audit import assert_dp, audit_mechanism
+from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms._laplace import laplace_mechanism
 from skdp.mechanisms._svt import _svt_many
 from skdp.preprocessing import _svt_clip as svt_module
@@ -277,3 +280,36 @@ def test_infeasible_parameters_raise_before_charging(make):
     with pytest.raises(ValueError, match="Nothing was charged"):
         make(acc).fit(X)
     assert acc.entries == ()
+
+
+_MAX = np.finfo(float).max
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda acc: SVTClipSelector(lower=-1e308, upper_limit=_MAX, accountant=acc),
+        lambda acc: SVTClipSelector(upper_limit=1.0, accountant=acc),
+        lambda acc: skdp.PrivateQuantile(
+            bounds=(-1e308, None), upper_limit=_MAX, accountant=acc
+        ),
+        lambda acc: skdp.PrivateQuantile(accountant=acc),
+        lambda acc: skdp.PrivateMinMaxScaler(accountant=acc),
+        lambda acc: skdp.IQRScale(accountant=acc),
+    ],
+)
+def test_the_bound_search_raises_nothing_under_the_callers_errstate(make):
+    # the caller chooses numpy's error state: with np.errstate(all="raise")
+    # the search's layout (nextafter(-0.0, -1) underflows) raised after the
+    # charge on any data, and the soft counts' ramp of one added subnormal
+    # row (underflow in a multiply) on one neighbour but not the other: an
+    # exception that tells the neighbours apart after the budget is spent
+    base = np.random.default_rng(0).normal(0, 1, 300)
+    for X in (base, np.r_[base, 5e-324]):
+        acc = BudgetAccountant(np.inf)
+        est = make(acc).set_params(random_state=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoiseDominatedWarning)
+            with np.errstate(all="raise"):
+                est.fit(X[:, None])
+        assert acc.total()[0] == est.epsilon
