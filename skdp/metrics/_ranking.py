@@ -6,7 +6,12 @@ import numpy as np
 
 from skdp.metrics import _tables
 from skdp.metrics._histograms import PrivateScoreHistograms
-from skdp.metrics._inputs import check_pair, is_dask_pair, paired_rows
+from skdp.metrics._inputs import (
+    check_dask_labels,
+    check_pair,
+    is_dask_pair,
+    paired_rows,
+)
 from skdp.metrics._release import ReleasePlan
 from skdp.utils._dask import row_statistic
 from skdp.utils._validation import check_required_bounds
@@ -142,6 +147,7 @@ def private_score_histograms(
     edges = check_bins(bins, score_range)
     plan = ReleasePlan(2 * (edges.size - 1), 1.0, 1.0, epsilon, delta, random_state)
     if is_dask_pair(y_true, y_score):
+        check_dask_labels([pos_label], _CALLER)
         rows, label = paired_rows(y_true, y_score), pos_label
     else:
         rows, label = _score_rows(y_true, y_score, pos_label), 1.0
