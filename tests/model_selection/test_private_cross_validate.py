@@ -288,3 +288,15 @@ def test_one_row_that_makes_predict_raise_changes_its_own_prediction_only():
         model, X_part, y_part, scoring=scorer, cv=2, accountant=acc, random_state=0
     )
     assert np.all(np.abs(result["test_score"] - 0.9) < 0.05)
+
+
+def test_no_fit_times_are_returned_they_measure_the_private_fold_sizes():
+    # scikit-learn returns "fit_time"; here a fold model's fit time grows
+    # with its training part's number of rows, a private count that no
+    # noise covers (the docstring says the fold sizes are not returned)
+    scorer = make_private_scorer("accuracy", epsilon=0.3)
+    acc = BudgetAccountant(epsilon=10.0)
+    result = cross_validate(
+        NB, X, Y, scoring=scorer, cv=2, accountant=acc, random_state=0
+    )
+    assert set(result) == {"test_score", "test_std_error"}
