@@ -75,6 +75,29 @@ def released_labels(model):
     return None
 
 
+def _column_of(classes, label):
+    """The column of ``label`` in ``predict_proba`` (the model's
+    ``classes_`` order, as scikit-learn's scorers pick it); the last column
+    when the model states no classes or lacks the label."""
+    if classes is None:
+        return -1
+    where = np.flatnonzero(np.asarray(classes) == label)
+    return int(where[0]) if where.size == 1 else -1
+
+
+def _columns_in_order(classes, labels):
+    """``predict_proba``'s columns reordered to the scorer's ``labels``
+    (the metric reads column ``j`` as ``labels[j]``); as given when the
+    model's classes are not those labels."""
+    labels = np.asarray(labels)
+    if classes is None or np.size(classes) != labels.size:
+        return slice(None)
+    columns = [_column_of(classes, label) for label in labels]
+    if sorted(columns) != list(range(labels.size)):
+        return slice(None)
+    return columns
+
+
 class PrivateScorer:
     """A private metric and its budget, called as ``scorer(model, X, y)``.
 
@@ -151,7 +174,11 @@ class PrivateScorer:
         if self._response == "predict":
             return model.predict(X)
         proba = model.predict_proba(X)
-        return proba[:, -1] if self._response == "positive_proba" else proba
+        classes = getattr(model, "classes_", None)
+        kwargs = self._metric_kwargs(model)
+        if self._response == "positive_proba":
+            return proba[:, _column_of(classes, kwargs.get("pos_label", 1))]
+        return proba[:, _columns_in_order(classes, kwargs["labels"])]
 
     def fallback_predictions(self, n_rows, model=None):
         """Public predictions for ``n_rows`` rows, for a model that failed.
@@ -339,7 +366,10 @@ def make_private_scorer(metric, *, epsilon=1.0, delta=0.0, **kwargs):
     Each call releases once (the metric's Notes give the sensitivity); the
     model is taken as public (it is itself a release of a private fit, or
     was trained on other data). Ranking metrics score the probability of
-    the last public label (scikit-learn's positive class).
+    ``pos_label`` (by default the last public label, scikit-learn's
+    positive class), taken from the column of ``predict_proba`` where the
+    model's ``classes_`` put it; the log-loss reads the columns in the
+    order of ``labels``, reordered from the model's ``classes_``.
 
     Examples
     --------
