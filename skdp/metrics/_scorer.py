@@ -1,10 +1,14 @@
 """Private scorers: a private metric with its budget, called on a model."""
 
 import numpy as np
+from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import _num_samples
 
 from skdp.mechanisms._additive import additive_cost
 from skdp.metrics import _classification, _log_loss, _ranking, _regression
+from skdp.metrics._tables import encode_labels
 from skdp.utils._validation import check_delta, check_epsilon
+from skdp.utils._warnings import silenced
 
 __all__ = ["PrivateScorer", "charged_to", "make_private_scorer", "selection_scoring"]
 
@@ -180,6 +184,105 @@ class PrivateScorer:
             return proba[:, _column_of(classes, kwargs.get("pos_label", 1))]
         return proba[:, _columns_in_order(classes, kwargs["labels"])]
 
+    def usable_predictions(self, model, X):
+        """The model's predictions on ``X``, each replaced by the public one
+        of its row where the metric could not use it: a per-row rule, for
+        a caller that evaluates after a charge.
+
+        A row whose prediction the metric would refuse (a label outside the
+        public ones, a non-finite score, target or probability row) gets
+        the public prediction alone (:meth:`fallback_predictions`); a model
+        whose ``predict`` fails on ``X`` as a whole is asked again row by
+        row, so one row that makes it raise changes that row's prediction
+        only. A model that is None (its fit failed) or cannot predict at
+        all gives the public predictions on every row (a function of the
+        model). Nothing raises or warns.
+
+        Parameters
+        ----------
+        model : estimator or None
+            A fitted model (public), or None.
+        X : array-like of shape (n_samples, n_features)
+            The private evaluation rows.
+
+        Returns
+        -------
+        predictions : ndarray
+        """
+        n_rows = _num_samples(X)
+        if model is None:
+            return self.fallback_predictions(n_rows)
+        with silenced():
+            try:
+                public = self.fallback_predictions(n_rows, model)
+            except Exception:  # no public labels: every row is public
+                return self.fallback_predictions(n_rows)
+            try:
+                predictions = self._predictions(model, X)
+            except Exception:  # a failure after the charge: row by row
+                predictions = self._row_by_row(model, X, n_rows)
+            return self._usable_per_row(predictions, public, model)
+
+    def usable_rows(self, y, model=None):
+        """Which rows of ``y`` the metric can read: a label among the public
+        ones, a finite target (every row for a ranking metric). A per-row
+        rule, for a caller that drops the others after a charge (a dropped
+        row is a removed row: the guarantee is unchanged).
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+        model : estimator or None, default=None
+            Supplies public classes when the scorer states none.
+
+        Returns
+        -------
+        keep : ndarray of bool of shape (n_samples,)
+        """
+        y = np.asarray(y)
+        with silenced():
+            try:
+                if self._kind == "labels":
+                    labels = np.asarray(self._metric_kwargs(model)["labels"])
+                    return encode_labels(y, labels) >= 0
+                if self._kind == "target":
+                    return np.isfinite(y.astype(np.float64))
+            except Exception:  # labels of another type than y's: none match
+                return np.zeros(_num_samples(y), dtype=bool)
+        return np.ones(_num_samples(y), dtype=bool)
+
+    def _row_by_row(self, model, X, n_rows):
+        rows = []
+        for i in range(n_rows):
+            try:
+                row = np.asarray(self._predictions(model, _safe_indexing(X, [i])))
+                if row.shape[0] != 1:
+                    raise ValueError("not one prediction for one row")
+            except Exception:  # this row's public prediction
+                row = self.fallback_predictions(1, model)
+            rows.append(row)
+        return np.concatenate(rows) if rows else self.fallback_predictions(0, model)
+
+    def _usable_per_row(self, predictions, public, model):
+        """``predictions`` with each row the metric would refuse replaced by
+        that row of ``public`` (all of it when the shape or the type does
+        not fit: a property of the model, not of a row)."""
+        try:
+            predictions = np.asarray(predictions)
+            if predictions.shape != public.shape:
+                return public
+            if self._kind == "labels" and self._response == "predict":
+                labels = np.asarray(self._metric_kwargs(model)["labels"])
+                codes = encode_labels(predictions, labels)
+                return np.where(codes >= 0, predictions, public)
+            values = predictions.astype(np.float64)
+        except Exception:  # predictions of another kind than the metric's
+            return public
+        finite = np.isfinite(values)
+        if values.ndim == 2:  # probabilities: a row is usable when all of it is
+            finite = np.repeat(finite.all(axis=1, keepdims=True), values.shape[1], 1)
+        return np.where(finite, values, public)
+
     def fallback_predictions(self, n_rows, model=None):
         """Public predictions for ``n_rows`` rows, for a model that failed.
 
@@ -294,7 +397,18 @@ def charged_to(scorer, accountant, random_state=None):
     """
 
     def score(model, X, y):
-        return scorer(model, X, y, accountant=accountant, random_state=random_state)
+        # after the sweep's fits were charged: per-row public rules, so that
+        # a prediction or a label the metric refuses cannot stop the sweep
+        keep = scorer.usable_rows(y, model)
+        predictions = scorer.usable_predictions(model, X)
+        estimate = scorer.evaluate_predictions(
+            predictions[keep],
+            np.asarray(y)[keep],
+            model=model,
+            accountant=accountant,
+            random_state=random_state,
+        )
+        return scorer.sign * estimate.value
 
     score.__name__ = scorer.__name__
     return score

@@ -11,7 +11,6 @@ from skdp.ensemble._blocks import _block_indices, _block_labels
 from skdp.mechanisms import check_random_source
 from skdp.metrics._release import resolve_accountant
 from skdp.metrics._scorer import PrivateScorer, stated_labels
-from skdp.metrics._tables import encode_labels
 from skdp.model_selection._cost import (
     _ChargeReached,
     _ProbeAccountant,
@@ -114,60 +113,9 @@ def _fold_seeds(random_state, source, n_folds):
 
 
 def _predictions(scorer, model, X_test):
-    """The model's predictions, each replaced by the scorer's public one
-    where it cannot be used: a per-row rule after the charge.
-
-    A row whose prediction the metric would refuse (a label outside the
-    public ones, a non-finite score, target or probability) gets the public
-    prediction alone; a model that fails on the part as a whole is asked
-    again row by row, so one row that makes ``predict`` raise changes that
-    row's prediction only. A model that failed (None) or cannot predict
-    gives the public predictions on every row (a function of the model).
-    """
-    n_rows = _num_samples(X_test)
-    if model is None:
-        return scorer.fallback_predictions(n_rows)
-    with silenced():
-        try:
-            predictions = scorer._predictions(model, X_test)
-        except Exception:  # a failure after the charge: row by row
-            predictions = _predictions_row_by_row(scorer, model, X_test, n_rows)
-        return _usable_per_row(scorer, predictions, n_rows)
-
-
-def _predictions_row_by_row(scorer, model, X_test, n_rows):
-    rows = []
-    for i in range(n_rows):
-        try:
-            row = np.asarray(scorer._predictions(model, _safe_indexing(X_test, [i])))
-            if row.shape[0] != 1:
-                raise ValueError
-        except Exception:  # this row's public prediction
-            row = scorer.fallback_predictions(1)
-        rows.append(row)
-    return np.concatenate(rows) if rows else scorer.fallback_predictions(0)
-
-
-def _usable_per_row(scorer, predictions, n_rows):
-    """``predictions`` with each row the metric would refuse replaced by
-    the public prediction of that row (whole when the shape or the type
-    does not fit: a property of the model, not of a row)."""
-    public = scorer.fallback_predictions(n_rows)
-    try:
-        predictions = np.asarray(predictions)
-        if predictions.shape != public.shape:
-            return public
-        if scorer._kind == "labels" and scorer._response == "predict":
-            labels = np.asarray(scorer.kwargs["labels"])
-            codes = encode_labels(predictions, labels)
-            return np.where(codes >= 0, predictions, public)
-        values = predictions.astype(np.float64)
-    except Exception:  # predictions of another kind than the metric's
-        return public
-    finite = np.isfinite(values)
-    if values.ndim == 2:  # probabilities: a row is usable when all of it is
-        finite = np.repeat(finite.all(axis=1, keepdims=True), values.shape[1], 1)
-    return np.where(finite, values, public)
+    """The model's predictions under the scorer's per-row public rule
+    (:meth:`~skdp.metrics.PrivateScorer.usable_predictions`)."""
+    return scorer.usable_predictions(model, X_test)
 
 
 def _evaluate(scorer, predictions, y_test, seed):

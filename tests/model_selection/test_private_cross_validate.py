@@ -300,3 +300,58 @@ def test_no_fit_times_are_returned_they_measure_the_private_fold_sizes():
         NB, X, Y, scoring=scorer, cv=2, accountant=acc, random_state=0
     )
     assert set(result) == {"test_score", "test_std_error"}
+
+
+class _NaNOnLargeRows(PrivateGaussianNB):
+    """A private model whose probabilities are NaN for a first feature above
+    100 (as a model whose scores overflow on an extreme row)."""
+
+    def predict_proba(self, X):
+        proba = super().predict_proba(X)
+        proba[np.asarray(X)[:, 0] > 100] = np.nan
+        return proba
+
+
+def test_privacy_utility_curve_scores_every_fit_whatever_the_test_rows_hold():
+    # before: the private log-loss refused the NaN probabilities of a few
+    # test rows and the sweep raised after its first fit was charged (1.0
+    # spent, with "Nothing was charged." in the message). A per-row rule now.
+    from skdp.model_selection import privacy_utility_curve
+
+    X_part = np.vstack([X, [[1e3, 0.0]] * 20])
+    y_part = np.append(Y, [1] * 20)
+    scorer = make_private_scorer("neg_log_loss", epsilon=1.0, labels=[0, 1])
+    acc = BudgetAccountant(epsilon=100.0)
+    model = _NaNOnLargeRows(classes=[0, 1], bounds=(-4, 4))
+    curve = privacy_utility_curve(
+        model,
+        X_part,
+        y_part,
+        epsilons=[1.0, 2.0],
+        n_repeats=1,
+        scoring=scorer,
+        accountant=acc,
+        random_state=0,
+    )
+    assert np.all(np.isfinite(curve.scores))
+    assert acc.total()[0] == pytest.approx(3.0 + 2 * 1.0)
+
+
+def test_a_sweep_score_drops_a_test_label_outside_the_public_ones():
+    # the score of a sweep runs after fits were charged: a test row whose
+    # label the public labels lack counts nowhere (per row) instead of
+    # raising in the middle of the sweep
+    from skdp.metrics._scorer import charged_to
+
+    model = PrivateGaussianNB(
+        epsilon=5.0,
+        classes=[0, 1],
+        bounds=(-4, 4),
+        accountant=BudgetAccountant(epsilon=5.0),
+        random_state=0,
+    ).fit(X, Y)
+    acc = BudgetAccountant(epsilon=3e6)
+    score = charged_to(make_private_scorer("accuracy", epsilon=1e6), acc, 0)
+    with_outsider = score(model, np.vstack([X, [[0.0, 0.0]]]), np.append(Y, 7))
+    assert with_outsider == pytest.approx(score(model, X, Y), abs=1e-4)
+    assert acc.total()[0] == pytest.approx(2e6)
