@@ -414,6 +414,10 @@ def charged_to(scorer, accountant, random_state=None):
     return score
 
 
+# parameters of a private scorer that change its metric, which a selection
+# reading the scorer by its name could not honour
+_UNREAD_BY_SELECTION = ("pos_label", "average")
+
 # a private scorer's metric as the holdout selection of NoisyMaxSearchCV names it
 _HOLDOUT_NAMES = {
     "neg_mean_absolute_error": "neg_absolute_error",
@@ -429,7 +433,8 @@ def selection_scoring(scoring, method):
     choice, made private by its own ε (block votes, or held-out totals of
     per-row scores of known sensitivity), so the scores themselves are
     never released and the scorer's ε is not spent. Any other scoring is
-    returned unchanged.
+    returned unchanged. A scorer with a ``pos_label`` or ``average`` is
+    refused (the name alone would select by scikit-learn's default ones).
 
     Examples
     --------
@@ -442,6 +447,15 @@ def selection_scoring(scoring, method):
     """
     if not isinstance(scoring, PrivateScorer):
         return scoring
+    unread = {k: v for k, v in scoring.kwargs.items() if k in _UNREAD_BY_SELECTION}
+    if unread:
+        raise ValueError(
+            f"A private selection reads the private scorer {scoring!r} as its "
+            f"metric's scikit-learn name {scoring.name!r} and would ignore its "
+            f"{unread}. With method='subsample', pass a scikit-learn scorer "
+            f"instead, e.g. sklearn.metrics.make_scorer(..., **{unread!r}) "
+            "(the selection's scores are never released). Nothing was charged."
+        )
     if method == "holdout":
         return _HOLDOUT_NAMES.get(scoring.name, scoring.name)
     return scoring.name

@@ -355,3 +355,29 @@ def test_a_sweep_score_drops_a_test_label_outside_the_public_ones():
     with_outsider = score(model, np.vstack([X, [[0.0, 0.0]]]), np.append(Y, 7))
     assert with_outsider == pytest.approx(score(model, X, Y), abs=1e-4)
     assert acc.total()[0] == pytest.approx(2e6)
+
+
+@pytest.mark.parametrize("method", ["subsample", "holdout"])
+@pytest.mark.parametrize(
+    "kwargs", [{"pos_label": 0}, {"average": "macro"}], ids=["pos_label", "average"]
+)
+def test_noisy_max_search_refuses_scorer_parameters_it_would_ignore(method, kwargs):
+    # the search reads a private scorer as its metric's scikit-learn name:
+    # make_private_scorer("f1", pos_label=0) selected by the F1 of class 1
+    from skdp import NoisyMaxSearchCV
+
+    acc = BudgetAccountant(epsilon=10.0)
+    search = NoisyMaxSearchCV(
+        NB,
+        {"epsilon": [0.2, 0.4]},
+        epsilon=0.5,
+        method=method,
+        n_blocks=5,
+        refit=False,
+        scoring=make_private_scorer("f1", epsilon=1.0, **kwargs),
+        accountant=acc,
+        random_state=0,
+    )
+    with pytest.raises(ValueError, match="make_scorer"):
+        search.fit(X, Y)
+    assert acc.total() == (0.0, 0.0)
