@@ -159,3 +159,20 @@ def test_dask_labels_that_are_not_numbers_are_refused_before_the_charge(call):
     with pytest.raises(ValueError, match="numbers"):
         call(y, acc)
     assert acc.total() == (0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    "y_true, pos_label",
+    [(np.array(["a", "b"] * 50), 1), (np.array([0, 1] * 50), "1")],
+)
+def test_a_pos_label_of_another_type_than_the_labels_is_refused_for_free(
+    y_true, pos_label
+):
+    # string labels with the default pos_label=1 matched no row: the charge
+    # bought an AUC of exactly 1/2 (scikit-learn refuses such a call)
+    acc = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match="pos_label"):
+        dpm.private_roc_auc_score(
+            y_true, np.linspace(0, 1, 100), pos_label=pos_label, accountant=acc
+        )
+    assert acc.total() == (0.0, 0.0)
