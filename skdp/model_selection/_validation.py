@@ -15,6 +15,7 @@ from skdp.model_selection._cost import (
     _ChargeReached,
     _ProbeAccountant,
     check_fit_inputs,
+    check_private_model,
     fit_cost,
     prepaid_accountant,
     sum_costs,
@@ -92,6 +93,9 @@ def _plan(estimator, scorer, n_folds):
             "would reveal their training rows. Cross-validate an skdp "
             "estimator (or a pipeline of them). Nothing was charged."
         )
+    # a private step does not make the rest private: every step fitted on
+    # the rows must be, or the fold models (and the scores) leak them
+    check_private_model(estimator)
     fits = sum_costs([cost] * (n_folds - 1))
     items = [
         (f"cross_validate: {n_folds} fits, each row in {n_folds - 1}", fits),
@@ -196,7 +200,9 @@ def cross_validate(
     ValueError, TypeError
         Before any charge: a ``cv`` that is not an integer ``>= 2``, a
         scorer that is not private or lacks public labels, an estimator
-        that costs nothing, an input the estimator or the metric refuses.
+        that costs nothing or holds a step fitted without noise (a
+        scikit-learn learner after a private scaler), an input the
+        estimator or the metric refuses.
     BudgetExceededError
         When the accountant cannot pay the whole cost; nothing is charged.
 

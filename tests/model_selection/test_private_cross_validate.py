@@ -381,3 +381,30 @@ def test_noisy_max_search_refuses_scorer_parameters_it_would_ignore(method, kwar
     with pytest.raises(ValueError, match="make_scorer"):
         search.fit(X, Y)
     assert acc.total() == (0.0, 0.0)
+
+
+def test_a_pipeline_ending_in_a_non_private_learner_is_refused_before_the_charge():
+    # the pipeline costs its private scaler's epsilon, so it passed the
+    # "costs nothing" check; its fold models were scikit-learn trees fitted
+    # on the private rows without noise (returned with return_estimator, and
+    # read by every fold's score as if public). NoisyMaxSearchCV refuses them.
+    from sklearn.pipeline import make_pipeline
+    from sklearn.tree import DecisionTreeClassifier
+
+    from skdp import PrivateStandardScaler
+
+    pipe = make_pipeline(
+        PrivateStandardScaler(epsilon=0.1, bounds=(-4, 4)), DecisionTreeClassifier()
+    )
+    acc = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match="not a private estimator"):
+        cross_validate(
+            pipe,
+            X,
+            Y,
+            cv=2,
+            scoring=make_private_scorer("accuracy", epsilon=1.0, labels=[0, 1]),
+            accountant=acc,
+            random_state=0,
+        )
+    assert acc.total() == (0.0, 0.0)
