@@ -408,3 +408,31 @@ def test_a_pipeline_ending_in_a_non_private_learner_is_refused_before_the_charge
             random_state=0,
         )
     assert acc.total() == (0.0, 0.0)
+
+
+def test_privacy_utility_curve_with_a_private_scorer_refuses_a_non_private_learner():
+    # the private scores read the fitted models as public releases; a
+    # scikit-learn tree after a private scaler is not one
+    from sklearn.pipeline import make_pipeline
+    from sklearn.tree import DecisionTreeClassifier
+
+    from skdp import PrivateStandardScaler
+    from skdp.model_selection import privacy_utility_curve
+
+    pipe = make_pipeline(
+        PrivateStandardScaler(bounds=(-4, 4)), DecisionTreeClassifier()
+    )
+    acc = BudgetAccountant(epsilon=100.0)
+    with pytest.raises(ValueError, match="not a private estimator"):
+        privacy_utility_curve(
+            pipe,
+            X,
+            Y,
+            epsilons=[0.5, 1.0],
+            n_repeats=1,
+            param_name="privatestandardscaler__epsilon",
+            scoring=make_private_scorer("accuracy", epsilon=1.0, labels=[0, 1]),
+            accountant=acc,
+            random_state=0,
+        )
+    assert acc.total() == (0.0, 0.0)
