@@ -196,7 +196,8 @@ class PrivateScorer:
         row, so one row that makes it raise changes that row's prediction
         only. A model that is None (its fit failed) or cannot predict at
         all gives the public predictions on every row (a function of the
-        model). Nothing raises or warns.
+        model). Nothing raises or warns on the data (a scorer without public
+        labels for a model that states none is refused, as by the metric).
 
         Parameters
         ----------
@@ -212,11 +213,8 @@ class PrivateScorer:
         n_rows = _num_samples(X)
         if model is None:
             return self.fallback_predictions(n_rows)
+        public = self.fallback_predictions(n_rows, model)  # public labels
         with silenced():
-            try:
-                public = self.fallback_predictions(n_rows, model)
-            except Exception:  # no public labels: every row is public
-                return self.fallback_predictions(n_rows)
             try:
                 predictions = self._predictions(model, X)
             except Exception:  # a failure after the charge: row by row
