@@ -1,11 +1,16 @@
 """Private scorers: a private metric with its budget, called on a model."""
 
 import numpy as np
-from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
 
 from skdp.mechanisms._additive import additive_cost
 from skdp.metrics import _classification, _log_loss, _ranking, _regression
+from skdp.metrics._scorer_rows import (
+    column_of,
+    columns_in_order,
+    predictions_row_by_row,
+    usable_per_row,
+)
 from skdp.metrics._tables import encode_labels
 from skdp.utils._validation import check_delta, check_epsilon
 from skdp.utils._warnings import silenced
@@ -77,29 +82,6 @@ def released_labels(model):
     if isinstance(final, PrivateEstimatorMixin) and hasattr(final, "classes_"):
         return np.asarray(final.classes_)
     return None
-
-
-def _column_of(classes, label):
-    """The column of ``label`` in ``predict_proba`` (the model's
-    ``classes_`` order, as scikit-learn's scorers pick it); the last column
-    when the model states no classes or lacks the label."""
-    if classes is None:
-        return -1
-    where = np.flatnonzero(np.asarray(classes) == label)
-    return int(where[0]) if where.size == 1 else -1
-
-
-def _columns_in_order(classes, labels):
-    """``predict_proba``'s columns reordered to the scorer's ``labels``
-    (the metric reads column ``j`` as ``labels[j]``); as given when the
-    model's classes are not those labels."""
-    labels = np.asarray(labels)
-    if classes is None or np.size(classes) != labels.size:
-        return slice(None)
-    columns = [_column_of(classes, label) for label in labels]
-    if sorted(columns) != list(range(labels.size)):
-        return slice(None)
-    return columns
 
 
 class PrivateScorer:
@@ -181,8 +163,8 @@ class PrivateScorer:
         classes = getattr(model, "classes_", None)
         kwargs = self._metric_kwargs(model)
         if self._response == "positive_proba":
-            return proba[:, _column_of(classes, kwargs.get("pos_label", 1))]
-        return proba[:, _columns_in_order(classes, kwargs["labels"])]
+            return proba[:, column_of(classes, kwargs.get("pos_label", 1))]
+        return proba[:, columns_in_order(classes, kwargs["labels"])]
 
     def usable_predictions(self, model, X):
         """The model's predictions on ``X``, each replaced by the public one
@@ -250,36 +232,10 @@ class PrivateScorer:
         return np.ones(_num_samples(y), dtype=bool)
 
     def _row_by_row(self, model, X, n_rows):
-        rows = []
-        for i in range(n_rows):
-            try:
-                row = np.asarray(self._predictions(model, _safe_indexing(X, [i])))
-                if row.shape[0] != 1:
-                    raise ValueError("not one prediction for one row")
-            except Exception:  # this row's public prediction
-                row = self.fallback_predictions(1, model)
-            rows.append(row)
-        return np.concatenate(rows) if rows else self.fallback_predictions(0, model)
+        return predictions_row_by_row(self, model, X, n_rows)
 
     def _usable_per_row(self, predictions, public, model):
-        """``predictions`` with each row the metric would refuse replaced by
-        that row of ``public`` (all of it when the shape or the type does
-        not fit: a property of the model, not of a row)."""
-        try:
-            predictions = np.asarray(predictions)
-            if predictions.shape != public.shape:
-                return public
-            if self._kind == "labels" and self._response == "predict":
-                labels = np.asarray(self._metric_kwargs(model)["labels"])
-                codes = encode_labels(predictions, labels)
-                return np.where(codes >= 0, predictions, public)
-            values = predictions.astype(np.float64)
-        except Exception:  # predictions of another kind than the metric's
-            return public
-        finite = np.isfinite(values)
-        if values.ndim == 2:  # probabilities: a row is usable when all of it is
-            finite = np.repeat(finite.all(axis=1, keepdims=True), values.shape[1], 1)
-        return np.where(finite, values, public)
+        return usable_per_row(self, predictions, public, model)
 
     def fallback_predictions(self, n_rows, model=None):
         """Public predictions for ``n_rows`` rows, for a model that failed.
