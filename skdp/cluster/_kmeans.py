@@ -24,6 +24,7 @@ from skdp.mechanisms import (
     gaussian_release,
 )
 from skdp.mechanisms._grid import FixedPoint
+from skdp.preprocessing._joint_histogram import MAX_CELLS
 from skdp.sensitivity import exact_split_sums
 from skdp.utils._dask import row_statistic, validate_rows
 from skdp.utils._validation import check_required_bounds
@@ -221,6 +222,11 @@ class PrivateKMeans(
     ``benchmarks/bench_kmeans.py``). The sensitivity does not grow with the
     number of centres, so these steps cost as much as the others.
 
+    **Size.** A step releases ``2 k d`` values for ``k`` centres; a fit
+    whose largest step would release more than ``2**24`` (the cap of
+    :class:`~skdp.PrivateJointHistogram`'s grid) is refused before the
+    charge.
+
     **After the charge** nothing raises or warns on the data: a cluster whose
     released count is below 1 keeps its centre (a rule on released values).
 
@@ -312,6 +318,15 @@ class PrivateKMeans(
                 f"n_clusters={self.n_clusters}."
             )
         steps = self._steps()
+        largest = 2 * max(steps) * d
+        if largest > MAX_CELLS:
+            raise ValueError(
+                f"{name}: a step with {max(steps)} centres releases {largest} "
+                f"noisy values (2 per centre and feature), more than {MAX_CELLS}; "
+                "every row is compared with every centre. Use fewer clusters "
+                "(n_clusters, init_clusters) or fewer features. Nothing was "
+                "charged."
+            )
         sensitivity, multipliers = lloyd_release_plan(
             d, len(steps), self.epsilon, self.delta
         )

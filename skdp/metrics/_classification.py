@@ -4,7 +4,13 @@ import numpy as np
 
 from skdp.metrics import _tables
 from skdp.metrics._confusion import PrivateConfusionMatrix, check_average
-from skdp.metrics._inputs import check_labels, check_pair, is_dask_pair, paired_rows
+from skdp.metrics._inputs import (
+    check_dask_labels,
+    check_labels,
+    check_pair,
+    is_dask_pair,
+    paired_rows,
+)
 from skdp.metrics._release import ReleasePlan
 from skdp.utils._dask import row_statistic
 
@@ -110,6 +116,7 @@ def private_confusion_matrix(
     labels = check_labels(labels, caller)
     plan = ReleasePlan(labels.size**2, 1.0, 1.0, epsilon, delta, random_state)
     if is_dask_pair(y_true, y_pred):
+        check_dask_labels(labels, caller)
         rows = paired_rows(y_true, y_pred)
     else:
         rows = _label_rows(y_true, y_pred, labels, caller)

@@ -4,7 +4,7 @@ import numpy as np
 
 from skdp.utils._dask import ChunkedRows, is_dask_collection
 
-__all__ = ["check_labels", "check_pair", "paired_rows"]
+__all__ = ["check_dask_labels", "check_labels", "check_pair", "paired_rows"]
 
 
 def check_labels(labels, caller):
@@ -55,6 +55,23 @@ def check_pair(first, second, names):
 
 def is_dask_pair(first, second):
     return is_dask_collection(first) or is_dask_collection(second)
+
+
+def check_dask_labels(labels, caller):
+    """Refuse, before the charge, labels that a Dask input cannot hold.
+
+    Dask labels are read as numbers (:func:`paired_rows`): a label (or
+    ``pos_label``) that is not a number would match no row, and the charged
+    release would count nothing.
+    """
+    values = np.asarray(labels)
+    if values.dtype.kind not in "biuf":
+        raise ValueError(
+            f"{caller}: Dask labels are read as numbers, so the public labels "
+            f"must be numbers too; got {values.tolist()!r}. Encode the labels "
+            "as numbers (e.g. their index in model.classes_) or pass in-memory "
+            "arrays. Nothing was charged."
+        )
 
 
 def paired_rows(first, second):

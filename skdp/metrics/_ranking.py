@@ -6,7 +6,12 @@ import numpy as np
 
 from skdp.metrics import _tables
 from skdp.metrics._histograms import PrivateScoreHistograms
-from skdp.metrics._inputs import check_pair, is_dask_pair, paired_rows
+from skdp.metrics._inputs import (
+    check_dask_labels,
+    check_pair,
+    is_dask_pair,
+    paired_rows,
+)
 from skdp.metrics._release import ReleasePlan
 from skdp.utils._dask import row_statistic
 from skdp.utils._validation import check_required_bounds
@@ -54,8 +59,20 @@ def check_bins(bins, score_range):
 
 
 def _score_rows(y_true, y_score, pos_label):
-    """In-memory rows ``(is positive, score)``: finite scores, 1-D."""
+    """In-memory rows ``(is positive, score)``: finite scores, 1-D, and a
+    ``pos_label`` of the labels' type (else no row could be positive)."""
     y_true, y_score = check_pair(y_true, y_score, ("y_true", "y_score"))
+    text_labels = y_true.dtype.kind in "US"
+    numeric_labels = y_true.dtype.kind in "biuf"
+    if (text_labels and not isinstance(pos_label, str)) or (
+        numeric_labels and isinstance(pos_label, str)
+    ):
+        raise ValueError(
+            f"pos_label={pos_label!r} cannot equal a label of y_true (dtype "
+            f"{y_true.dtype}): no row would be positive. Pass the positive "
+            "label itself, e.g. pos_label=model.classes_[-1]. Nothing was "
+            "charged."
+        )
     y_score = np.asarray(y_score, dtype=float)
     if not np.all(np.isfinite(y_score)):
         raise ValueError(
@@ -142,6 +159,7 @@ def private_score_histograms(
     edges = check_bins(bins, score_range)
     plan = ReleasePlan(2 * (edges.size - 1), 1.0, 1.0, epsilon, delta, random_state)
     if is_dask_pair(y_true, y_score):
+        check_dask_labels([pos_label], _CALLER)
         rows, label = paired_rows(y_true, y_score), pos_label
     else:
         rows, label = _score_rows(y_true, y_score, pos_label), 1.0

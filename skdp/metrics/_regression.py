@@ -91,17 +91,25 @@ def _moments(flat, low, high):
     )
 
 
-def _mean_square(flat, low, high, column):
-    """Mean of the squares of a column in ``[0, w]``: ``w² Σ a² / n``,
-    clipped to ``[0, w²]``, from the raw released ``Σ a²`` (unbiased; the
+def _unit_square(flat, low, high, column):
+    """Mean of ``a²`` for the column ``a = v / w`` in ``[0, 1]``: ``Σ a² / n``
+    from the raw released ``Σ a²``, clipped to ``[0, 1]`` (unbiased; the
     variance plus the squared mean would add the clipped variance's bias
     when the spread is small)."""
     d = low.size
     sums = np.asarray(flat, dtype=float).reshape(-1, 3, d)
     counts = moments_from_sums(sums, low, high)[0]
-    width = high[column] - low[column]
-    second = np.clip(sums[:, 2, column] / counts, 0.0, 1.0)
-    return (second * width**2).reshape(np.shape(flat)[:-1])
+    with np.errstate(all="ignore"):  # post-processing: nothing may warn
+        second = np.clip(sums[:, 2, column] / counts, 0.0, 1.0)
+    return second.reshape(np.shape(flat)[:-1])
+
+
+def _unit_variances(flat, low, high):
+    """Variances of the columns in units of their own widths (each column
+    mapped to ``[0, 1]``): ratios of spreads are free of ``(U - L)²``,
+    which overflows for widths above about ``1.3e154``."""
+    d = low.size
+    return _moments(flat, np.zeros(d), np.ones(d))[2]
 
 
 def _ratio_to_variance(numerator, variance):
@@ -113,20 +121,27 @@ def _ratio_to_variance(numerator, variance):
 
 def _statistics(columns, low, high):
     at = {c: i for i, c in enumerate(columns)}
+    widths = high - low  # y and |e|: U - L; e: 2 (U - L)
 
     def mse(flat):
-        return _mean_square(flat, low, high, at["abs"])
+        # w² mean(a²) as (w sqrt(mean(a²)))²: 0 for exact predictions and
+        # inf only where the mean square itself exceeds the largest double
+        root = widths[at["abs"]] * np.sqrt(_unit_square(flat, low, high, at["abs"]))
+        with np.errstate(over="ignore"):
+            return root**2
 
     def mae(flat):
         return _moments(flat, low, high)[1][..., at["abs"]]
 
     def r2(flat):
-        variances = _moments(flat, low, high)[2]
-        return _ratio_to_variance(mse(flat), variances[..., at["y"]])
+        # mean(e²) / var(y), both in units of (U - L)²
+        spread = _unit_variances(flat, low, high)[..., at["y"]]
+        return _ratio_to_variance(_unit_square(flat, low, high, at["abs"]), spread)
 
     def explained_variance(flat):
-        variances = _moments(flat, low, high)[2]
-        return _ratio_to_variance(variances[..., at["e"]], variances[..., at["y"]])
+        # var(e) / var(y): e's unit is 2 (U - L), y's is U - L
+        spread = _unit_variances(flat, low, high)
+        return _ratio_to_variance(4 * spread[..., at["e"]], spread[..., at["y"]])
 
     return {"mse": mse, "mae": mae, "r2": r2, "explained_variance": explained_variance}
 

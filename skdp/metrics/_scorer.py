@@ -1,10 +1,19 @@
 """Private scorers: a private metric with its budget, called on a model."""
 
 import numpy as np
+from sklearn.utils.validation import _num_samples
 
 from skdp.mechanisms._additive import additive_cost
 from skdp.metrics import _classification, _log_loss, _ranking, _regression
+from skdp.metrics._scorer_rows import (
+    column_of,
+    columns_in_order,
+    predictions_row_by_row,
+    usable_per_row,
+)
+from skdp.metrics._tables import encode_labels
 from skdp.utils._validation import check_delta, check_epsilon
+from skdp.utils._warnings import silenced
 
 __all__ = ["PrivateScorer", "charged_to", "make_private_scorer", "selection_scoring"]
 
@@ -151,7 +160,82 @@ class PrivateScorer:
         if self._response == "predict":
             return model.predict(X)
         proba = model.predict_proba(X)
-        return proba[:, -1] if self._response == "positive_proba" else proba
+        classes = getattr(model, "classes_", None)
+        kwargs = self._metric_kwargs(model)
+        if self._response == "positive_proba":
+            return proba[:, column_of(classes, kwargs.get("pos_label", 1))]
+        return proba[:, columns_in_order(classes, kwargs["labels"])]
+
+    def usable_predictions(self, model, X):
+        """The model's predictions on ``X``, each replaced by the public one
+        of its row where the metric could not use it: a per-row rule, for
+        a caller that evaluates after a charge.
+
+        A row whose prediction the metric would refuse (a label outside the
+        public ones, a non-finite score, target or probability row) gets
+        the public prediction alone (:meth:`fallback_predictions`); a model
+        whose ``predict`` fails on ``X`` as a whole is asked again row by
+        row, so one row that makes it raise changes that row's prediction
+        only. A model that is None (its fit failed) or cannot predict at
+        all gives the public predictions on every row (a function of the
+        model). Nothing raises or warns on the data (a scorer without public
+        labels for a model that states none is refused, as by the metric).
+
+        Parameters
+        ----------
+        model : estimator or None
+            A fitted model (public), or None.
+        X : array-like of shape (n_samples, n_features)
+            The private evaluation rows.
+
+        Returns
+        -------
+        predictions : ndarray
+        """
+        n_rows = _num_samples(X)
+        if model is None:
+            return self.fallback_predictions(n_rows)
+        public = self.fallback_predictions(n_rows, model)  # public labels
+        with silenced():
+            try:
+                predictions = self._predictions(model, X)
+            except Exception:  # a failure after the charge: row by row
+                predictions = self._row_by_row(model, X, n_rows)
+            return self._usable_per_row(predictions, public, model)
+
+    def usable_rows(self, y, model=None):
+        """Which rows of ``y`` the metric can read: a label among the public
+        ones, a finite target (every row for a ranking metric). A per-row
+        rule, for a caller that drops the others after a charge (a dropped
+        row is a removed row: the guarantee is unchanged).
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+        model : estimator or None, default=None
+            Supplies public classes when the scorer states none.
+
+        Returns
+        -------
+        keep : ndarray of bool of shape (n_samples,)
+        """
+        y = np.asarray(y)
+        with silenced():
+            try:
+                if self._kind == "labels":
+                    labels = np.asarray(self._metric_kwargs(model)["labels"])
+                    return encode_labels(y, labels) >= 0
+                if self._kind == "target":
+                    return np.isfinite(y.astype(np.float64))
+            except Exception:  # labels of another type than y's: none match
+                return np.zeros(_num_samples(y), dtype=bool)
+        return np.ones(_num_samples(y), dtype=bool)
+
+    def _row_by_row(self, model, X, n_rows):
+        return predictions_row_by_row(self, model, X, n_rows)
+
+    def _usable_per_row(self, predictions, public, model):
+        return usable_per_row(self, predictions, public, model)
 
     def fallback_predictions(self, n_rows, model=None):
         """Public predictions for ``n_rows`` rows, for a model that failed.
@@ -267,11 +351,26 @@ def charged_to(scorer, accountant, random_state=None):
     """
 
     def score(model, X, y):
-        return scorer(model, X, y, accountant=accountant, random_state=random_state)
+        # after the sweep's fits were charged: per-row public rules, so that
+        # a prediction or a label the metric refuses cannot stop the sweep
+        keep = scorer.usable_rows(y, model)
+        predictions = scorer.usable_predictions(model, X)
+        estimate = scorer.evaluate_predictions(
+            predictions[keep],
+            np.asarray(y)[keep],
+            model=model,
+            accountant=accountant,
+            random_state=random_state,
+        )
+        return scorer.sign * estimate.value
 
     score.__name__ = scorer.__name__
     return score
 
+
+# parameters of a private scorer that change its metric, which a selection
+# reading the scorer by its name could not honour
+_UNREAD_BY_SELECTION = ("pos_label", "average")
 
 # a private scorer's metric as the holdout selection of NoisyMaxSearchCV names it
 _HOLDOUT_NAMES = {
@@ -288,7 +387,8 @@ def selection_scoring(scoring, method):
     choice, made private by its own ε (block votes, or held-out totals of
     per-row scores of known sensitivity), so the scores themselves are
     never released and the scorer's ε is not spent. Any other scoring is
-    returned unchanged.
+    returned unchanged. A scorer with a ``pos_label`` or ``average`` is
+    refused (the name alone would select by scikit-learn's default ones).
 
     Examples
     --------
@@ -301,6 +401,15 @@ def selection_scoring(scoring, method):
     """
     if not isinstance(scoring, PrivateScorer):
         return scoring
+    unread = {k: v for k, v in scoring.kwargs.items() if k in _UNREAD_BY_SELECTION}
+    if unread:
+        raise ValueError(
+            f"A private selection reads the private scorer {scoring!r} as its "
+            f"metric's scikit-learn name {scoring.name!r} and would ignore its "
+            f"{unread}. With method='subsample', pass a scikit-learn scorer "
+            f"instead, e.g. sklearn.metrics.make_scorer(..., **{unread!r}) "
+            "(the selection's scores are never released). Nothing was charged."
+        )
     if method == "holdout":
         return _HOLDOUT_NAMES.get(scoring.name, scoring.name)
     return scoring.name
@@ -339,7 +448,10 @@ def make_private_scorer(metric, *, epsilon=1.0, delta=0.0, **kwargs):
     Each call releases once (the metric's Notes give the sensitivity); the
     model is taken as public (it is itself a release of a private fit, or
     was trained on other data). Ranking metrics score the probability of
-    the last public label (scikit-learn's positive class).
+    ``pos_label`` (by default the last public label, scikit-learn's
+    positive class), taken from the column of ``predict_proba`` where the
+    model's ``classes_`` put it; the log-loss reads the columns in the
+    order of ``labels``, reordered from the model's ``classes_``.
 
     Examples
     --------

@@ -18,6 +18,7 @@ from skdp.accounting._accountant import (
 from skdp.accounting._composition import exact
 from skdp.metrics._scorer import PrivateScorer, charged_to
 from skdp.model_selection._cost import (
+    check_private_model,
     route_accountant,
 )
 from skdp.utils._progress import Progress, plural
@@ -204,7 +205,9 @@ def privacy_utility_curve(
         (:func:`~skdp.metrics.make_private_scorer`) makes every test score a
         release charged to the sweep's accountant: its cost, times the
         number of scores (they read the same test rows, so they compose
-        sequentially), is part of the budget check before the sweep.
+        sequentially), is part of the budget check before the sweep; every
+        step of ``estimator`` fitted on data must then be private (the
+        scores take the fitted models as public releases).
     param_name : str, default="epsilon"
         The ε parameter to vary, as accepted by ``set_params`` (for a pipeline
         e.g. ``"sampleaggregateestimator__epsilon"``). It must be the
@@ -353,6 +356,8 @@ def privacy_utility_curve(
 
     base = route_accountant(clone(estimator), acc)
     private = isinstance(scoring, PrivateScorer)  # each score a charged release
+    if private:  # the scores treat the fitted models as public releases
+        check_private_model(estimator)
     scorer = charged_to(scoring, acc) if private else check_scoring(base, scoring)
     reference_scorer = (
         None

@@ -1,7 +1,6 @@
 """Private K-fold cross-validation: private fits, private scores, one charge."""
 
 import copy
-import time
 from numbers import Integral
 
 import numpy as np
@@ -16,6 +15,7 @@ from skdp.model_selection._cost import (
     _ChargeReached,
     _ProbeAccountant,
     check_fit_inputs,
+    check_private_model,
     fit_cost,
     prepaid_accountant,
     sum_costs,
@@ -93,6 +93,9 @@ def _plan(estimator, scorer, n_folds):
             "would reveal their training rows. Cross-validate an skdp "
             "estimator (or a pipeline of them). Nothing was charged."
         )
+    # a private step does not make the rest private: every step fitted on
+    # the rows must be, or the fold models (and the scores) leak them
+    check_private_model(estimator)
     fits = sum_costs([cost] * (n_folds - 1))
     items = [
         (f"cross_validate: {n_folds} fits, each row in {n_folds - 1}", fits),
@@ -114,15 +117,9 @@ def _fold_seeds(random_state, source, n_folds):
 
 
 def _predictions(scorer, model, X_test):
-    """The model's predictions, or the scorer's public ones if the model
-    failed (None) or cannot predict: a public rule after the charge."""
-    if model is not None:
-        with silenced():
-            try:
-                return scorer._predictions(model, X_test)
-            except Exception:  # a failure after the charge: the public rule
-                pass
-    return scorer.fallback_predictions(_num_samples(X_test))
+    """The model's predictions under the scorer's per-row public rule
+    (:meth:`~skdp.metrics.PrivateScorer.usable_predictions`)."""
+    return scorer.usable_predictions(model, X_test)
 
 
 def _evaluate(scorer, predictions, y_test, seed):
@@ -193,15 +190,19 @@ def cross_validate(
         ``"test_score"``: ndarray of shape (cv,), the released scores in
         scikit-learn's sign (losses negated); ``"test_std_error"``: their
         error bars (:class:`~skdp.metrics.PrivateEstimate`);
-        ``"fit_time"``; ``"estimator"`` with ``return_estimator``. The fold
-        sizes are not returned: they are counts of private rows.
+        ``"estimator"`` with ``return_estimator``. The fold sizes are not
+        returned: they are counts of private rows. Nor are scikit-learn's
+        ``"fit_time"`` and ``"score_time"``: the time of a fit grows with
+        its number of rows, so it would release those counts without noise.
 
     Raises
     ------
     ValueError, TypeError
         Before any charge: a ``cv`` that is not an integer ``>= 2``, a
         scorer that is not private or lacks public labels, an estimator
-        that costs nothing, an input the estimator or the metric refuses.
+        that costs nothing or holds a step fitted without noise (a
+        scikit-learn learner after a private scaler), an input the
+        estimator or the metric refuses.
     BudgetExceededError
         When the accountant cannot pay the whole cost; nothing is charged.
 
@@ -229,10 +230,16 @@ def cross_validate(
     because with index-based folds (``KFold``) adding a row shifts the
     boundary rows of every later fold.
 
-    **After the charge** nothing raises: a fit that fails (e.g. on an empty
-    part) or predictions the metric refuses are replaced by the scorer's
-    public predictions (the first label, uniform probabilities, the middle
-    of the target bounds) for that fold, which is still evaluated.
+    **After the charge** nothing raises. A fit that fails (e.g. on an empty
+    part) gives the scorer's public predictions (the first label, uniform
+    probabilities, the middle of the target bounds) on its whole test fold,
+    a function of the fold model. A prediction the metric would refuse (a
+    label outside the public ones, a non-finite score, target or
+    probability row) is replaced by the public prediction of that row
+    alone, and a model whose ``predict`` fails on the fold as a whole is
+    asked again row by row: a per-row rule, so that one row cannot move
+    the other rows' predictions (which would move the released metric by
+    far more than the one row its noise is calibrated to).
 
     Examples
     --------
@@ -262,15 +269,13 @@ def cross_validate(
 
     folds = _block_indices(_block_labels(_num_samples(X), n_folds, source), n_folds)
     seeds = _fold_seeds(random_state, source, n_folds)
-    scores, errors, fit_times, models = [], [], [], []
+    scores, errors, models = [], [], []
     for k, test in enumerate(folds):
         train = np.concatenate([f for j, f in enumerate(folds) if j != k])
         X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
-        start = time.perf_counter()
         model = fit_on_part(
             estimator, fit_one, _safe_indexing(X, train), _safe_indexing(y, train)
         )
-        fit_times.append(time.perf_counter() - start)
         predictions = _predictions(scorer, model, X_test)
         estimate = _evaluate(scorer, predictions, y_test, seeds[k])
         scores.append(scorer.sign * estimate.value)
@@ -279,7 +284,6 @@ def cross_validate(
     results = {
         "test_score": np.array(scores),
         "test_std_error": np.array(errors),
-        "fit_time": np.array(fit_times),
     }
     if return_estimator:
         results["estimator"] = models

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from skdp.accounting import default_accountant
+from skdp.accounting._composition import _fits
 
 __all__ = ["Rows", "as_rows", "charge_function", "equal_shares", "mechanism_of"]
 
@@ -121,10 +122,12 @@ def charge_function(accountant, items):
 
 
 def equal_shares(total, n):
-    """The largest float ``s <= total / n`` with ``n`` copies summing
-    (``math.fsum``) to at most ``total``: a budget split into ``n`` equal
-    releases that the accountant never sees above ``total``."""
+    """The largest float ``s <= total / n`` whose ``n`` copies sum to at most
+    ``total`` both as the accountant adds them (their shortest decimals,
+    exactly) and as the noise uses them (their binary values): a budget
+    split into ``n`` equal releases that an accountant holding exactly
+    ``total`` accepts (:func:`~skdp.accounting._composition._fits`)."""
     share = total / n
-    while share > 0 and math.fsum([share] * n) > total:
+    while share > 0 and not _fits([share] * n, total):
         share = math.nextafter(share, 0.0)
     return share

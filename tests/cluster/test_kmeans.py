@@ -162,3 +162,25 @@ def test_dask_input_gives_the_in_memory_release_bit_for_bit(chunks):
         assert acc.total() == (1.0, 1e-6)
     np.testing.assert_array_equal(fits[0].cluster_centers_, fits[1].cluster_centers_)
     np.testing.assert_array_equal(fits[0].counts_, fits[1].counts_)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"n_clusters": 2, "init_clusters": 2**25},  # 2**25 centres in a step
+        {"n_clusters": 2**23, "init": "uniform"},  # 2**23 x 2 x 2 values
+    ],
+)
+def test_a_step_too_large_to_release_is_refused_before_the_charge(kwargs, monkeypatch):
+    # every centre of a step gets 2 d noisy values and every row a distance
+    # to each: a step of 2**25 centres was charged and then ran out of memory
+    # (or time) on the data; steps are capped as PrivateJointHistogram's
+    # grid is (2**24 released values)
+    def reached_the_data(*args):
+        raise AssertionError("the data was read: the fit was charged")
+
+    monkeypatch.setattr(_kmeans, "row_statistic", reached_the_data)
+    acc = BudgetAccountant(epsilon=1.0, delta=0.5)
+    with pytest.raises(ValueError, match="Nothing was charged"):
+        PrivateKMeans(bounds=(0, 1), accountant=acc, **kwargs).fit(np.zeros((10, 2)))
+    assert acc.total() == (0.0, 0.0)

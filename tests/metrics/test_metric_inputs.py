@@ -135,3 +135,44 @@ def test_dask_inputs_give_the_in_memory_release():
     report = dpm.private_regression_report(s, p / 2, **bounds, **seed)
     dask_report = dpm.private_regression_report(ds, dp / 2, **bounds, **seed)
     assert report == dask_report
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda y, acc: dpm.private_confusion_matrix(
+            y, y, labels=["a", "b"], accountant=acc
+        ),
+        lambda y, acc: dpm.private_roc_auc_score(
+            y, y.astype(float), pos_label="b", accountant=acc
+        ),
+    ],
+)
+def test_dask_labels_that_are_not_numbers_are_refused_before_the_charge(call):
+    # Dask labels are read as numbers (float64); a label set or pos_label
+    # that is not a number matches no row, so the release was charged and
+    # counted nothing (every row dropped, AUC 1/2). Labels are public: the
+    # mismatch is refused before the charge, as in memory.
+    da = pytest.importorskip("dask.array")
+    y = da.from_array(np.array([0, 1, 1, 0] * 50), chunks=50)
+    acc = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match="numbers"):
+        call(y, acc)
+    assert acc.total() == (0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    "y_true, pos_label",
+    [(np.array(["a", "b"] * 50), 1), (np.array([0, 1] * 50), "1")],
+)
+def test_a_pos_label_of_another_type_than_the_labels_is_refused_for_free(
+    y_true, pos_label
+):
+    # string labels with the default pos_label=1 matched no row: the charge
+    # bought an AUC of exactly 1/2 (scikit-learn refuses such a call)
+    acc = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match="pos_label"):
+        dpm.private_roc_auc_score(
+            y_true, np.linspace(0, 1, 100), pos_label=pos_label, accountant=acc
+        )
+    assert acc.total() == (0.0, 0.0)

@@ -77,3 +77,25 @@ def test_scorer_works_as_scoring_in_scikit_learn_and_charges_every_call():
 def test_unknown_metric_is_refused():
     with pytest.raises(ValueError, match="does not know the metric"):
         make_private_scorer("jaccard", epsilon=1.0)
+
+
+@pytest.mark.parametrize(
+    "name, kwargs, reference",
+    [
+        # the probability of pos_label=0, as scikit-learn's scorers take the
+        # column of pos_label in classes_
+        ("roc_auc", {"pos_label": 0}, lambda p: roc_auc_score(1 - Y, p[:, 0])),
+        ("roc_auc", {"labels": [1, 0]}, lambda p: roc_auc_score(1 - Y, p[:, 0])),
+        ("neg_log_loss", {"labels": [1, 0]}, lambda p: -log_loss(Y, p)),
+    ],
+)
+def test_probability_columns_follow_the_models_classes(name, kwargs, reference):
+    # before: the scorer always took predict_proba's last column (class 1)
+    # as the positive score and its columns in the scorer's label order, so
+    # pos_label=0 gave 1 - AUC (0.06 for 0.94) and labels=[1, 0] a
+    # log-loss of 2.57 for 0.31
+    kwargs = {"bins": 1000, **kwargs} if name == "roc_auc" else kwargs
+    scorer = make_private_scorer(name, epsilon=HUGE, **kwargs)
+    acc = BudgetAccountant(epsilon=HUGE)
+    value = scorer(NB, X, Y, accountant=acc, random_state=0)
+    assert value == pytest.approx(reference(NB.predict_proba(X)), abs=2e-3)

@@ -225,3 +225,214 @@ def test_each_row_is_tested_once_and_trained_on_in_the_other_folds(monkeypatch):
     assert tested == [300] + [len(t) for t in test_sets]
     for row in everyone:  # each row trains K - 1 of the K fold models
         assert sum(row in train for train in trained) == cv - 1
+
+
+def _mae_folds(X_part, y_part):
+    model = PrivateLinearRegression(
+        epsilon=5.0,
+        delta=1e-5,
+        data_norm=2.0,
+        feature_bounds="scaled",
+        target_bounds=(0, 2),
+        random_state=0,
+    )
+    scorer = make_private_scorer(
+        "neg_mean_absolute_error", epsilon=100.0, target_bounds=(0, 2)
+    )
+    acc = BudgetAccountant(epsilon=1000.0, delta=1e-3)
+    return cross_validate(
+        model, X_part, y_part, scoring=scorer, cv=2, accountant=acc, random_state=1
+    )["test_score"]
+
+
+def test_one_row_with_a_non_finite_prediction_moves_its_fold_score_by_one_row():
+    # A row at the largest double makes the fold model predict inf for it
+    # (coefficient near 2). The metric refuses non-finite predictions, and
+    # the refusal used to send the WHOLE fold to the public predictions: one
+    # added row moved that fold's mean absolute error from about 0.01 to
+    # 0.5, i.e. Σ|e| by hundreds of rows' worth, far beyond the sensitivity
+    # (1 row) its noise is calibrated to. The rule is now per row: only the
+    # row whose prediction the metric would refuse gets the public one.
+    rng = np.random.default_rng(0)
+    X_part = rng.uniform(0, 1, size=(2000, 1))
+    y_part = 2 * X_part[:, 0]
+    without = _mae_folds(X_part, y_part)
+    with_row = _mae_folds(np.vstack([X_part, [[1.79e308]]]), np.append(y_part, 2.0))
+    # one row of ~1000 in a fold moves the mean |e| by at most 2/1000; the
+    # fold models themselves move a little (the row is in one training set)
+    assert np.max(np.abs(with_row - without)) < 0.02
+
+
+class _RaisesOnLargeRows(PrivateGaussianNB):
+    """A private model whose ``predict`` fails on a part holding a row with
+    a first feature above 100 (as a scikit-learn encoder fails on one
+    unknown category)."""
+
+    def predict(self, X):
+        if np.any(np.asarray(X)[:, 0] > 100):
+            raise ValueError("a row this model cannot predict")
+        return super().predict(X)
+
+
+def test_one_row_that_makes_predict_raise_changes_its_own_prediction_only():
+    # before: the whole fold was scored on the public predictions (label 0
+    # everywhere: accuracy about 0.5 instead of 0.9) because of one row
+    model = _RaisesOnLargeRows(
+        epsilon=0.4, classes=[0, 1], bounds=(-4, 4), random_state=0
+    )
+    scorer = make_private_scorer("accuracy", epsilon=100.0)
+    X_part = np.vstack([X, [[1e3, 0.0]]])
+    y_part = np.append(Y, 1)
+    acc = BudgetAccountant(epsilon=1000.0)
+    result = cross_validate(
+        model, X_part, y_part, scoring=scorer, cv=2, accountant=acc, random_state=0
+    )
+    assert np.all(np.abs(result["test_score"] - 0.9) < 0.05)
+
+
+def test_no_fit_times_are_returned_they_measure_the_private_fold_sizes():
+    # scikit-learn returns "fit_time"; here a fold model's fit time grows
+    # with its training part's number of rows, a private count that no
+    # noise covers (the docstring says the fold sizes are not returned)
+    scorer = make_private_scorer("accuracy", epsilon=0.3)
+    acc = BudgetAccountant(epsilon=10.0)
+    result = cross_validate(
+        NB, X, Y, scoring=scorer, cv=2, accountant=acc, random_state=0
+    )
+    assert set(result) == {"test_score", "test_std_error"}
+
+
+class _NaNOnLargeRows(PrivateGaussianNB):
+    """A private model whose probabilities are NaN for a first feature above
+    100 (as a model whose scores overflow on an extreme row)."""
+
+    def predict_proba(self, X):
+        proba = super().predict_proba(X)
+        proba[np.asarray(X)[:, 0] > 100] = np.nan
+        return proba
+
+
+def test_privacy_utility_curve_scores_every_fit_whatever_the_test_rows_hold():
+    # before: the private log-loss refused the NaN probabilities of a few
+    # test rows and the sweep raised after its first fit was charged (1.0
+    # spent, with "Nothing was charged." in the message). A per-row rule now.
+    from skdp.model_selection import privacy_utility_curve
+
+    X_part = np.vstack([X, [[1e3, 0.0]] * 20])
+    y_part = np.append(Y, [1] * 20)
+    scorer = make_private_scorer("neg_log_loss", epsilon=1.0, labels=[0, 1])
+    acc = BudgetAccountant(epsilon=100.0)
+    model = _NaNOnLargeRows(classes=[0, 1], bounds=(-4, 4))
+    curve = privacy_utility_curve(
+        model,
+        X_part,
+        y_part,
+        epsilons=[1.0, 2.0],
+        n_repeats=1,
+        scoring=scorer,
+        accountant=acc,
+        random_state=0,
+    )
+    assert np.all(np.isfinite(curve.scores))
+    assert acc.total()[0] == pytest.approx(3.0 + 2 * 1.0)
+
+
+def test_a_sweep_score_drops_a_test_label_outside_the_public_ones():
+    # the score of a sweep runs after fits were charged: a test row whose
+    # label the public labels lack counts nowhere (per row) instead of
+    # raising in the middle of the sweep
+    from skdp.metrics._scorer import charged_to
+
+    model = PrivateGaussianNB(
+        epsilon=5.0,
+        classes=[0, 1],
+        bounds=(-4, 4),
+        accountant=BudgetAccountant(epsilon=5.0),
+        random_state=0,
+    ).fit(X, Y)
+    acc = BudgetAccountant(epsilon=3e6)
+    score = charged_to(make_private_scorer("accuracy", epsilon=1e6), acc, 0)
+    with_outsider = score(model, np.vstack([X, [[0.0, 0.0]]]), np.append(Y, 7))
+    assert with_outsider == pytest.approx(score(model, X, Y), abs=1e-4)
+    assert acc.total()[0] == pytest.approx(2e6)
+
+
+@pytest.mark.parametrize("method", ["subsample", "holdout"])
+@pytest.mark.parametrize(
+    "kwargs", [{"pos_label": 0}, {"average": "macro"}], ids=["pos_label", "average"]
+)
+def test_noisy_max_search_refuses_scorer_parameters_it_would_ignore(method, kwargs):
+    # the search reads a private scorer as its metric's scikit-learn name:
+    # make_private_scorer("f1", pos_label=0) selected by the F1 of class 1
+    from skdp import NoisyMaxSearchCV
+
+    acc = BudgetAccountant(epsilon=10.0)
+    search = NoisyMaxSearchCV(
+        NB,
+        {"epsilon": [0.2, 0.4]},
+        epsilon=0.5,
+        method=method,
+        n_blocks=5,
+        refit=False,
+        scoring=make_private_scorer("f1", epsilon=1.0, **kwargs),
+        accountant=acc,
+        random_state=0,
+    )
+    with pytest.raises(ValueError, match="make_scorer"):
+        search.fit(X, Y)
+    assert acc.total() == (0.0, 0.0)
+
+
+def test_a_pipeline_ending_in_a_non_private_learner_is_refused_before_the_charge():
+    # the pipeline costs its private scaler's epsilon, so it passed the
+    # "costs nothing" check; its fold models were scikit-learn trees fitted
+    # on the private rows without noise (returned with return_estimator, and
+    # read by every fold's score as if public). NoisyMaxSearchCV refuses them.
+    from sklearn.pipeline import make_pipeline
+    from sklearn.tree import DecisionTreeClassifier
+
+    from skdp import PrivateStandardScaler
+
+    pipe = make_pipeline(
+        PrivateStandardScaler(epsilon=0.1, bounds=(-4, 4)), DecisionTreeClassifier()
+    )
+    acc = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match="not a private estimator"):
+        cross_validate(
+            pipe,
+            X,
+            Y,
+            cv=2,
+            scoring=make_private_scorer("accuracy", epsilon=1.0, labels=[0, 1]),
+            accountant=acc,
+            random_state=0,
+        )
+    assert acc.total() == (0.0, 0.0)
+
+
+def test_privacy_utility_curve_with_a_private_scorer_refuses_a_non_private_learner():
+    # the private scores read the fitted models as public releases; a
+    # scikit-learn tree after a private scaler is not one
+    from sklearn.pipeline import make_pipeline
+    from sklearn.tree import DecisionTreeClassifier
+
+    from skdp import PrivateStandardScaler
+    from skdp.model_selection import privacy_utility_curve
+
+    pipe = make_pipeline(
+        PrivateStandardScaler(bounds=(-4, 4)), DecisionTreeClassifier()
+    )
+    acc = BudgetAccountant(epsilon=100.0)
+    with pytest.raises(ValueError, match="not a private estimator"):
+        privacy_utility_curve(
+            pipe,
+            X,
+            Y,
+            epsilons=[0.5, 1.0],
+            n_repeats=1,
+            param_name="privatestandardscaler__epsilon",
+            scoring=make_private_scorer("accuracy", epsilon=1.0, labels=[0, 1]),
+            accountant=acc,
+            random_state=0,
+        )
+    assert acc.total() == (0.0, 0.0)

@@ -125,3 +125,28 @@ def test_equal_shares_never_sum_above_the_budget(total, n):
     share = equal_shares(total, n)
     assert math.fsum([share] * n) <= total
     assert share >= total / n * (1 - 1e-12) or total / n < 1e-300
+
+
+@pytest.mark.parametrize("total", [1.0, 0.1, 0.3, 0.7, 2.0, 1e-3])
+@pytest.mark.parametrize("n", [5, 10, 11, 13, 15, 22, 33, 97])
+def test_equal_shares_fit_a_budget_of_exactly_the_total(total, n):
+    # the accountant adds the shares' shortest decimals exactly and the
+    # noise is calibrated to their binary values: both sums must stay within
+    # the total (fsum alone let e.g. 11 shares of 1.0 exceed it, and
+    # nanmean(..., epsilon=1.0) over 11 columns was refused by an
+    # accountant holding exactly epsilon=1.0)
+    from fractions import Fraction
+
+    share = equal_shares(total, n)
+    assert Fraction(share) * n <= Fraction(total)
+    acc = BudgetAccountant(epsilon=total)
+    acc.spend_many([(f"share {i}", share, 0.0) for i in range(n)])
+    assert acc.total()[0] <= total
+
+
+def test_nanmean_over_eleven_columns_spends_a_budget_of_exactly_its_epsilon():
+    data = np.random.default_rng(1).uniform(0, 1, size=(200, 11))
+    acc = BudgetAccountant(epsilon=1.0)
+    means = tools.nanmean(data, bounds=(0, 1), axis=0, accountant=acc, random_state=0)
+    assert means.shape == (11,)
+    assert 0.999 < acc.total()[0] <= 1.0
