@@ -11,7 +11,8 @@ tolerance unless its docstring says otherwise.
 from functools import cache
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.cluster import KMeans
+from sklearn.datasets import load_breast_cancer, load_diabetes, make_blobs
 from sklearn.decomposition import PCA
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import GridSearchCV
@@ -370,6 +371,45 @@ def histogram_error(est, X, y):
     )
     gap = np.abs(est.counts_ - exact)
     return float(np.max(gap / np.maximum(1.0, 1e-3 * exact)))
+
+
+def joint_histogram_error(est, X, y):
+    # within 0.1 % of each exact cell count, or one row; out-of-range values
+    # count in the edge bins, as the estimator clips them
+    edges = est.bin_edges_
+    clipped = np.column_stack(
+        [np.clip(X[:, j], e[0], e[-1]) for j, e in enumerate(edges)]
+    )
+    exact = np.histogramdd(clipped, bins=edges)[0]
+    gap = np.abs(est.counts_ - exact)
+    return float(np.max(gap / np.maximum(1.0, 1e-3 * exact)))
+
+
+@cache
+def blobs():
+    """``(X, None)``: 5 clusters in 4 unscaled dimensions (one column x1000)."""
+    X, _ = make_blobs(5000, n_features=4, centers=5, random_state=0)
+    X = X * np.array([1.0, 1.0, 1.0, 1000.0])
+    X.flags.writeable = False
+    return X, None
+
+
+BLOBS_BOUNDS = (
+    np.array([-15.0, -15.0, -15.0, -15e3]),
+    np.array([15.0, 15.0, 15.0, 15e3]),
+)
+
+
+@cache
+def _kmeans_cost(n_clusters):
+    X, _ = blobs()
+    return KMeans(n_clusters, n_init=10, random_state=0).fit(X).inertia_
+
+
+def kmeans_cost_error(est, X, y):
+    # relative excess of the k-means cost over scikit-learn's KMeans
+    distances = ((X[:, None, :] - est.cluster_centers_[None]) ** 2).sum(axis=2)
+    return float(distances.min(axis=1).sum() / _kmeans_cost(est.n_clusters) - 1.0)
 
 
 def bin_edges_error(est, X, y):

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 from _consistency_data import (
+    BLOBS_BOUNDS,
     QUANTILES,
     SYNTHETIC_BOUNDS,
     SYNTHETIC_NORM,
@@ -35,6 +36,7 @@ from _consistency_data import (
     accuracy_gap,
     best_candidate_error,
     bin_edges_error,
+    blobs,
     breast_cancer,
     categorical_column,
     categories_error,
@@ -44,6 +46,8 @@ from _consistency_data import (
     features,
     histogram_error,
     iqr_error,
+    joint_histogram_error,
+    kmeans_cost_error,
     mean_error,
     median_error,
     minmax_bounds_error,
@@ -316,6 +320,28 @@ CASES = [
         ),
         features,
         histogram_error,
+    ),
+    case(
+        "PrivateJointHistogram-synthetic",
+        lambda e, s: skdp.PrivateJointHistogram(
+            (8, 8),
+            epsilon=e,
+            bounds=(SYNTHETIC_BOUNDS[0][4:], SYNTHETIC_BOUNDS[1][4:]),
+            accountant=budget(),
+            random_state=s,
+        ),
+        lambda: (features()[0][:, 4:], None),
+        joint_histogram_error,
+    ),
+    case(
+        "PrivateKMeans-blobs",
+        lambda e, s: skdp.PrivateKMeans(
+            5, epsilon=e, bounds=BLOBS_BOUNDS, accountant=budget(), random_state=s
+        ),
+        blobs,
+        kmeans_cost_error,
+        tol=0.01,
+        seeds=10,
     ),
     case(
         "PrivateKBinsDiscretizer-quantile-synthetic",

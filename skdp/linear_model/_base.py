@@ -66,13 +66,27 @@ def regression_sums(
     function of the row alone; the sums add up over blocks of rows. With
     ``sample_weight`` (in [0, 1], in memory) the sums are weighted.
     """
-    centre, half = _target_scale(low, high, intercept)
     X = X if affine is None else scale_rows(X, *affine)
     with np.errstate(all="ignore"):
-        t = (np.clip(y, low, high) - centre) / half
+        t = _scaled_targets(np.clip(y, low, high), low, high, intercept)
         return exact_clipped_gram(
             X, max_norm, t, intercept=intercept, sample_weight=sample_weight
         )
+
+
+def _scaled_targets(y, low, high, intercept):
+    """Clipped targets mapped onto ``[-1, 1]``, the bounds onto its ends.
+
+    With an intercept, ``((y - low) - (high - y)) / (high - low)``: every
+    difference is at most the accepted (finite) width, rounding is monotone,
+    so the result stays in ``[-1, 1]`` and ``low``, ``high`` map to exactly
+    ``-1``, ``1``; the centred form ``(y - centre) / half`` sent one end to 0
+    when the bounds were a few ulps apart near the largest double, where the
+    centre rounds onto a bound. Without one, ``y`` over its largest bound.
+    """
+    if intercept:
+        return ((y - low) - (high - y)) / (high - low)
+    return y / max(abs(low), abs(high))
 
 
 def _target_scale(low, high, intercept):

@@ -67,13 +67,15 @@ def fixed_bounds(X, plan, source):
     return RELEASE
 
 
-def fixed_moment_sums(X, lower, upper, epsilon, delta, source, codes, groups):
+def fixed_moment_sums(
+    X, lower, upper, epsilon, delta, source, codes, groups, sample_weight=None
+):
     groups = 1 if groups is None else groups
     sums = np.tile(np.array([[[3.0, 1.0, 2.5]]]).transpose(0, 2, 1), (groups, 1, D))
     return sums * np.arange(1, groups + 1)[:, None, None], 0.75
 
 
-def fixed_count_and_sums(X, lower, upper, plan, source):
+def fixed_count_and_sums(X, lower, upper, plan, source, sample_weight=None):
     return 1.5, np.array([0.4, -0.2, 0.1])
 
 
