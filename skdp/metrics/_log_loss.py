@@ -2,13 +2,14 @@
 
 import numpy as np
 
-from skdp.metrics._inputs import check_labels
+from skdp.metrics._inputs import check_dask_labels, check_labels, is_dask_pair
 from skdp.metrics._regression import _estimate, _moments
 from skdp.metrics._release import ReleasePlan
 from skdp.metrics._tables import encode_labels
 from skdp.sensitivity import exact_moment_sums
+from skdp.utils._dask import ChunkedRows, row_statistic
 
-__all__ = ["log_loss_sums", "private_log_loss"]
+__all__ = ["labelled_log_loss_sums", "log_loss_sums", "private_log_loss"]
 
 
 def log_loss_sums(rows, eps):
@@ -17,6 +18,44 @@ def log_loss_sums(rows, eps):
     L1 = L2 = 1 (one column, :func:`~skdp.sensitivity.exact_moment_sums`)."""
     loss = -np.log(np.clip(rows[:, :1], eps, 1.0))
     return exact_moment_sums(loss, np.array([0.0]), np.array([-np.log(eps)]))
+
+
+def labelled_log_loss_sums(rows, labels, eps):
+    """:func:`log_loss_sums` of rows ``(label, p_1, ..., p_L)`` (a Dask
+    block): each row's probability of its own label, a row whose label is
+    not among ``labels`` dropped (a per-row rule: the input is read after
+    the charge)."""
+    codes = encode_labels(rows[:, 0], labels)
+    kept = codes >= 0
+    p_true = rows[kept, 1:][np.arange(int(kept.sum())), codes[kept]]
+    return log_loss_sums(p_true[:, None], eps)
+
+
+def _dask_rows(y_true, y_prob, labels):
+    """``(label, p_1, ..., p_L)`` per row as :class:`ChunkedRows` (lazy;
+    shapes refused before the charge, values only read after it)."""
+    import dask.array as da  # only here: an optional dependency
+
+    check_dask_labels(labels, "private_log_loss")
+    y_true = da.asarray(
+        y_true.to_dask_array() if hasattr(y_true, "to_dask_array") else y_true
+    )
+    y_prob = da.asarray(
+        y_prob.to_dask_array() if hasattr(y_prob, "to_dask_array") else y_prob
+    )
+    if y_prob.ndim == 1 and labels.size == 2:
+        y_prob = da.stack([1.0 - y_prob, y_prob], axis=1)
+    if y_true.ndim != 1 or y_prob.ndim != 2 or y_prob.shape[1] != labels.size:
+        raise ValueError(
+            f"y_true must be one label per row and y_prob of shape (n_samples, "
+            f"{labels.size}); got {y_true.shape} and {y_prob.shape}. Nothing "
+            "was charged."
+        )
+    rows = da.concatenate(
+        [y_true.astype(np.float64)[:, None], y_prob.astype(np.float64)], axis=1
+    ).rechunk({1: -1})
+    n = rows.shape[0]
+    return ChunkedRows(rows, None if not np.isfinite(n) else int(n), rows.shape[1])
 
 
 def _true_probabilities(y_true, y_prob, labels):
@@ -57,11 +96,14 @@ def private_log_loss(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
+    y_true : array-like of shape (n_samples,) or Dask array
+        True labels (numbers, for Dask input).
     y_prob : array-like of shape (n_samples, n_labels) or (n_samples,)
         Predicted probabilities, one column per label in the order of
         ``labels`` (for two labels, 1-D: the probability of ``labels[1]``).
+        A Dask array with ``y_true``: read block by block after the charge;
+        a row with a label outside ``labels`` or a missing value is dropped
+        (a per-row rule), where in memory such input is refused.
     labels : array-like of shape (n_labels,)
         The public labels (e.g. a private model's ``classes_``).
     eps : float, default=1e-15
@@ -96,9 +138,15 @@ def private_log_loss(
     if not (isinstance(eps, float | int) and 0 < eps < 1):
         raise ValueError(f"eps must be in (0, 1); got {eps!r}. Nothing was charged.")
     plan = ReleasePlan(3, 1.0, 1.0, epsilon, delta, random_state)
-    p_true = _true_probabilities(y_true, y_prob, labels)
-    plan.charge(accountant, "private_log_loss: clipped sum of losses")
-    exact = log_loss_sums(p_true[:, None], float(eps))
+    if is_dask_pair(y_true, y_prob):
+        labels = check_labels(labels, "private_log_loss")
+        rows = _dask_rows(y_true, y_prob, labels)
+        plan.charge(accountant, "private_log_loss: clipped sum of losses")
+        exact = row_statistic(rows, labelled_log_loss_sums, labels, float(eps))
+    else:
+        p_true = _true_probabilities(y_true, y_prob, labels)
+        plan.charge(accountant, "private_log_loss: clipped sum of losses")
+        exact = log_loss_sums(p_true[:, None], float(eps))
     flat = plan.release(exact).ravel()
     low, high = np.array([0.0]), np.array([-np.log(eps)])
 

@@ -135,6 +135,34 @@ def test_dask_inputs_give_the_in_memory_release():
     report = dpm.private_regression_report(s, p / 2, **bounds, **seed)
     dask_report = dpm.private_regression_report(ds, dp / 2, **bounds, **seed)
     assert report == dask_report
+    prob = rng.dirichlet(np.ones(3), 1000)
+    loss = dpm.private_log_loss(y, prob, labels=[0, 1, 2], **seed)
+    dprob = da.from_array(prob, chunks=(137, 3))
+    dask_loss = dpm.private_log_loss(dy, dprob, labels=[0, 1, 2], **seed)
+    assert loss == dask_loss
+    binary = dpm.private_log_loss(y == 1, s, labels=[0, 1], **seed)
+    dask_binary = dpm.private_log_loss((dy == 1).astype(int), ds, labels=[0, 1], **seed)
+    assert binary == dask_binary
+
+
+def test_dask_log_loss_drops_a_row_with_an_unknown_label_by_itself():
+    # in memory such a row is refused before the charge; read after the
+    # charge, it is dropped alone: the release is that of the other rows
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 300)
+    prob = rng.random(300)
+    seed = {"random_state": 1, "epsilon": 1e6}
+    kept = dpm.private_log_loss(y, prob, labels=[0, 1], **seed)
+    y_bad = np.append(y, 7).astype(float)
+    prob_bad = np.append(prob, 0.5)
+    dropped = dpm.private_log_loss(
+        da.from_array(y_bad, chunks=50),
+        da.from_array(prob_bad, chunks=50),
+        labels=[0, 1],
+        **seed,
+    )
+    assert dropped == kept
 
 
 @pytest.mark.parametrize(
