@@ -287,13 +287,24 @@ def _request(ref, operation, *args):
                 raise TimeoutError(f"no reply within {REPLY_TIMEOUT:g} s")
             status, value = conn.recv()
         except (OSError, EOFError, AuthenticationError) as exc:
-            _clients.pop(address, None)
-            if conn is not None:
-                conn.close()
+            _drop(address, conn)
             raise AccountantCopyError(_unreachable_message(pid, exc)) from exc
+        except BaseException:
+            # interrupted between send and reply (KeyboardInterrupt, a reply
+            # that does not unpickle): the connection is out of step, and the
+            # next request on it would read this one's reply (a refused spend
+            # answered "ok" with another spend's entries)
+            _drop(address, conn)
+            raise
     if status == "error":
         raise value
     return value
+
+
+def _drop(address, conn):
+    _clients.pop(address, None)
+    if conn is not None:
+        conn.close()
 
 
 def _gone_message(pid):

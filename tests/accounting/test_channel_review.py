@@ -1,0 +1,56 @@
+"""Adversarial review of the worker channel (issue 28, item 3)."""
+
+import threading
+import time
+from multiprocessing import connection
+
+import pytest
+
+from skdp import BudgetAccountant
+from skdp.accounting import _channel
+from skdp.accounting._accountant import _memory_copy
+from skdp.exceptions import BudgetExceededError
+
+
+def _remote_copy(accountant):
+    """A copy that spends through the channel, as in a worker process (the
+    reference names another pid, so unpickling does not return the original)."""
+    address, authkey, token, pid = _channel.reference(accountant)
+    ref = (address, authkey, token, pid + 10**7)
+    copy = _memory_copy(BudgetAccountant, accountant._budget_strings(), ref)
+    assert _channel.is_remote(copy)
+    return copy
+
+
+def _wait_for_entries(accountant, n):
+    for _ in range(200):
+        if len(accountant.entries) >= n:
+            return
+        time.sleep(0.02)
+
+
+def test_an_interrupted_request_does_not_answer_the_next_one(monkeypatch):
+    # A worker interrupted between sending a spend and reading the reply
+    # (KeyboardInterrupt) kept its connection: the next spend read the
+    # previous reply, so a spend the owner refused came back "ok" with the
+    # first spend's entries and was released unrecorded (an overspend).
+    acc = BudgetAccountant(1.0)
+    copy = _remote_copy(acc)
+    copy.spend(0.1, label="warm-up")  # the connection is open and cached
+    real_poll = connection.Connection.poll
+    calls = []
+
+    def interrupted_once(self, timeout=0.0):
+        if not calls:
+            calls.append(threading.get_ident())
+            raise KeyboardInterrupt
+        return real_poll(self, timeout)
+
+    monkeypatch.setattr(connection.Connection, "poll", interrupted_once)
+    with pytest.raises(KeyboardInterrupt):
+        copy.spend(0.6, label="first")
+    _wait_for_entries(acc, 2)  # the owner recorded it (the safe side)
+    assert [e.label for e in acc.entries] == ["warm-up", "first"]
+    with pytest.raises(BudgetExceededError):  # 0.7 + 0.6 > 1
+        copy.spend(0.6, label="second")
+    assert [e.label for e in acc.entries] == ["warm-up", "first"]
