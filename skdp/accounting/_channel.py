@@ -277,18 +277,20 @@ def _request(ref, operation, *args):
     if address is None:
         raise AccountantCopyError(_unserved_message(pid, authkey))
     with _clients_lock:
-        conn = _clients.get(address)
+        conn, sent = _clients.get(address), False
         try:
             if conn is None:
                 conn = connection.Client(address, authkey=authkey)
                 _clients[address] = conn
             conn.send((token, operation, args))
+            sent = True
             if not conn.poll(REPLY_TIMEOUT):
                 raise TimeoutError(f"no reply within {REPLY_TIMEOUT:g} s")
             status, value = conn.recv()
         except (OSError, EOFError, AuthenticationError) as exc:
             _drop(address, conn)
-            raise AccountantCopyError(_unreachable_message(pid, exc)) from exc
+            message = _unreachable_message(pid, exc, sent)
+            raise AccountantCopyError(message) from exc
         except BaseException:
             # interrupted between send and reply (KeyboardInterrupt, a reply
             # that does not unpickle): the connection is out of step, and the
@@ -318,16 +320,24 @@ def _gone_message(pid):
     )
 
 
-def _unreachable_message(pid, exc):
+def _unreachable_message(pid, exc, sent):
+    outcome = (
+        "Nothing was released; the request had been sent, so the owner may "
+        "have recorded it (the ledger errs on the safe side)."
+        if sent
+        else "Nothing was charged."
+    )
     return (
         "This BudgetAccountant is a copy of an accountant with an in-memory "
         f"ledger in process {pid}, and that process cannot be reached "
         f"({type(exc).__name__}: {exc}): it has exited, or the accountant was "
-        "garbage-collected there. Nothing was released; a spend sent just "
-        "before the connection broke may have been recorded in the owner's "
-        "ledger. Keep the owner running (and the accountant referenced) "
-        "while workers spend, or share the budget through a file with "
-        "BudgetAccountant(..., ledger='budget.sqlite')."
+        f"garbage-collected there. {outcome} Keep the owner running (and the "
+        "accountant referenced) while workers spend, or share the budget "
+        "through a file with BudgetAccountant(..., ledger='budget.sqlite'). "
+        "A model saved with pickle or joblib and loaded in a later session "
+        "carries the accountant of the session that saved it: give it one of "
+        "this session, est.set_params(accountant=BudgetAccountant(...)), or "
+        "fit it inside a 'with BudgetAccountant(...):' block."
     )
 
 

@@ -54,3 +54,43 @@ def test_an_interrupted_request_does_not_answer_the_next_one(monkeypatch):
     with pytest.raises(BudgetExceededError):  # 0.7 + 0.6 > 1
         copy.spend(0.6, label="second")
     assert [e.label for e in acc.entries] == ["warm-up", "first"]
+
+
+def test_a_model_saved_in_an_ended_session_names_the_fix(tmp_path):
+    # A model fitted with the default accountant, saved and loaded in a later
+    # session, carries the old session's default: refitting it (or a clone)
+    # refused with "a spend sent just before the connection broke may have
+    # been recorded" (nothing had been sent) and only fixes that cannot apply
+    # (keep the ended process running). It now says nothing was charged and
+    # how to give the model an accountant of this session, which works.
+    import pickle
+    import subprocess
+    import sys
+
+    import numpy as np
+    from sklearn.base import clone
+
+    from skdp.exceptions import AccountantCopyError
+
+    path = tmp_path / "model.pkl"
+    script = (
+        "import pickle, numpy as np, skdp\n"
+        "m = skdp.PrivateMean(bounds=(0, 1), random_state=0)\n"
+        "m.fit(np.full((10, 2), 0.5))\n"
+        f"pickle.dump(m, open({str(path)!r}, 'wb'))\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+    with open(path, "rb") as handle:
+        model = pickle.load(handle)
+    X = np.full((10, 2), 0.5)
+    with pytest.raises(AccountantCopyError) as info:
+        clone(model).fit(X)
+    message = str(info.value)
+    assert "Nothing was charged" in message
+    assert "may have been recorded" not in message
+    assert "set_params(accountant=" in message and "with BudgetAccountant" in message
+    accountant = BudgetAccountant(5.0)
+    with accountant:  # the fix the message names
+        clone(model).fit(X)
+    clone(model).set_params(accountant=accountant).fit(X)
+    assert accountant.total()[0] == 2.0
