@@ -18,7 +18,8 @@ before a ``fork`` while an accountant the user created is alive. A peer must
 prove it knows a random 32-byte key (HMAC challenge) before anything it sends
 is unpickled; the key travels only inside pickled accountants. Each
 connection is served by a daemon thread; the listener closes when the last
-accountant it served is garbage-collected, and at exit.
+accountant it served (pickled, or alive at a ``fork``) is garbage-collected,
+and at exit.
 
 A worker whose owner has exited, or whose accountant was garbage-collected
 in the owner, gets :class:`~skdp.exceptions.AccountantCopyError`: nothing is
@@ -83,11 +84,17 @@ class _Service:
         with self.lock:
             address = self.open()
             self.start()
+            self.keep_open_for(accountant)
+        return (address, self.authkey, accountant._token, self.pid)
+
+    def keep_open_for(self, accountant):
+        """Keep the listener open while ``accountant`` lives here (copies of
+        it, pickled or inherited by ``fork``, may spend through it)."""
+        with self.lock:
             if not getattr(accountant, "_served", False):
                 accountant._served = True
                 self.served += 1
                 weakref.finalize(accountant, self._one_fewer)
-        return (address, self.authkey, accountant._token, self.pid)
 
     def _one_fewer(self):
         if os.getpid() != self.pid:  # a forked child: not ours to close
@@ -357,12 +364,15 @@ def _unserved_message(pid, why):
 
 
 def _before_fork():
-    """Bind the listener if a child may inherit an accountant the user made."""
+    """Bind the listener if a child may inherit an accountant the user made,
+    and keep it open while any of those lives (not only those pickled)."""
     if _service.pid == os.getpid() and len(_service.at_fork):
         try:
             _service.open()
         except OSError:
-            pass  # the child's copies will refuse, naming the owner
+            return  # the child's copies will refuse, naming the owner
+        for accountant in list(_service.at_fork):
+            _service.keep_open_for(accountant)
 
 
 def _after_fork_in_parent():

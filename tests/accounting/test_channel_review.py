@@ -94,3 +94,45 @@ def test_a_model_saved_in_an_ended_session_names_the_fix(tmp_path):
         clone(model).fit(X)
     clone(model).set_params(accountant=accountant).fit(X)
     assert accountant.total()[0] == 2.0
+
+
+_INHERITED = []
+
+
+def _spend_inherited():
+    try:
+        _INHERITED[0].spend(0.25, label="child")
+    except Exception as exc:  # reported, not raised: the pool would hide it
+        return f"{type(exc).__name__}: {exc}"
+    return "spent"
+
+
+@pytest.mark.skipif(
+    "fork" not in __import__("multiprocessing").get_all_start_methods(),
+    reason="fork exists on POSIX only",
+)
+def test_forked_children_reach_the_owner_after_another_copy_is_collected(
+    monkeypatch,
+):
+    # The listener closed when the last accountant it had *served* (pickled)
+    # was collected, not counting those that forked children inherited: a
+    # fork Pool spending an inherited accountant lost its owner as soon as
+    # an unrelated accountant that had been pickled was collected.
+    import gc
+    import multiprocessing
+    import pickle
+
+    monkeypatch.setattr(_channel, "_service", _channel._Service())
+    acc = BudgetAccountant(1.0)
+    _INHERITED[:] = [acc]
+    try:
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            temporary = BudgetAccountant(1.0)
+            pickle.dumps(temporary)  # served
+            del temporary
+            gc.collect()
+            outcome = pool.apply(_spend_inherited)
+    finally:
+        _INHERITED.clear()
+    assert outcome == "spent"
+    assert [e.label for e in acc.entries] == ["child"]
