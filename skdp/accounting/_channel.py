@@ -82,9 +82,12 @@ class _Service:
     def serve(self, accountant):
         """The reference a copy of ``accountant`` uses to reach it here."""
         with self.lock:
+            # counted first: a collection between binding and counting could
+            # finalize the last other served accountant and close the
+            # listener whose address this copy would then carry
+            self.keep_open_for(accountant)
             address = self.open()
             self.start()
-            self.keep_open_for(accountant)
         return (address, self.authkey, accountant._token, self.pid)
 
     def keep_open_for(self, accountant):
@@ -367,12 +370,12 @@ def _before_fork():
     """Bind the listener if a child may inherit an accountant the user made,
     and keep it open while any of those lives (not only those pickled)."""
     if _service.pid == os.getpid() and len(_service.at_fork):
+        for accountant in list(_service.at_fork):  # counted first, as in serve
+            _service.keep_open_for(accountant)
         try:
             _service.open()
         except OSError:
-            return  # the child's copies will refuse, naming the owner
-        for accountant in list(_service.at_fork):
-            _service.keep_open_for(accountant)
+            pass  # the child's copies will refuse, naming the owner
 
 
 def _after_fork_in_parent():

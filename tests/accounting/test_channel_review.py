@@ -136,3 +136,41 @@ def test_forked_children_reach_the_owner_after_another_copy_is_collected(
         _INHERITED.clear()
     assert outcome == "spent"
     assert [e.label for e in acc.entries] == ["child"]
+
+
+class _CollectsWhenServed(BudgetAccountant):
+    """Runs the cyclic garbage collector at the moment it is marked served,
+    as an allocation there may (a finalizer of another accountant runs)."""
+
+    def __setattr__(self, name, value):
+        if name == "_served" and value:
+            import gc
+
+            gc.collect()
+        super().__setattr__(name, value)
+
+
+def test_a_collection_while_serving_does_not_hand_out_a_closed_listener(
+    monkeypatch,
+):
+    # serve() bound the listener, then counted the accountant: a collection
+    # in between that finalized the last served accountant closed the
+    # listener, and the new copy carried the address of a closed socket (its
+    # every spend refused while the owner and the accountant were alive).
+    import gc
+    import pickle
+
+    service = _channel._Service()
+    monkeypatch.setattr(_channel, "_service", service)
+    old = BudgetAccountant(1.0)
+    pickle.dumps(old)  # served
+    old.cycle = old  # dies only in a collection
+    del old
+    acc = _CollectsWhenServed(1.0)
+    address, authkey, token, pid = _channel.reference(acc)
+    gc.collect()
+    copy = _memory_copy(
+        BudgetAccountant, acc._budget_strings(), (address, authkey, token, pid + 1)
+    )
+    copy.spend(0.5, label="through the owner")
+    assert [e.label for e in acc.entries] == ["through the owner"]
