@@ -174,3 +174,40 @@ def test_a_collection_while_serving_does_not_hand_out_a_closed_listener(
     )
     copy.spend(0.5, label="through the owner")
     assert [e.label for e in acc.entries] == ["through the owner"]
+
+
+def _touch_default_then_fit(estimator):
+    """A worker task: something calls the default accountant first (a
+    functional tool, a scorer, a repr), then the carried estimator fits."""
+    import numpy as np
+
+    import skdp
+
+    skdp.default_accountant()
+    try:
+        estimator.fit(np.full((10, 1), 0.5))
+    except Exception as exc:  # reported to the test
+        return type(exc).__name__
+    return "released"
+
+
+def test_a_workers_own_automatic_default_does_not_replace_the_carried_one():
+    # _explicit_default() returned the automatic default once it existed, so
+    # in a worker that had called default_accountant() (any task before, or
+    # the same one) an estimator carried from a `with accountant:` block in
+    # the owner charged the worker's throw-away unlimited default instead:
+    # the spend was missing from the owner's ledger and not checked against
+    # its budget (here: released over a budget already spent).
+    from joblib import Parallel, delayed
+
+    from skdp import PrivateMean
+
+    acc = BudgetAccountant(0.5)
+    with acc:
+        estimator = PrivateMean(0.5, bounds=(0, 1), random_state=0)
+        estimator.fit([[0.5]] * 10)  # the whole budget, in the owner
+        (outcome,) = Parallel(n_jobs=2, backend="loky")(
+            delayed(_touch_default_then_fit)(estimator) for _ in range(1)
+        )
+    assert outcome == "BudgetExceededError"
+    assert len(acc.entries) == 1
