@@ -211,3 +211,41 @@ def test_a_workers_own_automatic_default_does_not_replace_the_carried_one():
         )
     assert outcome == "BudgetExceededError"
     assert len(acc.entries) == 1
+
+
+def test_a_private_scorer_in_a_worker_charges_the_owners_default():
+    # A private scorer with accountant=None, sent to loky workers (as
+    # GridSearchCV(scoring=scorer, n_jobs=2) does), charged each worker's
+    # own unlimited default: none of its releases reached the owner's
+    # `with accountant:` block (measured: a 2 x 2 search recorded 5 of its 9
+    # releases). It now carries the default in effect where it was pickled.
+    import numpy as np
+    from joblib import Parallel, delayed
+
+    from skdp.linear_model import PrivateLogisticRegression
+    from skdp.metrics import make_private_scorer
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    model = PrivateLogisticRegression(
+        1.0,
+        1e-6,
+        max_norm=3.0,
+        classes=[0, 1],
+        feature_bounds=(-3, 3),
+        accountant=BudgetAccountant(1.0, 1e-6),
+        random_state=0,
+    ).fit(X, y)
+    scorer = make_private_scorer("accuracy", epsilon=0.25)
+    acc = BudgetAccountant(0.5)
+    with acc:
+        scores = Parallel(n_jobs=2, backend="loky")(
+            delayed(scorer)(model, X, y) for _ in range(2)
+        )
+        assert len(scores) == 2 and len(acc.entries) == 2
+        with pytest.raises(BudgetExceededError):  # checked against acc's budget
+            Parallel(n_jobs=2, backend="loky")(
+                delayed(scorer)(model, X, y) for _ in range(1)
+            )
+    assert len(acc.entries) == 2
