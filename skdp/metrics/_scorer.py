@@ -84,8 +84,9 @@ class PrivateScorer:
     Made by :func:`make_private_scorer`. Each call is one release charged to
     the accountant (``accountant=None``: the default accountant in effect;
     in a worker process of a search with ``n_jobs``, the one in effect where
-    the scorer was sent from, as for estimators), so it can stand where scikit-learn takes ``scoring=``; its :attr:`cost`
-    is known before any data is read, for planning
+    the scorer was sent from, as for estimators), so it can stand where
+    scikit-learn takes ``scoring=``; its :attr:`cost` is known before any
+    data is read, for planning
     (:func:`skdp.model_selection.cross_validate` charges it once for all
     its disjoint test folds).
 
