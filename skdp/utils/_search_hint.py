@@ -25,6 +25,7 @@ they are the parent's to plan, and are ignored there.
 """
 
 import functools
+import gc
 import inspect
 import os
 import sys
@@ -125,6 +126,24 @@ def _runs_on(frame):
     return runs
 
 
+def _frames_of_all_threads():
+    """``sys._current_frames()`` with the cyclic collector paused.
+
+    CPython 3.11 holds the runtime's thread-list lock while it creates the
+    frame objects; a collection triggered there that frees a
+    ``threading.local`` (each :class:`~skdp.BudgetAccountant` holds one)
+    takes the same lock again, and the process hangs (seen in the test
+    suite: a refused fit, an accountant in a reference cycle).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return sys._current_frames()
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def running_searches():
     """The searches running this thread's fit, innermost first.
 
@@ -136,7 +155,7 @@ def running_searches():
     if runs:
         return runs
     me = threading.get_ident()
-    for ident, frame in sys._current_frames().items():
+    for ident, frame in _frames_of_all_threads().items():
         if ident != me:
             runs.extend(_runs_on(frame))
     return runs

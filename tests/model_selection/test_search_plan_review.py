@@ -96,3 +96,37 @@ def test_scores_charged_elsewhere_are_not_planned_here():
         warnings.simplefilter("ignore", NoiseDominatedWarning)
         search.fit(X, y)
     assert len(acc.entries) == 5
+
+
+_HANG_SCRIPT = """
+import gc
+from skdp import BudgetAccountant
+from skdp.utils._search_hint import running_searches
+for threshold in (1, 2, 3, 5, 10):
+    gc.set_threshold(threshold)
+    for _ in range(300):
+        garbage = BudgetAccountant(1.0)
+        garbage.cycle = garbage  # freed only by a collection
+        del garbage
+        running_searches()  # what every charge runs, outside a search
+print("done")
+"""
+
+
+def test_looking_for_searches_cannot_hang_in_a_collection():
+    # sys._current_frames() holds CPython 3.11's thread-list lock while it
+    # makes frame objects; a collection there that freed an accountant's
+    # threading.local took the lock again and the process hung (this suite
+    # hung in test_accountant.py, gdb: local_clear under _current_frames).
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _HANG_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "done"
