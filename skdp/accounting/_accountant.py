@@ -969,16 +969,27 @@ def check_accountant(accountant):
 
 
 def _explicit_default():
-    """The accountant a user put in effect, or ``None``."""
+    """The accountant a user put in effect, or ``None``.
+
+    Never the automatic default: a worker process that created its own
+    (anything called :func:`default_accountant` there) would otherwise
+    charge it instead of the accountant an estimator carried from its owner
+    (:meth:`~skdp.base.PrivateEstimatorMixin._resolve_accountant`), a spend
+    missing from the owner's ledger and unchecked against its budget.
+    """
     accountant = _current.get()
     if accountant is not None:
         return accountant
     with _process_lock:
         if _process_stack:
             return _process_stack[-1]
-        if _process_default:
+        if _process_default and not _is_automatic(_process_default[0]):
             return _process_default[0]
     return None
+
+
+def _is_automatic(accountant):
+    return bool(_auto_default) and accountant is _auto_default[0]
 
 
 def default_accountant():

@@ -18,7 +18,8 @@ before a ``fork`` while an accountant the user created is alive. A peer must
 prove it knows a random 32-byte key (HMAC challenge) before anything it sends
 is unpickled; the key travels only inside pickled accountants. Each
 connection is served by a daemon thread; the listener closes when the last
-accountant it served is garbage-collected, and at exit.
+accountant it served (pickled, or alive at a ``fork``) is garbage-collected,
+and at exit.
 
 A worker whose owner has exited, or whose accountant was garbage-collected
 in the owner, gets :class:`~skdp.exceptions.AccountantCopyError`: nothing is
@@ -81,13 +82,22 @@ class _Service:
     def serve(self, accountant):
         """The reference a copy of ``accountant`` uses to reach it here."""
         with self.lock:
+            # counted first: a collection between binding and counting could
+            # finalize the last other served accountant and close the
+            # listener whose address this copy would then carry
+            self.keep_open_for(accountant)
             address = self.open()
             self.start()
+        return (address, self.authkey, accountant._token, self.pid)
+
+    def keep_open_for(self, accountant):
+        """Keep the listener open while ``accountant`` lives here (copies of
+        it, pickled or inherited by ``fork``, may spend through it)."""
+        with self.lock:
             if not getattr(accountant, "_served", False):
                 accountant._served = True
                 self.served += 1
                 weakref.finalize(accountant, self._one_fewer)
-        return (address, self.authkey, accountant._token, self.pid)
 
     def _one_fewer(self):
         if os.getpid() != self.pid:  # a forked child: not ours to close
@@ -277,23 +287,36 @@ def _request(ref, operation, *args):
     if address is None:
         raise AccountantCopyError(_unserved_message(pid, authkey))
     with _clients_lock:
-        conn = _clients.get(address)
+        conn, sent = _clients.get(address), False
         try:
             if conn is None:
                 conn = connection.Client(address, authkey=authkey)
                 _clients[address] = conn
             conn.send((token, operation, args))
+            sent = True
             if not conn.poll(REPLY_TIMEOUT):
                 raise TimeoutError(f"no reply within {REPLY_TIMEOUT:g} s")
             status, value = conn.recv()
         except (OSError, EOFError, AuthenticationError) as exc:
-            _clients.pop(address, None)
-            if conn is not None:
-                conn.close()
-            raise AccountantCopyError(_unreachable_message(pid, exc)) from exc
+            _drop(address, conn)
+            message = _unreachable_message(pid, exc, sent)
+            raise AccountantCopyError(message) from exc
+        except BaseException:
+            # interrupted between send and reply (KeyboardInterrupt, a reply
+            # that does not unpickle): the connection is out of step, and the
+            # next request on it would read this one's reply (a refused spend
+            # answered "ok" with another spend's entries)
+            _drop(address, conn)
+            raise
     if status == "error":
         raise value
     return value
+
+
+def _drop(address, conn):
+    _clients.pop(address, None)
+    if conn is not None:
+        conn.close()
 
 
 def _gone_message(pid):
@@ -307,16 +330,24 @@ def _gone_message(pid):
     )
 
 
-def _unreachable_message(pid, exc):
+def _unreachable_message(pid, exc, sent):
+    outcome = (
+        "Nothing was released; the request had been sent, so the owner may "
+        "have recorded it (the ledger errs on the safe side)."
+        if sent
+        else "Nothing was charged."
+    )
     return (
         "This BudgetAccountant is a copy of an accountant with an in-memory "
         f"ledger in process {pid}, and that process cannot be reached "
         f"({type(exc).__name__}: {exc}): it has exited, or the accountant was "
-        "garbage-collected there. Nothing was released; a spend sent just "
-        "before the connection broke may have been recorded in the owner's "
-        "ledger. Keep the owner running (and the accountant referenced) "
-        "while workers spend, or share the budget through a file with "
-        "BudgetAccountant(..., ledger='budget.sqlite')."
+        f"garbage-collected there. {outcome} Keep the owner running (and the "
+        "accountant referenced) while workers spend, or share the budget "
+        "through a file with BudgetAccountant(..., ledger='budget.sqlite'). "
+        "A model saved with pickle or joblib and loaded in a later session "
+        "carries the accountant of the session that saved it: give it one of "
+        "this session, est.set_params(accountant=BudgetAccountant(...)), or "
+        "fit it inside a 'with BudgetAccountant(...):' block."
     )
 
 
@@ -336,8 +367,11 @@ def _unserved_message(pid, why):
 
 
 def _before_fork():
-    """Bind the listener if a child may inherit an accountant the user made."""
+    """Bind the listener if a child may inherit an accountant the user made,
+    and keep it open while any of those lives (not only those pickled)."""
     if _service.pid == os.getpid() and len(_service.at_fork):
+        for accountant in list(_service.at_fork):  # counted first, as in serve
+            _service.keep_open_for(accountant)
         try:
             _service.open()
         except OSError:

@@ -1,8 +1,11 @@
 """Private scorers: a private metric with its budget, called on a model."""
 
+import os
+
 import numpy as np
 from sklearn.utils.validation import _num_samples
 
+from skdp.accounting._accountant import _explicit_default, default_accountant
 from skdp.mechanisms._additive import additive_cost
 from skdp.metrics import _classification, _log_loss, _ranking, _regression
 from skdp.metrics._scorer_rows import (
@@ -88,9 +91,11 @@ class PrivateScorer:
     """A private metric and its budget, called as ``scorer(model, X, y)``.
 
     Made by :func:`make_private_scorer`. Each call is one release charged to
-    the accountant (``accountant=None``: the default accountant in effect),
-    so it can stand where scikit-learn takes ``scoring=``; its :attr:`cost`
-    is known before any data is read, for planning
+    the accountant (``accountant=None``: the default accountant in effect;
+    in a worker process of a search with ``n_jobs``, the one in effect where
+    the scorer was sent from, as for estimators), so it can stand where
+    scikit-learn takes ``scoring=``; its :attr:`cost` is known before any
+    data is read, for planning
     (:func:`skdp.model_selection.cross_validate` charges it once for all
     its disjoint test folds).
 
@@ -322,10 +327,28 @@ class PrivateScorer:
             predictions,
             epsilon=self.epsilon,
             delta=self.delta,
-            accountant=accountant,
+            accountant=self._accountant(accountant),
             random_state=random_state,
             **kwargs,
         )
+
+    def _accountant(self, accountant):
+        """The accountant a call charges: the one given; else one put in
+        effect in this process; else, in another process (a worker of a
+        search with ``n_jobs``), the default in effect where the scorer was
+        pickled, as estimators carry it; else the default here (``None``)."""
+        if accountant is not None or _explicit_default() is not None:
+            return accountant
+        carried = self.__dict__.get("_carried_accountant")
+        if carried is not None and carried[1] != os.getpid():
+            return carried[0]
+        return None
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        if "_carried_accountant" not in state:
+            state["_carried_accountant"] = (default_accountant(), os.getpid())
+        return state
 
     def __call__(self, estimator, X, y, *, accountant=None, random_state=None):
         """``sign * value`` of :meth:`evaluate`: scikit-learn's scorer form."""

@@ -5,7 +5,8 @@ A ``GridSearchCV``, ``RandomizedSearchCV`` or ``cross_validate`` does not
 know about privacy budgets: left alone it spends until the budget runs out
 and leaves the user with no model. The first fit that charges an accountant
 inside one of them therefore checks the *whole plan* first (every candidate
-on every split, plus the refit: :func:`~skdp.model_selection.fit_cost`)
+on every split, plus the refit: :func:`~skdp.model_selection.fit_cost`; and
+the releases of private scorers that charge the same accountant)
 against what the accountant has left, and refuses when it does not fit, so
 a search that cannot finish is refused before any fit is charged. The
 decision reads public quantities only: the search's parameters and the
@@ -24,6 +25,7 @@ they are the parent's to plan, and are ignored there.
 """
 
 import functools
+import gc
 import inspect
 import os
 import sys
@@ -51,6 +53,8 @@ class _Run(NamedTuple):
     cv: object
     marker: object  # identifies this call: a new object per call
     started: bool  # some of its fits have returned already
+    scoring: object = None  # scikit-learn's scoring= (private scorers charge)
+    train_scores: bool = False  # return_train_score: each split scored twice
 
 
 @functools.cache
@@ -100,6 +104,8 @@ def _runs_on(frame):
                     search.cv,
                     frame.f_locals.get("parallel"),
                     bool(frame.f_locals.get("all_out", True)),
+                    search.scoring,
+                    bool(search.return_train_score),
                 )
             )
         elif kind == "cross_validate":
@@ -112,10 +118,30 @@ def _runs_on(frame):
                     local.get("cv"),
                     local.get("parallel"),
                     False,  # returns once, when all its fits are done
+                    local.get("scoring"),
+                    bool(local.get("return_train_score", False)),
                 )
             )
         frame = frame.f_back
     return runs
+
+
+def _frames_of_all_threads():
+    """``sys._current_frames()`` with the cyclic collector paused.
+
+    CPython 3.11 holds the runtime's thread-list lock while it creates the
+    frame objects; a collection triggered there that frees a
+    ``threading.local`` (each :class:`~skdp.BudgetAccountant` holds one)
+    takes the same lock again, and the process hangs (seen in the test
+    suite: a refused fit, an accountant in a reference cycle).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return sys._current_frames()
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def running_searches():
@@ -129,7 +155,7 @@ def running_searches():
     if runs:
         return runs
     me = threading.get_ident()
-    for ident, frame in sys._current_frames().items():
+    for ident, frame in _frames_of_all_threads().items():
         if ident != me:
             runs.extend(_runs_on(frame))
     return runs
@@ -161,9 +187,39 @@ def _charges(estimator, accountant):
     return all((default if value is None else value) is accountant for value in found)
 
 
-def _plan(run):
+def _private_scorers(scoring):
+    """The private scorers among scikit-learn's ``scoring=`` (one, or the
+    values of a dict, or a list)."""
+    from skdp.metrics._scorer import PrivateScorer
+
+    if isinstance(scoring, dict):
+        scoring = list(scoring.values())
+    elif not isinstance(scoring, (list, tuple)):
+        scoring = [scoring]
+    return [s for s in scoring if isinstance(s, PrivateScorer)]
+
+
+def _scoring_plan(run, n_scored, accountant):
+    """``(costs, " + s private scores")``: the releases of the run's private
+    scorers that charge ``accountant``: each scores every fit of a split (on
+    its test rows, and on its training rows with ``return_train_score``)."""
+    from skdp.accounting._accountant import _explicit_default, default_accountant
+
+    scorers = _private_scorers(run.scoring)
+    if not scorers or accountant is None:
+        return [], ""
+    default = _explicit_default() or default_accountant()  # theirs: None
+    if default is not accountant:
+        return [], ""
+    n_scores = n_scored * (1 + run.train_scores) * len(scorers)
+    costs = [scorer.cost for scorer in scorers] * (n_scored * (1 + run.train_scores))
+    return costs, f" + {n_scores} private scores"
+
+
+def _plan(run, accountant=None):
     """``(cost, "n candidates × k splits + 1 refit = m fits")`` of a run, from
-    its public parameters; ``None`` when they do not tell."""
+    its public parameters; ``None`` when they do not tell. The releases of
+    private scorers that charge ``accountant`` are part of the plan."""
     from sklearn.model_selection import (
         GridSearchCV,
         ParameterGrid,
@@ -178,7 +234,9 @@ def _plan(run):
         n_splits = check_cv(run.cv).get_n_splits()
         if run.search is None:
             cost = fit_cost(run.estimator)
-            return sum_costs([cost] * n_splits), f"{n_splits} splits = {n_splits} fits"
+            scores, said = _scoring_plan(run, n_splits, accountant)
+            what = f"{n_splits} splits = {n_splits} fits{said}"
+            return sum_costs([cost] * n_splits + scores), what
         search = run.search
         if isinstance(search, GridSearchCV):
             n_candidates = len(ParameterGrid(search.param_grid))
@@ -195,12 +253,14 @@ def _plan(run):
         else:
             return None
         cost = fit_cost(search)  # refuses a RandomizedSearchCV without a seed
+        scores, said = _scoring_plan(run, n_candidates * n_splits, accountant)
+        cost = sum_costs([cost, *scores])
     except Exception:  # the plan is not known before the data: no early check
         return None
     refit = search.refit is not False
     n_fits = n_candidates * n_splits + refit
     what = f"{n_candidates} candidates × {n_splits} splits"
-    return cost, what + (" + 1 refit" if refit else "") + f" = {n_fits} fits"
+    return cost, what + (" + 1 refit" if refit else "") + f" = {n_fits} fits{said}"
 
 
 def check_search_plan(accountant):
@@ -226,7 +286,7 @@ def check_search_plan(accountant):
             continue
         if not _charges(run.estimator, accountant):
             continue
-        plan = _plan(run)
+        plan = _plan(run, accountant)
         if plan is not None:
             cost, what = plan
             try:
@@ -281,7 +341,7 @@ def search_refusal_hint(accountant=None):
     if not runs:
         return ""
     run = runs[0]
-    plan = _plan(run)
+    plan = _plan(run, accountant)
     if plan is None and run.search is None:
         whole = "cross_validate fits the estimator once on every split"
     elif plan is None:
