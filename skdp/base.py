@@ -16,6 +16,7 @@ from skdp.accounting._accountant import (
     check_accountant,
     default_accountant,
 )
+from skdp.accounting._channel import carried_here
 from skdp.accounting._cost import PrivacyCost
 from skdp.exceptions import BudgetExceededError
 from skdp.utils._search_hint import check_search_plan, search_refusal_hint
@@ -102,7 +103,9 @@ class PrivateEstimatorMixin:
     there, ``fit`` uses that carried copy: a SQLite ledger is shared, and an
     in-memory one spends through the parent process that owns it. A worker
     therefore never charges a private, throw-away default while the parent's
-    ledger shows nothing.
+    ledger shows nothing. Only a process the owner started (a pool's worker,
+    or a worker's worker) uses the carried copy: a model saved with pickle
+    or joblib and loaded in a later session takes that session's default.
 
     **Inside scikit-learn's searches.** Before the first charge of a
     ``GridSearchCV``, ``RandomizedSearchCV`` or ``cross_validate`` call,
@@ -151,7 +154,7 @@ class PrivateEstimatorMixin:
         if explicit is not None:
             return explicit
         carried = getattr(self, "_skdp_carried_accountant", None)
-        if carried is not None and carried[1] != os.getpid():
+        if carried is not None and carried_here(carried[1]):
             return carried[0]
         return default_accountant()
 

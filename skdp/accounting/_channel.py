@@ -36,7 +36,14 @@ from multiprocessing import AuthenticationError, connection
 
 from skdp.exceptions import AccountantCopyError
 
-__all__ = ["RemoteLedger", "is_remote", "original_in_this_process", "register"]
+__all__ = [
+    "RemoteLedger",
+    "carried_here",
+    "descends_from",
+    "is_remote",
+    "original_in_this_process",
+    "register",
+]
 
 #: Seconds a worker waits for its owner's reply before it gives up (and
 #: refuses: the spend may have been recorded, nothing is released).
@@ -205,6 +212,43 @@ _OPERATIONS = {
 _service = _Service()
 
 
+def _parent_of(pid):
+    """The parent of ``pid`` from ``/proc`` (Linux), else None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+        return int(stat[stat.rindex(b")") + 2 :].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def descends_from(pid, depth=8):
+    """Whether this process was started by ``pid`` or by one of its children.
+
+    Workers of joblib, multiprocessing and concurrent.futures are started by
+    the process that dispatches to them (nested pools by a worker). A later
+    session that loads a saved model is not: there the model's
+    ``accountant=None`` means that session's default, not the one carried
+    from the process that saved it. Where ``/proc`` is missing only the
+    direct parent is checked.
+    """
+    current = os.getppid()
+    for _ in range(depth):
+        if current == pid:
+            return True
+        if current is None or current <= 1:
+            return False
+        current = _parent_of(current)
+    return False
+
+
+def carried_here(owner_pid):
+    """Whether a default carried from process ``owner_pid`` applies here:
+    in a worker it started (directly or through a pool's worker), not in
+    the owner itself nor in an unrelated later session."""
+    return owner_pid != os.getpid() and descends_from(owner_pid)
+
+
 def register(accountant, *, at_fork=True):
     """Give an accountant with an in-memory ledger its token in this process.
 
@@ -345,9 +389,9 @@ def _unreachable_message(pid, exc, sent):
         "accountant referenced) while workers spend, or share the budget "
         "through a file with BudgetAccountant(..., ledger='budget.sqlite'). "
         "A model saved with pickle or joblib and loaded in a later session "
-        "carries the accountant of the session that saved it: give it one of "
-        "this session, est.set_params(accountant=BudgetAccountant(...)), or "
-        "fit it inside a 'with BudgetAccountant(...):' block."
+        "keeps the accountant it was given in the session that saved it: give "
+        "it one of this session, est.set_params(accountant=BudgetAccountant(...)) "
+        "(with accountant=None it takes this session's default)."
     )
 
 

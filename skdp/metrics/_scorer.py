@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.utils.validation import _num_samples
 
 from skdp.accounting._accountant import _explicit_default, default_accountant
+from skdp.accounting._channel import carried_here
 from skdp.mechanisms._additive import additive_cost
 from skdp.metrics import _classification, _log_loss, _ranking, _regression
 from skdp.metrics._scorer_rows import (
@@ -340,7 +341,7 @@ class PrivateScorer:
         if accountant is not None or _explicit_default() is not None:
             return accountant
         carried = self.__dict__.get("_carried_accountant")
-        if carried is not None and carried[1] != os.getpid():
+        if carried is not None and carried_here(carried[1]):
             return carried[0]
         return None
 
