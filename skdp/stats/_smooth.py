@@ -20,8 +20,8 @@ from skdp.mechanisms import check_random_source
 from skdp.mechanisms._grid import floor_log2
 from skdp.mechanisms._smooth_noise import lattice_release
 from skdp.preprocessing._affine import AffineTransformMixin
-from skdp.preprocessing._ptr import lower_medians
 from skdp.sensitivity import median_smooth_sensitivity
+from skdp.stats._ptr import lower_medians
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = [
@@ -57,7 +57,7 @@ def laplace_log_term(eps_feature, delta_feature):
 
     Examples
     --------
-    >>> from skdp.preprocessing._smooth import laplace_log_term
+    >>> from skdp.stats._smooth import laplace_log_term
     >>> round(laplace_log_term(1.0, 2e-6), 3), round(laplace_log_term(8.0, 2e-6), 3)
     (13.816, 15.816)
     """
@@ -450,7 +450,7 @@ class SmoothSensitivityMedian(
     --------
     >>> import numpy as np
     >>> from skdp import BudgetAccountant
-    >>> from skdp.preprocessing._smooth import SmoothSensitivityMedian
+    >>> from skdp.stats._smooth import SmoothSensitivityMedian
     >>> X = np.random.default_rng(0).normal(50, 10, size=(10_000, 1))
     >>> acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
     >>> ssm = SmoothSensitivityMedian(1.0, 1e-6, bounds=(0, 100), accountant=acc,

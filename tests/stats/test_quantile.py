@@ -15,14 +15,6 @@ from skdp.mechanisms._quantile_sampling import (
     sample_log_weights,
     uniform_grid_points,
 )
-from skdp.preprocessing import _quantile as quantile_module
-from skdp.preprocessing import _quantile_release as release_module
-from skdp.preprocessing._quantile import (
-    PrivateQuantile,
-    exponential_release,
-    permute_and_flip_release,
-    sorted_clipped_column,
-)
 from skdp.sensitivity._quantile import (
     candidate_cell_counts,
     candidate_rank_scores,
@@ -32,6 +24,14 @@ from skdp.sensitivity._quantile_grid import (
     RelativeGrid,
     grid_score_classes,
     quantile_grid_exponent,
+)
+from skdp.stats import _quantile as quantile_module
+from skdp.stats import _quantile_release as release_module
+from skdp.stats._quantile import (
+    PrivateQuantile,
+    exponential_release,
+    permute_and_flip_release,
+    sorted_clipped_column,
 )
 
 ALPHA = 1e-6
