@@ -31,7 +31,7 @@ from skdp.stats._ptr import (
     ptr_release,
 )
 from skdp.stats._quantile_joint import joint_release
-from skdp.stats._smooth import smooth_medians, smooth_plan, total_epsilon
+from skdp.stats._smooth_release import smooth_medians, smooth_plan, total_epsilon
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = ["PrivateRobustScaler"]
