@@ -30,6 +30,7 @@ from skdp.preprocessing import (
     DPClipper,
     IQRScale,
     PrivateHistogram,
+    PrivateJointHistogram,
     PrivateKBinsDiscretizer,
     PrivateMean,
     PrivateMinMaxScaler,
@@ -111,6 +112,10 @@ def _cases():
         ),
         "PrivateHistogram": (
             lambda: PrivateHistogram(bins=8, bounds=BOUNDS, random_state=0),
+            fit_only,
+        ),
+        "PrivateJointHistogram": (
+            lambda: PrivateJointHistogram(bins=4, bounds=BOUNDS, random_state=0),
             fit_only,
         ),
         "PrivateKBinsDiscretizer": (
@@ -253,6 +258,7 @@ RECORDED = {
     "NoisyMaxSearchCV_holdout": "afc94564edda7591e4942f64a2d3faf9",
     "PTRMedian": "d4d6fc6795d7a16d162abc2a5e5b5946",
     "PrivateHistogram": "76abb98535b7c24e501a35d3e5b9677a",
+    "PrivateJointHistogram": "33f4bf8b98bb974e84fd6c2664046045",  # on 1dc5496
     "PrivateKBinsDiscretizer": "98eaedb545a3d1903002254b6be25e77",
     "PrivateLinearRegression": "5e3d0203a35ccd0d71246c607f4d61ba",
     "PrivateLogisticRegression": "4abc7b570bed6f963933cc0589d2a6b6",
