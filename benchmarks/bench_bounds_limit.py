@@ -33,9 +33,9 @@ import time
 
 import numpy as np
 
-from skdp.preprocessing._mean_release import mean_statistic
-from skdp.preprocessing._svt_search import bounds_layouts, plan_svt_bounds
 from skdp.sensitivity._soft_counts import tally_columns
+from skdp.stats._mean_release import mean_statistic
+from skdp.stats._svt_search import bounds_layouts, plan_svt_bounds
 from skdp.utils._validation import check_finite_columns
 
 try:

@@ -38,9 +38,9 @@ from _summary import record, verdict, write
 
 from skdp import BudgetAccountant
 from skdp.preprocessing import PrivateMean
-from skdp.preprocessing import _mean as mean_module
-from skdp.preprocessing import _svt_clip as search_module
-from skdp.preprocessing._svt_search import svt_bounds_statistic
+from skdp.stats import _mean as mean_module
+from skdp.stats import _svt_clip as search_module
+from skdp.stats._svt_search import svt_bounds_statistic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _sorted_soft_counts import sorted_run_svt_bounds

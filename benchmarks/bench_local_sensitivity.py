@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 from _summary import record, verdict, write
 
-from skdp.preprocessing._iqr import IQRScale
-from skdp.preprocessing._ptr import PTRMedian, PTRRefusedWarning
-from skdp.preprocessing._quantile import PrivateQuantile
-from skdp.preprocessing._smooth import SmoothSensitivityMedian
+from skdp.stats._iqr import IQRScale
+from skdp.stats._ptr import PTRMedian, PTRRefusedWarning
+from skdp.stats._quantile import PrivateQuantile
+from skdp.stats._smooth import SmoothSensitivityMedian
 
 DELTA = 1e-6
 ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv.gz"

@@ -37,7 +37,7 @@ from _summary import record, verdict, write
 
 from skdp import BudgetAccountant, SVTClipSelector
 from skdp.preprocessing import PrivateMean
-from skdp.preprocessing._quantile import PrivateQuantile
+from skdp.stats._quantile import PrivateQuantile
 
 GRID = np.geomspace(1e-3, 1e6, 10_000)
 

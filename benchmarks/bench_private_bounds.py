@@ -49,12 +49,12 @@ from _summary import record, verdict, write
 from skdp import BudgetAccountant
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing import PrivateMean
-from skdp.preprocessing._mean import (
+from skdp.stats._mean import (
     MeanRelease,
     mean_from_release,
     noisy_count_and_sums,
 )
-from skdp.preprocessing._quantile import PrivateQuantile
+from skdp.stats._quantile import PrivateQuantile
 
 ROOT = Path(__file__).resolve().parent
 ADULT = ROOT.parent.parent / "shared" / "data" / "adult.csv.gz"

@@ -20,7 +20,7 @@ import time
 import numpy as np
 from _summary import record, verdict, write
 
-from skdp.preprocessing._quantile import PrivateQuantile
+from skdp.stats._quantile import PrivateQuantile
 
 
 def median_time(func, repeat):

@@ -54,7 +54,7 @@ from threadpoolctl import threadpool_limits
 
 from skdp import BudgetAccountant
 from skdp.accounting import BudgetAccountant as ScratchAccountant
-from skdp.model_selection import NoisyMaxSearchCV, _search
+from skdp.model_selection import NoisyMaxSearchCV, _search_selection
 from skdp.model_selection._cost import route_accountant
 
 C_GRID = [1e-3, 1e-2, 0.1, 1.0, 10.0]
@@ -123,12 +123,12 @@ def noisy_max_search(X, y, n_jobs, **params):
 
 
 def before_search(X, y, n_jobs):
-    current = _search.block_votes
-    _search.block_votes = _before_block_votes
+    current = _search_selection.block_votes
+    _search_selection.block_votes = _before_block_votes
     try:
         return noisy_max_search(X, y, n_jobs, cv=3)
     finally:
-        _search.block_votes = current
+        _search_selection.block_votes = current
 
 
 DEFAULT_CV = NoisyMaxSearchCV(None, {}).cv

@@ -21,7 +21,7 @@ import numpy as np
 import skdp
 from skdp.audit import audit_mechanism
 from skdp.audit._float_events import estimate_lattice, lattice_member
-from skdp.preprocessing._smooth import SmoothSensitivityMedian
+from skdp.stats._smooth import SmoothSensitivityMedian
 
 
 def lattice_attack(n_fits=3000):

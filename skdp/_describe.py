@@ -24,19 +24,19 @@ from skdp.accounting import default_accountant
 from skdp.accounting._accountant import check_accountant
 from skdp.accounting._composition import exact, split_budget
 from skdp.mechanisms import check_random_source
-from skdp.preprocessing._mean_release import (
+from skdp.sensitivity._quantile import candidate_cell_counts
+from skdp.stats._mean_release import (
     mean_from_release,
     mean_statistic,
     plan_mean_release,
     release_count_and_sums,
 )
-from skdp.preprocessing._quantile_release import (
+from skdp.stats._quantile_release import (
     candidate_grid,
     check_quantile_levels,
     permute_and_flip_release,
 )
-from skdp.preprocessing._svt_search import plan_svt_bounds, run_svt_bounds
-from skdp.sensitivity._quantile import candidate_cell_counts
+from skdp.stats._svt_search import plan_svt_bounds, run_svt_bounds
 from skdp.utils._validation import check_bounds, check_epsilon
 
 __all__ = ["describe", "read_numeric_csv", "tail_share"]

@@ -9,12 +9,12 @@ search on the sorted column, lower search on the reversed negation).
 import numpy as np
 
 from skdp.mechanisms import laplace_mechanism
-from skdp.preprocessing._svt_search import (
+from skdp.sensitivity._soft_counts import SOFT_COUNT_BITS
+from skdp.stats._svt_search import (
     SVTBoundsRelease,
     _searched_sides,
     _svt_upper_bound,
 )
-from skdp.sensitivity._soft_counts import SOFT_COUNT_BITS
 
 _HALF_MAX = np.finfo(np.float64).max / 4
 

@@ -339,6 +339,7 @@ PUBLIC_MODULES = [
     "skdp.model_selection",
     "skdp.preprocessing",
     "skdp.sensitivity",
+    "skdp.stats",
     "skdp.utils",
 ]
 

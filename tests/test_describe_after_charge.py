@@ -13,7 +13,7 @@ import pytest
 
 from skdp import BudgetAccountant, PrivateQuantile
 from skdp._describe import describe
-from skdp.preprocessing._quantile_release import candidate_grid
+from skdp.stats._quantile_release import candidate_grid
 
 BIG = np.finfo(np.float64).max
 

@@ -43,6 +43,7 @@ SUBMODULES = [
     "skdp.pipeline",
     "skdp.preprocessing",
     "skdp.sensitivity",
+    "skdp.stats",
     "skdp.tools",
 ]
 

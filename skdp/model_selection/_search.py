@@ -1,51 +1,27 @@
 """Private model selection by report-noisy-max: ``NoisyMaxSearchCV``."""
 
-from collections.abc import Iterator
 from numbers import Integral, Real
 
-import numpy as np
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
-from sklearn.metrics import check_scoring
-from sklearn.model_selection import ParameterGrid, check_cv
-from sklearn.utils import _safe_indexing, get_tags
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
+from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import (
-    _num_samples,
-    indexable,
-)
-from threadpoolctl import threadpool_limits
+from sklearn.utils.validation import indexable
 
-from skdp.accounting import PrivacyCost
-from skdp.accounting._composition import TIGHT_COMPOSITIONS
 from skdp.base import PrivateEstimatorMixin
-from skdp.ensemble._blocks import _block_indices, _block_labels
 from skdp.mechanisms import check_random_source
-from skdp.metrics._scorer import selection_scoring
 from skdp.model_selection._cost import (
     check_fit_inputs,
-    check_private_model,
-    fit_cost,
-    largest_cost,
     route_accountant,
     sum_costs,
 )
 from skdp.model_selection._holdout import (
-    _HOLDOUT_SCORINGS,
     _fit_prepaid,
-    _holdout_split,
-    _timed_fit_on_part,
     check_fits_on_zero_rows,
     check_holdout_targets,
-    holdout_row_scores,
-    holdout_total,
-    select_by_holdout_scores,
 )
-from skdp.model_selection._search_common import (
-    BestEstimatorMixin,
-    check_search_rows,
-    seed_if_reproducible,
-)
+from skdp.model_selection._search_common import BestEstimatorMixin
+from skdp.model_selection._search_plan import SearchPlanMixin
+from skdp.model_selection._search_selection import SearchSelectionMixin
 from skdp.model_selection._subsample import (  # noqa: F401 (re-exported)
     _ABSTAIN,
     _block_vote,
@@ -54,17 +30,18 @@ from skdp.model_selection._subsample import (  # noqa: F401 (re-exported)
     select_by_votes,
     vote_histogram,
 )
-from skdp.utils._progress import Progress, format_params, plural
-from skdp.utils._validation import check_epsilon
-from skdp.utils._warnings import silenced
+from skdp.utils._progress import Progress, format_params
 
 __all__ = ["NoisyMaxSearchCV"]
 
-_MAX_SEED = 2**31 - 1
-
 
 class NoisyMaxSearchCV(
-    BestEstimatorMixin, PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator
+    SearchPlanMixin,
+    SearchSelectionMixin,
+    BestEstimatorMixin,
+    PrivateEstimatorMixin,
+    MetaEstimatorMixin,
+    BaseEstimator,
 ):
     """Choose hyper-parameters privately, by report-noisy-max.
 
@@ -399,112 +376,6 @@ class NoisyMaxSearchCV(
         tags.non_deterministic = True
         return tags
 
-    # -- public plan: everything decided before the data is read -----------
-    def _candidate_params(self):
-        grid = list(ParameterGrid(self.param_grid))
-        if not grid or grid == [{}]:
-            raise ValueError("param_grid is empty: there is nothing to select.")
-        return grid
-
-    def _candidates(self, grid):
-        """Unfitted candidates; bad parameter names raise here, before a charge."""
-        return [clone(self.estimator).set_params(**params) for params in grid]
-
-    def _refit_models(self, grid):
-        if self.refit is False:
-            return None
-        if self.refit is True:
-            models = self._candidates(grid)
-        else:
-            models = [self.refit(dict(params)) for params in grid]
-        for model in models:
-            try:
-                check_private_model(model)
-            except ValueError as exc:
-                raise ValueError(
-                    "refit fits the chosen configuration on all the rows, so it "
-                    f"must be private: {exc} Pass refit=False to release "
-                    "best_params_ only, or refit=callable(params) returning a "
-                    "private estimator."
-                ) from exc
-        return models
-
-    def _holdout_scoring(self):
-        kind = get_tags(self.estimator).estimator_type
-        scoring = selection_scoring(self.scoring, "holdout")
-        if scoring is None:
-            scoring = "accuracy" if kind == "classifier" else None
-        if scoring not in _HOLDOUT_SCORINGS:
-            raise ValueError(
-                f"method='holdout' needs a score with bounded sensitivity; "
-                f"scoring={self.scoring!r} has none. Use 'accuracy' (classifiers) "
-                "or 'neg_absolute_error' / 'neg_squared_error' with loss_bound."
-            )
-        if scoring == "accuracy" and kind != "classifier":
-            raise ValueError("scoring='accuracy' needs a classifier.")
-        if scoring != "accuracy" and self.loss_bound is None:
-            raise ValueError(
-                f"scoring={scoring!r} needs a public loss_bound: per-row losses "
-                "are clipped to [0, loss_bound], the score's sensitivity."
-            )
-        return scoring, 1.0 if scoring == "accuracy" else float(self.loss_bound)
-
-    def _plan(self, n_features):
-        """Validate everything public and compute the ledger items."""
-        grid = self._candidate_params()
-        candidates = self._candidates(grid)
-        refits = self._refit_models(grid)
-        eps = check_epsilon(self.epsilon)
-        plan = {"grid": grid, "candidates": candidates, "refits": refits}
-        if self.method == "subsample":
-            # no check of n_blocks against the row count, which is private:
-            # a block without rows (or whose fits fail) abstains
-            check_scoring(self.estimator, selection_scoring(self.scoring, "subsample"))
-            if isinstance(self.cv, bool):
-                raise ValueError(f"cv must be an integer or a splitter, not {self.cv}.")
-            if isinstance(self.cv, Iterator):  # every block needs the splits
-                raise ValueError(
-                    "cv is a one-pass iterator of splits, which one use would "
-                    "exhaust for every block: pass a list of splits or a splitter. "
-                    "Nothing was charged."
-                )
-            selection = PrivacyCost(eps, mechanism="permute_and_flip")
-            items = [("vote selection (permute-and-flip)", selection)]
-        else:
-            for candidate in candidates:
-                check_private_model(candidate)
-            plan["scoring"], plan["sensitivity"] = self._holdout_scoring()
-            plan["costs"] = [fit_cost(c, n_features) for c in candidates]
-            items = self._holdout_items(sum_costs(plan["costs"]), eps)
-        if refits is not None:
-            plan["refit_cost"] = largest_cost([fit_cost(m, n_features) for m in refits])
-            items.append(
-                (
-                    "refit of the chosen candidate (largest candidate cost)",
-                    plan["refit_cost"],
-                )
-            )
-        return plan, items
-
-    def _holdout_items(self, training, epsilon):
-        """Ledger items of candidate training and holdout selection.
-
-        They use disjoint rows, so together they cost the larger of the two
-        (parallel composition), charged as one ``(max epsilon, delta)``
-        entry. An accountant with a tight composition (``"zcdp"``, ``"pld"``)
-        gains more from the releases' own profiles than it loses by adding
-        them up (sequential composition, also an upper bound), so it is
-        charged each training release and the selection instead.
-        """
-        if self._resolve_accountant().composition in TIGHT_COMPOSITIONS:
-            selection = PrivacyCost(epsilon, mechanism="permute_and_flip")
-            return [
-                ("candidate training (parts)", training),
-                ("holdout selection (permute-and-flip)", selection),
-            ]
-        cost = PrivacyCost(max(training.epsilon, epsilon), training.delta)
-        return [("candidate training || holdout selection (disjoint rows)", cost)]
-
     # -- fit -----------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
@@ -583,110 +454,3 @@ class NoisyMaxSearchCV(
             if hasattr(best, "classes_"):
                 self.classes_ = best.classes_
         return self
-
-    def _check_rows(self, X, y):
-        check_search_rows(self.estimator, X, y)
-
-    def _seed_if_reproducible(self, model, source):
-        return seed_if_reproducible(model, self.random_state, source)
-
-    def _plan_message(self, plan):
-        """The work ahead, from public parameters, in GridSearchCV's words."""
-        n = len(plan["grid"])
-        refit = "" if plan["refits"] is None else ", then 1 refit on all rows"
-        if self.method == "holdout":
-            return (
-                f"Fitting {plural(n, 'candidate')} on the training part (each row "
-                f"held out with probability {self.holdout_size:g}), totalling "
-                f"{plural(n, 'fit')}{refit}"
-            )
-        k = int(self.n_blocks)
-        try:
-            folds = 1 if is_one_split(self.cv) else check_cv(self.cv).get_n_splits()
-        except Exception:  # a splitter that needs the data to count
-            return (
-                f"Fitting cross-validation folds for each of {plural(n, 'candidate')}"
-                f" in each of {plural(k, 'block')}{refit}"
-            )
-        return (
-            f"Fitting {plural(folds, 'fold')} for each of {plural(n, 'candidate')} "
-            f"in each of {plural(k, 'block')}, totalling "
-            f"{plural(folds * n * k, 'fit')}{refit}"
-        )
-
-    def _parallel(self, calls):
-        # Threads by default (nothing to pickle); one BLAS thread per fit, as
-        # the fits are small and nested BLAS threads oversubscribe the cores.
-        verbose = self.verbose if self.verbose > 2 else 0
-        with threadpool_limits(limits=1, user_api="blas"):
-            return Parallel(n_jobs=self.n_jobs, verbose=verbose, prefer="threads")(
-                calls
-            )
-
-    def _select_subsample(self, X, y, plan, source, progress):
-        k = int(self.n_blocks)
-        blocks = _block_indices(_block_labels(_num_samples(X), k, source), k)
-        seeds = source.integers(_MAX_SEED, size=k)  # each block's own randomness
-        choices = block_votes(
-            plan["candidates"],
-            X,
-            y,
-            blocks,
-            cv=self.cv,
-            scoring=selection_scoring(self.scoring, "subsample"),
-            n_jobs=self.n_jobs,
-            progress=progress,
-            seeds=seeds,
-        )
-        votes = vote_histogram(choices, len(plan["candidates"]))
-        return select_by_votes(votes, self.epsilon, source)
-
-    def _select_holdout(self, X, y, plan, source, progress):
-        train, held = _holdout_split(_num_samples(X), self.holdout_size, source)
-        X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
-        X_held, y_held = _safe_indexing(X, held), _safe_indexing(y, held)
-        seeded = [
-            self._seed_if_reproducible(route_accountant(c, None), source)
-            for c in plan["candidates"]
-        ]
-        with silenced():
-            trained = self._fit_candidates_on_part(
-                seeded, plan, X_train, y_train, progress
-            )
-            totals = np.array(
-                [
-                    holdout_total(
-                        m,
-                        X_held,
-                        y_held,
-                        plan["scoring"],
-                        plan["sensitivity"],
-                        holdout_row_scores,  # this module's (a test patches it)
-                    )
-                    for m in trained
-                ]
-            )
-        # the totals are in units of the sensitivity (holdout_total)
-        best = select_by_holdout_scores(totals, self.epsilon, 1.0, source)
-        return best, trained[best]
-
-    def _fit_candidates_on_part(self, seeded, plan, X_train, y_train, progress):
-        n = len(seeded)
-        return self._parallel(
-            delayed(_timed_fit_on_part)(
-                progress,
-                f"candidate {i + 1}/{n} ({format_params(params)})",
-                candidate,
-                cost,
-                X_train,
-                y_train,
-            )
-            for i, (candidate, cost, params) in enumerate(
-                zip(seeded, plan["costs"], plan["grid"], strict=True)
-            )
-        )
-
-    def _fit_cost(self, n_features=None):
-        check_epsilon(self.epsilon)
-        _, items = self._plan(n_features)
-        return sum_costs([cost for _, cost in items])

@@ -1,8 +1,11 @@
-"""Private transformers: clipping, centring and scaling.
+"""Private transformers: clipping, centring, scaling, encoding and binning.
 
 Imported on first use (:mod:`skdp._lazy`): the estimators import
-scikit-learn, which the release functions that ``skdp describe`` uses
-(``_svt_search``, ``_mean_release``, ``_quantile_release``) do not need.
+scikit-learn, which the command line does not need.
+
+The descriptive statistics (means, quantiles, medians, IQR, histograms,
+the private bound search) live in ``skdp.stats``; their names stay
+importable from here, where they were first published.
 """
 
 from skdp._lazy import attach
@@ -13,16 +16,17 @@ __getattr__, __dir__, __all__ = attach(
         "skdp.preprocessing._clip": ["DPClipper"],
         "skdp.preprocessing._discretization": ["PrivateKBinsDiscretizer"],
         "skdp.preprocessing._encoders": ["PrivateOneHotEncoder"],
-        "skdp.preprocessing._histogram": ["PrivateHistogram"],
-        "skdp.preprocessing._iqr": ["IQRScale"],
-        "skdp.preprocessing._joint_histogram": ["PrivateJointHistogram"],
-        "skdp.preprocessing._mean": ["PrivateMean"],
         "skdp.preprocessing._minmax": ["PrivateMinMaxScaler"],
-        "skdp.preprocessing._ptr": ["PTRMedian"],
-        "skdp.preprocessing._quantile": ["PrivateQuantile"],
         "skdp.preprocessing._robust": ["PrivateRobustScaler"],
-        "skdp.preprocessing._smooth": ["SmoothSensitivityMedian"],
         "skdp.preprocessing._standard": ["PrivateStandardScaler"],
-        "skdp.preprocessing._svt_clip": ["SVTClipSelector"],
+        # Moved to skdp.stats; kept here for compatibility.
+        "skdp.stats._histogram": ["PrivateHistogram"],
+        "skdp.stats._iqr": ["IQRScale"],
+        "skdp.stats._joint_histogram": ["PrivateJointHistogram"],
+        "skdp.stats._mean": ["PrivateMean"],
+        "skdp.stats._ptr": ["PTRMedian"],
+        "skdp.stats._quantile": ["PrivateQuantile"],
+        "skdp.stats._smooth": ["SmoothSensitivityMedian"],
+        "skdp.stats._svt_clip": ["SVTClipSelector"],
     },
 )

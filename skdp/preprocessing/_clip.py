@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import NoiseDominatedWarning
-from skdp.preprocessing._svt_clip import SVTClipSelector
+from skdp.stats._svt_clip import SVTClipSelector
 from skdp.utils._dask import is_dask_collection, transform_rows, validate_rows
 from skdp.utils._validation import check_bounds, validate_private_data
 from skdp.utils._warnings import warn_at_caller
@@ -204,7 +204,7 @@ default=None
         self._adopt_bounds(selector.fit(X), selector.lower_, selector.upper_)
 
     def _fit_quantile(self, X):
-        from skdp.preprocessing._quantile import PrivateQuantile
+        from skdp.stats._quantile import PrivateQuantile
 
         levels = tuple(float(q) for q in self.quantiles)
         if len(levels) != 2 or not 0 <= levels[0] < levels[1] <= 1:

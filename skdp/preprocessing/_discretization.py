@@ -11,8 +11,8 @@ from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing._encoders import one_hot, one_hot_feature_names
-from skdp.preprocessing._quantile_joint import joint_release
 from skdp.sensitivity._moments import bin_indices
+from skdp.stats._quantile_joint import joint_release
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = ["PrivateKBinsDiscretizer"]

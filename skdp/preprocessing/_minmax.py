@@ -16,7 +16,7 @@ from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing._affine import affine_map, inverse_affine_map
-from skdp.preprocessing._mean import BoundsPlan
+from skdp.stats._mean import BoundsPlan
 from skdp.utils._dask import validate_rows
 from skdp.utils._validation import validate_private_data
 

@@ -15,13 +15,13 @@ from skdp.accounting._composition import budget_left
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing._affine import AffineTransformMixin
-from skdp.preprocessing._iqr import (
+from skdp.stats._iqr import (
     grid_parameters,
     iqr_parameters,
     iqr_release,
     iqr_statistics,
 )
-from skdp.preprocessing._ptr import (
+from skdp.stats._ptr import (
     check_proposals,
     check_release_range,
     handle_refusals,
@@ -30,8 +30,8 @@ from skdp.preprocessing._ptr import (
     ptr_parameters,
     ptr_release,
 )
-from skdp.preprocessing._quantile_joint import joint_release
-from skdp.preprocessing._smooth import smooth_medians, smooth_plan, total_epsilon
+from skdp.stats._quantile_joint import joint_release
+from skdp.stats._smooth_release import smooth_medians, smooth_plan, total_epsilon
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = ["PrivateRobustScaler"]

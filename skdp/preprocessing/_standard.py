@@ -22,14 +22,14 @@ from skdp.mechanisms._additive import (
     additive_release,
 )
 from skdp.preprocessing._affine import AffineTransformMixin
-from skdp.preprocessing._mean import (
+from skdp.sensitivity import centre_and_radius, exact_moment_sums, moments_from_sums
+from skdp.sensitivity._mean import per_feature_sensitivities
+from skdp.stats._mean import (
     BoundsPlan,
     check_mechanism_delta,
     ratio_interval,
     warn_if_noise_dominated,
 )
-from skdp.sensitivity import centre_and_radius, exact_moment_sums, moments_from_sums
-from skdp.sensitivity._mean import per_feature_sensitivities
 from skdp.utils._dask import row_statistic, validate_rows
 from skdp.utils._dask_xy import JOINED_CODES, feature_rows, xy_statistic
 from skdp.utils._sample_weight import check_row_weights, weights_of_kept_rows

@@ -5,8 +5,8 @@ from numbers import Integral
 
 import numpy as np
 
-from skdp.preprocessing._histogram import PrivateHistogram
-from skdp.preprocessing._joint_histogram import PrivateJointHistogram
+from skdp.stats._histogram import PrivateHistogram
+from skdp.stats._joint_histogram import PrivateJointHistogram
 from skdp.tools._arrays import mechanism_of
 
 __all__ = ["histogram", "histogram2d", "histogramdd"]

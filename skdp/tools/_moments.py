@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from skdp.preprocessing._mean import PrivateMean
 from skdp.preprocessing._standard import PrivateStandardScaler
 from skdp.sensitivity import centre_and_radius
+from skdp.stats._mean import PrivateMean
 from skdp.tools._arrays import as_rows, mechanism_of
 from skdp.utils._validation import check_bounds
 

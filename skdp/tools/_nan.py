@@ -15,14 +15,14 @@ import numpy as np
 
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._additive import additive_cost, additive_release_problem
-from skdp.preprocessing._mean_release import (
+from skdp.preprocessing._standard import release_moment_sums
+from skdp.sensitivity import centre_and_radius, moments_from_sums
+from skdp.stats._mean_release import (
     mean_from_release,
     mean_statistic,
     plan_mean_release,
     release_count_and_sums,
 )
-from skdp.preprocessing._standard import release_moment_sums
-from skdp.sensitivity import centre_and_radius, moments_from_sums
 from skdp.tools._arrays import as_rows, charge_function, equal_shares
 from skdp.utils._validation import check_delta, check_epsilon, check_required_bounds
 

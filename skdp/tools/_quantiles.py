@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from skdp.preprocessing._quantile import PrivateQuantile
+from skdp.stats._quantile import PrivateQuantile
 from skdp.tools._arrays import as_rows
 
 __all__ = ["median", "percentile", "quantile"]

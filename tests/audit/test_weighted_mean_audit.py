@@ -7,7 +7,7 @@ import pytest
 from skdp import BudgetAccountant
 from skdp.audit import assert_dp, audit_mechanism
 from skdp.preprocessing import PrivateMean
-from skdp.preprocessing import _mean as mean_module
+from skdp.stats import _mean as mean_module
 
 # four rows in [0, 1] at epsilon 1: every release is noise, by design
 pytestmark = pytest.mark.filterwarnings("ignore::skdp.exceptions.NoiseDominatedWarning")

@@ -14,13 +14,13 @@ from skdp.mechanisms._joint_quantile import (
     joint_quantile_blocks,
     joint_quantile_states,
 )
-from skdp.preprocessing._quantile_joint import joint_release
 from skdp.sensitivity._joint_quantile import (
     grid_rank_counts,
     joint_quantile_utility,
     rank_blocks,
     rank_states,
 )
+from skdp.stats._quantile_joint import joint_release
 
 DOMAIN = [0.0, 1.0, 1.0, 1.5, 2.0, 3.0, -7.0, 9.0]  # ties, between, outside
 

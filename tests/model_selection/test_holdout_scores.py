@@ -31,7 +31,7 @@ from sklearn.pipeline import make_pipeline
 from skdp import BudgetAccountant
 from skdp.base import PrivateEstimatorMixin
 from skdp.linear_model import PrivateLinearRegression, PrivateLogisticRegression
-from skdp.model_selection import NoisyMaxSearchCV, _search
+from skdp.model_selection import NoisyMaxSearchCV, _search_selection
 from skdp.model_selection._holdout import holdout_row_scores, holdout_total
 from skdp.preprocessing import PrivateOneHotEncoder
 
@@ -249,13 +249,13 @@ def test_a_search_scores_a_column_y_as_its_1d_y(monkeypatch):
     y = X @ np.array([0.8, -0.6]) + 0.05 * rng.normal(size=400)
     X[0] = 1e200  # one row with a huge x, held out or not
     totals = []
-    real = _search.holdout_total
+    real = _search_selection.holdout_total
 
     def recorded(*args):
         totals.append(real(*args))
         return totals[-1]
 
-    monkeypatch.setattr(_search, "holdout_total", recorded)
+    monkeypatch.setattr(_search_selection, "holdout_total", recorded)
     estimator = PrivateLinearRegression(data_norm=1.5, target_bounds=(-2, 2))
     for target in (y, y[:, None]):
         with warnings.catch_warnings():

@@ -24,7 +24,13 @@ from skdp.accounting import plan_epsilon
 from skdp.audit import assert_dp, audit_mechanism
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import _selection, check_random_source
-from skdp.model_selection import NoisyMaxSearchCV, _search, _subsample, fit_cost
+from skdp.model_selection import (
+    NoisyMaxSearchCV,
+    _search,
+    _search_selection,
+    _subsample,
+    fit_cost,
+)
 
 # small n_blocks on purpose (fast): the public noise-dominated warning is
 # tested in tests/ensemble/test_n_blocks_auto.py
@@ -487,12 +493,15 @@ def test_bruteforce_holdout_scores_are_monotone_and_bounded():
     X, y = np.zeros((6, 1)), rng.normal(size=6) * 3
     for scoring in ("neg_absolute_error", "neg_squared_error"):
         base = np.array(
-            [_search.holdout_row_scores(m, X, y, scoring, 1.5).sum() for m in models]
+            [
+                _search_selection.holdout_row_scores(m, X, y, scoring, 1.5).sum()
+                for m in models
+            ]
         )
         for y_new in (-10.0, -0.5, 0.0, 0.7, 3.0, 50.0):
             added = np.array(
                 [
-                    _search.holdout_row_scores(
+                    _search_selection.holdout_row_scores(
                         m, np.zeros((7, 1)), np.append(y, y_new), scoring, 1.5
                     ).sum()
                     for m in models
@@ -534,7 +543,7 @@ def release_holdout(totals, seed, n_runs):
     source = check_random_source(seed)
     return np.array(
         [
-            _search.select_by_holdout_scores(totals, EPS, 1.0, source)
+            _search_selection.select_by_holdout_scores(totals, EPS, 1.0, source)
             for _ in range(n_runs)
         ]
     )
@@ -545,12 +554,12 @@ def test_audit_holdout_selection_passes():
 
 
 def test_audit_catches_holdout_scale_halved(monkeypatch):
-    original = _search.select_by_holdout_scores
+    original = _search_selection.select_by_holdout_scores
 
     def halved(totals, epsilon, sensitivity, random_state):
         return original(totals, 2 * epsilon, sensitivity, random_state)
 
-    monkeypatch.setattr(_search, "select_by_holdout_scores", halved)
+    monkeypatch.setattr(_search_selection, "select_by_holdout_scores", halved)
     mutant = audit_mechanism(release_holdout, H0, H1, **FAST)
     assert mutant.epsilon_lower_bound > 1.3 * EPS
 

@@ -13,7 +13,11 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from skdp import BudgetAccountant, SampleAggregateEstimator
-from skdp.model_selection import NoisyMaxSearchCV, _search, privacy_utility_curve
+from skdp.model_selection import (
+    NoisyMaxSearchCV,
+    _search_selection,
+    privacy_utility_curve,
+)
 
 TIME = r"total time=\d+\.\ds"
 SEARCH_LINES = [
@@ -103,7 +107,7 @@ def test_holdout_progress_prints_no_score(data, capsys, monkeypatch):
     # Make every held-out total a distinctive number, then look for it (and
     # the mean per row) in any format in the output.
     totals = []
-    real = _search.holdout_row_scores
+    real = _search_selection.holdout_row_scores
 
     def distinctive(model, X, y, scoring, loss_bound):
         rows = real(model, X, y, scoring, loss_bound) * 0.987654321
@@ -111,7 +115,7 @@ def test_holdout_progress_prints_no_score(data, capsys, monkeypatch):
         totals.append(rows.mean())
         return rows
 
-    monkeypatch.setattr(_search, "holdout_row_scores", distinctive)
+    monkeypatch.setattr(_search_selection, "holdout_row_scores", distinctive)
     search("holdout", 3).fit(*data)
     out = capsys.readouterr().out
     lines = [line.removeprefix("[NoisyMaxSearchCV] ") for line in out.splitlines()]

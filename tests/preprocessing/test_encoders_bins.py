@@ -19,7 +19,7 @@ from skdp import (
 )
 from skdp.audit import audit_mechanism
 from skdp.mechanisms import partition_threshold
-from skdp.preprocessing import _histogram
+from skdp.stats import _histogram
 
 
 def colours(n_common=2_000, n_rare=3, seed=0):

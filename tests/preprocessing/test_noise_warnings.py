@@ -13,9 +13,9 @@ from skdp.preprocessing import (
     PrivateMinMaxScaler,
     PrivateStandardScaler,
 )
-from skdp.preprocessing._mean import noise_dominated
-from skdp.preprocessing._svt_problems import bounds_problems
-from skdp.preprocessing._svt_search import SVTBoundsRelease, plan_svt_bounds
+from skdp.stats._mean import noise_dominated
+from skdp.stats._svt_problems import bounds_problems
+from skdp.stats._svt_search import SVTBoundsRelease, plan_svt_bounds
 
 
 def zero_inflated_beside_one_hot(n_one_hot=100, n_rows=30_000, seed=0):

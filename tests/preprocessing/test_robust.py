@@ -11,10 +11,10 @@ from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 
 from skdp import BudgetAccountant
-from skdp.preprocessing._iqr import IQRScale
-from skdp.preprocessing._ptr import PTRMedian, PTRRefusedError, PTRRefusedWarning
 from skdp.preprocessing._robust import PrivateRobustScaler
-from skdp.preprocessing._smooth import SmoothSensitivityMedian
+from skdp.stats._iqr import IQRScale
+from skdp.stats._ptr import PTRMedian, PTRRefusedError, PTRRefusedWarning
+from skdp.stats._smooth import SmoothSensitivityMedian
 
 BOUNDS = (0.0, 100.0)
 

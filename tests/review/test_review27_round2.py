@@ -18,8 +18,9 @@ from skdp import (
     PrivateStandardScaler,
     SVTClipSelector,
 )
-from skdp.preprocessing import _mean, _standard, _svt_clip
-from skdp.preprocessing._svt_search import SVTBoundsRelease, plan_svt_bounds
+from skdp.preprocessing import _standard
+from skdp.stats import _mean, _svt_clip
+from skdp.stats._svt_search import SVTBoundsRelease, plan_svt_bounds
 
 BIG = np.finfo(float).max
 

@@ -2,7 +2,7 @@
 
 ``SmoothSensitivityMedian(noise="laplace")`` uses ``α = ε_f/2`` and
 ``β_0 = ε_f/(2ℓ)`` with ``ℓ = max(1, ln(2/δ_f) + ε_f/4)`` for ``ε_f > 1``
-(:func:`skdp.preprocessing._smooth.laplace_log_term`). These tests compute the
+(:func:`skdp.stats._smooth.laplace_log_term`). These tests compute the
 exact worst-case privacy loss (the hockey-stick divergence) of the release's
 noise against a shifted and dilated copy, from first principles:
 
@@ -25,7 +25,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from skdp.preprocessing._smooth import laplace_log_term, smooth_parameters
+from skdp.stats._smooth import laplace_log_term, smooth_parameters
 
 mpmath.mp.dps = 60
 

@@ -7,7 +7,6 @@ import pytest
 
 from skdp.mechanisms import check_random_source, permute_and_flip
 from skdp.preprocessing import PrivateQuantile
-from skdp.preprocessing._quantile import candidate_grid, sorted_clipped_column
 from skdp.sensitivity import _quantile as quantile_counts
 from skdp.sensitivity._quantile import (
     candidate_cell_counts,
@@ -15,6 +14,7 @@ from skdp.sensitivity._quantile import (
     quantile_score_sensitivity,
     scores_from_cell_counts,
 )
+from skdp.stats._quantile import candidate_grid, sorted_clipped_column
 
 LEVELS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
 TINY = 5e-324

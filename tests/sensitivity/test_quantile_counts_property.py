@@ -11,14 +11,14 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skdp.preprocessing._quantile_release import (
-    candidate_grid,
-    sorted_clipped_column,
-)
 from skdp.sensitivity._quantile import (
     candidate_cell_counts,
     candidate_rank_scores,
     scores_from_cell_counts,
+)
+from skdp.stats._quantile_release import (
+    candidate_grid,
+    sorted_clipped_column,
 )
 
 BIG = np.finfo(np.float64).max

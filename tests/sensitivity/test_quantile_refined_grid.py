@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from skdp.mechanisms._joint_quantile import _uniform_below, joint_quantile_blocks
 from skdp.mechanisms._random import check_random_source
-from skdp.preprocessing._quantile_joint import joint_release
 from skdp.sensitivity._joint_quantile import (
     SPLIT_BITS,
     rank_blocks,
@@ -25,6 +24,7 @@ from skdp.sensitivity._quantile_grid import (
     RelativeGrid,
     refinement_bits,
 )
+from skdp.stats._quantile_joint import joint_release
 from tests.sensitivity._extreme_strategies import extreme_doubles
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")

@@ -13,9 +13,9 @@ from _sorted_soft_counts import sorted_run_svt_bounds
 from skdp import BudgetAccountant, SVTClipSelector
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing import PrivateMean
-from skdp.preprocessing import _svt_clip as svt_module
-from skdp.preprocessing._svt_clip import plan_svt_bounds
-from skdp.preprocessing._svt_search import (
+from skdp.stats import _svt_clip as svt_module
+from skdp.stats._svt_clip import plan_svt_bounds
+from skdp.stats._svt_search import (
     bounds_layouts,
     release_svt_bounds,
     run_svt_bounds,

@@ -18,7 +18,8 @@ from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing._affine import AffineTransformMixin
-from skdp.preprocessing._mean_release import (  # some re-exported, as before
+from skdp.sensitivity import centre_and_radius
+from skdp.stats._mean_release import (  # some re-exported, as before
     MeanRelease,  # noqa: F401
     check_mechanism_delta,
     mean_budget_split,  # noqa: F401
@@ -28,13 +29,12 @@ from skdp.preprocessing._mean_release import (  # some re-exported, as before
     ratio_interval,
     release_count_and_sums,
 )
-from skdp.preprocessing._svt_clip import (
+from skdp.stats._svt_clip import (
     feature_list,
     plan_svt_bounds,
     search_svt_bounds,
     warn_if_bounds_useless,
 )
-from skdp.sensitivity import centre_and_radius
 from skdp.utils._dask import row_statistic, validate_rows
 from skdp.utils._sample_weight import check_row_weights
 from skdp.utils._validation import check_bounds
@@ -74,7 +74,7 @@ def warn_if_noise_dominated(estimator, noise_std, signal, what):
 def noisy_count_and_sums(X, lower, upper, plan, source, sample_weight=None):
     """Noisy row count (a float) and noisy centred sums, shape (n_features,).
 
-    :func:`~skdp.preprocessing._mean_release.release_count_and_sums` of the
+    :func:`~skdp.stats._mean_release.release_count_and_sums` of the
     exact statistic of ``X``, in memory or a Dask input
     (:func:`~skdp.utils._dask.row_statistic`); weighted (in memory only)
     when ``sample_weight`` is given.
@@ -154,7 +154,7 @@ class BoundsPlan(NamedTuple):
         """The bounds: public ones, or the SVT release (after the charge).
 
         With ``estimator``, a search's release is checked for useless bounds
-        (:func:`~skdp.preprocessing._svt_clip.warn_if_bounds_useless`, from
+        (:func:`~skdp.stats._svt_clip.warn_if_bounds_useless`, from
         the release and the public plan only) and the warning names it.
         """
         if self.svt is None:
@@ -330,7 +330,7 @@ default=None
     --------
     >>> import numpy as np
     >>> from skdp import BudgetAccountant
-    >>> from skdp.preprocessing import PrivateMean
+    >>> from skdp.stats import PrivateMean
     >>> X = np.random.default_rng(0).uniform(0, 10, size=(10_000, 2))
     >>> acc = BudgetAccountant(epsilon=1.0)
     >>> pm = PrivateMean(epsilon=1.0, bounds=(0, 10), accountant=acc,

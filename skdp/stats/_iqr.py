@@ -15,7 +15,7 @@ from skdp.accounting._composition import budget_left
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing._affine import AffineTransformMixin
-from skdp.preprocessing._iqr_dwork_lei import (  # re-exported, as before
+from skdp.stats._iqr_dwork_lei import (  # re-exported, as before
     DEFAULT_BASE,
     DEFAULT_WIDTH,
     grid_parameters,
@@ -24,9 +24,9 @@ from skdp.preprocessing._iqr_dwork_lei import (  # re-exported, as before
     iqr_release,
     iqr_statistics,
 )
-from skdp.preprocessing._mean import BoundsPlan
-from skdp.preprocessing._ptr import handle_refusals
-from skdp.preprocessing._quantile_joint import check_joint_levels
+from skdp.stats._mean import BoundsPlan
+from skdp.stats._ptr import handle_refusals
+from skdp.stats._quantile_joint import check_joint_levels
 from skdp.utils._validation import check_finite_width, validate_private_data
 
 __all__ = [
@@ -99,8 +99,8 @@ class IQRScale(
     on_refuse : {"nan", "raise"}, default="nan"
         On a refusal (``method="dwork_lei"`` only; the joint method never
         refuses): set the scale to NaN and warn
-        (:class:`~skdp.preprocessing._ptr.PTRRefusedWarning`), or raise
-        :class:`~skdp.preprocessing._ptr.PTRRefusedError`. The budget is
+        (:class:`~skdp.stats._ptr.PTRRefusedWarning`), or raise
+        :class:`~skdp.stats._ptr.PTRRefusedError`. The budget is
         spent either way.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
@@ -243,7 +243,7 @@ class IQRScale(
     --------
     >>> import numpy as np
     >>> from skdp import BudgetAccountant
-    >>> from skdp.preprocessing._iqr import IQRScale
+    >>> from skdp.stats._iqr import IQRScale
     >>> X = np.random.default_rng(0).normal(0, 10, size=(100_000, 1))
     >>> acc = BudgetAccountant(epsilon=2.0, delta=1e-6)
     >>> iqr = IQRScale(1.0, bounds=(-100, 100), accountant=acc,

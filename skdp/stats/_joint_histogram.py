@@ -17,8 +17,8 @@ from skdp.mechanisms._additive import (
     additive_release_problem,
 )
 from skdp.mechanisms._grid import FixedPoint
-from skdp.preprocessing._mean_release import check_mechanism_delta
 from skdp.sensitivity._moments import bin_indices
+from skdp.stats._mean_release import check_mechanism_delta
 from skdp.utils._dask import row_statistic, validate_rows
 from skdp.utils._validation import check_required_bounds
 
@@ -189,7 +189,7 @@ default=None
     Examples
     --------
     >>> import numpy as np
-    >>> from skdp.preprocessing import PrivateJointHistogram
+    >>> from skdp.stats import PrivateJointHistogram
     >>> X = np.random.default_rng(0).uniform(0, 1, size=(40_000, 2))
     >>> hist = PrivateJointHistogram(2, bounds=(0, 1), random_state=0).fit(X)
     >>> np.round(hist.counts_ / 1000).astype(int)

@@ -13,10 +13,10 @@ from skdp.audit import assert_dp, audit_mechanism
 from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms._laplace import laplace_mechanism
 from skdp.mechanisms._svt import _svt_many
-from skdp.preprocessing import _svt_clip as svt_module
-from skdp.preprocessing import _svt_search as search_module
-from skdp.preprocessing._svt_clip import plan_svt_bounds, svt_bound_widths
 from skdp.sensitivity import soft_counts_above
+from skdp.stats import _svt_clip as svt_module
+from skdp.stats import _svt_search as search_module
+from skdp.stats._svt_clip import plan_svt_bounds, svt_bound_widths
 
 
 def test_charges_epsilon_split_over_sides_and_features():

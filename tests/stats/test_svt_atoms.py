@@ -5,7 +5,7 @@ import pytest
 
 from skdp import SVTClipSelector
 from skdp.audit import assert_dp
-from skdp.preprocessing._svt_search import plan_svt_bounds
+from skdp.stats._svt_search import plan_svt_bounds
 
 
 def zero_inflated(n_rows, n_one_hot, seed):

@@ -14,8 +14,9 @@ from sklearn.preprocessing import FunctionTransformer
 
 from skdp import BudgetAccountant
 from skdp.audit import assert_dp, audit_mechanism
-from skdp.preprocessing import _ptr as ptr_module
-from skdp.preprocessing._ptr import (
+from skdp.sensitivity import median_local_sensitivity
+from skdp.stats import _ptr as ptr_module
+from skdp.stats._ptr import (
     PTRMedian,
     PTRRefusedError,
     PTRRefusedWarning,
@@ -24,7 +25,6 @@ from skdp.preprocessing._ptr import (
     ptr_parameters,
     ptr_release,
 )
-from skdp.sensitivity import median_local_sensitivity
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sensitivity import bruteforce as bf
@@ -96,7 +96,7 @@ def test_constants_give_the_claimed_failure_probabilities(epsilon, delta, d):
     assert 0.5 * math.exp(-eps_f * (cap - threshold)) <= 0.5e-9 * (1 + 1e-12)
 
 
-@pytest.mark.filterwarnings("ignore::skdp.preprocessing._ptr.PTRRefusedWarning")
+@pytest.mark.filterwarnings("ignore::skdp.stats._ptr.PTRRefusedWarning")
 def test_cap_is_public_and_windows_are_small(monkeypatch):
     seen = []
     original = ptr_module.median_distance_to_instability

@@ -15,9 +15,9 @@ from skdp.mechanisms._additive import (
     additive_noise_variance,
     additive_release,
 )
-from skdp.preprocessing._mean import check_mechanism_delta
 from skdp.sensitivity import exact_histogram_counts
 from skdp.sensitivity._mean import per_feature_sensitivities
+from skdp.stats._mean import check_mechanism_delta
 from skdp.utils._dask import row_statistic, validate_rows
 from skdp.utils._validation import check_required_bounds
 
@@ -78,7 +78,7 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from skdp.preprocessing import PrivateHistogram
+    >>> from skdp.stats import PrivateHistogram
     >>> X = np.random.default_rng(0).uniform(0, 10, size=(10_000, 1))
     >>> hist = PrivateHistogram(5, bounds=(0, 10), random_state=0).fit(X)
     >>> np.round(hist.counts_ / 1000).astype(int)

@@ -15,8 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import check_random_source
-from skdp.preprocessing._svt_problems import bounds_problems
-from skdp.preprocessing._svt_search import (
+from skdp.stats._svt_problems import bounds_problems
+from skdp.stats._svt_search import (
     _THRESHOLD_SHARE,
     plan_svt_bounds,
     release_svt_bounds,
@@ -50,12 +50,12 @@ __all__ = [
 
 def search_svt_bounds(X, plan, source):
     """The released bounds (an
-    :class:`~skdp.preprocessing._svt_search.SVTBoundsRelease`), in memory or
+    :class:`~skdp.stats._svt_search.SVTBoundsRelease`), in memory or
     on a Dask input.
 
     The caller has charged the cost. On :class:`~skdp.utils._dask.ChunkedRows`
     the tallies of the blocks are computed where the data lives and added
-    (:func:`~skdp.preprocessing._svt_search.svt_bounds_statistic`), then
+    (:func:`~skdp.stats._svt_search.svt_bounds_statistic`), then
     released here: the same release as in memory for the same seed.
 
     Runs under ``np.errstate(all="ignore")``: the caller's error state must
@@ -96,7 +96,7 @@ def warn_if_bounds_useless(estimator, release, plan):
     """Warn (:class:`~skdp.exceptions.NoiseDominatedWarning`) naming the
     features whose released bounds are useless, grouped by cause.
 
-    The decision is :func:`~skdp.preprocessing._svt_problems.bounds_problems`
+    The decision is :func:`~skdp.stats._svt_problems.bounds_problems`
     of the release and the public plan: post-processing, it reads no data.
     An estimator that searches for another (``DPClipper(method="svt")``)
     sets ``_warn_as`` on it, and the warning names that one and its columns.
@@ -298,7 +298,7 @@ class SVTClipSelector(
     :class:`~skdp.exceptions.NoiseDominatedWarning` names each feature whose
     bounds are useless, decided from the released bounds, the released sign
     counts and public parameters only
-    (:func:`~skdp.preprocessing._svt_problems.bounds_problems`): the released
+    (:func:`~skdp.stats._svt_problems.bounds_problems`): the released
     interval is no wider than the grid's candidate at a tenth of its length
     (collapsed), a bound lies in the grid's top tenth (the search ran past
     the data, or ``upper_limit`` is too small), or a searched side's

@@ -16,7 +16,7 @@ import numpy as np
 
 from skdp.audit import assert_dp
 from skdp.preprocessing._robust import PrivateRobustScaler
-from skdp.preprocessing._smooth import SmoothSensitivityMedian
+from skdp.stats._smooth import SmoothSensitivityMedian
 
 BOUNDS = (0.0, 10.0)
 # the lattice is found on 1000 pilot outputs; 500 fresh ones then bound the

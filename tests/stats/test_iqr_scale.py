@@ -11,15 +11,15 @@ import pytest
 
 from skdp import BudgetAccountant
 from skdp.audit import assert_dp, audit_mechanism
-from skdp.preprocessing import _iqr as iqr_module
-from skdp.preprocessing._iqr import (
+from skdp.sensitivity import log_grid_bin
+from skdp.stats import _iqr as iqr_module
+from skdp.stats._iqr import (
     IQRScale,
     iqr_parameters,
     iqr_release,
     iqr_statistics,
 )
-from skdp.preprocessing._ptr import PTRRefusedError, PTRRefusedWarning
-from skdp.sensitivity import log_grid_bin
+from skdp.stats._ptr import PTRRefusedError, PTRRefusedWarning
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sensitivity import bruteforce as bf

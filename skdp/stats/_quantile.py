@@ -11,23 +11,23 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.accounting._composition import budget_left
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
-from skdp.preprocessing._mean import BoundsPlan
-from skdp.preprocessing._quantile_joint import (
+from skdp.sensitivity._quantile import feature_cell_counts
+from skdp.sensitivity._quantile_grid import quantile_grid_exponent
+from skdp.stats._mean import BoundsPlan
+from skdp.stats._quantile_joint import (
     check_joint_levels,
     grid_size,
     joint_release,
     joint_state_count,
     log_binomial,
 )
-from skdp.preprocessing._quantile_release import (
+from skdp.stats._quantile_release import (
     candidate_grid,
     check_quantile_levels,
     exponential_release,
     permute_and_flip_release,
     sorted_clipped_column,
 )
-from skdp.sensitivity._quantile import feature_cell_counts
-from skdp.sensitivity._quantile_grid import quantile_grid_exponent
 from skdp.utils._dask import is_dask_collection, row_statistic, validate_rows
 
 __all__ = ["PrivateQuantile"]
@@ -264,7 +264,7 @@ default=None
     --------
     >>> import numpy as np
     >>> from skdp import BudgetAccountant
-    >>> from skdp.preprocessing._quantile import PrivateQuantile
+    >>> from skdp.stats._quantile import PrivateQuantile
     >>> X = np.random.default_rng(0).normal(5, 1, size=(10_000, 2))
     >>> acc = BudgetAccountant(epsilon=1.0)
     >>> pq = PrivateQuantile((0.25, 0.5, 0.75), epsilon=1.0, bounds=(0, 10),

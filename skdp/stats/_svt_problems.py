@@ -1,7 +1,7 @@
 """Why released bounds are useless: post-processing of a bound search.
 
 :func:`bounds_problems` reads an
-:class:`~skdp.preprocessing._svt_search.SVTBoundsRelease` and the public plan
+:class:`~skdp.stats._svt_search.SVTBoundsRelease` and the public plan
 only, never the data (SVTClipSelector, Notes, "Warnings").
 """
 

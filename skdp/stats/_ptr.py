@@ -308,7 +308,7 @@ class PTRMedian(
     --------
     >>> import numpy as np
     >>> from skdp import BudgetAccountant
-    >>> from skdp.preprocessing._ptr import PTRMedian
+    >>> from skdp.stats._ptr import PTRMedian
     >>> X = np.random.default_rng(0).normal(50, 10, size=(10_000, 1))
     >>> acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
     >>> ptr = PTRMedian(1.0, 1e-6, bounds=(0, 100), proposed_sensitivity=0.5,

@@ -17,8 +17,8 @@ from skdp import BudgetAccountant
 from skdp.audit import LatticeEvent, assert_dp, audit_mechanism
 from skdp.mechanisms import laplace_mechanism
 from skdp.mechanisms._grid import floor_log2
-from skdp.preprocessing._ptr import lower_medians
-from skdp.preprocessing._smooth import (
+from skdp.stats._ptr import lower_medians
+from skdp.stats._smooth import (
     SMOOTH_RELATIVE_ERROR,
     SmoothSensitivityMedian,
     laplace_log_term,

@@ -13,18 +13,18 @@ from skdp.audit import assert_dp, audit_mechanism
 from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing import PrivateMean
-from skdp.preprocessing import _mean as mean_module
-from skdp.preprocessing import _mean_release as release_module
-from skdp.preprocessing._mean import (
-    MeanRelease,
-    mean_budget_split,
-    noisy_count_and_sums,
-    plan_mean_release,
-)
 from skdp.sensitivity import (
     centre_and_radius,
     normalised_centred_sums,
     normalised_split_sums,
+)
+from skdp.stats import _mean as mean_module
+from skdp.stats import _mean_release as release_module
+from skdp.stats._mean import (
+    MeanRelease,
+    mean_budget_split,
+    noisy_count_and_sums,
+    plan_mean_release,
 )
 
 DOMAIN = [-3.0, 0.0, 0.5, 7.0]  # below, at and inside, above the bounds

@@ -15,15 +15,6 @@ from skdp.mechanisms._quantile_sampling import (
     sample_log_weights,
     uniform_grid_points,
 )
-from skdp.preprocessing import _quantile as quantile_module
-from skdp.preprocessing import _quantile_release as release_module
-from skdp.preprocessing._quantile import (
-    PrivateQuantile,
-    exponential_release,
-    permute_and_flip_release,
-    sorted_clipped_column,
-)
-from skdp.preprocessing._quantile_release import candidate_grid
 from skdp.sensitivity._quantile import (
     candidate_cell_counts,
     candidate_rank_scores,
@@ -34,6 +25,15 @@ from skdp.sensitivity._quantile_grid import (
     grid_score_classes,
     quantile_grid_exponent,
 )
+from skdp.stats import _quantile as quantile_module
+from skdp.stats import _quantile_release as release_module
+from skdp.stats._quantile import (
+    PrivateQuantile,
+    exponential_release,
+    permute_and_flip_release,
+    sorted_clipped_column,
+)
+from skdp.stats._quantile_release import candidate_grid
 
 ALPHA = 1e-6
 LEVELS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)

@@ -7,8 +7,8 @@ import pytest
 
 from skdp import BudgetAccountant, PrivateHistogram, PrivateJointHistogram
 from skdp.audit import audit_mechanism
-from skdp.preprocessing import _joint_histogram
-from skdp.preprocessing._joint_histogram import exact_joint_counts, grid_edges
+from skdp.stats import _joint_histogram
+from skdp.stats._joint_histogram import exact_joint_counts, grid_edges
 
 
 def _clipped_numpy_counts(X, edges):

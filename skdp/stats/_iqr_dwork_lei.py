@@ -10,12 +10,12 @@ import math
 import numpy as np
 
 from skdp.mechanisms import check_random_source, laplace_mechanism
-from skdp.preprocessing._ptr import CAP_FAILURE_PROBABILITY
 from skdp.sensitivity import log_grid_bin, quartile_ranks, select_order_statistics
 
 # One selection serves the IQR and both grids (the public functions would each
 # partition the data again): the window helpers of the sensitivity module.
 from skdp.sensitivity._iqr import _instability_from, _iqr_from
+from skdp.stats._ptr import CAP_FAILURE_PROBABILITY
 from skdp.utils._validation import check_bounds, check_finite_width
 
 __all__ = [

@@ -1,0 +1,114 @@
+"""The selection step of a :class:`~skdp.NoisyMaxSearchCV` fit.
+
+After the charge: the candidates fitted on disjoint blocks (``"subsample"``,
+a vote per block) or on a training part and scored on the held-out rest
+(``"holdout"``), then the released choice by permute-and-flip.
+"""
+
+import numpy as np
+from sklearn.utils import _safe_indexing
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import _num_samples
+from threadpoolctl import threadpool_limits
+
+from skdp.ensemble._blocks import _block_indices, _block_labels
+from skdp.metrics._scorer import selection_scoring
+from skdp.model_selection._cost import route_accountant
+from skdp.model_selection._holdout import (
+    _holdout_split,
+    _timed_fit_on_part,
+    holdout_row_scores,
+    holdout_total,
+    select_by_holdout_scores,
+)
+from skdp.model_selection._search_common import seed_if_reproducible
+from skdp.model_selection._subsample import (
+    block_votes,
+    select_by_votes,
+    vote_histogram,
+)
+from skdp.utils._progress import format_params
+from skdp.utils._warnings import silenced
+
+__all__ = ["SearchSelectionMixin"]
+
+_MAX_SEED = 2**31 - 1
+
+
+class SearchSelectionMixin:
+    """Selection methods of the search, run after its charge."""
+
+    def _seed_if_reproducible(self, model, source):
+        return seed_if_reproducible(model, self.random_state, source)
+
+    def _parallel(self, calls):
+        # Threads by default (nothing to pickle); one BLAS thread per fit, as
+        # the fits are small and nested BLAS threads oversubscribe the cores.
+        verbose = self.verbose if self.verbose > 2 else 0
+        with threadpool_limits(limits=1, user_api="blas"):
+            return Parallel(n_jobs=self.n_jobs, verbose=verbose, prefer="threads")(
+                calls
+            )
+
+    def _select_subsample(self, X, y, plan, source, progress):
+        k = int(self.n_blocks)
+        blocks = _block_indices(_block_labels(_num_samples(X), k, source), k)
+        seeds = source.integers(_MAX_SEED, size=k)  # each block's own randomness
+        choices = block_votes(
+            plan["candidates"],
+            X,
+            y,
+            blocks,
+            cv=self.cv,
+            scoring=selection_scoring(self.scoring, "subsample"),
+            n_jobs=self.n_jobs,
+            progress=progress,
+            seeds=seeds,
+        )
+        votes = vote_histogram(choices, len(plan["candidates"]))
+        return select_by_votes(votes, self.epsilon, source)
+
+    def _select_holdout(self, X, y, plan, source, progress):
+        train, held = _holdout_split(_num_samples(X), self.holdout_size, source)
+        X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
+        X_held, y_held = _safe_indexing(X, held), _safe_indexing(y, held)
+        seeded = [
+            self._seed_if_reproducible(route_accountant(c, None), source)
+            for c in plan["candidates"]
+        ]
+        with silenced():
+            trained = self._fit_candidates_on_part(
+                seeded, plan, X_train, y_train, progress
+            )
+            totals = np.array(
+                [
+                    holdout_total(
+                        m,
+                        X_held,
+                        y_held,
+                        plan["scoring"],
+                        plan["sensitivity"],
+                        holdout_row_scores,  # this module's (a test patches it)
+                    )
+                    for m in trained
+                ]
+            )
+        # the totals are in units of the sensitivity (holdout_total)
+        best = select_by_holdout_scores(totals, self.epsilon, 1.0, source)
+        return best, trained[best]
+
+    def _fit_candidates_on_part(self, seeded, plan, X_train, y_train, progress):
+        n = len(seeded)
+        return self._parallel(
+            delayed(_timed_fit_on_part)(
+                progress,
+                f"candidate {i + 1}/{n} ({format_params(params)})",
+                candidate,
+                cost,
+                X_train,
+                y_train,
+            )
+            for i, (candidate, cost, params) in enumerate(
+                zip(seeded, plan["costs"], plan["grid"], strict=True)
+            )
+        )
