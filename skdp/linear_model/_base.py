@@ -31,9 +31,14 @@ from skdp.linear_model._scaling import (
     scale_rows,
     to_user_units,
 )
-from skdp.linear_model._target_range import TARGET_SHARE, release_target_range
+from skdp.linear_model._target_range import (
+    TARGET_SHARE,
+    regression_sums,
+    release_target_range,
+    target_scale,
+)
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
-from skdp.sensitivity._linear import check_term_size, exact_clipped_gram
+from skdp.sensitivity._linear import check_term_size
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import validate_dask_xy, xy_statistic
 from skdp.utils._sample_weight import check_row_weights
@@ -54,51 +59,6 @@ GRAM_SHARE = 0.5
 #: 3e-5 / 1e-4 / 3e-4 / 1e-3, and 0.058 at 3e-3; the diabetes set's gap
 #: stays at 0.006 (its rows are all covered by then).
 NORM_NOISE = 1e-3
-
-
-def regression_sums(
-    X, y, max_norm, low, high, intercept, affine=None, sample_weight=None
-):
-    """Exact ``(gram, cross)`` of clipped rows and targets scaled to ``[-1, 1]``.
-
-    The target is clipped to ``[low, high]``, centred and divided by its half
-    width (with an intercept; else divided by its largest magnitude), a
-    function of the row alone; the sums add up over blocks of rows. With
-    ``sample_weight`` (in [0, 1], in memory) the sums are weighted.
-    """
-    X = X if affine is None else scale_rows(X, *affine)
-    with np.errstate(all="ignore"):
-        t = _scaled_targets(np.clip(y, low, high), low, high, intercept)
-        return exact_clipped_gram(
-            X, max_norm, t, intercept=intercept, sample_weight=sample_weight
-        )
-
-
-def _scaled_targets(y, low, high, intercept):
-    """Clipped targets mapped onto ``[-1, 1]``, the bounds onto its ends.
-
-    With an intercept, ``((y - low) - (high - y)) / (high - low)``: every
-    difference is at most the accepted (finite) width, rounding is monotone,
-    so the result stays in ``[-1, 1]`` and ``low``, ``high`` map to exactly
-    ``-1``, ``1``; the centred form ``(y - centre) / half`` sent one end to 0
-    when the bounds were a few ulps apart near the largest double, where the
-    centre rounds onto a bound. Without one, ``y`` over its largest bound.
-    """
-    if intercept:
-        return ((y - low) - (high - y)) / (high - low)
-    return y / max(abs(low), abs(high))
-
-
-def _target_scale(low, high, intercept):
-    """Centre and half width of the targets' map onto ``[-1, 1]`` (public).
-
-    Halved before adding, so that bounds near the largest double (accepted:
-    their width is finite) do not make the centre overflow to ``inf``, which
-    mapped every target to -1.
-    """
-    if intercept:
-        return 0.5 * low + 0.5 * high, 0.5 * (high - low)
-    return 0.0, max(abs(low), abs(high))
 
 
 def _check_norm(value):
@@ -499,7 +459,7 @@ class PrivateLinearRegression(
     def _set_coef(self, theta, d, norm, low, high, affine):
         """``coef_`` and ``intercept_`` in the user's units (post-processing)."""
         intercept = bool(self.fit_intercept)
-        centre, half = _target_scale(low, high, intercept)
+        centre, half = target_scale(low, high, intercept)
         scale = norm * math.sqrt(1.0 + intercept)
         coef = theta[:d] * (half / scale)
         # norm / scale first: theta * half alone overflows for a target range

@@ -17,11 +17,20 @@ from skdp.linear_model._scaling import (
     _bin_intervals,
     exponent_histogram,
     release_exponent_histogram,
+    scale_rows,
 )
+from skdp.sensitivity._linear import exact_clipped_gram
 from skdp.utils._dask_xy import xy_statistic
 from skdp.utils._warnings import warn_at_caller
 
-__all__ = ["TARGET_SHARE", "release_target_range", "target_range_from_histogram"]
+__all__ = [
+    "TARGET_SHARE",
+    "regression_sums",
+    "release_target_range",
+    "scaled_targets",
+    "target_range_from_histogram",
+    "target_scale",
+]
 
 #: Share of the fit's squared GDP parameter spent on the target's range when
 #: ``target_bounds`` is not stated. Public.
@@ -85,3 +94,49 @@ def release_target_range(data, multiplier, source, name):
             NoiseDominatedWarning,
         )
     return low, high
+
+
+def regression_sums(
+    X, y, max_norm, low, high, intercept, affine=None, sample_weight=None
+):
+    """Exact ``(gram, cross)`` of clipped rows and targets scaled to ``[-1, 1]``.
+
+    The target is clipped to ``[low, high]``, centred and divided by its half
+    width (with an intercept; else divided by its largest magnitude, see
+    :func:`scaled_targets`), a
+    function of the row alone; the sums add up over blocks of rows. With
+    ``sample_weight`` (in [0, 1], in memory) the sums are weighted.
+    """
+    X = X if affine is None else scale_rows(X, *affine)
+    with np.errstate(all="ignore"):
+        t = scaled_targets(np.clip(y, low, high), low, high, intercept)
+        return exact_clipped_gram(
+            X, max_norm, t, intercept=intercept, sample_weight=sample_weight
+        )
+
+
+def scaled_targets(y, low, high, intercept):
+    """Clipped targets mapped onto ``[-1, 1]``, the bounds onto its ends.
+
+    With an intercept, ``((y - low) - (high - y)) / (high - low)``: every
+    difference is at most the accepted (finite) width, rounding is monotone,
+    so the result stays in ``[-1, 1]`` and ``low``, ``high`` map to exactly
+    ``-1``, ``1``; the centred form ``(y - centre) / half`` sent one end to 0
+    when the bounds were a few ulps apart near the largest double, where the
+    centre rounds onto a bound. Without one, ``y`` over its largest bound.
+    """
+    if intercept:
+        return ((y - low) - (high - y)) / (high - low)
+    return y / max(abs(low), abs(high))
+
+
+def target_scale(low, high, intercept):
+    """Centre and half width of the targets' map onto ``[-1, 1]`` (public).
+
+    Halved before adding, so that bounds near the largest double (accepted:
+    their width is finite) do not make the centre overflow to ``inf``, which
+    mapped every target to -1.
+    """
+    if intercept:
+        return 0.5 * low + 0.5 * high, 0.5 * (high - low)
+    return 0.0, max(abs(low), abs(high))

@@ -15,7 +15,7 @@ from sklearn.utils import get_tags
 
 from skdp.accounting import PrivacyCost
 from skdp.accounting._composition import TIGHT_COMPOSITIONS
-from skdp.metrics._scorer import selection_scoring
+from skdp.metrics._selection_scoring import selection_scoring
 from skdp.model_selection._cost import (
     check_private_model,
     fit_cost,

@@ -12,7 +12,7 @@ from sklearn.utils.validation import _num_samples
 from threadpoolctl import threadpool_limits
 
 from skdp.ensemble._blocks import _block_indices, _block_labels
-from skdp.metrics._scorer import selection_scoring
+from skdp.metrics._selection_scoring import selection_scoring
 from skdp.model_selection._cost import route_accountant
 from skdp.model_selection._holdout import (
     _holdout_split,

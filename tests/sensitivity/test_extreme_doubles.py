@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skdp.decomposition._pca import clipped_moments_gram
-from skdp.linear_model._base import regression_sums
+from skdp.linear_model._target_range import regression_sums
 from skdp.preprocessing._clip import clip_row_norms
 from skdp.sensitivity import exact_clipped_gradient_sum, exact_clipped_gram
 from skdp.sensitivity._linear import GRADIENT_BITS, GRAM_BITS

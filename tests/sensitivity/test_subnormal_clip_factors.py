@@ -15,7 +15,7 @@ import numpy as np
 
 from skdp import BudgetAccountant, DPClipper, NoiseDominatedWarning
 from skdp.decomposition._pca import clipped_moments_gram
-from skdp.linear_model._base import regression_sums
+from skdp.linear_model._target_range import regression_sums
 from skdp.preprocessing import PrivateMean
 from skdp.preprocessing._clip import clip_row_norms
 from skdp.sensitivity import (
