@@ -24,8 +24,8 @@ from skdp.mechanisms import (
     gaussian_release,
 )
 from skdp.mechanisms._grid import FixedPoint
-from skdp.stats._joint_histogram import MAX_CELLS
 from skdp.sensitivity import exact_split_sums
+from skdp.stats._joint_histogram import MAX_CELLS
 from skdp.utils._dask import row_statistic, validate_rows
 from skdp.utils._validation import check_required_bounds
 
