@@ -330,19 +330,22 @@ def _request(ref, operation, *args):
     address, authkey, token, pid = ref
     if address is None:
         raise AccountantCopyError(_unserved_message(pid, authkey))
+    # one connection per (owner, key): a copy holding another key (a forged
+    # or stale reference) never rides on a connection another copy opened
+    key = (address, authkey)
     with _clients_lock:
-        conn, sent = _clients.get(address), False
+        conn, sent = _clients.get(key), False
         try:
             if conn is None:
                 conn = connection.Client(address, authkey=authkey)
-                _clients[address] = conn
+                _clients[key] = conn
             conn.send((token, operation, args))
             sent = True
             if not conn.poll(REPLY_TIMEOUT):
                 raise TimeoutError(f"no reply within {REPLY_TIMEOUT:g} s")
             status, value = conn.recv()
         except (OSError, EOFError, AuthenticationError) as exc:
-            _drop(address, conn)
+            _drop(key, conn)
             message = _unreachable_message(pid, exc, sent)
             raise AccountantCopyError(message) from exc
         except BaseException:
@@ -350,15 +353,15 @@ def _request(ref, operation, *args):
             # that does not unpickle): the connection is out of step, and the
             # next request on it would read this one's reply (a refused spend
             # answered "ok" with another spend's entries)
-            _drop(address, conn)
+            _drop(key, conn)
             raise
     if status == "error":
         raise value
     return value
 
 
-def _drop(address, conn):
-    _clients.pop(address, None)
+def _drop(key, conn):
+    _clients.pop(key, None)
     if conn is not None:
         conn.close()
 

@@ -35,7 +35,9 @@ def _first_bad(weights):
 
 def _as_weight_vector(sample_weight, n_samples, name):
     """A scalar or 1-D array of ``n_samples`` real numbers, as float64."""
-    if np.iscomplexobj(sample_weight):  # a cast would drop the imaginary part
+    # np.asarray first: iscomplexobj dispatches on the object itself, which
+    # array-likes without __array_function__ (scikit-learn's _NotAnArray) refuse
+    if np.iscomplexobj(np.asarray(sample_weight)):  # a cast drops the imaginary part
         raise ValueError(
             f"{name}: sample_weight must be real numbers; got complex values "
             f"(dtype {np.asarray(sample_weight).dtype}). Nothing was charged."
