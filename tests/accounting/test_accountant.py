@@ -208,6 +208,7 @@ def test_an_unlimited_budget_reports_basic_composition():
     assert acc.total() == (10.0, 0.0)
 
 
+@pytest.mark.slow  # about 10-25 s; runs with pytest -m slow, not in the CI command
 def test_filter_guarantee_holds_against_an_adaptive_analyst():
     # Randomized response at eps_i: the privacy loss of one release is +eps_i
     # with probability e^eps_i / (1 + e^eps_i) under d0, -eps_i otherwise. An

@@ -386,6 +386,7 @@ PARAM_D0 = (np.array([[-1.0]]), np.array([-1.0]))
 PARAM_D1 = (np.array([[-1.0], [2.0]]), np.array([-1.0, 2.0]))
 
 
+@pytest.mark.slow  # about 10-25 s; runs with pytest -m slow, not in the CI command
 def test_public_parameters_audit():
     # one fit per run (noise is drawn in fit): a fixed event keeps it short;
     # the mutants of this release are caught on the vectorised wrapper above
@@ -413,6 +414,7 @@ def public_sphere(data, seed):
     return np.array([est.estimator_.coef_[0], est.estimator_.intercept_])
 
 
+@pytest.mark.slow  # about 10-25 s; runs with pytest -m slow, not in the CI command
 def test_public_sphere_audit():
     # [coef_, intercept_] flips from (-1, -1) to (1, 1)/√2 after projection
     assert_dp(
