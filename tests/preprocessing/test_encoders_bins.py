@@ -250,7 +250,6 @@ def released_bin_total(data, seed):
     return float(hist.counts_[:, 0].sum())
 
 
-@pytest.mark.slow  # about 10-25 s; runs with pytest -m slow, not in the CI command
 def test_histogram_audit_passes_and_a_missing_split_over_features_is_caught(
     monkeypatch,
 ):

@@ -123,7 +123,6 @@ def released_cell(data, seed):
     return float(hist.counts_[0, 0, 0])
 
 
-@pytest.mark.slow  # about 10-25 s; runs with pytest -m slow, not in the CI command
 def test_audit_passes_and_a_twin_with_a_quarter_of_the_noise_is_caught(
     monkeypatch,
 ):
