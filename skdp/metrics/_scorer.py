@@ -1,5 +1,6 @@
 """Private scorers: a private metric with its budget, called on a model."""
 
+import copy
 import os
 
 import numpy as np
@@ -16,6 +17,7 @@ from skdp.metrics._scorer_rows import (
     usable_per_row,
 )
 from skdp.metrics._tables import encode_labels
+from skdp.utils._search_hint import check_search_plan
 from skdp.utils._validation import check_delta, check_epsilon
 from skdp.utils._warnings import silenced
 
@@ -323,22 +325,51 @@ class PrivateScorer:
         estimate : PrivateEstimate
         """
         kwargs = self._metric_kwargs(model) if model is not None else self.kwargs
+        accountant = self._accountant(accountant)
+        # public: a running search's parameters and the budget (its scores,
+        # when its fits do not charge this accountant, are planned here)
+        check_search_plan(default_accountant() if accountant is None else accountant)
         return self._metric(
             y,
             predictions,
             epsilon=self.epsilon,
             delta=self.delta,
-            accountant=self._accountant(accountant),
+            accountant=accountant,
             random_state=random_state,
             **kwargs,
         )
 
+    def charging(self, accountant):
+        """A copy whose calls without ``accountant=`` charge ``accountant``
+        (``None``: the default in effect when it scores), as a
+        meta-estimator routes its accountant to the estimators it holds.
+
+        Parameters
+        ----------
+        accountant : BudgetAccountant or None
+
+        Returns
+        -------
+        scorer : PrivateScorer
+        """
+        scorer = copy.copy(self)
+        scorer.kwargs = dict(self.kwargs)
+        scorer.__dict__.pop("_carried_accountant", None)
+        scorer._routed_accountant = accountant
+        return scorer
+
     def _accountant(self, accountant):
-        """The accountant a call charges: the one given; else one put in
+        """The accountant a call charges: the one given; else the one a
+        meta-estimator routed to it (:meth:`charging`); else one put in
         effect in this process; else, in another process (a worker of a
         search with ``n_jobs``), the default in effect where the scorer was
         pickled, as estimators carry it; else the default here (``None``)."""
-        if accountant is not None or _explicit_default() is not None:
+        if accountant is not None:
+            return accountant
+        routed = self.__dict__.get("_routed_accountant")
+        if routed is not None:
+            return routed
+        if _explicit_default() is not None:
             return accountant
         carried = self.__dict__.get("_carried_accountant")
         if carried is not None and carried_here(carried[1]):

@@ -3,6 +3,7 @@
 import math
 from fractions import Fraction
 from numbers import Integral
+from typing import NamedTuple
 
 from sklearn.base import BaseEstimator, clone
 from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
@@ -20,6 +21,12 @@ from skdp.accounting import BudgetAccountant, PrivacyCost, default_accountant
 from skdp.accounting._composition import exact
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import BudgetExceededError
+from skdp.model_selection._scoring_cost import (
+    ANY,
+    bind_scorers,
+    scorer_keys,
+    scoring_costs,
+)
 
 __all__ = ["check_budget", "fit_cost"]
 
@@ -90,7 +97,11 @@ def fit_cost(estimator, n_features=None):
     ``GridSearchCV``/``RandomizedSearchCV`` (with an integer ``random_state``,
     so that its candidates are known) fit every candidate on every split
     (the number of splits must be known without data) and refit one candidate,
-    charged at the largest candidate cost: use this to check a budget before an
+    charged at the largest candidate cost; a private scorer
+    (:func:`~skdp.metrics.make_private_scorer`) in its ``scoring`` (alone or
+    among the values of a dict) adds its cost for every candidate on every
+    split, twice with ``return_train_score=True`` (the refit is not scored).
+    Use this to check a budget before an
     experiment starts, e.g. ``accountant.check(fit_cost(search))`` or
     :func:`check_budget`. Other meta-estimators that
     hold private estimators (one-vs-rest wrappers, bagging, calibration) may
@@ -190,10 +201,18 @@ def check_budget(estimator, accountant=None, *, n_features=None):
         )
         raise BudgetExceededError(
             f"{type(estimator).__name__}: one fit costs epsilon={cost.epsilon:g}, "
-            f"delta={cost.delta:g}, and the accountant has epsilon={left_eps:g}, "
+            f"delta={cost.delta:g}{_plan_in_words(estimator, n_features)}, "
+            f"and the accountant has epsilon={left_eps:g}, "
             f"delta={left_delta:g} left. Nothing was run or charged.{where}"
         ) from exc
     return cost
+
+
+def _plan_in_words(estimator, n_features):
+    """`` (its whole plan: ...)`` for a scikit-learn search, else empty."""
+    if not isinstance(estimator, BaseSearchCV):
+        return ""
+    return f" (its whole plan: {search_plan(estimator, n_features)[1]})"
 
 
 def sum_costs(costs):
@@ -228,7 +247,55 @@ def _signature(cost):
 
 
 def _search_cost(search, n_features):
-    """Every candidate on every split, plus the refit of one of them."""
+    """Every candidate on every split, plus the refit of one of them, plus
+    every score of a private scorer (:mod:`._scoring_cost`)."""
+    return search_plan(search, n_features)[0]
+
+
+def search_plan(search, n_features=None, *, accountant=ANY, fits=True):
+    """``(cost, what)`` of one ``fit`` of a scikit-learn search: its fits
+    (:func:`search_fit_costs`) and the releases of its private scorers
+    (:func:`~._scoring_cost.scoring_costs`, those charging ``accountant``
+    only if given), with the plan in words ("2 candidates × 3 splits + 1
+    refit = 7 fits + 6 private scores"). ``fits=False`` leaves the fits out
+    of the cost (they charge another accountant), not out of the words."""
+    plan = search_fit_costs(search, n_features)
+    train = bool(getattr(search, "return_train_score", False))
+    scores = scoring_costs(
+        search.scoring, plan.n_scored, train_scores=train, accountant=accountant
+    )
+    cost = sum_costs((plan.costs if fits else []) + scores)
+    return cost, plan.words(len(scores))
+
+
+class SearchFits(NamedTuple):
+    """The fits of a search, from its public parameters."""
+
+    costs: list  # one PrivacyCost per fit, the refit last
+    n_candidates: int
+    n_splits: int
+    refit: bool
+
+    @property
+    def n_scored(self):
+        """The fits its scorers score: every candidate on every split."""
+        return self.n_candidates * self.n_splits
+
+    def words(self, n_scores=0):
+        """The plan in words, with ``n_scores`` private scores."""
+        if self.n_candidates is None:  # cross_validate: one estimator
+            what = f"{self.n_splits} splits = {self.n_splits} fits"
+        else:
+            what = f"{self.n_candidates} candidates × {self.n_splits} splits"
+            what += " + 1 refit" if self.refit else ""
+            what += f" = {self.n_scored + self.refit} fits"
+        return what + (f" + {n_scores} private scores" if n_scores else "")
+
+
+def search_fit_costs(search, n_features=None):
+    """The :class:`SearchFits` of a scikit-learn search: the cost of each of
+    its fits (every candidate on every split, then the refit at the largest
+    candidate cost), known before any data."""
     if isinstance(search, GridSearchCV):
         grid = list(ParameterGrid(search.param_grid))
     else:
@@ -249,8 +316,9 @@ def _search_cost(search, n_features):
                 random_state=search.random_state,
             )
         )
+    refit = search.refit is not False
     if not grid:
-        return PrivacyCost(0.0)
+        return SearchFits([], 0, 0, refit)
     cv = check_cv(search.cv)
     try:
         n_splits = cv.get_n_splits()
@@ -264,9 +332,9 @@ def _search_cost(search, n_features):
         for params in grid
     ]
     total = [c for c in costs for _ in range(n_splits)]
-    if search.refit is not False:
+    if refit:
         total.append(largest_cost(costs))
-    return sum_costs(total)
+    return SearchFits(total, len(grid), n_splits, refit)
 
 
 def prepaid_accountant(cost):
@@ -282,7 +350,9 @@ def is_param(key, name):
 
 
 def accountant_keys(estimator):
-    """The ``accountant`` parameters of ``estimator``, nested ones too.
+    """The ``accountant`` parameters of ``estimator``, nested ones too, and
+    its ``scoring`` parameters that hold private scorers (which charge when
+    they score, :func:`~._scoring_cost.scorer_keys`).
 
     Deepest first: setting an outer estimator's params can replace inner
     ones. They depend on the estimator's structure only, so a clone has the
@@ -292,17 +362,21 @@ def accountant_keys(estimator):
         key for key in estimator.get_params(deep=True) if is_param(key, "accountant")
     ]
     keys.sort(key=lambda key: key.count("__"), reverse=True)
-    return keys
+    return scorer_keys(estimator) + keys
 
 
 def route_accountant(estimator, accountant, keys=None):
-    """Set every ``accountant`` parameter of ``estimator``, nested ones too.
+    """Set every ``accountant`` parameter of ``estimator``, nested ones too,
+    and make its private scorers charge ``accountant`` too.
 
     ``keys`` are its :func:`accountant_keys` when already known (those of the
     estimator it was cloned from), which saves a ``get_params(deep=True)``.
     """
-    for key in accountant_keys(estimator) if keys is None else keys:
-        estimator.set_params(**{key: accountant})
+    keys = accountant_keys(estimator) if keys is None else keys
+    bind_scorers(estimator, accountant, [k for k in keys if is_param(k, "scoring")])
+    for key in keys:
+        if is_param(key, "accountant"):
+            estimator.set_params(**{key: accountant})
     return estimator
 
 

@@ -12,15 +12,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils._optional_dependencies import check_pandas_support
 from sklearn.utils.parallel import Parallel, delayed
 
-from skdp.accounting._accountant import (
-    _float_up,
-)
+from skdp.accounting._accountant import _float_up
 from skdp.accounting._composition import exact
 from skdp.metrics._scorer import PrivateScorer, charged_to
 from skdp.model_selection._cost import (
     check_private_model,
     route_accountant,
 )
+from skdp.model_selection._scoring_cost import scoring_costs
 from skdp.utils._progress import Progress, plural
 
 __all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
@@ -285,11 +284,14 @@ def privacy_utility_curve(
     requires that it is bounded by the estimator's parameters: the private
     estimator that owns ``param_name`` costs at most (ε, ``delta``) and any
     other private step (another estimator with an ``accountant`` parameter)
-    at most its own (``epsilon``, ``delta``). The sweep's total, summed over
-    all fits, is passed to :meth:`BudgetAccountant.check
-    <skdp.BudgetAccountant.check>` before the first fit. That check sees a
-    single spend of the total, so under advanced composition (``slack > 0``)
-    it may refuse a sweep whose many small spends would have fitted. Another
+    at most its own (``epsilon``, ``delta``). The sweep's whole cost, every
+    fit and every private score (:func:`~skdp.model_selection.fit_cost` of
+    each fit, the scorer's cost per score), is passed to
+    :meth:`BudgetAccountant.check <skdp.BudgetAccountant.check>` before the
+    first fit, each release a part, so the accountant composes them as it
+    will compose the spends (a ``"zcdp"``, ``"pld"`` or advanced
+    accountant admits what it will record); the refusal names the fits and
+    the scores. Another
     thread spending from the same accountant during the sweep can still make
     a later fit fail: the accountant never overspends.
 
@@ -368,19 +370,17 @@ def privacy_utility_curve(
     )
 
     n_fits = epsilons.size * n_repeats
+    n_scores = n_fits + (reference_estimator is not None) if private else 0
+    # the scores read the same test rows: they compose sequentially
+    score_costs = scoring_costs(scoring, n_scores)
     per_score = (
         (exact(scoring.cost.epsilon), exact(scoring.cost.delta)) if private else (0, 0)
     )
-    per_fit = [plan.bound(estimator, eps) for eps in epsilons]
-    n_scores = n_fits + (reference_estimator is not None)  # on the same test rows
-    total_eps = _float_up(
-        sum(exact(e) for e, _ in per_fit) * n_repeats + per_score[0] * n_scores
-    )
-    total_delta = _float_up(
-        sum(exact(d) for _, d in per_fit) * n_repeats + per_score[1] * n_scores
-    )
+    fit_costs = [plan.cost(estimator, eps) for eps in epsilons]
+    per_fit = [(c.epsilon, c.delta) for c in fit_costs]
+    planned = [c for c in fit_costs for _ in range(n_repeats)] + score_costs
     # before the data is split or any estimator is fitted
-    _check_budget(acc, total_eps, total_delta, n_fits)
+    _check_budget(acc, planned, n_fits, n_scores)
 
     stratify = y if (y is not None and is_classifier(estimator)) else None
     parts = train_test_split(

@@ -16,7 +16,9 @@ from skdp.model_selection._cost import (
     is_param,
     prepaid_accountant,
     route_accountant,
+    sum_costs,
 )
+from skdp.utils._progress import plural
 from skdp.utils._validation import epsilon_requirement
 from skdp.utils._warnings import warn_at_caller
 
@@ -87,10 +89,9 @@ class _PrivatePlan:
     def _step(estimator, prefix):
         return estimator if not prefix else estimator.get_params()[prefix[:-2]]
 
-    def bound(self, estimator, eps):
-        """Upper bound ``(epsilon, delta)`` of one fit at ``eps`` (fit_cost)."""
-        cost = fit_cost(clone(estimator).set_params(**{self.param_name: float(eps)}))
-        return cost.epsilon, cost.delta
+    def cost(self, estimator, eps):
+        """The cost of one fit at ``eps`` (:func:`fit_cost`: an upper bound)."""
+        return fit_cost(clone(estimator).set_params(**{self.param_name: float(eps)}))
 
     def resolve_accountant(self, accountant):
         if accountant is not None:
@@ -179,18 +180,33 @@ def _n_features(X):
     return shape[1] if shape is not None and len(shape) == 2 else None
 
 
-def _check_budget(acc, total_eps, total_delta, n_fits):
-    if total_delta >= 1.0 and acc.delta < 1.0:
-        raise BudgetExceededError(
-            f"The sweep's {n_fits} fits need delta={total_delta} in total, more "
-            f"than the budget delta={acc.delta}. Nothing was fitted or charged."
-        )
+def sweep_cost(costs, n_fits, n_scores):
+    """``(cost, what)``: the sweep's whole cost, its fits and its private
+    scores each a part (so the accountant composes them its way), and the
+    plan in words; ``cost`` is None when its δ sums to 1 or more."""
+    what = plural(n_fits, "fit") + (f" + {n_scores} private scores" if n_scores else "")
+    if sum((exact(c.delta) for c in costs), Fraction(0)) >= 1:
+        return None, what
+    return sum_costs(costs), what
+
+
+def _check_budget(acc, costs, n_fits, n_scores):
+    """Refuse, before anything is fitted, a sweep whose fits and private
+    scores do not fit the budget."""
+    cost, what = sweep_cost(costs, n_fits, n_scores)
+    if cost is None:
+        if acc.delta < 1.0:
+            raise BudgetExceededError(
+                f"The sweep's {what} need delta >= 1 in total, more than the "
+                f"budget delta={acc.delta}. Nothing was fitted or charged."
+            )
+        return
     try:
-        acc.check(total_eps, min(total_delta, math.nextafter(1.0, 0.0)))
+        acc.check(cost)
     except BudgetExceededError as exc:
         raise BudgetExceededError(
-            f"The sweep's {n_fits} fits cost up to epsilon={total_eps}, "
-            f"delta={total_delta} in total, which does not fit in the remaining "
+            f"The sweep's {what} cost up to epsilon={cost.epsilon}, "
+            f"delta={cost.delta} in total, which does not fit in the remaining "
             f"budget: {exc} Nothing was fitted."
         ) from exc
 

@@ -6,9 +6,12 @@ know about privacy budgets: left alone it spends until the budget runs out
 and leaves the user with no model. The first fit that charges an accountant
 inside one of them therefore checks the *whole plan* first (every candidate
 on every split, plus the refit: :func:`~skdp.model_selection.fit_cost`; and
-the releases of private scorers that charge the same accountant)
-against what the accountant has left, and refuses when it does not fit, so
-a search that cannot finish is refused before any fit is charged. The
+the releases of private scorers that charge the same accountant,
+:mod:`skdp.model_selection._scoring_cost`) against what the accountant has
+left, and refuses when it does not fit, so a search that cannot finish is
+refused before any fit is charged. A private scorer that charges another
+accountant than the fits (or scores a non-private model) checks its own
+part of the plan against its accountant at its first release. The
 decision reads public quantities only: the search's parameters and the
 budget.
 
@@ -40,8 +43,9 @@ __all__ = ["check_search_plan", "search_refusal_hint", "spend_checked"]
 #: How many frames up a stack the search running a fit is looked for.
 _MAX_FRAMES = 150
 
-#: Runs (scikit-learn's per-call ``Parallel`` object) whose plan was checked.
-_PLANNED = weakref.WeakSet()
+#: Runs (scikit-learn's per-call ``Parallel`` object) and the accountants
+#: (their ids) against which their plan was checked.
+_PLANNED = weakref.WeakKeyDictionary()
 
 
 class _Run(NamedTuple):
@@ -187,104 +191,80 @@ def _charges(estimator, accountant):
     return all((default if value is None else value) is accountant for value in found)
 
 
-def _private_scorers(scoring):
-    """The private scorers among scikit-learn's ``scoring=`` (one, or the
-    values of a dict, or a list)."""
-    from skdp.metrics._scorer import PrivateScorer
+def _scorers_charge(run, accountant):
+    """Whether a private scorer of the run charges ``accountant``."""
+    from skdp.model_selection._scoring_cost import private_scorers, scorer_accountant
 
-    if isinstance(scoring, dict):
-        scoring = list(scoring.values())
-    elif not isinstance(scoring, (list, tuple)):
-        scoring = [scoring]
-    return [s for s in scoring if isinstance(s, PrivateScorer)]
+    return any(
+        scorer_accountant(scorer) is accountant
+        for scorer in private_scorers(run.scoring)
+    )
 
 
-def _scoring_plan(run, n_scored, accountant):
-    """``(costs, " + s private scores")``: the releases of the run's private
-    scorers that charge ``accountant``: each scores every fit of a split (on
-    its test rows, and on its training rows with ``return_train_score``)."""
-    from skdp.accounting._accountant import _explicit_default, default_accountant
-
-    scorers = _private_scorers(run.scoring)
-    if not scorers or accountant is None:
-        return [], ""
-    default = _explicit_default() or default_accountant()  # theirs: None
-    if default is not accountant:
-        return [], ""
-    n_scores = n_scored * (1 + run.train_scores) * len(scorers)
-    costs = [scorer.cost for scorer in scorers] * (n_scored * (1 + run.train_scores))
-    return costs, f" + {n_scores} private scores"
+def _run_charges(run, accountant):
+    """Whether the run's fits or its private scorers charge ``accountant``."""
+    return _charges(run.estimator, accountant) or _scorers_charge(run, accountant)
 
 
 def _plan(run, accountant=None):
-    """``(cost, "n candidates × k splits + 1 refit = m fits")`` of a run, from
-    its public parameters; ``None`` when they do not tell. The releases of
-    private scorers that charge ``accountant`` are part of the plan."""
-    from sklearn.model_selection import (
-        GridSearchCV,
-        ParameterGrid,
-        ParameterSampler,
-        RandomizedSearchCV,
-        check_cv,
-    )
+    """``(cost, "n candidates × k splits + 1 refit = m fits + s private
+    scores")`` of a run, from its public parameters; ``None`` when they do
+    not tell. With ``accountant``, the cost is what the run charges there:
+    its fits if they charge it, and the releases of its private scorers that
+    charge it (:func:`~skdp.model_selection._scoring_cost.scoring_costs`)."""
+    from sklearn.model_selection import GridSearchCV, RandomizedSearchCV, check_cv
 
-    from skdp.model_selection._cost import fit_cost, sum_costs
+    from skdp.model_selection._cost import SearchFits, fit_cost, search_plan, sum_costs
+    from skdp.model_selection._scoring_cost import ANY, scoring_costs
 
+    fits = accountant is None or _charges(run.estimator, accountant)
+    accountant = ANY if accountant is None else accountant
     try:
-        n_splits = check_cv(run.cv).get_n_splits()
-        if run.search is None:
-            cost = fit_cost(run.estimator)
-            scores, said = _scoring_plan(run, n_splits, accountant)
-            what = f"{n_splits} splits = {n_splits} fits{said}"
-            return sum_costs([cost] * n_splits + scores), what
-        search = run.search
-        if isinstance(search, GridSearchCV):
-            n_candidates = len(ParameterGrid(search.param_grid))
-        elif isinstance(search, RandomizedSearchCV):
-            n_candidates = len(
-                list(
-                    ParameterSampler(
-                        search.param_distributions,
-                        search.n_iter,
-                        random_state=search.random_state,
-                    )
-                )
+        if run.search is None:  # cross_validate: the estimator on every split
+            n_splits = check_cv(run.cv).get_n_splits()
+            plan = SearchFits([fit_cost(run.estimator)] * n_splits, None, n_splits, 0)
+            scores = scoring_costs(
+                run.scoring,
+                n_splits,
+                train_scores=run.train_scores,
+                accountant=accountant,
             )
-        else:
+            cost = sum_costs((plan.costs if fits else []) + scores)
+            return cost, plan.words(len(scores))
+        if not isinstance(run.search, GridSearchCV | RandomizedSearchCV):
             return None
-        cost = fit_cost(search)  # refuses a RandomizedSearchCV without a seed
-        scores, said = _scoring_plan(run, n_candidates * n_splits, accountant)
-        cost = sum_costs([cost, *scores])
+        # refuses a RandomizedSearchCV without a seed
+        return search_plan(run.search, accountant=accountant, fits=fits)
     except Exception:  # the plan is not known before the data: no early check
         return None
-    refit = search.refit is not False
-    n_fits = n_candidates * n_splits + refit
-    what = f"{n_candidates} candidates × {n_splits} splits"
-    return cost, what + (" + 1 refit" if refit else "") + f" = {n_fits} fits{said}"
 
 
 def check_search_plan(accountant):
-    """Refuse the first fit of a search whose whole plan does not fit.
+    """Refuse the first charge of a search whose whole plan does not fit.
 
-    Called before each charge (``PrivateEstimatorMixin._charge``, and the
-    owner's service for a worker's spend). For each search on the stack that
-    charges ``accountant`` and whose plan was not checked yet in this call of
-    its ``fit``: the plan's cost is checked against the accountant; refused,
-    it raises :class:`~skdp.exceptions.BudgetExceededError` naming the plan,
-    its cost and the fixes, and nothing is charged. A copy that spends
-    through its owner is checked there.
+    Called before each charge (``PrivateEstimatorMixin._charge``, a private
+    scorer's release, and the owner's service for a worker's spend). For
+    each search on the stack whose fits or private scorers charge
+    ``accountant`` and whose plan there was not checked yet in this call of
+    its ``fit``: what the plan charges ``accountant`` is checked against it;
+    refused, it raises :class:`~skdp.exceptions.BudgetExceededError` naming
+    the plan, its cost and the fixes, and nothing is charged. A copy that
+    spends through its owner is checked there.
     """
     from skdp.accounting._channel import is_remote
 
     if is_remote(accountant):
         return
     for run in reversed(running_searches()):  # the outermost first
-        if run.marker is None or run.marker in _PLANNED:
+        if run.marker is None:
+            continue
+        planned = _PLANNED.setdefault(run.marker, set())
+        if id(accountant) in planned:
             continue
         if run.started:  # e.g. the refit, after folds charged in processes
-            _PLANNED.add(run.marker)
+            planned.add(id(accountant))
             continue
-        if not _charges(run.estimator, accountant):
+        if not _run_charges(run, accountant):
             continue
         plan = _plan(run, accountant)
         if plan is not None:
@@ -297,7 +277,7 @@ def check_search_plan(accountant):
                 ) from None
             except (ValueError, TypeError):  # e.g. a mechanism "pld" refuses
                 pass  # the fit's own charge says so
-        _PLANNED.add(run.marker)
+        planned.add(id(accountant))
 
 
 def _plan_refusal(run, what, cost, accountant):
@@ -337,7 +317,7 @@ def search_refusal_hint(accountant=None):
         return ""
     runs = running_searches()
     if accountant is not None:
-        runs = [run for run in runs if _charges(run.estimator, accountant)] or runs
+        runs = [run for run in runs if _run_charges(run, accountant)] or runs
     if not runs:
         return ""
     run = runs[0]
