@@ -15,7 +15,14 @@ import numpy as np
 from skdp.accounting import default_accountant
 from skdp.accounting._composition import _fits
 
-__all__ = ["Rows", "as_rows", "charge_function", "equal_shares", "mechanism_of"]
+__all__ = [
+    "Rows",
+    "as_rows",
+    "charge_function",
+    "check_output_options",
+    "equal_shares",
+    "mechanism_of",
+]
 
 
 class Rows:
@@ -23,23 +30,66 @@ class Rows:
 
     ``X`` has one row per privacy unit; ``per_column`` says whether the
     result keeps one value per column (``axis=0`` of a 2-D input) or is a
-    scalar (a 1-D input, or ``axis=None`` of one column).
+    scalar (a 1-D input, or ``axis=None`` of one column); ``ndim`` is the
+    input's number of dimensions (for ``keepdims``).
     """
 
-    def __init__(self, X, per_column):
+    def __init__(self, X, per_column, ndim=2):
         self.X = X
         self.per_column = per_column
+        self.ndim = ndim
 
     @property
     def n_columns(self):
         return self.X.shape[1]
 
-    def shape(self, values):
-        """``values`` of shape (..., n_columns) as numpy would return them."""
+    def shape(self, values, keepdims=False, dtype=None):
+        """``values`` of shape (..., n_columns) as numpy would return them.
+
+        ``keepdims=True`` keeps the reduced axes with size one (numpy's
+        ``keepdims``): ``(..., 1)`` for a 1-D input, ``(..., 1, n_columns)``
+        for ``axis=0`` and ``(..., 1, 1)`` for ``axis=None`` of a 2-D one.
+        ``dtype`` casts the released values (post-processing), as numpy's
+        ``dtype`` sets the type of its result; a scalar is then that
+        numpy scalar type.
+        """
         values = np.asarray(values, dtype=float)
-        if self.per_column:
-            return values
-        return values[..., 0] if values.ndim > 1 else float(values[0])
+        if keepdims:
+            shaped = values if self.ndim == 1 else values[..., None, :]
+        elif self.per_column:
+            shaped = values
+        else:
+            shaped = values[..., 0]
+        if dtype is None:
+            return shaped if shaped.ndim else float(shaped)
+        with np.errstate(all="ignore"):  # a non-finite release cast: no warning
+            cast = shaped.astype(dtype)
+        return cast if cast.ndim else cast[()]
+
+
+def check_output_options(function, dtype=None, keepdims=False):
+    """``(dtype, keepdims)`` checked before any charge: a numeric numpy dtype
+    (or None) and a boolean, as numpy takes them."""
+    if dtype is not None:
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError as exc:
+            raise TypeError(
+                f"{function}: dtype={dtype!r} is not a numpy data type. "
+                "Nothing was charged."
+            ) from exc
+        if dtype.kind not in "iufc":
+            raise TypeError(
+                f"{function}: dtype={dtype} is not numeric; the release is a "
+                "number. Pass a float, integer or complex dtype (or None). "
+                "Nothing was charged."
+            )
+    if not isinstance(keepdims, bool | np.bool_):
+        raise TypeError(
+            f"{function}: keepdims must be True or False; got {keepdims!r}. "
+            "Nothing was charged."
+        )
+    return dtype, bool(keepdims)
 
 
 def as_rows(array, axis, function, *, allow_nan=False, whole_array=False):
@@ -79,7 +129,7 @@ def as_rows(array, axis, function, *, allow_nan=False, whole_array=False):
             raise ValueError(
                 f"{function}: axis={axis!r} is out of range for 1-D input."
             )
-        return Rows(values[:, None], per_column=False)
+        return Rows(values[:, None], per_column=False, ndim=1)
     if axis in (1, -1):
         raise ValueError(
             f"{function}: axis=1 releases one value per row, and the number of "

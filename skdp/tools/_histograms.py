@@ -1,6 +1,7 @@
 """numpy's histogram functions, released by PrivateHistogram and
 PrivateJointHistogram."""
 
+import math
 from numbers import Integral
 
 import numpy as np
@@ -23,11 +24,41 @@ def _estimator_kwargs(epsilon, bounds, delta, accountant, random_state):
     }
 
 
+def _check_density(function, density):
+    """``density`` as a bool, checked before any charge (numpy takes None)."""
+    if density is None:
+        return False
+    if not isinstance(density, bool | np.bool_):
+        raise TypeError(
+            f"{function}: density must be True, False or None; got {density!r}. "
+            "Nothing was charged."
+        )
+    return bool(density)
+
+
+def _normalised(counts, edges):
+    """numpy's ``density=True`` from released counts (post-processing):
+    ``counts / (total × cell volume)``, the total summed with ``math.fsum``;
+    all NaN when the released total is not positive (or not finite), a rule
+    on released values only."""
+    total = math.fsum(np.ravel(counts))
+    if not (math.isfinite(total) and total > 0):
+        return np.full(np.shape(counts), np.nan)
+    volume = np.ones(np.shape(counts))
+    for axis, edge in enumerate(edges):
+        shape = [1] * volume.ndim
+        shape[axis] = -1
+        volume = volume * np.diff(edge).reshape(shape)
+    with np.errstate(all="ignore"):
+        return np.asarray(counts, dtype=float) / total / volume
+
+
 def histogram(
     sample,
     epsilon=1.0,
     bins=10,
     bounds=None,
+    density=None,
     *,
     delta=0.0,
     accountant=None,
@@ -47,6 +78,14 @@ def histogram(
     bounds : tuple of (float, float) or None, default=None
         Public ``(lower, upper)`` (numpy's ``range``); required when ``bins``
         is a number. Values outside count in the first or last bin.
+    density : bool or None, default=None
+        ``True``: the released counts normalised as numpy's ``density=True``
+        (post-processing: each cell's count over the released total and the
+        cell's volume), so the result integrates to 1 over the bounds. When
+        the released total is not positive (possible at small ε or with few
+        rows: counts are noisy), every cell is NaN, decided from the
+        released counts alone, without a warning. Cells whose released count
+        is negative stay negative.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
     accountant : BudgetAccountant or None, default=None
@@ -81,12 +120,15 @@ def histogram(
         raise ValueError(
             "histogram takes a 1-D sample; use histogramdd for several columns."
         )
+    density = _check_density("histogram", density)
     kwargs = _estimator_kwargs(epsilon, bounds, delta, accountant, random_state)
     if isinstance(bins, Integral):
         fitted = PrivateHistogram(bins, **kwargs).fit(values[:, None])
-        return fitted.counts_[0], fitted.bin_edges_[0]
-    fitted = PrivateJointHistogram([bins], **kwargs).fit(values[:, None])
-    return fitted.counts_, fitted.bin_edges_[0]
+        counts, edges = fitted.counts_[0], fitted.bin_edges_[0]
+    else:
+        fitted = PrivateJointHistogram([bins], **kwargs).fit(values[:, None])
+        counts, edges = fitted.counts_, fitted.bin_edges_[0]
+    return _normalised(counts, [edges]) if density else counts, edges
 
 
 def histogramdd(
@@ -94,6 +136,7 @@ def histogramdd(
     epsilon=1.0,
     bins=10,
     bounds=None,
+    density=None,
     *,
     delta=0.0,
     accountant=None,
@@ -114,6 +157,14 @@ def histogramdd(
 default=None
         Public ``(lower, upper)``, scalars or per column (numpy's ``range``
         is a list of per-column pairs: ``bounds = tuple(zip(*range))``).
+    density : bool or None, default=None
+        ``True``: the released counts normalised as numpy's ``density=True``
+        (post-processing: each cell's count over the released total and the
+        cell's volume), so the result integrates to 1 over the bounds. When
+        the released total is not positive (possible at small ε or with few
+        rows: counts are noisy), every cell is NaN, decided from the
+        released counts alone, without a warning. Cells whose released count
+        is negative stay negative.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
     accountant : BudgetAccountant or None, default=None
@@ -142,9 +193,11 @@ default=None
     array([[10000., 10000.],
            [10000., 10000.]])
     """
+    density = _check_density("histogramdd", density)
     kwargs = _estimator_kwargs(epsilon, bounds, delta, accountant, random_state)
     fitted = PrivateJointHistogram(bins, **kwargs).fit(sample)
-    return fitted.counts_, fitted.bin_edges_
+    counts, edges = fitted.counts_, fitted.bin_edges_
+    return _normalised(counts, edges) if density else counts, edges
 
 
 def histogram2d(
@@ -153,6 +206,7 @@ def histogram2d(
     epsilon=1.0,
     bins=10,
     bounds=None,
+    density=None,
     *,
     delta=0.0,
     accountant=None,
@@ -171,6 +225,14 @@ def histogram2d(
     bounds : tuple of (float or array-like, float or array-like) or None, \
 default=None
         Public ``(lower, upper)``, scalars or one per column.
+    density : bool or None, default=None
+        ``True``: the released counts normalised as numpy's ``density=True``
+        (post-processing: each cell's count over the released total and the
+        cell's volume), so the result integrates to 1 over the bounds. When
+        the released total is not positive (possible at small ε or with few
+        rows: counts are noisy), every cell is NaN, decided from the
+        released counts alone, without a warning. Cells whose released count
+        is negative stay negative.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
     accountant : BudgetAccountant or None, default=None
@@ -205,6 +267,7 @@ default=None
         epsilon,
         bins,
         bounds,
+        density,
         delta=delta,
         accountant=accountant,
         random_state=random_state,

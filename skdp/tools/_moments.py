@@ -5,7 +5,7 @@ import numpy as np
 from skdp.preprocessing._standard import PrivateStandardScaler
 from skdp.sensitivity import centre_and_radius
 from skdp.stats._mean import PrivateMean
-from skdp.tools._arrays import as_rows, mechanism_of
+from skdp.tools._arrays import as_rows, check_output_options, mechanism_of
 from skdp.utils._validation import check_bounds
 
 __all__ = ["count_nonzero", "mean", "std", "sum", "var"]
@@ -44,6 +44,8 @@ def mean(
     epsilon=1.0,
     bounds=None,
     axis=None,
+    dtype=None,
+    keepdims=False,
     *,
     delta=0.0,
     accountant=None,
@@ -66,6 +68,11 @@ default=None
         0: one mean per column. None: the mean of all values (over several
         columns, the mean of the rows' means, each row clipped to the
         bounds first).
+    dtype : data-type or None, default=None
+        Type of the result, as numpy's ``dtype``: the released float64
+        values are cast to it (post-processing; an integer type truncates).
+    keepdims : bool, default=False
+        Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
     accountant : BudgetAccountant or None, default=None
@@ -91,10 +98,11 @@ default=None
     >>> round(tools.mean(x, epsilon=1.0, bounds=(0, 10), random_state=0), 1)
     5.0
     """
+    dtype, keepdims = check_output_options("mean", dtype, keepdims)
     rows = as_rows(array, axis, "mean", whole_array=True)
     X, bounds = _row_values(rows, bounds, np.mean)
     fitted = _fitted_mean(X, epsilon, bounds, delta, accountant, random_state)
-    return rows.shape(fitted.mean_)
+    return rows.shape(fitted.mean_, keepdims, dtype)
 
 
 def sum(  # numpy's and diffprivlib's name
@@ -102,6 +110,8 @@ def sum(  # numpy's and diffprivlib's name
     epsilon=1.0,
     bounds=None,
     axis=None,
+    dtype=None,
+    keepdims=False,
     *,
     delta=0.0,
     accountant=None,
@@ -122,6 +132,11 @@ default=None
     axis : {None, 0}, default=None
         0: one sum per column. None: the sum of all values (over several
         columns, the sum of the rows' sums).
+    dtype : data-type or None, default=None
+        Type of the result, as numpy's ``dtype``: the released float64
+        values are cast to it (post-processing; an integer type truncates).
+    keepdims : bool, default=False
+        Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
     accountant : BudgetAccountant or None, default=None
@@ -152,10 +167,11 @@ default=None
     >>> round(tools.sum(x, epsilon=1.0, bounds=(0, 1), random_state=0), -1)
     10000.0
     """
+    dtype, keepdims = check_output_options("sum", dtype, keepdims)
     rows = as_rows(array, axis, "sum", whole_array=True)
     X, bounds = _row_values(rows, bounds, np.sum)
     fitted = _fitted_mean(X, epsilon, bounds, delta, accountant, random_state)
-    return rows.shape(sum_from_mean_release(fitted))
+    return rows.shape(sum_from_mean_release(fitted), keepdims, dtype)
 
 
 def sum_from_mean_release(fitted):
@@ -167,7 +183,14 @@ def sum_from_mean_release(fitted):
 
 
 def count_nonzero(
-    array, epsilon=1.0, axis=None, *, delta=0.0, accountant=None, random_state=None
+    array,
+    epsilon=1.0,
+    axis=None,
+    *,
+    keepdims=False,
+    delta=0.0,
+    accountant=None,
+    random_state=None,
 ):
     """The private number of non-zero values (a :func:`sum` of indicators).
 
@@ -179,6 +202,8 @@ def count_nonzero(
         Total ε.
     axis : {None, 0}, default=None
         0: one count per column; None: over all values.
+    keepdims : bool, default=False
+        Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
     accountant : BudgetAccountant or None, default=None
@@ -212,6 +237,7 @@ def count_nonzero(
         epsilon,
         (0.0, 1.0),
         axis,
+        keepdims=keepdims,
         delta=delta,
         accountant=accountant,
         random_state=random_state,
@@ -236,6 +262,8 @@ def var(
     epsilon=1.0,
     bounds=None,
     axis=None,
+    dtype=None,
+    keepdims=False,
     *,
     delta=0.0,
     accountant=None,
@@ -256,6 +284,11 @@ default=None
     axis : {None, 0}, default=None
         0: one variance per column. None: for one column or a 1-D array
         (over several columns, pass ``axis=0`` or ``array.ravel()``).
+    dtype : data-type or None, default=None
+        Type of the result, as numpy's ``dtype``: the released float64
+        values are cast to it (post-processing; an integer type truncates).
+    keepdims : bool, default=False
+        Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
     accountant : BudgetAccountant or None, default=None
@@ -282,10 +315,11 @@ default=None
     >>> round(tools.var(x, epsilon=1.0, bounds=(-10, 10), random_state=0))
     4
     """
+    dtype, keepdims = check_output_options("var", dtype, keepdims)
     rows, scaler = _fitted_scaler(
         array, epsilon, bounds, axis, delta, accountant, random_state, "var"
     )
-    return rows.shape(scaler.var_)
+    return rows.shape(scaler.var_, keepdims, dtype)
 
 
 def std(
@@ -293,6 +327,8 @@ def std(
     epsilon=1.0,
     bounds=None,
     axis=None,
+    dtype=None,
+    keepdims=False,
     *,
     delta=0.0,
     accountant=None,
@@ -311,6 +347,11 @@ default=None
         Public ``(lower, upper)``; ``None``: chosen privately.
     axis : {None, 0}, default=None
         As for :func:`var`.
+    dtype : data-type or None, default=None
+        Type of the result, as numpy's ``dtype``: the released float64
+        values are cast to it (post-processing; an integer type truncates).
+    keepdims : bool, default=False
+        Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
     accountant : BudgetAccountant or None, default=None
@@ -331,7 +372,8 @@ default=None
     >>> round(tools.std(x, epsilon=1.0, bounds=(-10, 10), random_state=0), 1)
     2.0
     """
+    dtype, keepdims = check_output_options("std", dtype, keepdims)
     rows, scaler = _fitted_scaler(
         array, epsilon, bounds, axis, delta, accountant, random_state, "std"
     )
-    return rows.shape(np.sqrt(scaler.var_))
+    return rows.shape(np.sqrt(scaler.var_), keepdims, dtype)

@@ -23,7 +23,12 @@ from skdp.stats._mean_release import (
     plan_mean_release,
     release_count_and_sums,
 )
-from skdp.tools._arrays import as_rows, charge_function, equal_shares
+from skdp.tools._arrays import (
+    as_rows,
+    charge_function,
+    check_output_options,
+    equal_shares,
+)
 from skdp.utils._validation import check_delta, check_epsilon, check_required_bounds
 
 __all__ = ["nanmean", "nanstd", "nansum", "nanvar"]
@@ -78,6 +83,8 @@ def nanmean(
     epsilon=1.0,
     bounds=None,
     axis=None,
+    dtype=None,
+    keepdims=False,
     *,
     delta=0.0,
     accountant=None,
@@ -95,6 +102,11 @@ def nanmean(
         Public ``(lower, upper)``, scalars or per column. Required.
     axis : {None, 0}, default=None
         0: per column. None: for a 1-D array or one column.
+    dtype : data-type or None, default=None
+        Type of the result, as numpy's ``dtype``: the released float64
+        values are cast to it (post-processing; an integer type truncates).
+    keepdims : bool, default=False
+        Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
     accountant : BudgetAccountant or None, default=None
@@ -125,6 +137,7 @@ def nanmean(
     >>> round(tools.nanmean(x, bounds=(0, 10), random_state=0), 1)
     5.0
     """
+    dtype, keepdims = check_output_options("nanmean", dtype, keepdims)
     rows, lower, upper, releases = _mean_releases(
         array, epsilon, bounds, axis, delta, accountant, random_state, "nanmean"
     )
@@ -132,7 +145,7 @@ def nanmean(
         mean_from_release(count, np.array([s]), lower[j : j + 1], upper[j : j + 1])[0]
         for j, (count, s) in enumerate(releases)
     ]
-    return rows.shape(means)
+    return rows.shape(means, keepdims, dtype)
 
 
 def nansum(
@@ -140,6 +153,8 @@ def nansum(
     epsilon=1.0,
     bounds=None,
     axis=None,
+    dtype=None,
+    keepdims=False,
     *,
     delta=0.0,
     accountant=None,
@@ -157,6 +172,11 @@ def nansum(
         Public ``(lower, upper)``. Required.
     axis : {None, 0}, default=None
         0: per column. None: for a 1-D array or one column.
+    dtype : data-type or None, default=None
+        Type of the result, as numpy's ``dtype``: the released float64
+        values are cast to it (post-processing; an integer type truncates).
+    keepdims : bool, default=False
+        Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
     accountant : BudgetAccountant or None, default=None
@@ -182,13 +202,14 @@ def nansum(
     >>> round(tools.nansum(x, bounds=(0, 1), random_state=0), -1)
     10000.0
     """
+    dtype, keepdims = check_output_options("nansum", dtype, keepdims)
     rows, lower, upper, releases = _mean_releases(
         array, epsilon, bounds, axis, delta, accountant, random_state, "nansum"
     )
     centre, radius = centre_and_radius(lower, upper)
     counts, sums = np.array(releases).T
     with np.errstate(over="ignore", invalid="ignore"):
-        return rows.shape(centre * counts + radius * sums)
+        return rows.shape(centre * counts + radius * sums, keepdims, dtype)
 
 
 def _nan_variances(array, epsilon, bounds, axis, delta, accountant, random_state, name):
@@ -220,6 +241,8 @@ def nanvar(
     epsilon=1.0,
     bounds=None,
     axis=None,
+    dtype=None,
+    keepdims=False,
     *,
     delta=0.0,
     accountant=None,
@@ -237,6 +260,11 @@ def nanvar(
         Public ``(lower, upper)``. Required.
     axis : {None, 0}, default=None
         0: per column. None: for a 1-D array or one column.
+    dtype : data-type or None, default=None
+        Type of the result, as numpy's ``dtype``: the released float64
+        values are cast to it (post-processing; an integer type truncates).
+    keepdims : bool, default=False
+        Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
     accountant : BudgetAccountant or None, default=None
@@ -265,10 +293,11 @@ def nanvar(
     >>> round(tools.nanvar(x, bounds=(-10, 10), random_state=0))
     4
     """
+    dtype, keepdims = check_output_options("nanvar", dtype, keepdims)
     rows, variances = _nan_variances(
         array, epsilon, bounds, axis, delta, accountant, random_state, "nanvar"
     )
-    return rows.shape(variances)
+    return rows.shape(variances, keepdims, dtype)
 
 
 def nanstd(
@@ -276,6 +305,8 @@ def nanstd(
     epsilon=1.0,
     bounds=None,
     axis=None,
+    dtype=None,
+    keepdims=False,
     *,
     delta=0.0,
     accountant=None,
@@ -293,6 +324,11 @@ def nanstd(
         Public ``(lower, upper)``. Required.
     axis : {None, 0}, default=None
         0: per column. None: for a 1-D array or one column.
+    dtype : data-type or None, default=None
+        Type of the result, as numpy's ``dtype``: the released float64
+        values are cast to it (post-processing; an integer type truncates).
+    keepdims : bool, default=False
+        Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
     accountant : BudgetAccountant or None, default=None
@@ -314,7 +350,8 @@ def nanstd(
     >>> round(tools.nanstd(x, bounds=(-10, 10), random_state=0), 1)
     2.0
     """
+    dtype, keepdims = check_output_options("nanstd", dtype, keepdims)
     rows, variances = _nan_variances(
         array, epsilon, bounds, axis, delta, accountant, random_state, "nanstd"
     )
-    return rows.shape(np.sqrt(variances))
+    return rows.shape(np.sqrt(variances), keepdims, dtype)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from skdp.stats._quantile import PrivateQuantile
-from skdp.tools._arrays import as_rows
+from skdp.tools._arrays import as_rows, check_output_options
 
 __all__ = ["median", "percentile", "quantile"]
 
@@ -14,6 +14,7 @@ def quantile(
     epsilon=1.0,
     bounds=None,
     axis=None,
+    keepdims=False,
     *,
     accountant=None,
     random_state=None,
@@ -35,6 +36,8 @@ default=None
         :class:`~skdp.PrivateQuantile` does; stated bounds cost nothing.
     axis : {None, 0}, default=None
         0: per column. None: for a 1-D array or one column.
+    keepdims : bool, default=False
+        Keep the reduced axes with size one, as numpy does.
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -64,6 +67,7 @@ default=None
     levels = np.asarray(quant, dtype=float)
     if levels.ndim > 1:
         raise ValueError("quantile: quant must be a number or a 1-D array of levels.")
+    _, keepdims = check_output_options("quantile", None, keepdims)
     rows = as_rows(array, axis, "quantile")
     fitted = PrivateQuantile(
         np.atleast_1d(levels),
@@ -72,7 +76,7 @@ default=None
         accountant=accountant,
         random_state=random_state,
     ).fit(rows.X)
-    released = rows.shape(fitted.quantiles_)  # (n_levels[, n_columns])
+    released = rows.shape(fitted.quantiles_, keepdims)  # (n_levels, ...)
     if levels.ndim == 0:
         return released[0] if np.ndim(released) else released
     return released
@@ -84,6 +88,7 @@ def percentile(
     epsilon=1.0,
     bounds=None,
     axis=None,
+    keepdims=False,
     *,
     accountant=None,
     random_state=None,
@@ -103,6 +108,8 @@ default=None
         As for :func:`quantile`.
     axis : {None, 0}, default=None
         As for :func:`quantile`.
+    keepdims : bool, default=False
+        Keep the reduced axes with size one, as numpy does.
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -126,13 +133,21 @@ default=None
         epsilon,
         bounds,
         axis,
+        keepdims,
         accountant=accountant,
         random_state=random_state,
     )
 
 
 def median(
-    array, epsilon=1.0, bounds=None, axis=None, *, accountant=None, random_state=None
+    array,
+    epsilon=1.0,
+    bounds=None,
+    axis=None,
+    keepdims=False,
+    *,
+    accountant=None,
+    random_state=None,
 ):
     """The private median: :func:`quantile` at 0.5.
 
@@ -147,6 +162,8 @@ default=None
         As for :func:`quantile`.
     axis : {None, 0}, default=None
         As for :func:`quantile`.
+    keepdims : bool, default=False
+        Keep the reduced axes with size one, as numpy does.
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -170,6 +187,7 @@ default=None
         epsilon,
         bounds,
         axis,
+        keepdims,
         accountant=accountant,
         random_state=random_state,
     )
