@@ -19,7 +19,7 @@ from skdp.model_selection._cost import (
     check_private_model,
     route_accountant,
 )
-from skdp.model_selection._scoring_cost import scoring_costs
+from skdp.model_selection._scoring_cost import score_method_scorers, scoring_costs
 from skdp.utils._progress import Progress, plural
 
 __all__ = ["PrivacyUtilityCurve", "privacy_utility_curve"]
@@ -200,7 +200,8 @@ def privacy_utility_curve(
         given.
     scoring : str, callable or None, default=None
         A single scorer, as in :func:`sklearn.metrics.check_scoring`; ``None``
-        uses the estimator's ``score`` method. A private scorer
+        uses the estimator's ``score`` method (a search's ``score`` with a
+        private scorer charges too, and is planned). A private scorer
         (:func:`~skdp.metrics.make_private_scorer`) makes every test score a
         release charged to the sweep's accountant: its cost, times the
         number of scores (they read the same test rows, so they compose
@@ -373,6 +374,10 @@ def privacy_utility_curve(
     n_scores = n_fits + (reference_estimator is not None) if private else 0
     # the scores read the same test rows: they compose sequentially
     score_costs = scoring_costs(scoring, n_scores)
+    if scoring is None:  # the estimator's own score may be a private scorer
+        own = score_method_scorers(estimator)
+        score_costs += scoring_costs(own, n_fits)
+        n_scores = n_fits * len(own)
     per_score = (
         (exact(scoring.cost.epsilon), exact(scoring.cost.delta)) if private else (0, 0)
     )

@@ -17,6 +17,7 @@ times).
 __all__ = [
     "bind_scorers",
     "private_scorers",
+    "score_method_scorers",
     "scorer_accountant",
     "scorer_keys",
     "scoring_costs",
@@ -76,6 +77,24 @@ def scoring_costs(scoring, n_fits, *, train_scores=False, accountant=ANY):
         scorers = [s for s in scorers if scorer_accountant(s) is accountant]
     calls = int(n_fits) * (1 + bool(train_scores))
     return [scorer.cost for scorer in scorers for _ in range(calls)]
+
+
+def score_method_scorers(estimator):
+    """The private scorers that ``estimator.score`` calls: a scikit-learn
+    search scores with its ``scoring`` (a dict's ``refit`` metric), a
+    pipeline with its final step's ``score``; other estimators call none."""
+    from sklearn.model_selection._search import BaseSearchCV
+
+    steps = getattr(estimator, "steps", None)
+    if steps:
+        return score_method_scorers(steps[-1][1])
+    if not isinstance(estimator, BaseSearchCV):
+        return []
+    scoring = estimator.scoring
+    if isinstance(scoring, dict):
+        refit = estimator.refit
+        scoring = scoring.get(refit) if isinstance(refit, str) else None
+    return private_scorers(scoring)
 
 
 def scorer_keys(estimator):

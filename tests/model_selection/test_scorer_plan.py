@@ -218,6 +218,37 @@ def test_privacy_utility_curve_records_its_plan(composition, nested):
     assert acc.total() == _as_recorded(_curve_plan([0.25, 0.5], 2, nested), composition)
 
 
+@pytest.mark.parametrize("composition", COMPOSITIONS)
+def test_a_curve_scored_by_a_searchs_own_private_scorer_records_its_plan(composition):
+    # scoring=None: each test score is the search's score, a private release
+    X, y = _data()
+    estimator = GridSearchCV(
+        _model(), {"var_smoothing": [1e-9]}, cv=2, scoring=_scorer()
+    )
+    acc = _accountant(composition)
+    privacy_utility_curve(
+        estimator, X, y, epsilons=[0.25, 0.5], n_repeats=2,
+        param_name="estimator__epsilon", accountant=acc, random_state=0,
+    )  # fmt: skip
+    plan = sum_costs([_curve_plan([0.25, 0.5], 2, True)] + [_scorer().cost] * 4)
+    assert acc.total() == _as_recorded(plan, composition)
+
+
+def test_a_curve_short_of_its_searchs_own_scores_is_refused_before_any_fit():
+    X, y = _data()
+    estimator = GridSearchCV(
+        _model(), {"var_smoothing": [1e-9]}, cv=2, scoring=_scorer()
+    )
+    plan = sum_costs([_curve_plan([0.25, 0.5], 2, True)] + [_scorer().cost] * 3)
+    acc = BudgetAccountant(plan.epsilon)  # one of the 4 test scores short
+    with pytest.raises(BudgetExceededError, match=r"4 fits \+ 4 private scores"):
+        privacy_utility_curve(
+            estimator, X, y, epsilons=[0.25, 0.5], n_repeats=2,
+            param_name="estimator__epsilon", accountant=acc, random_state=0,
+        )  # fmt: skip
+    assert acc.entries == ()
+
+
 def test_privacy_utility_curve_refusal_names_its_private_scores():
     X, y = _data()
     acc = BudgetAccountant(2 * (0.25 + 0.5) + 3 * SCORE)  # one score short
