@@ -265,7 +265,7 @@ def search_plan(search, n_features=None, *, accountant=ANY, fits=True):
         search.scoring, plan.n_scored, train_scores=train, accountant=accountant
     )
     cost = sum_costs((plan.costs if fits else []) + scores)
-    return cost, plan.words(len(scores))
+    return cost, plan.words(len(scores), fits)
 
 
 class SearchFits(NamedTuple):
@@ -281,15 +281,17 @@ class SearchFits(NamedTuple):
         """The fits its scorers score: every candidate on every split."""
         return self.n_candidates * self.n_splits
 
-    def words(self, n_scores=0):
-        """The plan in words, with ``n_scores`` private scores."""
+    def words(self, n_scores=0, fits=True):
+        """The plan in words, with ``n_scores`` private scores (and, with
+        ``fits=False``, that only the scores are costed here)."""
         if self.n_candidates is None:  # cross_validate: one estimator
             what = f"{self.n_splits} splits = {self.n_splits} fits"
         else:
             what = f"{self.n_candidates} candidates × {self.n_splits} splits"
             what += " + 1 refit" if self.refit else ""
             what += f" = {self.n_scored + self.refit} fits"
-        return what + (f" + {n_scores} private scores" if n_scores else "")
+        what += f" + {n_scores} private scores" if n_scores else ""
+        return what if fits else what + " (its fits charge no budget here)"
 
 
 def search_fit_costs(search, n_features=None):

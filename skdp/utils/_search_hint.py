@@ -230,7 +230,7 @@ def _plan(run, accountant=None):
                 accountant=accountant,
             )
             cost = sum_costs((plan.costs if fits else []) + scores)
-            return cost, plan.words(len(scores))
+            return cost, plan.words(len(scores), fits)
         if not isinstance(run.search, GridSearchCV | RandomizedSearchCV):
             return None
         # refuses a RandomizedSearchCV without a seed
@@ -282,23 +282,29 @@ def check_search_plan(accountant):
 
 def _plan_refusal(run, what, cost, accountant):
     left_eps, left_delta = accountant.remaining()
+    if _charges(run.estimator, accountant):
+        first, nothing = "fit", "Nothing was charged and no data was read."
+    else:  # its fits charge no budget here: its private scores do
+        first, nothing = "private score", "Nothing was charged to it."
     return (
-        f"{run.name} refused before its first fit: its whole plan, {what}, "
-        f"costs epsilon={cost.epsilon:g}, delta={cost.delta:g}, and the "
-        f"accountant has epsilon={left_eps:g}, delta={left_delta:g} left of "
-        f"its budget (epsilon={accountant.epsilon:g}, "
-        f"delta={accountant.delta:g}). Nothing was charged and no data was "
-        "read. To run it, give each fit a smaller epsilon (every fit of the "
-        "plan pays it), search fewer candidates or splits, or use a larger "
-        "budget; skdp.model_selection.check_budget(search) checks a search "
-        "before it starts." + _SELECTION_NOTE
+        f"{run.name} refused before its first {first}: its whole plan, "
+        f"{what}, costs epsilon={cost.epsilon:g}, delta={cost.delta:g}, and "
+        f"the accountant has epsilon={left_eps:g}, delta={left_delta:g} left "
+        f"of its budget (epsilon={accountant.epsilon:g}, "
+        f"delta={accountant.delta:g}). {nothing} To run it, give each fit "
+        "(and each private scorer) a smaller epsilon (every fit and score of "
+        "the plan pays it), search fewer candidates or splits, or use a "
+        "larger budget; skdp.model_selection.check_budget(search) checks a "
+        "search before it starts." + _SELECTION_NOTE
     )
 
 
 _SELECTION_NOTE = (
-    " Note that a non-private search's scores and best_params_ on private "
-    "data are releases no accountant records: skdp.NoisyMaxSearchCV selects "
-    "privately and charges the whole plan."
+    " Note that best_params_ chosen by scores that are not private (a "
+    "scikit-learn scorer, or the estimator's own score) is a release no "
+    "accountant records: skdp.NoisyMaxSearchCV selects privately and "
+    "charges the whole plan (or score with skdp.metrics.make_private_scorer, "
+    "whose releases the plan counts)."
 )
 
 
