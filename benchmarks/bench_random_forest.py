@@ -18,7 +18,8 @@ interpreter (``--dpl-python``, default ``/work/dplvenv/bin/python``) through
 Usage::
 
     python benchmarks/bench_random_forest.py [--quick] [--seeds 5] \\
-        [--tables breast_cancer fair] [--out FILE.md]
+        [--tables breast_cancer fair] [--no-adult] [--n-estimators 10] \\
+        [--max-depth 5] [--out FILE.md]
 """
 
 import argparse
@@ -46,8 +47,8 @@ DPL_SCRIPT = Path(__file__).resolve().parent / "dpl_forest_runner.py"
 EPSILONS = (0.3, 1.0, 3.0)
 #: skdp settings measured: name -> constructor parameters
 SETTINGS = {
-    "skdp (default: disjoint, Laplace)": {},
-    "skdp all rows, Laplace": {"tree_rows": "all"},
+    "skdp (default: all rows, Laplace)": {},
+    "skdp disjoint rows, Laplace": {"tree_rows": "disjoint"},
     "skdp all rows, Gaussian δ=1e-6": {
         "tree_rows": "all",
         "mechanism": "gaussian",
@@ -56,10 +57,11 @@ SETTINGS = {
 }
 
 
-def tables(names):
-    X, y = adult_features()
-    d = X.shape[1]
-    yield "Adult", X, y, (np.zeros(d), np.ones(d))
+def tables(names, adult=True):
+    if adult:
+        X, y = adult_features()
+        d = X.shape[1]
+        yield "Adult", X, y, (np.zeros(d), np.ones(d))
     for name in names:
         try:
             table = LOADERS[name]()
@@ -150,6 +152,7 @@ def main(argv=None):
     parser.add_argument("--n-estimators", type=int, default=10)
     parser.add_argument("--max-depth", type=int, default=5)
     parser.add_argument("--tables", nargs="*", default=["breast_cancer", "fair"])
+    parser.add_argument("--no-adult", action="store_true", help="skip Adult")
     parser.add_argument("--dpl-python", default=DEFAULT_DPL)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
@@ -159,7 +162,7 @@ def main(argv=None):
         "## Private random forests against diffprivlib",
         f"\nMedian of {len(seeds)} seeds; held-out 25 %.",
     ]
-    for name, X, y, bounds in tables(args.tables):
+    for name, X, y, bounds in tables(args.tables, not args.no_adult):
         run_table(name, X, y, bounds, args, seeds, lines)
     lines.append(f"\n({time.perf_counter() - start:.0f} s)")
     if args.out:

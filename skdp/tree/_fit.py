@@ -22,7 +22,13 @@ from skdp.tree._random_tree import draw_random_splits, leaf_indices
 from skdp.utils._cells import as_cells
 from skdp.utils._validation import validate_private_data
 
-__all__ = ["ForestRelease", "fit_random_trees", "random_trees_cost"]
+__all__ = [
+    "ForestRelease",
+    "fit_random_trees",
+    "forest_counts",
+    "forest_proba",
+    "random_trees_cost",
+]
 
 
 @dataclass
@@ -117,14 +123,9 @@ def fit_random_trees(estimator, X, y, n_trees, tree_rows):
     features, thresholds = draw_random_splits(
         lower, upper, estimator.max_depth, source, n_trees
     )
-    leaves = leaf_indices(X, features, thresholds)
-    tree_of_row = None
-    if tree_rows == "disjoint" and n_trees > 1:
-        tree_of_row = source.integers(n_trees, size=X.shape[0]).astype(np.intp)
-    counts = leaf_class_counts(
-        leaves, codes, 2**estimator.max_depth, classes.size, tree_of_row
+    counts, per_row = forest_counts(
+        X, codes, classes.size, features, thresholds, tree_rows, source
     )
-    per_row = _trees_per_row(n_trees, tree_rows)
     noisy, noise_std = release_leaf_counts(counts, per_row, eps_counts, delta, source)
     return ForestRelease(
         classes=classes,
@@ -136,6 +137,24 @@ def fit_random_trees(estimator, X, y, n_trees, tree_rows):
         leaf_proba=leaf_probabilities(noisy, noise_std),
         noise_std=noise_std,
     )
+
+
+def forest_counts(X, codes, n_classes, features, thresholds, tree_rows, source):
+    """The trees' exact leaf class counts, and in how many trees a row counts.
+
+    Every row reaches one leaf per tree; with ``tree_rows="disjoint"`` (and
+    more than one tree) each row is counted in one tree drawn uniformly from
+    ``source``, independently of the data and of the other rows, else in
+    every tree (:func:`~skdp.tree._leaf_counts.leaf_count_sensitivity` of
+    the second value is the release's sensitivity).
+    """
+    n_trees, n_nodes = features.shape
+    leaves = leaf_indices(X, features, thresholds)
+    tree_of_row = None
+    if tree_rows == "disjoint" and n_trees > 1:
+        tree_of_row = source.integers(n_trees, size=X.shape[0]).astype(np.intp)
+    counts = leaf_class_counts(leaves, codes, n_nodes + 1, n_classes, tree_of_row)
+    return counts, _trees_per_row(n_trees, tree_rows)
 
 
 def forest_proba(X, features, thresholds, leaf_proba):
