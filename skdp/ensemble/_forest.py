@@ -44,8 +44,11 @@ default=None
         independently of the data and of the other rows, and every tree
         gets the whole ε (parallel composition), as in diffprivlib. See
         Notes for the measurements behind the default.
-    bounds_share : float, default=0.1
-        Share of the model's ε for private bounds (``bounds=None`` only).
+    bounds_share : float, default=0.3
+        Share of the model's ε for private bounds (``bounds=None`` only),
+        as for :class:`~skdp.PrivateMean`. Measured (10 trees, 7 seeds, AUC
+        on fair at ε = 1 / 3): 0.690 / 0.713 against 0.688 / 0.695 with
+        0.1.
     upper_limit : float, default=1e9
         Largest plausible magnitude of a value, for private bounds.
     mechanism : {"laplace", "gaussian"}, default="laplace"
@@ -167,7 +170,7 @@ default=None
         bounds=None,
         classes=None,
         tree_rows="all",
-        bounds_share=0.1,
+        bounds_share=0.3,
         upper_limit=1e9,
         mechanism="laplace",
         delta=1e-6,

@@ -158,8 +158,11 @@ default=None
         the charge. ``None`` selects it privately with ``LABELS_SHARE`` =
         10 % of ``epsilon`` and all of ``delta`` (Laplace) or 10 % of it
         (Gaussian), as :class:`~skdp.naive_bayes.PrivateGaussianNB` does.
-    bounds_share : float, default=0.1
-        Share of the model's ε for private bounds (``bounds=None`` only).
+    bounds_share : float, default=0.3
+        Share of the model's ε for private bounds (``bounds=None`` only),
+        as for :class:`~skdp.PrivateMean`. Measured (10 trees, 7 seeds, AUC
+        on fair at ε = 1 / 3): 0.690 / 0.713 against 0.688 / 0.695 with
+        0.1.
     upper_limit : float, default=1e9
         Largest plausible magnitude of a value, for private bounds.
     mechanism : {"laplace", "gaussian"}, default="laplace"
@@ -262,7 +265,7 @@ default=None
         max_depth=5,
         bounds=None,
         classes=None,
-        bounds_share=0.1,
+        bounds_share=0.3,
         upper_limit=1e9,
         mechanism="laplace",
         delta=1e-6,

@@ -105,3 +105,21 @@ def test_a_depth_zero_tree_has_one_leaf():
     assert features.shape == (3, 0)
     leaves = leaf_indices(np.ones((4, 2)), features, thresholds)
     np.testing.assert_array_equal(leaves, np.zeros((3, 4)))
+
+
+def test_fuzz_extreme_boxes_keep_every_threshold_finite_and_inside():
+    # bounds drawn from both ends of the double range and the subnormals,
+    # in every order of signs: no overflow, every threshold in its box
+    pool = np.array(
+        [-MAX, -1e300, -1.0, -TINY, 0.0, TINY, 2 * TINY, 1e-308, 1.0, 1e300, MAX]
+    )
+    rng = np.random.default_rng(0)
+    for seed in range(40):
+        ends = np.sort(rng.choice(pool, size=(2, 3)), axis=0)
+        with np.errstate(all="raise"):
+            features, thresholds = draw_random_splits(
+                ends[0], ends[1], 4, check_random_source(seed), 2
+            )
+        assert np.all(np.isfinite(thresholds))
+        for tree in range(2):
+            _check_boxes(features, thresholds, tree, 0, ends[0], ends[1], 0, 4)
