@@ -51,27 +51,33 @@ def draw_random_splits(lower, upper, max_depth, source, n_trees=1):
     thresholds : ndarray of float of shape (n_trees, 2**D - 1)
     """
     n_nodes = 2**max_depth - 1
-    d = lower.size
-    features = source.integers(d, size=(n_trees, n_nodes)).astype(np.intp)
+    features = source.integers(lower.size, size=(n_trees, n_nodes)).astype(np.intp)
     fractions = source.random(size=(n_trees, n_nodes))
     thresholds = np.empty((n_trees, n_nodes))
-    # every node's box, level by level (all trees at once)
-    low = np.broadcast_to(lower, (n_trees, 1, d)).copy()
-    high = np.broadcast_to(upper, (n_trees, 1, d)).copy()
     trees = np.arange(n_trees)[:, None]
-    for level in range(max_depth):
+    for level in range(max_depth):  # a node's ancestors come first
         nodes = np.arange(2**level - 1, 2 ** (level + 1) - 1)
         f = features[:, nodes]
-        cols = np.arange(nodes.size)[None, :]
-        t = split_point(low[trees, cols, f], high[trees, cols, f], fractions[:, nodes])
-        thresholds[:, nodes] = t
-        left_high, right_low = high.copy(), low.copy()
-        left_high[trees, cols, f] = t
-        right_low[trees, cols, f] = t
-        # children of node k of this level: 2k (left) and 2k + 1 (right)
-        low = np.stack([low, right_low], axis=2).reshape(n_trees, -1, d)
-        high = np.stack([left_high, high], axis=2).reshape(n_trees, -1, d)
+        low, high = _box_along(features, thresholds, trees, nodes, f, lower, upper)
+        thresholds[:, nodes] = split_point(low, high, fractions[:, nodes])
     return features, thresholds
+
+
+def _box_along(features, thresholds, trees, nodes, f, lower, upper):
+    """The box of each node along its own feature ``f``: the bounds, cut by
+    the thresholds of the ancestors that split the same feature (memory of
+    the order of the number of nodes, not nodes x features)."""
+    low, high = lower[f], upper[f]
+    child = np.broadcast_to(nodes, f.shape)
+    while child[0, 0] > 0:
+        parent = (child - 1) // 2
+        same = features[trees, parent] == f
+        cut = thresholds[trees, parent]
+        went_left = child == 2 * parent + 1
+        high = np.where(same & went_left, np.minimum(high, cut), high)
+        low = np.where(same & ~went_left, np.maximum(low, cut), low)
+        child = parent
+    return low, high
 
 
 def leaf_indices(X, features, thresholds):
