@@ -225,12 +225,16 @@ default=None
     the counts cost the same and keep the class proportions that
     ``predict_proba`` and the forest's average need.
 
-    **Probabilities** (post-processing, a public rule): negative counts
-    become 0 and each leaf is smoothed towards the tree's class distribution
-    (the sum of its clipped leaf counts) with the weight of ``noise_std_``
-    rows; a tree whose counts are all non-positive predicts the uniform
-    distribution. As ε → ∞ each leaf's probabilities are its rows' class
-    frequencies (tested).
+    **Probabilities** (post-processing, a public rule:
+    :func:`~skdp.tree._leaf_counts.leaf_probabilities`): negative counts
+    become 0, a node's counts are the sums of its leaves', and each node's
+    class distribution is its counts plus ``noise_std_`` rows distributed as
+    its parent's, normalised (hierarchical shrinkage, Agarwal et al. 2022):
+    a leaf whose counts are within the noise takes its parent's
+    distribution, a tree whose counts are all non-positive the uniform one.
+    As ε → ∞ each non-empty leaf's probabilities are its rows' class
+    frequencies (tested), and an empty leaf takes its nearest non-empty
+    ancestor's.
 
     **Budget.** Label selection (``classes=None``) first, then private
     bounds (``bounds=None``, ``bounds_share`` of what is left), then the
@@ -241,6 +245,9 @@ default=None
     .. [1] S. Fletcher and M. Z. Islam, "Differentially private random
        decision forests using smooth sensitivity", Expert Systems with
        Applications 78, 2017.
+    .. [2] A. Agarwal, Y. S. Tan, O. Ronen, C. Singh and B. Yu,
+       "Hierarchical shrinkage: improving the accuracy and interpretability
+       of tree-based methods", ICML 2022.
 
     Examples
     --------
