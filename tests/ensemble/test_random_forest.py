@@ -120,7 +120,7 @@ def test_the_release_is_calibrated_to_the_trees_a_row_is_counted_in(
 
 # -- audits -----------------------------------------------------------------
 
-AUDIT = {"n_samples": 6_000, "n_pilot": 1_500, "random_state": 0}
+AUDIT = {"n_samples": 4_000, "n_pilot": 1_000, "random_state": 0}
 N_TREES = 3
 SPLITS = (np.zeros((N_TREES, 0), dtype=np.intp), np.zeros((N_TREES, 0)))
 D0 = (np.zeros((3, 1)), np.zeros(3, dtype=np.intp))  # one leaf per tree
