@@ -119,10 +119,11 @@ default=None
     tree each leaf's class proportions come from ``T`` times more rows and
     the trees differ only by their splits and their noise. Measured
     (benchmarks/bench_random_forest.py, 10 trees of depth 5): on breast
-    cancer (426 training rows, median of 25 seeds) all rows 0.804 / 0.867 /
-    0.888 accuracy at ε = 0.3 / 1 / 3 against 0.783 / 0.846 / 0.874 with
-    disjoint subsets; on Adult and fair (5 seeds) the two are within 0.006
-    of each other. Hence ``"all"`` by default. The Gaussian noise of
+    cancer (426 training rows, median of 150 seeds) all rows 0.794 / 0.864 /
+    0.881 accuracy at ε = 0.3 / 1 / 3 against 0.797 / 0.853 / 0.867 with
+    disjoint subsets (25 seeds: 0.804 / 0.867 / 0.888 against 0.783 / 0.846
+    / 0.874); on Adult and fair (5 seeds) the two are within 0.006 of each
+    other. Hence ``"all"`` by default. The Gaussian noise of
     ``"all"`` (``mechanism="gaussian"``) grows only as
     ``sqrt(n_estimators)``, which pays off for many trees at the price of
     a δ.
