@@ -24,7 +24,7 @@ __getattr__, __dir__, __all__ = attach(
         ],
         "skdp.cluster": ["PrivateKMeans"],
         "skdp.decomposition": ["PrivatePCA"],
-        "skdp.ensemble": ["SampleAggregateEstimator"],
+        "skdp.ensemble": ["PrivateRandomForestClassifier", "SampleAggregateEstimator"],
         "skdp.exceptions": [
             "AccountantCopyError",
             "BudgetExceededError",
@@ -57,6 +57,7 @@ __getattr__, __dir__, __all__ = attach(
             "SmoothSensitivityMedian",
             "SVTClipSelector",
         ],
+        "skdp.tree": ["PrivateDecisionTreeClassifier"],
     },
     subpackages=[
         "accounting",
@@ -75,6 +76,7 @@ __getattr__, __dir__, __all__ = attach(
         "sensitivity",
         "stats",
         "tools",
+        "tree",
         "utils",
     ],
 )

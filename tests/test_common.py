@@ -108,6 +108,10 @@ ESTIMATORS = [
         random_state=0,
     ),
     skdp.PrivateLogisticRegression(epsilon=1e3, random_state=0),
+    # small settings (a few trees, shallow): the checks fit many times;
+    # one random tree needs depth 8 to pass check_classifiers_train's 0.83
+    skdp.PrivateDecisionTreeClassifier(epsilon=1e3, max_depth=8, random_state=0),
+    skdp.PrivateRandomForestClassifier(5, epsilon=1e3, max_depth=4, random_state=0),
     skdp.PrivateLinearRegression(
         epsilon=1e3, data_norm=10.0, target_bounds=(-10, 10), random_state=0
     ),

@@ -45,6 +45,7 @@ SUBMODULES = [
     "skdp.sensitivity",
     "skdp.stats",
     "skdp.tools",
+    "skdp.tree",
 ]
 
 USER_GUIDE = [
@@ -58,6 +59,7 @@ USER_GUIDE = [
     "preprocessing",
     "linear_models",
     "naive_bayes",
+    "trees",
     "decomposition",
     "sample_aggregate",
     "sparse_vector",

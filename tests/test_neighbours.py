@@ -96,6 +96,8 @@ LABEL_ROWS = (
 CLASSIFIERS = [
     skdp.PrivateLogisticRegression(epsilon=10.0),
     skdp.PrivateGaussianNB(epsilon=10.0),
+    skdp.PrivateDecisionTreeClassifier(epsilon=10.0),
+    skdp.PrivateRandomForestClassifier(epsilon=10.0),
     skdp.SampleAggregateEstimator(
         LogisticRegression(), classes=[0, 1], n_blocks=4, epsilon=10.0
     ),

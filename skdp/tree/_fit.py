@@ -1,0 +1,165 @@
+"""Plan, charge and release the leaves of random trees (shared by the tree
+and the forest): the estimators stay thin over these stages."""
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+
+from skdp.accounting import PrivacyCost
+from skdp.accounting._composition import budget_left
+from skdp.mechanisms import check_random_source
+from skdp.mechanisms._additive import additive_cost
+from skdp.mechanisms._labels import LabelPlan
+from skdp.stats._mean import BoundsPlan, check_mechanism_delta
+from skdp.tree._leaf_counts import (
+    leaf_class_counts,
+    leaf_count_problem,
+    leaf_probabilities,
+    release_leaf_counts,
+)
+from skdp.tree._random_tree import draw_random_splits, leaf_indices
+from skdp.utils._cells import as_cells
+from skdp.utils._validation import validate_private_data
+
+__all__ = [
+    "ForestRelease",
+    "fit_random_trees",
+    "forest_counts",
+    "forest_proba",
+    "random_trees_cost",
+]
+
+
+@dataclass
+class ForestRelease:
+    """What one fit releases: the label set, the bounds, the random splits
+    and the leaves' noisy counts and probabilities (all trees stacked)."""
+
+    classes: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    features: np.ndarray
+    thresholds: np.ndarray
+    leaf_counts: np.ndarray
+    leaf_proba: np.ndarray
+    noise_std: float
+
+
+def _budgets(estimator):
+    """``(selection, model)`` budgets, from public parameters only."""
+    model_delta = estimator.mechanism == "gaussian"
+    return LabelPlan.split(
+        estimator.classes, estimator.epsilon, estimator.delta, model_delta
+    )
+
+
+def random_trees_cost(estimator):
+    """The whole cost of a fit (public parameters only)."""
+    selection, model = _budgets(estimator)
+    cost = PrivacyCost(*model)
+    return cost if selection is None else PrivacyCost(*selection) + cost
+
+
+def _trees_per_row(n_trees, tree_rows):
+    return 1 if tree_rows == "disjoint" else n_trees
+
+
+def _plan(estimator, X, y, n_trees, tree_rows):
+    """Every refusal happens here, before the charge."""
+    name = type(estimator).__name__
+    model_delta = estimator.mechanism == "gaussian"
+    labels, (eps_model, delta_model) = LabelPlan.from_estimator(
+        estimator.classes, estimator.epsilon, estimator.delta, y, name, model_delta
+    )
+    check_mechanism_delta(estimator.mechanism, delta_model)
+    bounds = BoundsPlan.build(
+        estimator.bounds,
+        X.shape[1],
+        eps_model * estimator.bounds_share,
+        estimator.upper_limit,
+    )
+    eps_counts = budget_left(eps_model, bounds.epsilon)
+    # a selected label set has at most one label per row (the shape of X
+    # is public); the size only widens the noise grid's rounding slack
+    n_classes = max(X.shape[0], 2) if labels.classes is None else labels.classes.size
+    n_values = n_trees * 2**estimator.max_depth * n_classes
+    per_row = _trees_per_row(n_trees, tree_rows)
+    problem = leaf_count_problem(n_values, per_row, eps_counts, delta_model)
+    if problem is not None:
+        raise ValueError(
+            f"{name} cannot release its leaf counts at epsilon={eps_counts!r}: "
+            f"{problem} Raise epsilon. Nothing was charged."
+        )
+    return labels, bounds, (eps_counts, delta_model)
+
+
+def fit_random_trees(estimator, X, y, n_trees, tree_rows):
+    """Validate, charge, and release ``n_trees`` random trees' leaves.
+
+    ``tree_rows`` is ``"disjoint"`` (each row counted in one tree drawn
+    uniformly at random, independently of the data and of the other rows)
+    or ``"all"`` (every row in every tree).
+
+    Returns
+    -------
+    release : ForestRelease
+    """
+    X, y = validate_private_data(estimator, X, as_cells(y))
+    check_classification_targets(y)
+    labels, bounds, (eps_counts, delta) = _plan(estimator, X, y, n_trees, tree_rows)
+    source = check_random_source(estimator.random_state)
+    estimator._charge(
+        [
+            *labels.cost_items(),
+            *bounds.cost_items(),
+            ("leaf class counts", additive_cost(eps_counts, delta)),
+        ]
+    )
+    # after the charge: nothing below raises, warns or branches on the data
+    # (LabelPlan.run's refusal is a function of the released label set)
+    classes, X, codes = labels.run(X, y, source)
+    lower, upper = bounds.run(X, source, estimator)
+    features, thresholds = draw_random_splits(
+        lower, upper, estimator.max_depth, source, n_trees
+    )
+    counts, per_row = forest_counts(
+        X, codes, classes.size, features, thresholds, tree_rows, source
+    )
+    noisy, noise_std = release_leaf_counts(counts, per_row, eps_counts, delta, source)
+    return ForestRelease(
+        classes=classes,
+        lower=lower,
+        upper=upper,
+        features=features,
+        thresholds=thresholds,
+        leaf_counts=noisy,
+        leaf_proba=leaf_probabilities(noisy, noise_std),
+        noise_std=noise_std,
+    )
+
+
+def forest_counts(X, codes, n_classes, features, thresholds, tree_rows, source):
+    """The trees' exact leaf class counts, and in how many trees a row counts.
+
+    Every row reaches one leaf per tree; with ``tree_rows="disjoint"`` (and
+    more than one tree) each row is counted in one tree drawn uniformly from
+    ``source``, independently of the data and of the other rows, else in
+    every tree (:func:`~skdp.tree._leaf_counts.leaf_count_sensitivity` of
+    the second value is the release's sensitivity).
+    """
+    n_trees, n_nodes = features.shape
+    leaves = leaf_indices(X, features, thresholds)
+    tree_of_row = None
+    if tree_rows == "disjoint" and n_trees > 1:
+        tree_of_row = source.integers(n_trees, size=X.shape[0]).astype(np.intp)
+    counts = leaf_class_counts(leaves, codes, n_nodes + 1, n_classes, tree_of_row)
+    return counts, _trees_per_row(n_trees, tree_rows)
+
+
+def forest_proba(X, features, thresholds, leaf_proba):
+    """Mean over the trees of the leaf probabilities the rows reach
+    (post-processing)."""
+    leaves = leaf_indices(X, features, thresholds)
+    trees = np.arange(features.shape[0])[:, None]
+    return leaf_proba[trees, leaves].mean(axis=0)

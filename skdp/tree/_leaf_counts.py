@@ -1,0 +1,136 @@
+"""Leaves' class counts: the exact histogram, its noisy release, and the
+class probabilities read from the release (post-processing)."""
+
+import math
+
+import numpy as np
+
+from skdp.mechanisms._additive import (
+    additive_noise_variance,
+    additive_release,
+    additive_release_problem,
+)
+
+__all__ = [
+    "leaf_class_counts",
+    "leaf_count_problem",
+    "leaf_count_sensitivity",
+    "leaf_probabilities",
+    "release_leaf_counts",
+]
+
+
+def leaf_class_counts(leaves, codes, n_leaves, n_classes, tree_of_row=None):
+    """Exact row counts per tree, leaf and class (integers).
+
+    Parameters
+    ----------
+    leaves : ndarray of int of shape (n_trees, n_samples)
+        The leaf each row reaches in each tree
+        (:func:`~skdp.tree._random_tree.leaf_indices`).
+    codes : ndarray of int of shape (n_samples,)
+        Each row's class index.
+    n_leaves, n_classes : int
+        Public: ``2**max_depth`` and the size of the label set (the shape
+        never depends on which leaves the rows reach).
+    tree_of_row : ndarray of int of shape (n_samples,) or None
+        The one tree each row is counted in (disjoint row subsets), or None
+        to count every row in every tree.
+
+    Returns
+    -------
+    counts : ndarray of int64 of shape (n_trees, n_leaves, n_classes)
+    """
+    n_trees, n_samples = leaves.shape
+    cells = n_leaves * n_classes
+    flat = leaves * n_classes + codes[None, :] + (np.arange(n_trees) * cells)[:, None]
+    if tree_of_row is not None:
+        flat = flat[tree_of_row, np.arange(n_samples)]
+    counts = np.bincount(flat.ravel(), minlength=n_trees * cells)
+    return counts.astype(np.int64).reshape(n_trees, n_leaves, n_classes)
+
+
+def leaf_count_sensitivity(trees_per_row):
+    """``(L1, L2)`` sensitivity of all trees' leaf counts under add/remove one
+    row, when each row is counted in ``trees_per_row`` trees.
+
+    A row reaches exactly one leaf of each tree it is counted in and adds 1
+    to its own class there: ``trees_per_row`` coordinates move by 1, so the
+    L1 norm moves by ``trees_per_row`` and the L2 norm by its square root
+    (brute-forced in the tests). With disjoint row subsets it is 1 for the
+    whole forest: the concatenation of the trees' histograms is one
+    histogram of the rows.
+    """
+    return float(trees_per_row), math.sqrt(trees_per_row)
+
+
+def leaf_count_problem(n_values, trees_per_row, epsilon, delta):
+    """Why the release of ``n_values`` counts cannot run, or None (public;
+    checked before the charge)."""
+    l1, l2 = leaf_count_sensitivity(trees_per_row)
+    return additive_release_problem(l1, l2, epsilon, delta, n_values)
+
+
+def release_leaf_counts(counts, trees_per_row, epsilon, delta, source):
+    """Noisy leaf counts and the public noise standard deviation of each.
+
+    Laplace noise of scale ``L1 / epsilon`` (``delta == 0``, ε-DP) or the
+    analytic Gaussian for the L2 sensitivity (``(ε, δ)``-DP), exact discrete
+    noise (:func:`~skdp.mechanisms._additive.additive_release`) on the exact
+    integer counts.
+    """
+    l1, l2 = leaf_count_sensitivity(trees_per_row)
+    noisy = additive_release(counts.astype(float), l1, l2, epsilon, delta, source)
+    noise_std = math.sqrt(additive_noise_variance(l1, l2, epsilon, delta))
+    return noisy, noise_std
+
+
+def _clipped(counts):
+    """Counts below 0 as 0, and at most a public cap so that sums of a
+    tree's counts stay finite."""
+    cap = np.finfo(float).max / (4 * max(counts.shape[1] * counts.shape[2], 1))
+    return np.minimum(np.where(counts > 0, counts, 0.0), cap)
+
+
+def _normalised(counts, fallback):
+    mass = counts.sum(axis=-1, keepdims=True)
+    return np.where(mass > 0, counts / np.where(mass > 0, mass, 1.0), fallback)
+
+
+def leaf_probabilities(noisy, noise_std):
+    """Class probabilities of every leaf from its released counts (post-processing).
+
+    Public rule (hierarchical shrinkage, after Agarwal et al. 2022): a
+    node's counts are the sums of its leaves' released counts; the root's
+    probabilities are its clipped counts normalised (uniform where all are
+    non-positive), and each child's are its clipped counts plus
+    ``noise_std`` rows distributed as its parent's, normalised. A leaf whose
+    counts are within the noise thus takes its parent's distribution (and
+    an empty one, as the noise vanishes, its nearest non-empty ancestor's);
+    as ``noise_std`` → 0 a non-empty leaf's probabilities are its rows'
+    class frequencies, the exact counterpart.
+
+    Parameters
+    ----------
+    noisy : ndarray of shape (n_trees, 2**D, n_classes)
+    noise_std : float
+        The public standard deviation of each count's noise.
+
+    Returns
+    -------
+    proba : ndarray of shape (n_trees, 2**D, n_classes)
+        Non-negative, each leaf's summing to 1.
+    """
+    n_classes = noisy.shape[-1]
+    weight = min(float(noise_std), np.finfo(float).max / 4)
+    with np.errstate(all="ignore"):  # post-processing: nothing may warn
+        counts = _clipped(noisy)
+        levels = [counts]
+        while levels[-1].shape[1] > 1:  # children 2k and 2k + 1 of node k
+            below = levels[-1]
+            levels.append(_clipped(below[:, 0::2] + below[:, 1::2]))
+        proba = _normalised(levels[-1], 1.0 / n_classes)
+        for level in reversed(levels[:-1]):
+            parent = np.repeat(proba, 2, axis=1)
+            proba = _normalised(level + weight * parent, parent)
+    return proba
