@@ -21,8 +21,8 @@ from joblib import Parallel, delayed
 
 from skdp._csv import parse_cell, read_numeric_csv
 from skdp.accounting import default_accountant
-from skdp.accounting._accountant import check_accountant
 from skdp.accounting._composition import exact, split_budget
+from skdp.accounting._default import check_accountant
 from skdp.mechanisms import check_random_source
 from skdp.sensitivity._quantile import candidate_cell_counts
 from skdp.stats._mean_release import (

@@ -11,13 +11,13 @@ from sklearn.utils._param_validation import (
     make_constraint,
 )
 
-from skdp.accounting._accountant import (
+from skdp.accounting._channel import carried_here
+from skdp.accounting._cost import PrivacyCost
+from skdp.accounting._default import (
     _explicit_default,
     check_accountant,
     default_accountant,
 )
-from skdp.accounting._channel import carried_here
-from skdp.accounting._cost import PrivacyCost
 from skdp.exceptions import BudgetExceededError
 from skdp.utils._search_hint import check_search_plan, search_refusal_hint
 from skdp.utils._validation import epsilon_requirement

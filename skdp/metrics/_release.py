@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from skdp.accounting._accountant import check_accountant, default_accountant
+from skdp.accounting._default import check_accountant, default_accountant
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._additive import (
     additive_cost,

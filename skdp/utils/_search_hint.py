@@ -168,7 +168,7 @@ def _charges(estimator, accountant):
     A composite whose steps charge different accountants is not planned
     here: its plan's cost splits between them.
     """
-    from skdp.accounting._accountant import _explicit_default, default_accountant
+    from skdp.accounting._default import _explicit_default, default_accountant
 
     try:
         params = estimator.get_params(deep=True)
@@ -203,7 +203,7 @@ def _scoring_plan(run, n_scored, accountant):
     """``(costs, " + s private scores")``: the releases of the run's private
     scorers that charge ``accountant``: each scores every fit of a split (on
     its test rows, and on its training rows with ``return_train_score``)."""
-    from skdp.accounting._accountant import _explicit_default, default_accountant
+    from skdp.accounting._default import _explicit_default, default_accountant
 
     scorers = _private_scorers(run.scoring)
     if not scorers or accountant is None:
