@@ -15,6 +15,7 @@ from skdp.accounting._channel import carried_here
 from skdp.accounting._cost import PrivacyCost
 from skdp.accounting._default import (
     _explicit_default,
+    charged_default,
     check_accountant,
     default_accountant,
 )
@@ -156,7 +157,7 @@ class PrivateEstimatorMixin:
         carried = getattr(self, "_skdp_carried_accountant", None)
         if carried is not None and carried_here(carried[1]):
             return carried[0]
-        return default_accountant()
+        return charged_default(f"{type(self).__name__}.fit")
 
     def _fit_cost(self, n_features=None):
         """An upper bound on what ``fit`` charges, from public parameters only.
