@@ -63,8 +63,12 @@ REFUSED = (["refused"] * 4, 0)
 def test_in_process_nothing_changes():
     acc = BudgetAccountant(1.0)
     with acc:
-        assert _releases() == (["released"] * 4, 0)
+        assert _releases()[0] == ["released"] * 4
     assert acc.total() == (1.0, 0.0)
+    automatic = skdp.default_accountant()  # outside a block: it records
+    before = len(automatic.entries)
+    assert _releases()[0] == ["released"] * 4
+    assert len(automatic.entries) > before
 
 
 def _as_a_worker(monkeypatch):
