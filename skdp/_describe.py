@@ -20,9 +20,8 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from skdp._csv import parse_cell, read_numeric_csv
-from skdp.accounting import default_accountant
-from skdp.accounting._accountant import check_accountant
 from skdp.accounting._composition import exact, split_budget
+from skdp.accounting._default import charged_default, check_accountant
 from skdp.mechanisms import check_random_source
 from skdp.sensitivity._quantile import candidate_cell_counts
 from skdp.stats._mean_release import (
@@ -424,7 +423,7 @@ def describe(
     }
     releases = {name: _plan_releases(plan) for name, plan in plans.items()}
     if accountant is None:
-        accountant = default_accountant()
+        accountant = charged_default("describe (skdp describe)")
     check_accountant(accountant)
     columns = {name: _finite_values(values) for name, values in data.items()}
     accountant.spend_many(_ledger_items(plans))

@@ -11,13 +11,14 @@ from sklearn.utils._param_validation import (
     make_constraint,
 )
 
-from skdp.accounting._accountant import (
+from skdp.accounting._channel import carried_here
+from skdp.accounting._cost import PrivacyCost
+from skdp.accounting._default import (
     _explicit_default,
+    charged_default,
     check_accountant,
     default_accountant,
 )
-from skdp.accounting._channel import carried_here
-from skdp.accounting._cost import PrivacyCost
 from skdp.exceptions import BudgetExceededError
 from skdp.utils._search_hint import check_search_plan, search_refusal_hint
 from skdp.utils._validation import epsilon_requirement
@@ -156,7 +157,7 @@ class PrivateEstimatorMixin:
         carried = getattr(self, "_skdp_carried_accountant", None)
         if carried is not None and carried_here(carried[1]):
             return carried[0]
-        return default_accountant()
+        return charged_default(f"{type(self).__name__}.fit")
 
     def _fit_cost(self, n_features=None):
         """An upper bound on what ``fit`` charges, from public parameters only.

@@ -40,6 +40,12 @@ class AccountantCopyError(RuntimeError):
     referenced while workers spend, or share a ledger between processes (and
     runs) with ``BudgetAccountant(..., ledger="budget.sqlite")``.
 
+    Also raised, before anything is charged, by a release with
+    ``accountant=None`` in a worker process where no accountant is in effect
+    and none was carried from the process that started it (see
+    :func:`~skdp.default_accountant`): the worker's own default would record
+    it where nobody sees it. Pass ``accountant=`` explicitly.
+
     Examples
     --------
     >>> import gc, pickle

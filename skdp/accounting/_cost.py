@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from skdp.accounting._composition import exact
 from skdp.utils._validation import check_delta, check_epsilon
 
-__all__ = ["MECHANISMS", "PrivacyCost"]
+__all__ = ["MECHANISMS", "PrivacyCost", "ledger_parts"]
 
 #: Mechanism names a cost may carry (informational, except ``"gaussian"``
 #: whose ``noise_multiplier`` the tight compositions use).
@@ -193,3 +193,18 @@ class PrivacyCost:
             mechanism="composite",
             parts=self.atoms + other.atoms,
         )
+
+
+def ledger_parts(label, epsilon, delta=0.0):
+    """One ledger item as the parts an accountant records, checked:
+    ``[(label, epsilon, delta, rho, noise_multiplier, mechanism), ...]``, one
+    per atom of a :class:`PrivacyCost` (``delta`` then ignored), else one."""
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a string; got {label!r}.")
+    if isinstance(epsilon, PrivacyCost):
+        return [
+            (label, c.epsilon, c.delta, c.rho, c.noise_multiplier, c.mechanism)
+            for c in epsilon.atoms
+        ]
+    eps = check_epsilon(epsilon, allow_zero=True)
+    return [(label, eps, check_delta(delta), None, None, None)]

@@ -4,7 +4,9 @@ import math
 from fractions import Fraction
 
 from skdp.accounting._composition import DECIMAL_ONE, SpendTotals, exact
+from skdp.accounting._cost import PrivacyCost
 from skdp.accounting._pld import pld_epsilon
+from skdp.accounting._rounding import float_down, float_up
 from skdp.accounting._zcdp import zcdp_epsilon
 from skdp.utils._validation import check_delta
 
@@ -51,9 +53,6 @@ def plan_epsilon(costs, delta, composition="pld"):
     >>> round(plan_epsilon(plan, 1e-5), 3), plan_epsilon(plan, 1e-5, "basic")
     (2.953, 10.0)
     """
-    from skdp.accounting._accountant import _float_down, _float_up
-    from skdp.accounting._cost import PrivacyCost
-
     if isinstance(costs, PrivacyCost):
         costs = [costs]
     atoms = [atom for cost in costs for atom in cost.atoms]
@@ -61,13 +60,13 @@ def plan_epsilon(costs, delta, composition="pld"):
     if composition == "basic":
         if sum((exact(a.delta) for a in atoms), Fraction(0)) > exact(delta):
             return math.inf
-        return _float_up(sum((exact(a.epsilon) for a in atoms), Fraction(0)))
+        return float_up(sum((exact(a.epsilon) for a in atoms), Fraction(0)))
     totals = SpendTotals().add_all(
         (a.epsilon, a.delta, a.rho, a.noise_multiplier) for a in atoms
     )
     if composition == "zcdp":
         left = exact(delta) - Fraction(totals.reveal_units, DECIMAL_ONE)
-        left = _float_down(left)  # the conversion's δ may not exceed what is left
+        left = float_down(left)  # the conversion's δ may not exceed what is left
         return zcdp_epsilon(totals.rho, left) if left > 0 else math.inf
     if composition != "pld":
         raise ValueError(

@@ -14,8 +14,8 @@ import math
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-from skdp.accounting._accountant import _float_up
 from skdp.accounting._composition import DECIMAL_ONE, _ratio_up
+from skdp.accounting._rounding import float_up
 
 __all__ = [
     "Snapshot",
@@ -96,7 +96,7 @@ def take_snapshot(accountant, *, entries=False, attempts=3):
         budget=(accountant.epsilon, accountant.delta),
         slack=accountant.slack,
         mode=accountant.composition,
-        basic=(_float_up(basic_eps), _float_up(basic_delta)),
+        basic=(float_up(basic_eps), float_up(basic_delta)),
         spent=accountant._total_of(totals),
         composition=composition,
         remaining=remaining,

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from skdp.accounting._accountant import check_accountant, default_accountant
+from skdp.accounting._default import charged_default, check_accountant
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._additive import (
     additive_cost,
@@ -70,9 +70,13 @@ class PrivateEstimate(NamedTuple):
         return np.asarray(self.value) - half, np.asarray(self.value) + half
 
 
-def resolve_accountant(accountant):
-    """The accountant a metric charges: the given one, or the default now."""
-    return default_accountant() if accountant is None else check_accountant(accountant)
+def resolve_accountant(accountant, caller="A private release"):
+    """The accountant a metric charges: the given one, or the default now
+    (refused in a worker process where none is in effect:
+    :func:`~skdp.accounting._default.charged_default`)."""
+    if accountant is None:
+        return charged_default(caller)
+    return check_accountant(accountant)
 
 
 class ReleasePlan:
@@ -102,7 +106,8 @@ class ReleasePlan:
 
     def charge(self, accountant, label):
         """Charge the release's cost to ``accountant`` (one ledger entry)."""
-        resolve_accountant(accountant).spend_many([(label, self.cost)])
+        caller = f"The private metric {label.split(':', 1)[0]!r}"
+        resolve_accountant(accountant, caller).spend_many([(label, self.cost)])
 
     def release(self, exact):
         """The noisy values of ``exact`` (a float array or a FixedPoint)."""

@@ -6,8 +6,8 @@ import os
 import numpy as np
 from sklearn.utils.validation import _num_samples
 
-from skdp.accounting._accountant import _explicit_default, default_accountant
 from skdp.accounting._channel import carried_here
+from skdp.accounting._default import _explicit_default, default_accountant
 from skdp.mechanisms._additive import additive_cost
 from skdp.metrics import _classification, _log_loss, _ranking, _regression
 from skdp.metrics._scorer_rows import (

@@ -12,8 +12,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._optional_dependencies import check_pandas_support
 from sklearn.utils.parallel import Parallel, delayed
 
-from skdp.accounting._accountant import _float_up
 from skdp.accounting._composition import exact
+from skdp.accounting._rounding import float_up as _float_up
 from skdp.metrics._scorer import PrivateScorer, charged_to
 from skdp.model_selection._cost import (
     check_private_model,

@@ -8,8 +8,8 @@ import numpy as np
 from sklearn.base import clone
 
 from skdp.accounting import PrivacyCost
-from skdp.accounting._accountant import check_accountant, default_accountant
 from skdp.accounting._composition import exact
+from skdp.accounting._default import charged_default, check_accountant
 from skdp.exceptions import BudgetExceededError
 from skdp.model_selection._cost import (
     fit_cost,
@@ -105,7 +105,7 @@ class _PrivatePlan:
             )
         if named:
             return next(iter(named.values()))
-        return default_accountant()
+        return charged_default("privacy_utility_curve")
 
     def seed_params(self, seed):
         if seed is None:

@@ -43,7 +43,7 @@ def scorer_accountant(scorer):
     """The accountant a call of ``scorer`` without ``accountant=`` charges
     here and now (its bound one, the default in effect, or the one carried
     to this process)."""
-    from skdp.accounting._accountant import default_accountant
+    from skdp.accounting._default import default_accountant
 
     accountant = scorer._accountant(None)
     return default_accountant() if accountant is None else accountant

@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from skdp.accounting import default_accountant
 from skdp.accounting._composition import _fits
+from skdp.accounting._default import charged_default
 
 __all__ = [
     "Rows",
@@ -159,10 +159,10 @@ def charge_function(accountant, items):
     """Charge ``(label, PrivacyCost)`` items atomically, before the data is read.
 
     ``accountant=None`` is the default accountant in effect now (as for an
-    estimator's ``fit``).
+    estimator's ``fit``; refused in a worker process where none is in effect).
     """
     if accountant is None:
-        accountant = default_accountant()
+        accountant = charged_default("An skdp.tools function")
     if not hasattr(accountant, "spend_many"):
         raise TypeError(
             "accountant must be a skdp.BudgetAccountant or None; got "

@@ -172,7 +172,7 @@ def _charges(estimator, accountant):
     A composite whose steps charge different accountants is not planned
     here: its plan's cost splits between them.
     """
-    from skdp.accounting._accountant import _explicit_default, default_accountant
+    from skdp.accounting._default import _explicit_default, default_accountant
 
     try:
         params = estimator.get_params(deep=True)

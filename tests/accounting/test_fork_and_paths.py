@@ -78,12 +78,14 @@ def test_a_forked_child_spends_the_default_put_in_effect_by_the_parent():
     assert acc.total() == (1.0, 0.0)
 
 
-def test_the_automatic_default_is_fresh_in_a_forked_child():
+def test_the_automatic_default_does_not_reach_a_forked_child():
     parent_default = default_accountant()
     before = len(parent_default.entries)
     with _fork_pool(1) as pool:
-        # the unlimited recording default: the child records in its own
-        assert pool.apply(_fit_with_default) == "spent"
+        # the unlimited recording default is not inherited; the child used
+        # to record in a fresh one of its own, which nobody saw: it now
+        # refuses before charging (tests/accounting/test_worker_defaults.py)
+        assert pool.apply(_fit_with_default) == "refused"
     assert len(parent_default.entries) == before
 
 
