@@ -22,7 +22,15 @@ from skdp.tree._random_tree import draw_random_splits, leaf_indices
 from skdp.utils._cells import as_cells
 from skdp.utils._validation import validate_private_data
 
+#: Most leaf counts one fit may release (``n_estimators × 2**max_depth ×
+#: n_classes``): each count takes some 40 bytes through the release (the
+#: exact count, the noisy one, the probabilities of the leaf and of its
+#: ancestors), so 2**26 of them about 2.7 GB. Checked before the charge, so
+#: that a fit too large for memory is refused instead of failing after it.
+MAX_LEAF_COUNTS = 2**26
+
 __all__ = [
+    "MAX_LEAF_COUNTS",
     "ForestRelease",
     "fit_random_trees",
     "forest_counts",
@@ -84,6 +92,7 @@ def _plan(estimator, X, y, n_trees, tree_rows):
     # is public); the size only widens the noise grid's rounding slack
     n_classes = max(X.shape[0], 2) if labels.classes is None else labels.classes.size
     n_values = n_trees * 2**estimator.max_depth * n_classes
+    _check_size(name, n_trees, estimator.max_depth, labels.classes)
     per_row = _trees_per_row(n_trees, tree_rows)
     problem = leaf_count_problem(n_values, per_row, eps_counts, delta_model)
     if problem is not None:
@@ -92,6 +101,21 @@ def _plan(estimator, X, y, n_trees, tree_rows):
             f"{problem} Raise epsilon. Nothing was charged."
         )
     return labels, bounds, (eps_counts, delta_model)
+
+
+def _check_size(name, n_trees, max_depth, classes):
+    """Refuse, before the charge, a release of more than ``MAX_LEAF_COUNTS``
+    counts. A label set selected privately has at least 2 labels: the check
+    uses 2 (the size it will release is not known before the charge)."""
+    n_classes = 2 if classes is None else classes.size
+    n_counts = n_trees * 2**max_depth * n_classes
+    if n_counts > MAX_LEAF_COUNTS:
+        raise ValueError(
+            f"{name} would release {n_counts} leaf counts ({n_trees} tree(s) × "
+            f"2**{max_depth} leaves × {n_classes} classes), more than "
+            f"{MAX_LEAF_COUNTS} (2**26, some 2.7 GB of memory). Lower max_depth "
+            "or the number of trees. Nothing was charged."
+        )
 
 
 def fit_random_trees(estimator, X, y, n_trees, tree_rows):
