@@ -8,6 +8,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from skdp.accounting import PrivacyCost
 from skdp.accounting._composition import budget_left
+from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._additive import additive_cost
 from skdp.mechanisms._labels import LabelPlan
@@ -62,11 +63,39 @@ def _budgets(estimator):
     )
 
 
-def random_trees_cost(estimator):
-    """The whole cost of a fit (public parameters only)."""
-    selection, model = _budgets(estimator)
-    cost = PrivacyCost(*model)
-    return cost if selection is None else PrivacyCost(*selection) + cost
+def random_trees_cost(estimator, n_features=None):
+    """The whole cost of a fit (public parameters only): the very items
+    :func:`fit_random_trees` charges, each with its mechanism, so that an
+    accountant with a tight composition plans what it records. Private
+    bounds with ``n_features=None`` (the search's split is per feature) give
+    the ``(epsilon, delta)`` upper bound instead."""
+    selection, (eps_model, delta_model) = _budgets(estimator)
+    private_bounds, _ = BoundsPlan.chooses_privately(estimator.bounds)
+    if private_bounds and n_features is None:
+        cost = PrivacyCost(eps_model, delta_model)
+        return cost if selection is None else PrivacyCost(*selection) + cost
+    labels = [] if selection is None else LabelPlan(None, *selection, "").cost_items()
+    if private_bounds:
+        bounds = BoundsPlan.build(
+            estimator.bounds,
+            n_features,
+            eps_model * estimator.bounds_share,
+            estimator.upper_limit,
+        )
+    else:
+        bounds = BoundsPlan(0.0, None, None, None)
+    eps_counts = budget_left(eps_model, bounds.epsilon)
+    items = _cost_items(labels, bounds, eps_counts, delta_model)
+    return PrivateEstimatorMixin._cost_of_items(items)
+
+
+def _cost_items(label_items, bounds, eps_counts, delta):
+    """The ledger items of one fit: label selection, bounds, leaf counts."""
+    return [
+        *label_items,
+        *bounds.cost_items(),
+        ("leaf class counts", additive_cost(eps_counts, delta)),
+    ]
 
 
 def _trees_per_row(n_trees, tree_rows):
@@ -133,13 +162,7 @@ def fit_random_trees(estimator, X, y, n_trees, tree_rows):
     check_classification_targets(y)
     labels, bounds, (eps_counts, delta) = _plan(estimator, X, y, n_trees, tree_rows)
     source = check_random_source(estimator.random_state)
-    estimator._charge(
-        [
-            *labels.cost_items(),
-            *bounds.cost_items(),
-            ("leaf class counts", additive_cost(eps_counts, delta)),
-        ]
-    )
+    estimator._charge(_cost_items(labels.cost_items(), bounds, eps_counts, delta))
     # after the charge: nothing below raises, warns or branches on the data
     # (LabelPlan.run's refusal is a function of the released label set)
     classes, X, codes = labels.run(X, y, source)
