@@ -37,6 +37,7 @@ __all__ = [
     "forest_counts",
     "forest_proba",
     "random_trees_cost",
+    "rows_of_trees",
 ]
 
 
@@ -196,12 +197,26 @@ def forest_counts(X, codes, n_classes, features, thresholds, tree_rows, source):
     the second value is the release's sensitivity).
     """
     n_trees, n_nodes = features.shape
-    leaves = leaf_indices(X, features, thresholds)
     tree_of_row = None
     if tree_rows == "disjoint" and n_trees > 1:
         tree_of_row = source.integers(n_trees, size=X.shape[0]).astype(np.intp)
-    counts = leaf_class_counts(leaves, codes, n_nodes + 1, n_classes, tree_of_row)
+    counts = np.empty((n_trees, n_nodes + 1, n_classes), dtype=np.int64)
+    # one tree at a time: memory of the rows, not of rows x trees
+    for tree, rows in enumerate(rows_of_trees(tree_of_row, n_trees)):
+        one = slice(tree, tree + 1)
+        leaves = leaf_indices(X[rows], features[one], thresholds[one])
+        counts[one] = leaf_class_counts(leaves, codes[rows], n_nodes + 1, n_classes)
     return counts, _trees_per_row(n_trees, tree_rows)
+
+
+def rows_of_trees(tree_of_row, n_trees):
+    """The rows each tree counts: all of them (``tree_of_row`` None), or
+    those assigned to it, in their order."""
+    if tree_of_row is None:
+        return [slice(None)] * n_trees
+    order = np.argsort(tree_of_row, kind="stable")
+    starts = np.searchsorted(tree_of_row[order], np.arange(n_trees + 1))
+    return [order[starts[t] : starts[t + 1]] for t in range(n_trees)]
 
 
 def forest_proba(X, features, thresholds, leaf_proba):

@@ -98,6 +98,27 @@ def test_a_forest_too_large_for_memory_is_refused_before_the_charge(
     assert acc.entries == ()
 
 
+@pytest.mark.parametrize("tree_rows", ["all", "disjoint"])
+def test_the_counts_take_memory_of_the_rows_not_of_rows_times_trees(tree_rows):
+    # after the charge, the leaf of every row in every tree was one
+    # (n_estimators, n_samples) matrix: 1,000 trees x 4,000 rows peaked at
+    # some 100 MB, and 2**25 trees of depth 0 (accepted) could not fit
+    import tracemalloc
+
+    X, y = _data(4000)
+    forest = PrivateRandomForestClassifier(
+        1000, max_depth=0, bounds=(-1, 1), classes=[0, 1], tree_rows=tree_rows,
+        accountant=BudgetAccountant(), random_state=0,
+    )  # fmt: skip
+    tracemalloc.start()
+    try:
+        forest.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16e6  # 1000 x 4000 x 8 bytes = 32 MB for one such matrix
+
+
 def _tight(composition):
     if composition == "zcdp":
         return BudgetAccountant(1000.0, 1e-2, slack=5e-3, composition="zcdp")
