@@ -183,3 +183,16 @@ def test_nanquantile_reads_the_count_of_present_values_only_through_its_release(
         ledgers.append(_ledger(acc))
     assert ledgers[0] == ledgers[1] == ledgers[2]
     assert len(ledgers[0]) == 7
+
+
+def test_nanquantile_names_a_column_share_that_rounds_to_zero():
+    # 3.5e-323 over 10 columns: each share rounded to 0, and the refusal
+    # blamed PrivateQuantile's 'epsilon' parameter, which the caller never set
+    from skdp import tools
+
+    X = np.random.default_rng(0).uniform(0, 1, size=(20, 10))
+    acc = BudgetAccountant(1.0)
+    with pytest.raises(ValueError, match=r"nanquantile: epsilon=3\.5e-323 .* 10 col"):
+        tools.nanquantile(X, 0.5, epsilon=3.5e-323, bounds=(0, 1), axis=0,
+                          accountant=acc)  # fmt: skip
+    assert acc.entries == ()
