@@ -196,3 +196,17 @@ def test_nanquantile_names_a_column_share_that_rounds_to_zero():
         tools.nanquantile(X, 0.5, epsilon=3.5e-323, bounds=(0, 1), axis=0,
                           accountant=acc)  # fmt: skip
     assert acc.entries == ()
+
+
+def test_millions_of_small_trees_are_refused_before_the_charge():
+    # 2**25 trees of depth 0 hold 2**26 counts (accepted), but a fitted
+    # tree object each in estimators_ (gigabytes) and a pass over the rows
+    # each, after the charge
+    X, y = _data(20)
+    acc = BudgetAccountant(10.0)
+    forest = PrivateRandomForestClassifier(
+        2**16 + 1, max_depth=0, bounds=(-1, 1), classes=[0, 1], accountant=acc
+    )
+    with pytest.raises(ValueError, match="n_estimators"):
+        forest.fit(X, y)
+    assert acc.entries == ()
