@@ -78,15 +78,11 @@ def test_cross_validate_of_a_search_plans_its_own_scores():
 
 
 # -- A: the trees and the forest ----------------------------------------------
-@pytest.mark.parametrize(
-    "n_estimators, max_depth, classes",
-    [(10**6, 20, [0, 1]), (2**20, 20, [0, 1])],
-)
-def test_a_forest_too_large_for_memory_is_refused_before_the_charge(
-    n_estimators, max_depth, classes
-):
-    # a million trees of depth 20 were charged, then failed with a
-    # MemoryError: the size is public, so it is refused before the charge
+def test_a_forest_too_large_for_memory_is_refused_before_the_charge():
+    # 2**16 trees of depth 20 were charged, then failed with a MemoryError
+    # (a million trees, before n_estimators was capped): the size is public,
+    # so it is refused before the charge
+    n_estimators, max_depth, classes = 2**16, 20, [0, 1]
     X, y = _data(20)
     acc = BudgetAccountant(10.0)
     forest = PrivateRandomForestClassifier(
