@@ -9,6 +9,12 @@ from skdp.tree._classes import BaseRandomTreesClassifier, PrivateDecisionTreeCla
 
 __all__ = ["PrivateRandomForestClassifier"]
 
+#: Most trees in a forest: each is a fitted object in ``estimators_`` and a
+#: pass over the rows, so that a forest of millions of small trees (whose
+#: leaf counts alone would be accepted) is refused before the charge
+#: instead of running out of memory after it.
+MAX_ESTIMATORS = 2**16
+
 
 class PrivateRandomForestClassifier(BaseRandomTreesClassifier):
     """A forest of random trees whose leaves' class counts are released privately.
@@ -24,7 +30,7 @@ class PrivateRandomForestClassifier(BaseRandomTreesClassifier):
     Parameters
     ----------
     n_estimators : int, default=10
-        Number of trees.
+        Number of trees, at most 65,536 (``2**16``).
     epsilon : float, default=1.0
         Total ε of one ``fit``, for the whole forest.
     max_depth : int, default=5
@@ -162,7 +168,7 @@ default=None
 
     _parameter_constraints = {
         **BaseRandomTreesClassifier._parameter_constraints,
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "n_estimators": [Interval(Integral, 1, MAX_ESTIMATORS, closed="both")],
         "tree_rows": [StrOptions({"all", "disjoint"})],
     }
 

@@ -24,6 +24,7 @@ from skdp.exceptions import BudgetExceededError
 from skdp.model_selection._scoring_cost import (
     ANY,
     bind_scorers,
+    scored_by,
     scorer_keys,
     scoring_costs,
 )
@@ -262,7 +263,10 @@ def search_plan(search, n_features=None, *, accountant=ANY, fits=True):
     plan = search_fit_costs(search, n_features)
     train = bool(getattr(search, "return_train_score", False))
     scores = scoring_costs(
-        search.scoring, plan.n_scored, train_scores=train, accountant=accountant
+        scored_by(search.scoring, search.estimator),
+        plan.n_scored,
+        train_scores=train,
+        accountant=accountant,
     )
     cost = sum_costs((plan.costs if fits else []) + scores)
     return cost, plan.words(len(scores), fits)

@@ -18,6 +18,7 @@ __all__ = [
     "bind_scorers",
     "private_scorers",
     "score_method_scorers",
+    "scored_by",
     "scorer_accountant",
     "scorer_keys",
     "scoring_costs",
@@ -37,6 +38,15 @@ def private_scorers(scoring):
     elif not isinstance(scoring, list | tuple):
         scoring = [scoring]
     return [s for s in scoring if isinstance(s, PrivateScorer)]
+
+
+def scored_by(scoring, estimator):
+    """What scores a search's or ``cross_validate``'s splits: ``scoring``,
+    or with ``scoring=None`` the private scorers of ``estimator.score``
+    (:func:`score_method_scorers`: an inner search's own private scorer is
+    called once per outer split, and on its training rows too with
+    ``return_train_score``)."""
+    return score_method_scorers(estimator) if scoring is None else scoring
 
 
 def scorer_accountant(scorer):

@@ -35,10 +35,16 @@ __all__ = ["nanmedian", "nanpercentile", "nanquantile"]
 _MAX_SEED = 2**31 - 1
 
 
-def _column_estimators(levels, d, epsilon, bounds, random_state):
+def _column_estimators(levels, d, epsilon, bounds, random_state, function):
     """One unfitted one-column ``PrivateQuantile`` per column, with its share
     of ε, its bounds (or None: chosen privately) and its seed."""
     share = equal_shares(check_epsilon(epsilon), d)
+    if share == 0:  # a subnormal epsilon over many columns
+        raise ValueError(
+            f"{function}: epsilon={epsilon!r} split equally over {d} columns "
+            "leaves each column a share that rounds to 0. Pass a larger "
+            "epsilon or fewer columns. Nothing was charged."
+        )
     if bounds is None:
         per_column = [None] * d
     else:
@@ -81,7 +87,7 @@ def _release(array, levels, epsilon, bounds, axis, keepdims, function, accountan
             "Replace infinite values (or clip them to the bounds) first."
         )
     d = rows.n_columns
-    estimators = _column_estimators(levels, d, epsilon, bounds, random_state)
+    estimators = _column_estimators(levels, d, epsilon, bounds, random_state, function)
     empty = rows.X[:0, :1]  # the schema, no value: public checks only
     with fits_on_zero_rows():
         for estimator in estimators:

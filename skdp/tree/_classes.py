@@ -63,7 +63,7 @@ class BaseRandomTreesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         return self
 
     def _fit_cost(self, n_features=None):
-        return random_trees_cost(self)
+        return random_trees_cost(self, n_features)
 
     def predict_proba(self, X):
         """Class probabilities (post-processing; free).

@@ -8,6 +8,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from skdp.accounting import PrivacyCost
 from skdp.accounting._composition import budget_left
+from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._additive import additive_cost
 from skdp.mechanisms._labels import LabelPlan
@@ -22,12 +23,21 @@ from skdp.tree._random_tree import draw_random_splits, leaf_indices
 from skdp.utils._cells import as_cells
 from skdp.utils._validation import validate_private_data
 
+#: Most leaf counts one fit may release (``n_estimators × 2**max_depth ×
+#: n_classes``): each count takes some 40 bytes through the release (the
+#: exact count, the noisy one, the probabilities of the leaf and of its
+#: ancestors), so 2**26 of them about 2.7 GB. Checked before the charge, so
+#: that a fit too large for memory is refused instead of failing after it.
+MAX_LEAF_COUNTS = 2**26
+
 __all__ = [
+    "MAX_LEAF_COUNTS",
     "ForestRelease",
     "fit_random_trees",
     "forest_counts",
     "forest_proba",
     "random_trees_cost",
+    "rows_of_trees",
 ]
 
 
@@ -54,11 +64,39 @@ def _budgets(estimator):
     )
 
 
-def random_trees_cost(estimator):
-    """The whole cost of a fit (public parameters only)."""
-    selection, model = _budgets(estimator)
-    cost = PrivacyCost(*model)
-    return cost if selection is None else PrivacyCost(*selection) + cost
+def random_trees_cost(estimator, n_features=None):
+    """The whole cost of a fit (public parameters only): the very items
+    :func:`fit_random_trees` charges, each with its mechanism, so that an
+    accountant with a tight composition plans what it records. Private
+    bounds with ``n_features=None`` (the search's split is per feature) give
+    the ``(epsilon, delta)`` upper bound instead."""
+    selection, (eps_model, delta_model) = _budgets(estimator)
+    private_bounds, _ = BoundsPlan.chooses_privately(estimator.bounds)
+    if private_bounds and n_features is None:
+        cost = PrivacyCost(eps_model, delta_model)
+        return cost if selection is None else PrivacyCost(*selection) + cost
+    labels = [] if selection is None else LabelPlan(None, *selection, "").cost_items()
+    if private_bounds:
+        bounds = BoundsPlan.build(
+            estimator.bounds,
+            n_features,
+            eps_model * estimator.bounds_share,
+            estimator.upper_limit,
+        )
+    else:
+        bounds = BoundsPlan(0.0, None, None, None)
+    eps_counts = budget_left(eps_model, bounds.epsilon)
+    items = _cost_items(labels, bounds, eps_counts, delta_model)
+    return PrivateEstimatorMixin._cost_of_items(items)
+
+
+def _cost_items(label_items, bounds, eps_counts, delta):
+    """The ledger items of one fit: label selection, bounds, leaf counts."""
+    return [
+        *label_items,
+        *bounds.cost_items(),
+        ("leaf class counts", additive_cost(eps_counts, delta)),
+    ]
 
 
 def _trees_per_row(n_trees, tree_rows):
@@ -84,6 +122,7 @@ def _plan(estimator, X, y, n_trees, tree_rows):
     # is public); the size only widens the noise grid's rounding slack
     n_classes = max(X.shape[0], 2) if labels.classes is None else labels.classes.size
     n_values = n_trees * 2**estimator.max_depth * n_classes
+    _check_size(name, n_trees, estimator.max_depth, labels.classes)
     per_row = _trees_per_row(n_trees, tree_rows)
     problem = leaf_count_problem(n_values, per_row, eps_counts, delta_model)
     if problem is not None:
@@ -92,6 +131,21 @@ def _plan(estimator, X, y, n_trees, tree_rows):
             f"{problem} Raise epsilon. Nothing was charged."
         )
     return labels, bounds, (eps_counts, delta_model)
+
+
+def _check_size(name, n_trees, max_depth, classes):
+    """Refuse, before the charge, a release of more than ``MAX_LEAF_COUNTS``
+    counts. A label set selected privately has at least 2 labels: the check
+    uses 2 (the size it will release is not known before the charge)."""
+    n_classes = 2 if classes is None else classes.size
+    n_counts = n_trees * 2**max_depth * n_classes
+    if n_counts > MAX_LEAF_COUNTS:
+        raise ValueError(
+            f"{name} would release {n_counts} leaf counts ({n_trees} tree(s) × "
+            f"2**{max_depth} leaves × {n_classes} classes), more than "
+            f"{MAX_LEAF_COUNTS} (2**26, some 2.7 GB of memory). Lower max_depth "
+            "or the number of trees. Nothing was charged."
+        )
 
 
 def fit_random_trees(estimator, X, y, n_trees, tree_rows):
@@ -109,13 +163,7 @@ def fit_random_trees(estimator, X, y, n_trees, tree_rows):
     check_classification_targets(y)
     labels, bounds, (eps_counts, delta) = _plan(estimator, X, y, n_trees, tree_rows)
     source = check_random_source(estimator.random_state)
-    estimator._charge(
-        [
-            *labels.cost_items(),
-            *bounds.cost_items(),
-            ("leaf class counts", additive_cost(eps_counts, delta)),
-        ]
-    )
+    estimator._charge(_cost_items(labels.cost_items(), bounds, eps_counts, delta))
     # after the charge: nothing below raises, warns or branches on the data
     # (LabelPlan.run's refusal is a function of the released label set)
     classes, X, codes = labels.run(X, y, source)
@@ -149,12 +197,26 @@ def forest_counts(X, codes, n_classes, features, thresholds, tree_rows, source):
     the second value is the release's sensitivity).
     """
     n_trees, n_nodes = features.shape
-    leaves = leaf_indices(X, features, thresholds)
     tree_of_row = None
     if tree_rows == "disjoint" and n_trees > 1:
         tree_of_row = source.integers(n_trees, size=X.shape[0]).astype(np.intp)
-    counts = leaf_class_counts(leaves, codes, n_nodes + 1, n_classes, tree_of_row)
+    counts = np.empty((n_trees, n_nodes + 1, n_classes), dtype=np.int64)
+    # one tree at a time: memory of the rows, not of rows x trees
+    for tree, rows in enumerate(rows_of_trees(tree_of_row, n_trees)):
+        one = slice(tree, tree + 1)
+        leaves = leaf_indices(X[rows], features[one], thresholds[one])
+        counts[one] = leaf_class_counts(leaves, codes[rows], n_nodes + 1, n_classes)
     return counts, _trees_per_row(n_trees, tree_rows)
+
+
+def rows_of_trees(tree_of_row, n_trees):
+    """The rows each tree counts: all of them (``tree_of_row`` None), or
+    those assigned to it, in their order."""
+    if tree_of_row is None:
+        return [slice(None)] * n_trees
+    order = np.argsort(tree_of_row, kind="stable")
+    starts = np.searchsorted(tree_of_row[order], np.arange(n_trees + 1))
+    return [order[starts[t] : starts[t + 1]] for t in range(n_trees)]
 
 
 def forest_proba(X, features, thresholds, leaf_proba):

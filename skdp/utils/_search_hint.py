@@ -193,11 +193,15 @@ def _charges(estimator, accountant):
 
 def _scorers_charge(run, accountant):
     """Whether a private scorer of the run charges ``accountant``."""
-    from skdp.model_selection._scoring_cost import private_scorers, scorer_accountant
+    from skdp.model_selection._scoring_cost import (
+        private_scorers,
+        scored_by,
+        scorer_accountant,
+    )
 
+    scoring = scored_by(run.scoring, run.estimator)
     return any(
-        scorer_accountant(scorer) is accountant
-        for scorer in private_scorers(run.scoring)
+        scorer_accountant(scorer) is accountant for scorer in private_scorers(scoring)
     )
 
 
@@ -215,7 +219,7 @@ def _plan(run, accountant=None):
     from sklearn.model_selection import GridSearchCV, RandomizedSearchCV, check_cv
 
     from skdp.model_selection._cost import SearchFits, fit_cost, search_plan, sum_costs
-    from skdp.model_selection._scoring_cost import ANY, scoring_costs
+    from skdp.model_selection._scoring_cost import ANY, scored_by, scoring_costs
 
     fits = accountant is None or _charges(run.estimator, accountant)
     accountant = ANY if accountant is None else accountant
@@ -224,7 +228,7 @@ def _plan(run, accountant=None):
             n_splits = check_cv(run.cv).get_n_splits()
             plan = SearchFits([fit_cost(run.estimator)] * n_splits, None, n_splits, 0)
             scores = scoring_costs(
-                run.scoring,
+                scored_by(run.scoring, run.estimator),
                 n_splits,
                 train_scores=run.train_scores,
                 accountant=accountant,

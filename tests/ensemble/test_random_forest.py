@@ -155,13 +155,8 @@ def test_audit_of_the_release_stays_within_epsilon(tree_rows):
 
 def test_audit_catches_a_tree_that_sees_rows_of_another_trees_subset(monkeypatch):
     # twin: the rows go to every tree, the noise stays that of one
-    counts = _fit.leaf_class_counts
     monkeypatch.setattr(
-        _fit,
-        "leaf_class_counts",
-        lambda leaves, codes, n_leaves, n_classes, tree_of_row: counts(
-            leaves, codes, n_leaves, n_classes, None
-        ),
+        _fit, "rows_of_trees", lambda tree_of_row, n_trees: [slice(None)] * n_trees
     )
     result = audit_mechanism(_released_counts("disjoint"), D0, D1, **AUDIT)
     assert result.epsilon_lower_bound > 1.0, str(result)
