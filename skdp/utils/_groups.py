@@ -43,7 +43,7 @@ sort on the full hash is used instead (slower, same rows).
 import numpy as np
 from scipy import sparse
 
-__all__ = ["group_codes", "kept_rows", "row_hashes"]
+__all__ = ["as_group_labels", "group_codes", "kept_rows", "row_hashes"]
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -139,6 +139,26 @@ def _missing(labels):
     return False
 
 
+def as_group_labels(groups):
+    """``groups`` as a 1-D array of labels.
+
+    An array (or pandas object) is taken as it is; another sequence is a
+    list of labels, whatever they are: tuples stay one label each, not the
+    rows of a 2-D array.
+    """
+    if hasattr(groups, "__array__") or isinstance(groups, np.ndarray):
+        return np.asarray(groups)
+    items = list(groups)
+    try:
+        labels = np.asarray(items)
+    except ValueError:
+        labels = None
+    if labels is None or labels.ndim != 1:
+        labels = np.empty(len(items), dtype=object)
+        labels[:] = items
+    return labels
+
+
 def group_codes(groups):
     """Integer codes of the group labels and the number of codes.
 
@@ -157,7 +177,7 @@ def group_codes(groups):
     >>> group_codes(["b", "a", "b"])
     (array([1, 0, 1]), 2)
     """
-    labels = np.asarray(groups)
+    labels = as_group_labels(groups)
     if labels.ndim != 1:
         raise ValueError(f"groups must be 1-D, got shape {labels.shape}")
     if _missing(labels):

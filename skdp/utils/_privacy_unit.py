@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import sparse
 
-from skdp.utils._groups import group_codes, kept_rows
+from skdp.utils._groups import as_group_labels, group_codes, kept_rows
 
 __all__ = ["GroupsMixin", "PrivacyUnit"]
 
@@ -107,7 +107,7 @@ class GroupsMixin:
                 f"{name}: groups is supported for in-memory data only, not "
                 "for a Dask input. Nothing was charged."
             )
-        labels = np.asarray(groups)
+        labels = as_group_labels(groups)
         if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
             raise ValueError(
                 f"{name}: groups has shape {labels.shape}; it needs one label "
