@@ -34,6 +34,9 @@ GROUP_ESTIMATORS = [
     skdp.PrivateHistogram(bounds=(0, 1e5), max_rows_per_group=K),
     skdp.PrivateLogisticRegression(epsilon=10.0, classes=[0, 1], max_rows_per_group=K),
     skdp.PrivateLinearRegression(target_bounds=(-1e3, 1e3), max_rows_per_group=K),
+    skdp.PrivateGaussianNB(
+        epsilon=10.0, bounds=(0, 1e5), classes=[0, 1], max_rows_per_group=K
+    ),
 ]
 
 

@@ -26,10 +26,11 @@ def _estimators():
         skdp.PrivateHistogram(bounds=(0, 10), max_rows_per_group=K),
         skdp.PrivateLogisticRegression(classes=[0, 1], max_rows_per_group=K),
         skdp.PrivateLinearRegression(target_bounds=(0, 10), max_rows_per_group=K),
+        skdp.PrivateGaussianNB(bounds=(0, 10), classes=[0, 1], max_rows_per_group=K),
     ]
 
 
-IDS = ["mean", "histogram", "logistic", "linear"]
+IDS = ["mean", "histogram", "logistic", "linear", "gaussian_nb"]
 
 
 def _people(n_groups=300, seed=0):
@@ -71,10 +72,12 @@ def test_groups_without_a_bound_and_a_bound_without_groups_are_refused(estimator
 @pytest.mark.parametrize(
     "estimator, fix",
     [
-        (skdp.PrivateMean(max_rows_per_group=K), "bounds=\\(lower, upper\\)"),
+        (skdp.PrivateMean(max_rows_per_group=K), "bounds=\\(L, U\\)"),
         (skdp.PrivateLogisticRegression(max_rows_per_group=K), "classes="),
+        (skdp.PrivateGaussianNB(bounds=(0, 1), max_rows_per_group=K), "classes="),
+        (skdp.PrivateGaussianNB(classes=[0, 1], max_rows_per_group=K), "bounds="),
     ],
-    ids=["mean_private_bounds", "logistic_private_labels"],
+    ids=["mean_bounds", "logistic_labels", "nb_labels", "nb_bounds"],
 )
 def test_a_release_stated_for_one_row_is_refused_with_groups(estimator, fix):
     X, y, groups = _people()
@@ -101,7 +104,7 @@ def test_the_release_is_the_same_for_any_row_order(estimator):
     order = np.random.default_rng(1).permutation(groups.size)
     a = _fit(estimator, X, y, groups)
     b = _fit(estimator, X[order], y[order], groups[order])
-    for name in ("mean_", "counts_", "coef_", "intercept_"):
+    for name in ("mean_", "counts_", "coef_", "intercept_", "theta_", "var_"):
         if hasattr(a, name):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
 
@@ -115,6 +118,15 @@ def test_the_histograms_noise_is_k_times_the_rows():
     assert hist.noise_std_ == pytest.approx(np.sqrt(2) * K * 2 / 1.0)
     row = _fit(skdp.PrivateHistogram(bounds=(0, 10)), X, y, None)
     assert hist.noise_std_ == pytest.approx(K * row.noise_std_)
+
+
+def test_the_naive_bayes_noise_is_k_times_the_rows():
+    X, y, groups = _people()
+    nb = _fit(_estimators()[4], X, y, groups)
+    row = _fit(_estimators()[4].set_params(max_rows_per_group=None), X, y, None)
+    # Laplace on the moment sums: scale k d / epsilon (hand-derived)
+    assert nb.noise_std_ == pytest.approx(np.sqrt(2) * K * 2 / 1.0)
+    assert nb.noise_std_ == pytest.approx(K * row.noise_std_)
 
 
 def test_the_ledger_names_the_unit():

@@ -23,7 +23,7 @@ from skdp.linear_model._logistic_sums import (
 )
 from skdp.linear_model._release import unit_multipliers
 from skdp.linear_model._target_range import regression_sums
-from skdp.sensitivity import exact_histogram_counts
+from skdp.sensitivity import exact_histogram_counts, exact_moment_sums
 from skdp.stats._mean_release import mean_statistic, plan_mean_release
 from skdp.utils._groups import kept_rows
 
@@ -113,6 +113,20 @@ def test_histogram_moves_by_k_times_the_rows_bound():
     for seed in range(3):
         worst_l1, worst_l2 = _changes(statistic, seed)
         assert worst_l1 == l1 and worst_l2 == pytest.approx(l2)
+    assert _changes(statistic, bound=False)[1] > l2 + 0.5
+
+
+def test_per_class_moment_sums_move_by_k_times_the_rows_bound():
+    # PrivateGaussianNB: a group's rows may hold both labels; each adds one
+    # Bernstein triple to its class's sums (L1 d, L2 sqrt(d) per row)
+    def statistic(X, y):
+        return exact_moment_sums(X, LOWER, UPPER, y.astype(np.intp), 2)
+
+    l1, l2 = 2.0 * K, math.sqrt(2.0) * K
+    for seed in range(2):
+        worst_l1, worst_l2 = _changes(statistic, seed)
+        assert worst_l1 <= l1 + 1e-9 and worst_l2 <= l2 + 1e-9
+        assert worst_l2 == pytest.approx(l2)  # k equal rows at a bound
     assert _changes(statistic, bound=False)[1] > l2 + 0.5
 
 

@@ -419,7 +419,7 @@ class PrivateLogisticRegression(
             )
         sample_weight = check_row_weights(self, sample_weight, data if dask else X)
         unit = self._privacy_unit(groups, data if dask else X)
-        unit.refuse_private(name, "label set", "classes=[...]", self.classes is None)
+        unit.refuse_private(self, "label set", "classes=[...]", self.classes is None)
         scaling = FeatureScaling(self.feature_bounds, d, name)
         size = d + bool(self.fit_intercept)
         check_term_size(size * size)

@@ -45,7 +45,16 @@ def coded_moment_sums(X, codes, lower, upper, groups):
 
 
 def release_moment_sums(
-    X, lower, upper, epsilon, delta, source, codes=None, groups=1, sample_weight=None
+    X,
+    lower,
+    upper,
+    epsilon,
+    delta,
+    source,
+    codes=None,
+    groups=1,
+    sample_weight=None,
+    unit_rows=1,
 ):
     """Noisy Bernstein moment sums, shape (groups, 3, d), and their noise std.
 
@@ -55,7 +64,9 @@ def release_moment_sums(
     Dask input: its rows (``codes`` None), or rows joined to their class
     indices by :func:`~skdp.utils._dask_xy.validate_dask_xy` (``codes`` is
     then ``JOINED_CODES``). ``sample_weight`` (in [0, 1], in memory only)
-    weights the sums at the same sensitivities.
+    weights the sums at the same sensitivities. With ``unit_rows = k`` (a
+    privacy unit of at most ``k`` rows, possibly of several classes) every
+    sensitivity is ``k`` times the row's (triangle inequality).
     """
     joined = isinstance(codes, str) and codes == JOINED_CODES
     if sample_weight is not None:
@@ -67,7 +78,7 @@ def release_moment_sums(
     else:
         d = X.shape[1]
         sums = row_statistic(X, exact_moment_sums, lower, upper, codes, groups)
-    l1, l2 = per_feature_sensitivities(d)
+    l1, l2 = per_feature_sensitivities(d, unit_rows)
     noisy = additive_release(sums, l1, l2, epsilon, delta, source)
     return noisy, float(np.sqrt(additive_noise_variance(l1, l2, epsilon, delta)))
 
@@ -82,6 +93,7 @@ def fit_moment_sums(
     labels=None,
     budget=None,
     sample_weight=None,
+    unit=None,
 ):
     """Plan, charge and release the moment sums of an estimator's ``fit``.
 
@@ -103,6 +115,10 @@ def fit_moment_sums(
     ``sample_weight`` (validated, in [0, 1]) weights the moment sums only:
     the label selection and the private bounds count every row alike (see
     :class:`PrivateStandardScaler`, Notes).
+
+    ``unit`` (a :class:`~skdp.utils._privacy_unit.PrivacyUnit`, in memory,
+    public bounds) keeps at most ``k`` rows per group after the charge and
+    the label selection, and multiplies the sensitivities by ``k``.
 
     Returns
     -------
@@ -129,6 +145,7 @@ def fit_moment_sums(
     source = check_random_source(estimator.random_state)
     sums_cost = additive_cost(eps_sums, delta)
     selection = plan.cost_items() if plan is not None else []
+    label = label if unit is None else unit.label(label)
     estimator._charge([*selection, *bounds_plan.cost_items(), (label, sums_cost)])
     classes = None
     if plan is not None:
@@ -137,9 +154,22 @@ def fit_moment_sums(
         groups = classes.size
         if selected and sample_weight is not None:  # the rows kept, per row
             sample_weight = weights_of_kept_rows(sample_weight, y, classes)
+    unit_rows = 1
+    if unit is not None:
+        X, codes, sample_weight = unit.bound(source, X, codes, sample_weight)
+        unit_rows = unit.unit_rows
     lower, upper = bounds_plan.run(features if plan is None else X, source, estimator)
     noisy, estimator.noise_std_ = release_moment_sums(
-        X, lower, upper, eps_sums, delta, source, codes, groups, sample_weight
+        X,
+        lower,
+        upper,
+        eps_sums,
+        delta,
+        source,
+        codes,
+        groups,
+        sample_weight,
+        unit_rows,
     )
     return noisy, lower, upper, eps_sums, classes
 

@@ -206,10 +206,8 @@ default=None
     delta : float, default=0.0
         Total δ of one ``fit`` (Gaussian only).
     max_rows_per_group : int or None, default=None
-        Public bound ``k`` on the rows of one privacy unit when ``fit`` is
-        given ``groups`` (required then, refused without them): each group
-        keeps at most ``k`` of its rows and the noise is ``k`` times the
-        row-level noise (see Notes and :ref:`user_level_privacy`).
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see :ref:`user_level_privacy`.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -322,22 +320,14 @@ default=None
     estimate).
 
     **Groups (user-level privacy).** With ``groups`` and
-    ``max_rows_per_group = k`` the privacy unit is a group: neighbours add
-    or remove one whole group. Each group first keeps at most ``k`` rows, by
-    a rule that depends on its own rows only
-    (:func:`~skdp.utils._groups.kept_rows`), so adding a group changes
-    nothing else. A kept group then adds at most ``k`` terms ``(a, 1 - a)``
-    to every pair of split sums (paired), or at most ``k`` to the count and
-    ``k`` terms in [-1, 1] to every centred sum (separate): every
-    coordinate moves by at most ``k``, the sum vectors by ``k d`` in L1
-    and ``k sqrt(d)`` in L2 (triangle inequality; attained by ``k`` equal
-    rows at a bound), the count by ``k``. Each release's noise is therefore
-    ``k`` times the row-level noise at the same ε (brute-forced over all
-    groups of up to ``k`` rows on a small grid in
-    ``tests/test_groups_sensitivity.py``). Bounds must be public
-    (``bounds=None`` is refused with groups: the private bound search is
-    stated for one row). With weights, a group's weighted terms are at most
-    its unweighted ones, so the same noise holds.
+    ``max_rows_per_group = k``, neighbours add or remove one whole group,
+    which first keeps at most ``k`` rows by a rule on its own rows only
+    (:func:`~skdp.utils._groups.kept_rows`). A kept group moves every
+    coordinate (split sums, count, centred sums) by at most ``k``: ``k d``
+    in L1 and ``k sqrt(d)`` in L2 (triangle inequality; attained by ``k``
+    equal rows at a bound), so the noise is ``k`` times the row's
+    (brute-forced in ``tests/test_groups_sensitivity.py``). Bounds must be
+    public with groups (the bound search is stated for one row).
 
     **Small or negative noisy counts** (a data-independent rule): the
     denominator is ``max(noisy count, 1)``, and the mean is clipped to
@@ -413,7 +403,6 @@ default=None
             self.delta,
             n_features,
             self.mechanism,
-            self.max_rows_per_group or 1,
         )
         return self._cost_of_items([*bounds_plan.cost_items(), *plan.cost_items()])
 
@@ -433,9 +422,8 @@ default=None
             ``Σ w x / Σ w``, at the noise of the unweighted one (see Notes).
             Weights outside [0, 1] are refused before the charge.
         groups : array-like of shape (n_samples,), default=None
-            The privacy unit of each row (in-memory data only): with
-            ``max_rows_per_group``, neighbours add or remove one whole group
-            (see Notes). ``None``: the unit is one row.
+            Each row's privacy unit (in memory), with ``max_rows_per_group``:
+            neighbours add or remove one whole group (Notes). None: one row.
 
         Returns
         -------
@@ -446,12 +434,9 @@ default=None
         unit = self._privacy_unit(groups, X)
         n_features = X.shape[1]
         bounds_plan = BoundsPlan.from_estimator(self, n_features)
-        if unit.groups is not None and bounds_plan.svt is not None:
-            raise ValueError(
-                f"{type(self).__name__}: with groups the bounds must be public "
-                "(the private bound search is stated for one row); pass "
-                "bounds=(lower, upper). Nothing was charged."
-            )
+        unit.refuse_private(
+            self, "bounds", "bounds=(L, U)", bounds_plan.svt is not None
+        )
         check_mechanism_delta(self.mechanism, self.delta)
         plan = plan_mean_release(
             budget_left(self.epsilon, bounds_plan.epsilon),

@@ -38,13 +38,14 @@ class PrivacyUnit(NamedTuple):
             return what
         return f"{what} (unit: group of <= {self.max_rows} rows)"
 
-    def refuse_private(self, name, what, fix, private):
+    def refuse_private(self, estimator, what, fix, private):
         """Refuse (before the charge) a release chosen privately for one row
         when the unit is a group: ``what`` must then be stated (``fix``)."""
         if private and self.groups is not None:
             raise ValueError(
-                f"{name}: with groups the {what} must be public (its private release "
-                f"is stated for one row); pass {fix}. Nothing was charged."
+                f"{type(estimator).__name__}: with groups the {what} must be "
+                "public (its private release is stated for one row); pass "
+                f"{fix}. Nothing was charged."
             )
 
     def bound(self, source, *columns):
