@@ -443,7 +443,7 @@ default=None
             self.delta,
             n_features,
             self.mechanism,
-            unit.unit_rows,
+            unit_rows=unit.unit_rows,
         )
         source = check_random_source(self.random_state)
         items = [*bounds_plan.cost_items(), *plan.cost_items()]
