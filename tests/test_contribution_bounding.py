@@ -168,6 +168,9 @@ def test_sparse_rows_are_kept_the_same_for_any_order():
         ([1.0, 1, True, 2.5], 2),  # 1 == 1.0 == True: one group
         ([-0.0, 0.0, 3.0, 3.0], 2),
         ([10**18, 5, 10**18, 7], 3),  # far apart: sorted, not offset
+        (np.array([2**64 - 1, 2**64 - 3, 2**64 - 1], dtype=np.uint64), 2),
+        (np.array([-(2**63), 2**63 - 1, -(2**63)]), 2),
+        ([True, False, True], 2),
         ([("a", 1), "a", ("a", 1), 2], 3),  # mixed objects: by equality
         (pd.Series(["x", "y", "x", "x"]), 2),
         (np.array(["2020-01-01", "2020-01-02", "2020-01-01"], "datetime64[D]"), 2),

@@ -187,11 +187,13 @@ def group_codes(groups):
     if labels.dtype.kind == "f" and labels.size and np.all(labels == np.trunc(labels)):
         if np.abs(labels).max() < 2.0**62:
             labels = labels.astype(np.int64)
-    if labels.dtype.kind in "biu" and labels.size:
-        low, high = int(labels.min()), int(labels.max())
-        if high - low <= 2 * labels.size + 1024:
-            codes = (labels.astype(np.int64) - low) if low else labels.astype(np.int64)
-            return codes, high - low + 1
+    if labels.dtype.kind == "b":
+        labels = labels.astype(np.int8)
+    if labels.dtype.kind in "iu" and labels.size:
+        low, high = labels.min(), labels.max()
+        if int(high) - int(low) <= 2 * labels.size + 1024:
+            # in the labels' own dtype: every difference is small, no overflow
+            return (labels - low).astype(np.int64), int(high) - int(low) + 1
     try:
         uniques, codes = np.unique(labels, return_inverse=True)
         return codes.ravel(), uniques.size
