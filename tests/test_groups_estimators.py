@@ -196,3 +196,20 @@ def test_without_routing_cross_validate_cannot_drop_the_unit_silently():
         cross_validate(
             model, X, y, groups=groups, cv=GroupKFold(3), error_score="raise"
         )
+
+
+@pytest.mark.parametrize("estimator", _estimators(), ids=IDS)
+@pytest.mark.parametrize("k", [1, 2**40, 10**30])
+def test_a_bound_at_either_end_fits_or_is_refused_before_the_charge(estimator, k):
+    # a huge k makes the noise too large for some samplers: refused before
+    # the charge (nothing spent), never an error after it
+    X, y, groups = _people(60)
+    accountant = BudgetAccountant(delta=1.0)
+    model = clone(estimator).set_params(max_rows_per_group=k)
+    try:
+        _fit(model, X, y, groups, accountant)
+    except ValueError as exc:
+        assert "max_rows_per_group" in str(exc) or "epsilon" in str(exc)
+        assert len(accountant.entries) == 0
+    else:
+        assert len(accountant.entries) == 1

@@ -20,6 +20,7 @@ from skdp.mechanisms._additive import (
     additive_noise_bound,
     additive_noise_variance,
     additive_release,
+    additive_release_problem,
 )
 from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.sensitivity import centre_and_radius, exact_moment_sums, moments_from_sums
@@ -83,6 +84,18 @@ def release_moment_sums(
     return noisy, float(np.sqrt(additive_noise_variance(l1, l2, epsilon, delta)))
 
 
+def check_unit_release(estimator, n_features, unit, epsilon, delta):
+    """Refuse (before the charge) moment sums whose noise for ``k`` rows per
+    unit cannot be represented (a huge ``max_rows_per_group``)."""
+    l1, l2 = per_feature_sensitivities(n_features, unit.unit_rows)
+    problem = additive_release_problem(l1, l2, epsilon, delta, 3 * n_features)
+    if problem is not None:
+        raise ValueError(
+            f"{type(estimator).__name__}: {problem} Nothing was charged. Use a "
+            "larger epsilon or a smaller max_rows_per_group."
+        )
+
+
 def fit_moment_sums(
     estimator,
     X,
@@ -144,6 +157,8 @@ def fit_moment_sums(
     eps_sums = budget_left(epsilon, bounds_plan.epsilon)
     source = check_random_source(estimator.random_state)
     sums_cost = additive_cost(eps_sums, delta)
+    if unit is not None:  # its sensitivities grow with k: refuse before the charge
+        check_unit_release(estimator, features.shape[1], unit, eps_sums, delta)
     selection = plan.cost_items() if plan is not None else []
     label = label if unit is None else unit.label(label)
     estimator._charge([*selection, *bounds_plan.cost_items(), (label, sums_cost)])

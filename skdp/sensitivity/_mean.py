@@ -7,6 +7,8 @@ float sum could move by more than the stated sensitivity when a row is added,
 through rounding (Casacuberta, Shoemate, Vadhan and Wagaman 2022).
 """
 
+import math
+
 import numpy as np
 
 from skdp.mechanisms._grid import FixedPoint
@@ -48,8 +50,8 @@ def per_feature_sensitivities(n_features, unit_rows=1):
     computed as ``sqrt(k² d)`` so that ``k = 1`` gives ``sqrt(d)`` bit for
     bit.
     """
-    k = int(unit_rows)
-    return float(k * n_features), float(np.sqrt(k * k * n_features))
+    k = int(unit_rows)  # math.sqrt: exact integers beyond int64 too
+    return float(k * n_features), math.sqrt(k * k * n_features)
 
 
 def centre_and_radius(lower, upper):

@@ -14,6 +14,7 @@ from skdp.mechanisms._additive import (
     additive_noise_bound,
     additive_noise_variance,
     additive_release,
+    additive_release_problem,
 )
 from skdp.sensitivity import exact_histogram_counts
 from skdp.sensitivity._mean import per_feature_sensitivities
@@ -165,13 +166,21 @@ class PrivateHistogram(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
             np.linspace(lo, hi, self.bins + 1)
             for lo, hi in zip(lower, upper, strict=True)
         ]
+        l1, l2 = per_feature_sensitivities(d, unit.unit_rows)
+        problem = additive_release_problem(
+            l1, l2, self.epsilon, self.delta, d * self.bins
+        )
+        if problem is not None:
+            raise ValueError(
+                f"{type(self).__name__}: {problem} Nothing was charged. Use a "
+                "larger epsilon or a smaller max_rows_per_group."
+            )
         source = check_random_source(self.random_state)
         cost = additive_cost(self.epsilon, self.delta)
         self._charge([(unit.label(f"histograms of {d} feature(s)"), cost)])
         (X,) = unit.bound(source, X)
         counts = row_statistic(X, exact_histogram_counts, edges)
         self._unit_rows = unit.unit_rows
-        l1, l2 = per_feature_sensitivities(d, unit.unit_rows)
         noisy = additive_release(counts, l1, l2, self.epsilon, self.delta, source)
         self.counts_ = noisy.reshape(d, self.bins)
         self.bin_edges_ = np.array(edges)
