@@ -101,11 +101,9 @@ def run_table(name, X, y, numeric, seeds, ks):
             model = private_model(seed, max_rows_per_group=k)
             model.fit(Xr, yr, groups=gr)
             results[f"person-level k={k}"].append(model.score(Xt, yt))
-    n_rows = int(
-        np.median([person_level_table(X, y, numeric, s)[0].shape[0] for s in seeds[:1]])
-    )
+    n_rows = person_level_table(X, y, numeric, seeds[0])[0].shape[0]  # seed 0
     print(
-        f"\n{name}: {X.shape[0]:,} persons, about {n_rows:,} rows "
+        f"\n{name}: {X.shape[0]:,} persons, {n_rows:,} rows at seed {seeds[0]} "
         f"(1-10 per person, mean {n_rows / X.shape[0]:.2f}), {X.shape[1]} features; "
         f"epsilon={EPSILON}, delta={DELTA}, {len(seeds)} seeds"
     )
