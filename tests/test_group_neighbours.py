@@ -37,6 +37,7 @@ GROUP_ESTIMATORS = [
     skdp.PrivateGaussianNB(
         epsilon=10.0, bounds=(0, 1e5), classes=[0, 1], max_rows_per_group=K
     ),
+    skdp.PrivateStandardScaler(bounds=(-1e300, 1e300), max_rows_per_group=K),
 ]
 
 

@@ -27,10 +27,11 @@ def _estimators():
         skdp.PrivateLogisticRegression(classes=[0, 1], max_rows_per_group=K),
         skdp.PrivateLinearRegression(target_bounds=(0, 10), max_rows_per_group=K),
         skdp.PrivateGaussianNB(bounds=(0, 10), classes=[0, 1], max_rows_per_group=K),
+        skdp.PrivateStandardScaler(bounds=(0, 10), max_rows_per_group=K),
     ]
 
 
-IDS = ["mean", "histogram", "logistic", "linear", "gaussian_nb"]
+IDS = ["mean", "histogram", "logistic", "linear", "gaussian_nb", "standard_scaler"]
 
 
 def _people(n_groups=300, seed=0):
@@ -76,8 +77,9 @@ def test_groups_without_a_bound_and_a_bound_without_groups_are_refused(estimator
         (skdp.PrivateLogisticRegression(max_rows_per_group=K), "classes="),
         (skdp.PrivateGaussianNB(bounds=(0, 1), max_rows_per_group=K), "classes="),
         (skdp.PrivateGaussianNB(classes=[0, 1], max_rows_per_group=K), "bounds="),
+        (skdp.PrivateStandardScaler(max_rows_per_group=K), "bounds="),
     ],
-    ids=["mean_bounds", "logistic_labels", "nb_labels", "nb_bounds"],
+    ids=["mean_bounds", "logistic_labels", "nb_labels", "nb_bounds", "scaler_bounds"],
 )
 def test_a_release_stated_for_one_row_is_refused_with_groups(estimator, fix):
     X, y, groups = _people()
@@ -104,7 +106,8 @@ def test_the_release_is_the_same_for_any_row_order(estimator):
     order = np.random.default_rng(1).permutation(groups.size)
     a = _fit(estimator, X, y, groups)
     b = _fit(estimator, X[order], y[order], groups[order])
-    for name in ("mean_", "counts_", "coef_", "intercept_", "theta_", "var_"):
+    names = ("mean_", "counts_", "coef_", "intercept_", "theta_", "var_", "scale_")
+    for name in names:
         if hasattr(a, name):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
 
@@ -127,6 +130,17 @@ def test_the_naive_bayes_noise_is_k_times_the_rows():
     # Laplace on the moment sums: scale k d / epsilon (hand-derived)
     assert nb.noise_std_ == pytest.approx(np.sqrt(2) * K * 2 / 1.0)
     assert nb.noise_std_ == pytest.approx(K * row.noise_std_)
+
+
+def test_the_scalers_noise_and_interval_are_k_times_the_rows():
+    X, y, groups = _people()
+    scaler = _fit(_estimators()[5], X, y, groups)
+    row = _fit(_estimators()[5].set_params(max_rows_per_group=None), X, y, None)
+    assert scaler.noise_std_ == pytest.approx(np.sqrt(2) * K * 2 / 1.0)
+    assert scaler.noise_std_ == pytest.approx(K * row.noise_std_)
+    low, high = scaler.confidence_interval()
+    row_low, row_high = row.confidence_interval()
+    assert np.all(high - low > 2 * (row_high - row_low))  # the margins grow with k
 
 
 def test_the_ledger_names_the_unit():

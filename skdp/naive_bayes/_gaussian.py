@@ -14,7 +14,7 @@ from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms._labels import LabelPlan
 from skdp.preprocessing._standard import fit_moment_sums
 from skdp.sensitivity import moments_from_sums
-from skdp.stats._mean import BoundsPlan, warn_if_noise_dominated
+from skdp.stats._mean import warn_if_noise_dominated
 from skdp.utils._cells import as_cells
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import JOINED_CODES, public_dask_classes, validate_dask_xy
@@ -341,8 +341,6 @@ default=None
         sample_weight = check_row_weights(self, sample_weight, X)
         unit = self._privacy_unit(groups, X)
         unit.refuse_private(self, "label set", "classes=[...]", self.classes is None)
-        private_bounds = BoundsPlan.chooses_privately(self.bounds)[0]
-        unit.refuse_private(self, "bounds", "bounds=(L, U)", private_bounds)
         if self.priors is not None and classes is None:
             raise ValueError(
                 f"{name}(priors=...) needs the public classes=[...] the priors "

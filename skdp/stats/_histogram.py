@@ -14,7 +14,7 @@ from skdp.mechanisms._additive import (
     additive_noise_bound,
     additive_noise_variance,
     additive_release,
-    additive_release_problem,
+    check_additive_release,
 )
 from skdp.sensitivity import exact_histogram_counts
 from skdp.sensitivity._mean import per_feature_sensitivities
@@ -167,14 +167,8 @@ class PrivateHistogram(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
             for lo, hi in zip(lower, upper, strict=True)
         ]
         l1, l2 = per_feature_sensitivities(d, unit.unit_rows)
-        problem = additive_release_problem(
-            l1, l2, self.epsilon, self.delta, d * self.bins
-        )
-        if problem is not None:
-            raise ValueError(
-                f"{type(self).__name__}: {problem} Nothing was charged. Use a "
-                "larger epsilon or a smaller max_rows_per_group."
-            )
+        name = type(self).__name__
+        check_additive_release(name, l1, l2, self.epsilon, self.delta, d * self.bins)
         source = check_random_source(self.random_state)
         cost = additive_cost(self.epsilon, self.delta)
         self._charge([(unit.label(f"histograms of {d} feature(s)"), cost)])
