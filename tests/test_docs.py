@@ -67,6 +67,7 @@ USER_GUIDE = [
     "model_selection",
     "evaluating",
     "dask",
+    "user_level_privacy",
     "limitations",
     "migrating_from_diffprivlib",
     "api",

@@ -1,7 +1,7 @@
 """Private least squares and ridge regression by sufficient statistics."""
 
 import math
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from scipy import sparse
@@ -20,6 +20,7 @@ from skdp.linear_model._release import (
     release_sum,
     spectral_noise_bound,
     sum_noise_dominated,
+    unit_multipliers,
     warn_noise_dominated,
 )
 from skdp.linear_model._scaling import (
@@ -41,6 +42,7 @@ from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.sensitivity._linear import check_term_size
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import validate_dask_xy, xy_statistic
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._sample_weight import check_row_weights
 from skdp.utils._validation import (
     check_bounds,
@@ -98,7 +100,12 @@ def _check_target_bounds(bounds):
 
 
 class PrivateLinearRegression(
-    GaussianFitMixin, PrivateEstimatorMixin, RegressorMixin, LinearModel, BaseEstimator
+    GroupsMixin,
+    GaussianFitMixin,
+    PrivateEstimatorMixin,
+    RegressorMixin,
+    LinearModel,
+    BaseEstimator,
 ):
     """Differentially private least squares (and ridge) by perturbed statistics.
 
@@ -140,6 +147,9 @@ class PrivateLinearRegression(
         objective is ``||y - Xw||² + alpha ||w||²`` (intercept unpenalised).
     fit_intercept : bool, default=True
         Fit an intercept.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows, with ``fit(..., groups=...)``
+        (required then, refused without them). See Notes.
     accountant : BudgetAccountant, default=None
         Charged ``(epsilon, delta)`` before the data is read; ``None`` uses
         :func:`~skdp.default_accountant`.
@@ -223,6 +233,11 @@ class PrivateLinearRegression(
     widen them, not bias the estimate. A weight must belong to its own row;
     weights outside [0, 1] are refused before the charge.
 
+    **Groups.** With ``groups``, a group keeps at most ``k`` rows
+    (:func:`~skdp.utils._groups.kept_rows`) and moves every release by at
+    most ``k`` times a row's bound: each multiplier is ``k`` times the
+    row's (:func:`~skdp.linear_model._release.unit_multipliers`).
+
     **Privacy.** The releases (target range, feature scales, Gram matrix,
     cross products) are Gaussian mechanisms with noise multipliers
     ``R / sqrt(s_i)`` for public shares ``s_i`` summing to 1,
@@ -266,6 +281,7 @@ class PrivateLinearRegression(
         "target_bounds": ["array-like", None],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -280,6 +296,7 @@ class PrivateLinearRegression(
         feature_bounds=None,
         alpha=0.0,
         fit_intercept=True,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -290,11 +307,12 @@ class PrivateLinearRegression(
         self.feature_bounds = feature_bounds
         self.alpha = alpha
         self.fit_intercept = fit_intercept
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Charge ``(epsilon, delta)`` and fit the private model.
 
         Parameters
@@ -309,6 +327,8 @@ class PrivateLinearRegression(
             squares, as :class:`~sklearn.linear_model.LinearRegression`
             with the same weights, at the noise of the unweighted fit (see
             Notes). Weights outside [0, 1] are refused before the charge.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``.
 
         Returns
         -------
@@ -332,6 +352,7 @@ class PrivateLinearRegression(
                 )
             data, d = (X, y), X.shape[1]
         sample_weight = check_row_weights(self, sample_weight, data if dask else X)
+        unit = self._privacy_unit(groups, data if dask else X)
         scaling = FeatureScaling(self._feature_bounds(), d, name)
         norm = _check_norm(self.data_norm) if scaling.kind == "none" else None
         size = d + intercept
@@ -343,6 +364,7 @@ class PrivateLinearRegression(
         if private_target:
             shares = [TARGET_SHARE] + [(1.0 - TARGET_SHARE) * v for v in shares]
         multipliers = gaussian_noise_multipliers(self.epsilon, self.delta, shares)
+        multipliers = unit_multipliers(multipliers, unit.unit_rows)
         plan = _release_plan(private_target, scaling.private, multipliers, d, size)
         check_release_plan(name, plan)
         source = check_random_source(self.random_state)
@@ -352,7 +374,10 @@ class PrivateLinearRegression(
             item = "feature scales, " + item
         if private_target:
             item = "target range, " + item
-        self._charge([(item, cost)])
+        self._charge([(unit.label(item), cost)])
+        if not dask:
+            X, y, sample_weight = unit.bound(source, X, y, sample_weight)
+            data = (X, y)
 
         # no intercept: no location either (it would move the origin)
         uncentred = sparse.issparse(X) or not intercept

@@ -5,17 +5,16 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import sparse
-from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
 
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.linear_model._logistic_steps import (  # _shares: re-exported, as before
     LogisticStepsMixin,
+    ProbabilityMixin,
     _shares,
 )
 from skdp.linear_model._logistic_sums import (
@@ -29,6 +28,7 @@ from skdp.linear_model._release import (
     check_release_plan,
     gaussian_fit_cost,
     noisy_count,
+    unit_multipliers,
     warn_noise_dominated,
 )
 from skdp.linear_model._scaling import (
@@ -47,6 +47,7 @@ from skdp.utils._dask_xy import (
     public_dask_classes,
     validate_dask_xy,
 )
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._sample_weight import check_row_weights, weights_of_kept_rows
 from skdp.utils._validation import validate_private_data
 
@@ -55,6 +56,8 @@ __all__ = ["PrivateLogisticRegression"]
 
 class PrivateLogisticRegression(
     LogisticStepsMixin,
+    ProbabilityMixin,
+    GroupsMixin,
     GaussianFitMixin,
     PrivateEstimatorMixin,
     LinearClassifierMixin,
@@ -113,7 +116,13 @@ class PrivateLogisticRegression(
     classes : array-like of shape (n_classes,), default=None
         The public label set. ``None`` selects it privately (never reads it
         from ``y``): partition selection with ``LABELS_SHARE`` = 10 % of
-        ``epsilon`` and ``delta`` (see Notes). Required for Dask input.
+        ``epsilon`` and ``delta`` (see Notes). Required for Dask input and
+        with ``groups``.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on the rows of one privacy unit when ``fit`` is
+        given ``groups`` (required then, refused without them): each group
+        keeps at most ``k`` rows and every noise multiplier is ``k`` times
+        the row-level one (see Notes and :ref:`user_level_privacy`).
     accountant : BudgetAccountant, default=None
         Charged ``(epsilon, delta)`` before the data is read; ``None`` uses
         :func:`~skdp.default_accountant`.
@@ -256,6 +265,17 @@ class PrivateLogisticRegression(
     label counts do not); weights outside [0, 1] are refused before the
     charge.
 
+    **Groups (user-level privacy).** With ``groups`` and
+    ``max_rows_per_group = k``, neighbours add or remove one whole group.
+    Each group keeps at most ``k`` rows by a rule on its own rows only
+    (:func:`~skdp.utils._groups.kept_rows`); a kept group moves ``N``,
+    ``G``, each ``S_t`` and the scales' histogram by at most ``k`` times a
+    row's bound, tight for a group of equal rows, so every multiplier is
+    ``k`` times the row-level one: the same ``μ``-GDP for groups. Why the
+    group's summed gradient is not clipped again below ``k c``:
+    :func:`~skdp.linear_model._release.unit_multipliers`. ``classes`` must
+    be stated (the label selection is stated for one row).
+
     **Privacy.** Each release is a Gaussian mechanism with noise multiplier
     ``r_i = R / sqrt(s_i)`` for public shares ``s_i`` (1 % count, 30 %
     curvature, the rest split evenly over the steps) and
@@ -310,6 +330,7 @@ class PrivateLogisticRegression(
         "max_norm": [Interval(Real, 2.0**-500, 2.0**500, closed="both"), None],
         "classes": ["array-like", None],
         "feature_bounds": ["array-like", StrOptions({"scaled"}), None],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -325,6 +346,7 @@ class PrivateLogisticRegression(
         max_norm=None,
         classes=None,
         feature_bounds=None,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -336,6 +358,7 @@ class PrivateLogisticRegression(
         self.max_norm = max_norm
         self.classes = classes
         self.feature_bounds = feature_bounds
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
@@ -352,7 +375,7 @@ class PrivateLogisticRegression(
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Charge ``(epsilon, delta)`` and fit the private model.
 
         Parameters
@@ -368,6 +391,10 @@ class PrivateLogisticRegression(
             of :class:`~sklearn.linear_model.LogisticRegression` with the
             same weights, at the noise of the unweighted fit (see Notes).
             Weights outside [0, 1] are refused before the charge.
+        groups : array-like of shape (n_samples,), default=None
+            The privacy unit of each row (in-memory data only), with
+            ``max_rows_per_group`` and the public ``classes`` (see Notes).
+            ``None``: the unit is one row.
 
         Returns
         -------
@@ -391,23 +418,30 @@ class PrivateLogisticRegression(
                 self.classes, self.epsilon, self.delta, y, name
             )
         sample_weight = check_row_weights(self, sample_weight, data if dask else X)
+        unit = self._privacy_unit(groups, data if dask else X)
+        unit.refuse_private(self, "label set", "classes=[...]", self.classes is None)
         scaling = FeatureScaling(self.feature_bounds, d, name)
         size = d + bool(self.fit_intercept)
         check_term_size(size * size)
         multipliers = gaussian_noise_multipliers(
             epsilon, delta, _shares(self.max_iter, scaling.private)
         )
+        multipliers = unit_multipliers(multipliers, unit.unit_rows)
         source = check_random_source(self.random_state)
         stated = classes if dask else labels.classes  # None: selected later
         outputs = 1 if stated is None or stated.size == 2 else stated.size
         plan = self._release_plan(scaling, multipliers, d, size, outputs)
         check_release_plan(name, plan)
-        model_item = (self._release_label(scaling), gaussian_fit_cost(epsilon, delta))
+        model_item = (
+            unit.label(self._release_label(scaling)),
+            gaussian_fit_cost(epsilon, delta),
+        )
         self._charge([*(labels.cost_items() if labels else []), model_item])
 
         if labels is not None:
             selected = labels.classes is None  # public: rows may be dropped
             classes, X, codes = labels.run(X, y, source)
+            X, codes, sample_weight = unit.bound(source, X, codes, sample_weight)
             data = (X, codes)
             if selected and sample_weight is not None:
                 sample_weight = weights_of_kept_rows(sample_weight, y, classes)
@@ -452,35 +486,3 @@ class PrivateLogisticRegression(
         del self._noise_causes
         warn_noise_dominated(name, causes)  # from released values only
         return self
-
-    def predict_proba(self, X):
-        """Class probabilities (post-processing of the private model; free).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        check_is_fitted(self)
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            positive = expit(scores)
-            return np.column_stack([1.0 - positive, positive])
-        return softmax(scores, axis=1)
-
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))

@@ -10,6 +10,8 @@ derivations are in the Notes of :class:`~skdp.PrivateLogisticRegression`.
 import math
 
 import numpy as np
+from scipy.special import expit, softmax
+from sklearn.utils.validation import check_is_fitted
 
 from skdp.linear_model._logistic_sums import _clipped_gradient_sum, _clipped_gram
 from skdp.linear_model._release import (
@@ -28,7 +30,7 @@ from skdp.linear_model._scaling import (
 )
 from skdp.utils._dask_xy import xy_statistic
 
-__all__ = ["LogisticStepsMixin"]
+__all__ = ["LogisticStepsMixin", "ProbabilityMixin"]
 
 #: Shares of the squared GDP parameter: the row count, the curvature (Gram
 #: matrix) and all gradient steps together. Public constants.
@@ -182,3 +184,39 @@ class LogisticStepsMixin:
         with np.errstate(all="ignore"):
             squared = float(np.sum(np.square(reach))) + bool(self.fit_intercept)
         return math.sqrt(min(squared, 2.0**1000))
+
+
+class ProbabilityMixin:
+    """Class probabilities of a fitted linear classifier (post-processing)."""
+
+    def predict_proba(self, X):
+        """Class probabilities (post-processing of the private model; free).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            positive = expit(scores)
+            return np.column_stack([1.0 - positive, positive])
+        return softmax(scores, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))

@@ -78,6 +78,46 @@ def gaussian_fit_cost(epsilon, delta):
     return PrivacyCost(epsilon, delta, noise_multiplier=ratio)
 
 
+def unit_multipliers(multipliers, unit_rows):
+    """The noise multipliers of a fit whose privacy unit holds ``k`` rows.
+
+    Every release of the linear models is a sum over rows of a term whose
+    norm is bounded (the count: 1; a clipped Gram term: 1 in units of
+    ``b²``; a clipped gradient or cross-product term: 1 in units of the
+    clipping norm; the scales' and target's histograms: one count per
+    feature). A group of at most ``k`` rows adds the sum of at most ``k``
+    such terms: its norm is at most ``k`` times the row's bound (triangle
+    inequality), with equality when the group's rows are equal. Multiplying
+    each release's multiplier (``σ / Δ``, ``Δ`` the row's bound) by ``k``
+    therefore gives each release ``σ / (k Δ)`` = the row-level ratio for
+    the group's sensitivity: the composition is the same ``μ``-GDP, hence
+    the same ``(ε, δ)``, for add/remove of one group. With ``k = 1`` the
+    multipliers are returned unchanged (bit for bit).
+
+    **Group-sum clipping (not used).** Clipping each group's summed term
+    again at a norm ``B < k c`` would give sensitivity ``B`` instead of
+    ``k c``. The bound ``k c`` is chosen because it is attained exactly by
+    the groups contribution bounding is for, whose rows agree (a person's
+    repeated or similar records, whose gradients point the same way):
+    ``B`` would rescale exactly those groups, and rescale their gradient,
+    Gram and count terms by different factors, while the steps need one
+    weight per row in all three (the limit ε → ∞ would then no longer be
+    scikit-learn's model on the kept rows). It gains only on groups whose
+    rows cancel. The lever on the noise is ``k`` itself (see the user guide,
+    :ref:`user_level_privacy`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.linear_model._release import unit_multipliers
+    >>> unit_multipliers(np.array([2.0, 4.0]), 3).tolist()
+    [6.0, 12.0]
+    """
+    if unit_rows == 1:
+        return multipliers
+    return np.asarray(multipliers) * unit_rows
+
+
 def check_release_plan(name, plan):
     """Refuse, before the charge, a planned release the sampler cannot draw.
 

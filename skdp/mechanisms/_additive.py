@@ -59,6 +59,19 @@ def additive_release_problem(l1_sensitivity, l2_sensitivity, epsilon, delta, siz
     return None
 
 
+def check_additive_release(name, l1_sensitivity, l2_sensitivity, epsilon, delta, size):
+    """Raise ``ValueError`` naming ``name`` when :func:`additive_release`
+    cannot run for these public parameters (call it before the charge)."""
+    problem = additive_release_problem(
+        l1_sensitivity, l2_sensitivity, epsilon, delta, size
+    )
+    if problem is not None:
+        raise ValueError(
+            f"{name}: {problem} Nothing was charged. Use a larger epsilon (or, "
+            "with groups, a smaller max_rows_per_group)."
+        )
+
+
 def additive_noise_variance(l1_sensitivity, l2_sensitivity, epsilon, delta):
     """Variance of each coordinate's noise in :func:`additive_release`."""
     if delta > 0:

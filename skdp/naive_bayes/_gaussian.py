@@ -1,6 +1,6 @@
 """Private Gaussian naive Bayes from per-class moment sums."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import logsumexp
@@ -18,6 +18,7 @@ from skdp.stats._mean import warn_if_noise_dominated
 from skdp.utils._cells import as_cells
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import JOINED_CODES, public_dask_classes, validate_dask_xy
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._sample_weight import check_row_weights
 from skdp.utils._validation import validate_private_data
 
@@ -70,7 +71,9 @@ def class_mean_noise(half_width, noise_std, counts):
         return half_width * (2 * noise_std / np.min(counts))
 
 
-class PrivateGaussianNB(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
+class PrivateGaussianNB(
+    GroupsMixin, PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
+):
     """Private counterpart of :class:`~sklearn.naive_bayes.GaussianNB`.
 
     Per-class row counts, means and variances of the clipped features come
@@ -107,6 +110,9 @@ default=None
         Total δ of one ``fit``. With Laplace noise only the private label
         selection (``classes=None``) spends it; with stated classes and
         Laplace noise the fit is pure ε-DP and spends no δ.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see Notes.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -176,6 +182,16 @@ default=None
     0, and at the same sensitivity. A weight must belong to its own row
     (class-balancing weights computed from the label counts do not);
     weights outside [0, 1] are refused before the charge.
+
+    **Groups (user-level privacy).** With ``groups`` and
+    ``max_rows_per_group = k``, neighbours add or remove one whole group,
+    which first keeps at most ``k`` rows by a rule on its own rows only
+    (:func:`~skdp.utils._groups.kept_rows`). Its kept rows may hold several
+    labels: each adds one Bernstein triple (L1 ``d``, L2 ``sqrt(d)``) to its
+    own class's sums, so the group moves them by at most ``k d`` in L1 and
+    ``k sqrt(d)`` in L2 (triangle inequality; attained by ``k`` equal rows
+    at a bound): the noise is ``k`` times the row's. ``bounds`` and
+    ``classes`` must be public with groups.
 
     **Label set.** With ``classes=None`` the fit is two releases: first the
     label set, by :func:`~skdp.mechanisms.select_labels` (each label's row count
@@ -249,6 +265,7 @@ default=None
         "upper_limit": [Interval(Real, 0, None, closed="neither")],
         "mechanism": [StrOptions({"laplace", "gaussian"})],
         "delta": [Interval(Real, 0, 1, closed="left")],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -265,6 +282,7 @@ default=None
         upper_limit=1e9,
         mechanism="laplace",
         delta=1e-6,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -277,11 +295,12 @@ default=None
         self.upper_limit = upper_limit
         self.mechanism = mechanism
         self.delta = delta
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Charge the budget and release the per-class statistics.
 
         Parameters
@@ -297,6 +316,9 @@ default=None
             :class:`~sklearn.naive_bayes.GaussianNB`: weighted class counts,
             means and variances at the noise of the unweighted fit (see
             Notes). Weights outside [0, 1] are refused before the charge.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``,
+            public ``bounds`` and ``classes`` (see Notes). None: one row.
 
         Returns
         -------
@@ -317,6 +339,8 @@ default=None
             )
             classes, codes, labels = plan.classes, None, (plan, y)
         sample_weight = check_row_weights(self, sample_weight, X)
+        unit = self._privacy_unit(groups, X)
+        unit.refuse_private(self, "label set", "classes=[...]", self.classes is None)
         if self.priors is not None and classes is None:
             raise ValueError(
                 f"{name}(priors=...) needs the public classes=[...] the priors "
@@ -334,6 +358,7 @@ default=None
             labels=labels,
             budget=budget,
             sample_weight=sample_weight,
+            unit=unit,
         )
         classes = classes if selected is None else selected
         counts, means, variances = moments_from_sums(noisy, lower, upper)

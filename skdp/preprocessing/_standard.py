@@ -1,6 +1,6 @@
 """Private standardisation: mean and variance from one release of moment sums."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import (
@@ -20,6 +20,7 @@ from skdp.mechanisms._additive import (
     additive_noise_bound,
     additive_noise_variance,
     additive_release,
+    check_additive_release,
 )
 from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.sensitivity import centre_and_radius, exact_moment_sums, moments_from_sums
@@ -32,6 +33,7 @@ from skdp.stats._mean import (
 )
 from skdp.utils._dask import row_statistic, validate_rows
 from skdp.utils._dask_xy import JOINED_CODES, feature_rows, xy_statistic
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._sample_weight import check_row_weights, weights_of_kept_rows
 
 __all__ = ["PrivateStandardScaler", "fit_moment_sums", "release_moment_sums"]
@@ -45,7 +47,16 @@ def coded_moment_sums(X, codes, lower, upper, groups):
 
 
 def release_moment_sums(
-    X, lower, upper, epsilon, delta, source, codes=None, groups=1, sample_weight=None
+    X,
+    lower,
+    upper,
+    epsilon,
+    delta,
+    source,
+    codes=None,
+    groups=1,
+    sample_weight=None,
+    unit_rows=1,
 ):
     """Noisy Bernstein moment sums, shape (groups, 3, d), and their noise std.
 
@@ -55,7 +66,9 @@ def release_moment_sums(
     Dask input: its rows (``codes`` None), or rows joined to their class
     indices by :func:`~skdp.utils._dask_xy.validate_dask_xy` (``codes`` is
     then ``JOINED_CODES``). ``sample_weight`` (in [0, 1], in memory only)
-    weights the sums at the same sensitivities.
+    weights the sums at the same sensitivities. With ``unit_rows = k`` (a
+    privacy unit of at most ``k`` rows, possibly of several classes) every
+    sensitivity is ``k`` times the row's (triangle inequality).
     """
     joined = isinstance(codes, str) and codes == JOINED_CODES
     if sample_weight is not None:
@@ -67,7 +80,7 @@ def release_moment_sums(
     else:
         d = X.shape[1]
         sums = row_statistic(X, exact_moment_sums, lower, upper, codes, groups)
-    l1, l2 = per_feature_sensitivities(d)
+    l1, l2 = per_feature_sensitivities(d, unit_rows)
     noisy = additive_release(sums, l1, l2, epsilon, delta, source)
     return noisy, float(np.sqrt(additive_noise_variance(l1, l2, epsilon, delta)))
 
@@ -82,6 +95,7 @@ def fit_moment_sums(
     labels=None,
     budget=None,
     sample_weight=None,
+    unit=None,
 ):
     """Plan, charge and release the moment sums of an estimator's ``fit``.
 
@@ -103,6 +117,10 @@ def fit_moment_sums(
     ``sample_weight`` (validated, in [0, 1]) weights the moment sums only:
     the label selection and the private bounds count every row alike (see
     :class:`PrivateStandardScaler`, Notes).
+
+    ``unit`` (a :class:`~skdp.utils._privacy_unit.PrivacyUnit`, in memory,
+    public bounds) keeps at most ``k`` rows per group after the charge and
+    the label selection, and multiplies the sensitivities by ``k``.
 
     Returns
     -------
@@ -128,7 +146,14 @@ def fit_moment_sums(
     eps_sums = budget_left(epsilon, bounds_plan.epsilon)
     source = check_random_source(estimator.random_state)
     sums_cost = additive_cost(eps_sums, delta)
+    if unit is not None:  # the noise grows with k: refuse before the charge
+        private = bounds_plan.svt is not None
+        unit.refuse_private(estimator, "bounds", "bounds=(L, U)", private)
+        d, name = features.shape[1], type(estimator).__name__
+        sensitivities = per_feature_sensitivities(d, unit.unit_rows)
+        check_additive_release(name, *sensitivities, eps_sums, delta, 3 * d)
     selection = plan.cost_items() if plan is not None else []
+    label = label if unit is None else unit.label(label)
     estimator._charge([*selection, *bounds_plan.cost_items(), (label, sums_cost)])
     classes = None
     if plan is not None:
@@ -137,9 +162,21 @@ def fit_moment_sums(
         groups = classes.size
         if selected and sample_weight is not None:  # the rows kept, per row
             sample_weight = weights_of_kept_rows(sample_weight, y, classes)
+    estimator._unit_rows = 1 if unit is None else unit.unit_rows
+    if unit is not None:
+        X, codes, sample_weight = unit.bound(source, X, codes, sample_weight)
     lower, upper = bounds_plan.run(features if plan is None else X, source, estimator)
     noisy, estimator.noise_std_ = release_moment_sums(
-        X, lower, upper, eps_sums, delta, source, codes, groups, sample_weight
+        X,
+        lower,
+        upper,
+        eps_sums,
+        delta,
+        source,
+        codes,
+        groups,
+        sample_weight,
+        estimator._unit_rows,
     )
     return noisy, lower, upper, eps_sums, classes
 
@@ -151,6 +188,7 @@ def handle_zero_scale(std):
 
 class PrivateStandardScaler(
     AffineTransformMixin,
+    GroupsMixin,
     PrivateEstimatorMixin,
     OneToOneFeatureMixin,
     TransformerMixin,
@@ -184,6 +222,9 @@ default=None
         ``delta > 0``).
     delta : float, default=0.0
         Total δ of one ``fit`` (Gaussian only).
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see Notes.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -241,6 +282,11 @@ default=None
     discrete noise on a power-of-two grid (:mod:`skdp.mechanisms`) added to
     sums formed exactly on the grid ``2**-32``.
 
+    **Groups.** With ``groups``, a group keeps at most ``k`` rows
+    (:func:`~skdp.utils._groups.kept_rows`) and adds at most ``k`` triples:
+    L1 ``k d``, L2 ``k sqrt(d)``, noise ``k`` times the row's (as
+    :class:`~skdp.naive_bayes.PrivateGaussianNB`). Public bounds required.
+
     **Sample weights.** With ``sample_weight`` ``w`` in [0, 1] a row adds
     ``w`` times its triple (rounded to three non-negative integers that add
     up to its weight on the grid ``2**-32``; see
@@ -295,6 +341,7 @@ default=None
         "upper_limit": [Interval(Real, 0, None, closed="neither")],
         "mechanism": [StrOptions({"laplace", "gaussian"})],
         "delta": [Interval(Real, 0, 1, closed="left")],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -310,6 +357,7 @@ default=None
         upper_limit=1e9,
         mechanism="laplace",
         delta=0.0,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -321,11 +369,12 @@ default=None
         self.upper_limit = upper_limit
         self.mechanism = mechanism
         self.delta = delta
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None, groups=None):
         """Release the private mean and standard deviation of each feature.
 
         Parameters
@@ -340,6 +389,8 @@ default=None
             :class:`~sklearn.preprocessing.StandardScaler`, at the noise of
             the unweighted fit (see Notes). Weights outside [0, 1] are
             refused before the charge.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``.
 
         Returns
         -------
@@ -347,11 +398,13 @@ default=None
         """
         X = validate_rows(self, X)
         sample_weight = check_row_weights(self, sample_weight, X)
+        unit = self._privacy_unit(groups, X)
         noisy, lower, upper, self._epsilon_sums, _ = fit_moment_sums(
             self,
             X,
             "row count, clipped sums and squares",
             sample_weight=sample_weight,
+            unit=unit,
         )
         counts, means, variances, stds = moments_from_sums(
             noisy, lower, upper, return_std=True
@@ -429,7 +482,7 @@ default=None
         d = self.n_features_in_
         t = additive_noise_bound(
             alpha / (3 * d),
-            *per_feature_sensitivities(d),
+            *per_feature_sensitivities(d, getattr(self, "_unit_rows", 1)),
             self._epsilon_sums,
             self.delta,
         )

@@ -7,6 +7,8 @@ float sum could move by more than the stated sensitivity when a row is added,
 through rounding (Casacuberta, Shoemate, Vadhan and Wagaman 2022).
 """
 
+import math
+
 import numpy as np
 
 from skdp.mechanisms._grid import FixedPoint
@@ -34,14 +36,22 @@ _BLOCK_ROWS = 1 << 16
 _HALF_MAX = np.finfo(np.float64).max / 4
 
 
-def per_feature_sensitivities(n_features):
+def per_feature_sensitivities(n_features, unit_rows=1):
     """``(L1, L2)`` sensitivity of a vector in which one row moves each of
     ``n_features`` coordinates by at most 1: ``(d, sqrt(d))``.
 
     The shape of every per-feature release here: centred and split sums,
     Bernstein moment sums (per group), histogram counts.
+
+    With ``unit_rows = k`` the unit is a group of at most ``k`` rows: its
+    rows' moves add up, so each coordinate moves by at most ``k`` and the
+    vector by ``k d`` in L1 and at most ``k sqrt(d)`` in L2 (the triangle
+    inequality over the rows; attained when the ``k`` rows are equal),
+    computed as ``sqrt(k² d)`` so that ``k = 1`` gives ``sqrt(d)`` bit for
+    bit.
     """
-    return float(n_features), float(np.sqrt(n_features))
+    k = int(unit_rows)  # math.sqrt: exact integers beyond int64 too
+    return float(k * n_features), math.sqrt(k * k * n_features)
 
 
 def centre_and_radius(lower, upper):

@@ -14,17 +14,19 @@ from skdp.mechanisms._additive import (
     additive_noise_bound,
     additive_noise_variance,
     additive_release,
+    check_additive_release,
 )
 from skdp.sensitivity import exact_histogram_counts
 from skdp.sensitivity._mean import per_feature_sensitivities
 from skdp.stats._mean import check_mechanism_delta
 from skdp.utils._dask import row_statistic, validate_rows
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_required_bounds
 
 __all__ = ["PrivateHistogram"]
 
 
-class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
+class PrivateHistogram(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
     """Per-feature histograms over public bins, released with noise.
 
     Parameters
@@ -40,6 +42,10 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
         Laplace noise (ε-DP) or the analytic Gaussian ((ε, δ)-DP).
     delta : float, default=0.0
         δ of one ``fit`` (Gaussian only).
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on the rows of one privacy unit when ``fit`` is
+        given ``groups`` (required then, refused without them); the noise
+        is ``k`` times the row-level noise (see Notes).
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -75,6 +81,18 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
     for L2 sensitivity ``sqrt(d)``, exact discrete noise on sums that are
     exact integers.
 
+    **Groups (user-level privacy).** With ``groups`` and
+    ``max_rows_per_group = k``, neighbours add or remove one whole group.
+    Each group keeps at most ``k`` rows by a rule that depends on its own
+    rows only (:func:`~skdp.utils._groups.kept_rows`); its kept rows add at
+    most ``k`` to the counts of each feature, spread over at most ``k``
+    bins: the count vector moves by ``k d`` in L1 and at most ``k sqrt(d)``
+    in L2 (``sqrt(Σ_b m_b²) <= Σ_b m_b = k`` per feature; attained when the
+    ``k`` rows share a bin), so the noise is ``k`` times the row-level noise
+    (brute-forced in ``tests/test_groups_sensitivity.py``). A group that
+    touches fewer bins moves the L2 norm less, but the bound holds for the
+    worst group and the noise cannot depend on the data.
+
     Examples
     --------
     >>> import numpy as np
@@ -91,6 +109,7 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
         "bounds": ["array-like", tuple, None],
         "mechanism": [StrOptions({"laplace", "gaussian"})],
         "delta": [Interval(Real, 0, 1, closed="left")],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -103,6 +122,7 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
         bounds=None,
         mechanism="laplace",
         delta=0.0,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -111,6 +131,7 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
         self.bounds = bounds
         self.mechanism = mechanism
         self.delta = delta
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
@@ -118,7 +139,7 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
         return additive_cost(self.epsilon, self.delta)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Release the noisy counts of every feature's bins.
 
         Parameters
@@ -128,12 +149,16 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
             (see :ref:`dask`).
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            The privacy unit of each row (in-memory data only), with
+            ``max_rows_per_group`` (see Notes). ``None``: one row.
 
         Returns
         -------
         self : PrivateHistogram
         """
         X = validate_rows(self, X)
+        unit = self._privacy_unit(groups, X)
         d = X.shape[1]
         lower, upper = check_required_bounds(self.bounds, d, type(self).__name__)
         check_mechanism_delta(self.mechanism, self.delta)
@@ -141,11 +166,15 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
             np.linspace(lo, hi, self.bins + 1)
             for lo, hi in zip(lower, upper, strict=True)
         ]
+        l1, l2 = per_feature_sensitivities(d, unit.unit_rows)
+        name = type(self).__name__
+        check_additive_release(name, l1, l2, self.epsilon, self.delta, d * self.bins)
         source = check_random_source(self.random_state)
         cost = additive_cost(self.epsilon, self.delta)
-        self._charge([(f"histograms of {d} feature(s)", cost)])
+        self._charge([(unit.label(f"histograms of {d} feature(s)"), cost)])
+        (X,) = unit.bound(source, X)
         counts = row_statistic(X, exact_histogram_counts, edges)
-        l1, l2 = per_feature_sensitivities(d)
+        self._unit_rows = unit.unit_rows
         noisy = additive_release(counts, l1, l2, self.epsilon, self.delta, source)
         self.counts_ = noisy.reshape(d, self.bins)
         self.bin_edges_ = np.array(edges)
@@ -171,7 +200,7 @@ class PrivateHistogram(PrivateEstimatorMixin, BaseEstimator):
         d = self.n_features_in_
         t = additive_noise_bound(
             alpha / self.counts_.size,
-            *per_feature_sensitivities(d),
+            *per_feature_sensitivities(d, getattr(self, "_unit_rows", 1)),
             self.epsilon,
             self.delta,
         )

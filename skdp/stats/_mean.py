@@ -1,6 +1,6 @@
 """Private per-feature means: noisy clipped sum over noisy count."""
 
-from numbers import Real
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
@@ -36,6 +36,7 @@ from skdp.stats._svt_clip import (
     warn_if_bounds_useless,
 )
 from skdp.utils._dask import row_statistic, validate_rows
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._sample_weight import check_row_weights
 from skdp.utils._validation import check_bounds
 from skdp.utils._warnings import warn_at_caller
@@ -167,6 +168,7 @@ class BoundsPlan(NamedTuple):
 
 class PrivateMean(
     AffineTransformMixin,
+    GroupsMixin,
     PrivateEstimatorMixin,
     OneToOneFeatureMixin,
     TransformerMixin,
@@ -203,6 +205,9 @@ default=None
         (analytic calibration) gives (ε, δ)-DP and needs ``delta > 0``.
     delta : float, default=0.0
         Total δ of one ``fit`` (Gaussian only).
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see :ref:`user_level_privacy`.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -314,6 +319,16 @@ default=None
     unweighted (a clipping choice at the same sensitivity, not the
     estimate).
 
+    **Groups (user-level privacy).** With ``groups`` and
+    ``max_rows_per_group = k``, neighbours add or remove one whole group,
+    which first keeps at most ``k`` rows by a rule on its own rows only
+    (:func:`~skdp.utils._groups.kept_rows`). A kept group moves every
+    coordinate (split sums, count, centred sums) by at most ``k``: ``k d``
+    in L1 and ``k sqrt(d)`` in L2 (triangle inequality; attained by ``k``
+    equal rows at a bound), so the noise is ``k`` times the row's
+    (brute-forced in ``tests/test_groups_sensitivity.py``). Bounds must be
+    public with groups (the bound search is stated for one row).
+
     **Small or negative noisy counts** (a data-independent rule): the
     denominator is ``max(noisy count, 1)``, and the mean is clipped to
     ``[L, U]`` (post-processing); the result is always finite.
@@ -351,6 +366,7 @@ default=None
         "upper_limit": [Interval(Real, 0, None, closed="neither")],
         "mechanism": [StrOptions({"laplace", "gaussian"})],
         "delta": [Interval(Real, 0, 1, closed="left")],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -364,6 +380,7 @@ default=None
         upper_limit=1e9,
         mechanism="laplace",
         delta=0.0,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -373,6 +390,7 @@ default=None
         self.upper_limit = upper_limit
         self.mechanism = mechanism
         self.delta = delta
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
@@ -389,7 +407,7 @@ default=None
         return self._cost_of_items([*bounds_plan.cost_items(), *plan.cost_items()])
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None, groups=None):
         """Release the private mean of each feature.
 
         Parameters
@@ -403,6 +421,9 @@ default=None
             Row weights in [0, 1] (in-memory data only): the weighted mean
             ``Σ w x / Σ w``, at the noise of the unweighted one (see Notes).
             Weights outside [0, 1] are refused before the charge.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``:
+            neighbours add or remove one whole group (Notes). None: one row.
 
         Returns
         -------
@@ -410,17 +431,24 @@ default=None
         """
         X = validate_rows(self, X)
         sample_weight = check_row_weights(self, sample_weight, X)
+        unit = self._privacy_unit(groups, X)
         n_features = X.shape[1]
         bounds_plan = BoundsPlan.from_estimator(self, n_features)
+        unit.refuse_private(
+            self, "bounds", "bounds=(L, U)", bounds_plan.svt is not None
+        )
         check_mechanism_delta(self.mechanism, self.delta)
         plan = plan_mean_release(
             budget_left(self.epsilon, bounds_plan.epsilon),
             self.delta,
             n_features,
             self.mechanism,
+            unit_rows=unit.unit_rows,
         )
         source = check_random_source(self.random_state)
-        self._charge([*bounds_plan.cost_items(), *plan.cost_items()])
+        items = [*bounds_plan.cost_items(), *plan.cost_items()]
+        self._charge([(unit.label(label), *cost) for label, *cost in items])
+        X, sample_weight = unit.bound(source, X, sample_weight)
         lower, upper = bounds_plan.run(X, source, self)
 
         with np.errstate(all="ignore"):  # after the charge nothing may raise

@@ -71,6 +71,11 @@ class MeanRelease(NamedTuple):
     delta: float
     n_features: int
     mechanism: str
+    unit_rows: int = 1
+
+    def sensitivities(self):
+        """``(L1, L2)`` of the sum vectors for the plan's unit (rows per unit)."""
+        return per_feature_sensitivities(self.n_features, self.unit_rows)
 
     def cost_items(self):
         """Ledger items ``(label, PrivacyCost)``; they sum to the budget."""
@@ -87,11 +92,11 @@ class MeanRelease(NamedTuple):
         """``(l1, l2, epsilon, delta, size)`` of each additive release."""
         d = self.n_features
         if self.paired:
-            return [(*per_feature_sensitivities(d), self.epsilon, self.delta, 2 * d)]
+            return [(*self.sensitivities(), self.epsilon, self.delta, 2 * d)]
         (eps_n, delta_n), (eps_s, delta_s) = self.split()
         return [
-            (1.0, 1.0, eps_n, delta_n, 1),
-            (*per_feature_sensitivities(d), eps_s, delta_s, d),
+            (float(self.unit_rows), float(self.unit_rows), eps_n, delta_n, 1),
+            (*self.sensitivities(), eps_s, delta_s, d),
         ]
 
     def split(self):
@@ -111,13 +116,15 @@ class MeanRelease(NamedTuple):
         if self.paired:
             # S_j = u_j - v_j and the count averaged over the d pairs
             pair = additive_noise_variance(
-                *per_feature_sensitivities(d), self.epsilon, self.delta
+                *self.sensitivities(), self.epsilon, self.delta
             )
             return 2 * pair + 2 * pair / d
         (eps_n, delta_n), (eps_s, delta_s) = self.split()
         return additive_noise_variance(
-            *per_feature_sensitivities(d), eps_s, delta_s
-        ) + additive_noise_variance(1.0, 1.0, eps_n, delta_n)
+            *self.sensitivities(), eps_s, delta_s
+        ) + additive_noise_variance(
+            float(self.unit_rows), float(self.unit_rows), eps_n, delta_n
+        )
 
     def noise_margins(self, alpha):
         """Margins on the count and on each centred sum, all holding w.p. 1 - α.
@@ -130,14 +137,16 @@ class MeanRelease(NamedTuple):
         d = self.n_features
         if self.paired:
             t = additive_noise_bound(
-                alpha / (2 * d), *per_feature_sensitivities(d), self.epsilon, self.delta
+                alpha / (2 * d), *self.sensitivities(), self.epsilon, self.delta
             )
             return 2 * t, 2 * t
         (eps_n, delta_n), (eps_s, delta_s) = self.split()
         share = alpha / (d + 1)
         return (
-            additive_noise_bound(share, 1.0, 1.0, eps_n, delta_n),
-            additive_noise_bound(share, *per_feature_sensitivities(d), eps_s, delta_s),
+            additive_noise_bound(
+                share, float(self.unit_rows), float(self.unit_rows), eps_n, delta_n
+            ),
+            additive_noise_bound(share, *self.sensitivities(), eps_s, delta_s),
         )
 
 
@@ -153,15 +162,18 @@ def ratio_interval(sums, count, sum_margin, count_margin):
     return np.clip(low, -1, 1), np.clip(high, -1, 1)
 
 
-def plan_mean_release(epsilon, delta, n_features, mechanism):
+def plan_mean_release(epsilon, delta, n_features, mechanism, unit_rows=1):
     """Choose, from public quantities only, how the count and sums are released.
+
+    ``unit_rows`` is the number of rows of a privacy unit (``k`` with
+    ``groups``): every sensitivity is multiplied by it.
 
     Returns the :class:`MeanRelease` with the smaller worst-case variance:
     the paired release for few features, the separate one for many (see
     :class:`PrivateMean`, Notes).
     """
     plans = [
-        MeanRelease(paired, epsilon, delta, n_features, mechanism)
+        MeanRelease(paired, epsilon, delta, n_features, mechanism, unit_rows)
         for paired in (True, False)
     ]
     try:
@@ -211,13 +223,14 @@ def release_count_and_sums(statistic, plan, source):
     matches ``mechanism``). The caller has charged ``plan.cost_items()``.
     """
     # the sensitivities come from the public plan, never from the statistic
-    l1, l2 = per_feature_sensitivities(plan.n_features)
+    l1, l2 = plan.sensitivities()
     if plan.paired:
         noisy = additive_release(statistic, l1, l2, plan.epsilon, plan.delta, source)
         return float(noisy.sum(axis=0).mean()), noisy[0] - noisy[1]
     (eps_n, delta_n), (eps_s, delta_s) = plan.split()
     exact_n, sums = statistic
-    count = additive_release(exact_n, 1.0, 1.0, eps_n, delta_n, source)
+    k = float(plan.unit_rows)
+    count = additive_release(exact_n, k, k, eps_n, delta_n, source)
     noisy_sums = additive_release(sums, l1, l2, eps_s, delta_s, source)
     return float(count), noisy_sums
 

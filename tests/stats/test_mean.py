@@ -310,7 +310,9 @@ def use_release(release, monkeypatch):
         monkeypatch.setattr(
             mean_module,
             "plan_mean_release",
-            lambda eps, delta, d, mech: MeanRelease(False, eps, delta, d, mech),
+            lambda eps, delta, d, mech, unit_rows=1: MeanRelease(
+                False, eps, delta, d, mech, unit_rows
+            ),
         )
 
 

@@ -1,0 +1,123 @@
+"""The privacy unit of a fit: one row, or one group of at most ``k`` rows.
+
+An estimator that accepts ``fit(..., groups=...)`` mixes in
+:class:`GroupsMixin`: it requests ``groups`` through scikit-learn's metadata
+routing by default (so ``Pipeline``, ``cross_validate`` and the searches
+pass it on once ``sklearn.set_config(enable_metadata_routing=True)``), and
+checks ``groups`` against its public ``max_rows_per_group`` before any
+charge (:meth:`GroupsMixin._privacy_unit`). After the charge,
+:meth:`PrivacyUnit.bound` keeps at most ``k`` rows per group
+(:func:`~skdp.utils._groups.kept_rows`); the estimator then multiplies its
+row-level sensitivities by ``unit_rows`` (``k``, or 1 without groups).
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy import sparse
+
+from skdp.utils._groups import as_group_labels, group_codes, kept_rows
+
+__all__ = ["GroupsMixin", "PrivacyUnit"]
+
+
+class PrivacyUnit(NamedTuple):
+    """The unit of a fit: ``groups`` (or None for one row) and ``k``."""
+
+    groups: object
+    max_rows: int
+
+    @property
+    def unit_rows(self):
+        """Rows a unit may hold after bounding: ``k``, or 1 without groups."""
+        return 1 if self.groups is None else self.max_rows
+
+    def label(self, what):
+        """A ledger label that names the unit (unchanged for one row)."""
+        if self.groups is None:
+            return what
+        return f"{what} (unit: group of <= {self.max_rows} rows)"
+
+    def refuse_private(self, estimator, what, fix, private):
+        """Refuse (before the charge) a release chosen privately for one row
+        when the unit is a group: ``what`` must then be stated (``fix``)."""
+        if private and self.groups is not None:
+            raise ValueError(
+                f"{type(estimator).__name__}: with groups the {what} must be "
+                "public (its private release is stated for one row); pass "
+                f"{fix}. Nothing was charged."
+            )
+
+    def bound(self, source, *columns):
+        """``columns`` (arrays, sparse matrices or None, one row per row of
+        the data) restricted to the kept rows; unchanged without groups.
+
+        The hash key is drawn from ``source`` (the estimator's random
+        source: secret with ``random_state=None``, never from the data).
+        """
+        if self.groups is None:
+            return columns
+        seed = int(source.uint64())
+        kept = kept_rows(self.groups, self.max_rows, seed, columns)
+        return tuple(None if c is None else _take(c, kept) for c in columns)
+
+
+def _take(column, rows):
+    if sparse.issparse(column):
+        return column[rows]
+    return np.asarray(column)[rows]
+
+
+class GroupsMixin:
+    """``groups`` as the privacy unit of ``fit``, requested by routing.
+
+    The class attribute below makes ``groups`` requested by default in
+    scikit-learn's metadata routing: a meta-estimator given ``groups``
+    passes it to this estimator (the unit is never dropped on the way).
+    Subclasses have a ``max_rows_per_group`` parameter.
+    """
+
+    __metadata_request__fit = {"groups": True}
+
+    def _privacy_unit(self, groups, X):
+        """Check ``groups`` and ``max_rows_per_group``; before any charge."""
+        name = type(self).__name__
+        k = self.max_rows_per_group
+        if groups is None:
+            if k is not None:
+                raise ValueError(
+                    f"{name}: max_rows_per_group={k} is set but fit got no "
+                    "groups, so the privacy unit would be one row. Pass "
+                    "fit(X, y, groups=...) (in a Pipeline, cross_validate or a "
+                    "search, call sklearn.set_config(enable_metadata_routing="
+                    "True) and pass groups to it), or set max_rows_per_group="
+                    "None for row-level privacy. Nothing was charged."
+                )
+            return PrivacyUnit(None, 1)
+        if k is None:
+            raise ValueError(
+                f"{name}: fit got groups but max_rows_per_group is None. State "
+                f"a public bound on the rows of one group, e.g. {name}("
+                "max_rows_per_group=5): each group keeps at most that many "
+                "rows (a seeded choice among its own rows) and the noise "
+                "grows with it. It must not be read from the data (e.g. the "
+                "largest group's size). Nothing was charged."
+            )
+        if not (isinstance(X, np.ndarray) or sparse.issparse(X)):
+            raise ValueError(
+                f"{name}: groups is supported for in-memory data only, not "
+                "for a Dask input. Nothing was charged."
+            )
+        labels = as_group_labels(groups)
+        if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"{name}: groups has shape {labels.shape}; it needs one label "
+                f"per row of X, shape ({X.shape[0]},). Nothing was charged."
+            )
+        try:
+            group_codes(labels)
+        except ValueError as exc:
+            raise ValueError(
+                f"{name}: {exc}; give every row its group. Nothing was charged."
+            ) from None
+        return PrivacyUnit(labels, int(k))
