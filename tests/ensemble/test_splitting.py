@@ -48,13 +48,14 @@ def test_greedy_choice_matches_brute_force_on_exact_histograms():
                     :, node, part
                 ].sum(axis=1, keepdims=True)
         feature, threshold = best_splits(hist, OFFSETS, 1.0)
-        assert list(zip(feature.tolist(), threshold.tolist())) == brute_force(hist, 1.0)
+        pairs = zip(feature.tolist(), threshold.tolist(), strict=True)
+        assert list(pairs) == brute_force(hist, 1.0)
 
 
 def test_a_node_without_a_positive_gain_is_not_split():
     hist = np.zeros((2, 1, OFFSETS[-1]))
     hist[1] = 1.0  # hessians, no gradient: every gain is 0
-    feature, threshold = best_splits(hist, OFFSETS, 1.0)
+    _, threshold = best_splits(hist, OFFSETS, 1.0)
     assert threshold.tolist() == [NO_SPLIT]
 
 
