@@ -24,7 +24,11 @@ __getattr__, __dir__, __all__ = attach(
         ],
         "skdp.cluster": ["PrivateKMeans"],
         "skdp.decomposition": ["PrivatePCA"],
-        "skdp.ensemble": ["SampleAggregateEstimator"],
+        "skdp.ensemble": [
+            "PrivateHistGradientBoostingClassifier",
+            "PrivateHistGradientBoostingRegressor",
+            "SampleAggregateEstimator",
+        ],
         "skdp.exceptions": [
             "AccountantCopyError",
             "BudgetExceededError",

@@ -31,12 +31,14 @@ from skdp.ensemble._hist_gradient_boosting.loss import (
     on_grid,
     release_baseline,
 )
+from skdp.exceptions import NoiseDominatedWarning
 from skdp.linear_model._release import check_release_plan, gaussian_fit_cost
 from skdp.linear_model._target_range import TARGET_SHARE, release_target_range
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.mechanisms._labels import LabelPlan
 from skdp.utils._cells import as_cells
 from skdp.utils._validation import check_bounds, validate_private_data
+from skdp.utils._warnings import warn_at_caller
 
 __all__ = [
     "BASELINE_SHARE",
@@ -144,6 +146,20 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
                 trees.append(tree)
             self._predictors.append(trees)
 
+    def _warn_collapsed_bins(self):
+        """A warning, from the released bins only, when no feature has two."""
+        if getattr(self, "_bins_collapsed", False):
+            del self._bins_collapsed
+            warn_at_caller(
+                f"{type(self).__name__}: no feature's private bins stood out "
+                "of their noise, so every feature has one bin and the trees "
+                "cannot split: the model predicts its baseline. Raise "
+                "epsilon, fit on more rows, state feature_bounds, or use a "
+                "linear model.",
+                NoiseDominatedWarning,
+            )
+        self.__dict__.pop("_bins_collapsed", None)
+
     def _tree_plan(self, round_multipliers, k, loss):
         """A tree's plan: a round's ``k`` trees share its shares (multipliers
         times ``sqrt(k)``); all of a round's levels have equal shares."""
@@ -188,7 +204,6 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
-        tags.non_deterministic = True
         return tags
 
 
@@ -203,10 +218,10 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         epsilon=1.0,
         delta=1e-6,
         *,
-        max_iter=50,
-        max_depth=4,
+        max_iter=30,
+        max_depth=3,
         learning_rate=0.3,
-        max_bins=32,
+        max_bins=8,
         l2_regularization=0.0,
         feature_bounds=None,
         classes=None,
@@ -280,6 +295,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         self.n_trees_per_iteration_ = loss.n_trees_per_iteration
         self.n_iter_ = self.max_iter
         self._offset, self._scale = 0.0, 1.0
+        self._warn_collapsed_bins()
         return self
 
     def staged_decision_function(self, X):
@@ -353,6 +369,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         -------
         y : ndarray of shape (n_samples,)
         """
+        check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def staged_predict(self, X):
@@ -366,6 +383,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         ------
         y : ndarray of shape (n_samples,)
         """
+        check_is_fitted(self)
         for proba in self.staged_predict_proba(X):
             yield self.classes_[np.argmax(proba, axis=1)]
 
@@ -381,10 +399,10 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         epsilon=1.0,
         delta=1e-6,
         *,
-        max_iter=50,
-        max_depth=4,
+        max_iter=30,
+        max_depth=3,
         learning_rate=0.3,
-        max_bins=32,
+        max_bins=8,
         l2_regularization=0.0,
         feature_bounds=None,
         target_bounds=None,
@@ -464,6 +482,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         self._offset, self._scale = mid, half
         self.n_trees_per_iteration_ = 1
         self.n_iter_ = self.max_iter
+        self._warn_collapsed_bins()
         return self
 
     def predict(self, X):
