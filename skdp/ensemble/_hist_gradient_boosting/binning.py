@@ -174,9 +174,10 @@ class BinMapper:
         return [lower[c] for c in self.cuts]
 
     def transform(self, X):
-        """Bin indices of ``X`` (finite), shape ``(n, d)``, C order."""
+        """Bin indices of ``X`` (finite), shape ``(n, d)``, Fortran order
+        (the histograms read one feature at a time)."""
         dtype = np.uint8 if self.n_bins.max() <= 256 else np.uint16
-        out = np.empty(X.shape, dtype=dtype)
+        out = np.empty(X.shape, dtype=dtype, order="F")
         for j in range(X.shape[1]):
             if self.edges is not None:
                 out[:, j] = bin_indices(X[:, j], np.asarray(self.edges[j], dtype=float))

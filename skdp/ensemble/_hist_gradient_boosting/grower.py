@@ -92,11 +92,27 @@ def release_leaf_sums(sums, plan, source):
     return np.asarray(noisy, dtype=float).reshape(sums.shape)
 
 
-def _level_histograms(binned, offsets, node, n_nodes, g, h, plan, source):
-    sums = exact_level_histograms(binned, offsets, node, n_nodes, g, h)
+def _exact_sums(binned, offsets, node, n_nodes, g, h, parent):
+    """A level's exact sums; below the root, summed over the left children's
+    rows only, each right child's being its parent's minus its sibling's
+    (exact: all sums are multiples of the grid step below ``2**53`` steps).
+    Which child is summed is a public rule, not the data's."""
+    if parent is None:
+        return exact_level_histograms(binned, offsets, node, n_nodes, g, h)
+    left = node % 2 == 0
+    half = exact_level_histograms(
+        binned[left], offsets, node[left] // 2, n_nodes // 2, g[left], h[left]
+    )
+    sums = np.empty((2, n_nodes, half.shape[2]))
+    sums[:, 0::2] = half
+    sums[:, 1::2] = parent - half
+    return sums
+
+
+def _release(sums, n_features, plan, source):
     if plan.level_multiplier is None:
         return sums
-    sens = level_sensitivity(binned.shape[1], plan.g_max, plan.h_max)
+    sens = level_sensitivity(n_features, plan.g_max, plan.h_max)
     return release_level_histograms(sums, sens, plan.level_multiplier, source)
 
 
@@ -111,10 +127,11 @@ def grow_tree(binned, offsets, g, h, plan, source):
     node = np.zeros(binned.shape[0], dtype=np.intp)
     rows = np.arange(binned.shape[0])
     lam = plan.split_lambda(binned.shape[1])
-    features, thresholds = [], []
+    features, thresholds, exact = [], [], None
     for level in range(plan.depth):
         n_nodes = 1 << level
-        hist = _level_histograms(binned, offsets, node, n_nodes, g, h, plan, source)
+        exact = _exact_sums(binned, offsets, node, n_nodes, g, h, exact)
+        hist = _release(exact, binned.shape[1], plan, source)
         feature, threshold = best_splits(hist, offsets, lam)
         features.append(feature)
         thresholds.append(threshold)

@@ -33,7 +33,7 @@ def exact_level_histograms(binned, offsets, node, n_nodes, g, h):
     Parameters
     ----------
     binned : ndarray of shape (n, d), uint8 or uint16
-        Bin indices.
+        Bin indices (Fortran order reads a feature's column fastest).
     offsets : ndarray of shape (d + 1,)
         Feature ``j``'s bins are the columns ``offsets[j]:offsets[j + 1]``.
     node : ndarray of shape (n,), int
@@ -48,12 +48,13 @@ def exact_level_histograms(binned, offsets, node, n_nodes, g, h):
         ``2**53`` steps, so the float sums are exact in any order.
     """
     width = int(offsets[-1])
-    sums = np.zeros((2, n_nodes * width))
+    size = n_nodes * width
+    sums = np.zeros((2, size))
     base = node * width
-    for j in range(binned.shape[1]):
-        index = base + (offsets[j] + binned[:, j])
-        sums[0] += np.bincount(index, weights=g, minlength=n_nodes * width)
-        sums[1] += np.bincount(index, weights=h, minlength=n_nodes * width)
+    for j in range(binned.shape[1]):  # a column of Fortran-ordered bins
+        index = base + (offsets[j] + binned[:, j].astype(np.intp))
+        sums[0] += np.bincount(index, weights=g, minlength=size)
+        sums[1] += np.bincount(index, weights=h, minlength=size)
     return sums.reshape(2, n_nodes, width)
 
 
