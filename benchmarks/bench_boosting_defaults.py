@@ -13,7 +13,8 @@ one split each (``test_size=0.25, random_state=0``). Reference rows:
 Reproduce::
 
     PYTHONPATH=. python benchmarks/bench_boosting_defaults.py [--seeds 5] \
-        [--epsilon 1.0] [--tables adult,breast_cancer,fair,Default]
+        [--epsilon 1.0] [--tables adult,breast_cancer,fair,Default] \
+        [--defaults-only]
 """
 
 import argparse
@@ -103,6 +104,9 @@ def main():
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--tables", default="adult,breast_cancer,fair,Default")
+    parser.add_argument(
+        "--defaults-only", action="store_true", help="only the estimator's defaults"
+    )
     args = parser.parse_args()
     eps = args.epsilon
     print(
@@ -117,7 +121,8 @@ def main():
     splits = {
         n: train_test_split(*data[n], test_size=0.25, random_state=0) for n in names
     }
-    for label, params in CANDIDATES.items():
+    candidates = {"defaults": {}} if args.defaults_only else CANDIDATES
+    for label, params in candidates.items():
         row = []
         for name in names:
             acc, auc = private_scores(
