@@ -179,6 +179,26 @@ def test_extreme_doubles_fit_without_a_warning():
     assert np.all(np.isfinite(proba)) and np.all(np.isfinite(pred))
 
 
+def test_random_bit_patterns_fit_without_a_warning():
+    """Fuzz: every finite double (random bit patterns, all magnitudes and
+    subnormals) is binned and fitted; the outputs stay finite."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2**64, size=(400, 3), dtype=np.uint64).view(np.float64)
+    X[~np.isfinite(X)] = 0.0
+    y = (rng.random(400) < 0.5).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = PrivateHistGradientBoostingClassifier(
+            epsilon=50.0,
+            classes=[0, 1],
+            accountant=accountant(),
+            random_state=0,
+            **SMALL,
+        ).fit(X, y)
+        assert np.all(np.isfinite(clf.predict_proba(X)))
+    assert clf._bin_mapper.n_bins.min() >= 2  # the released mass is split
+
+
 def test_negligible_noise_is_scikit_learns_boosting_on_the_same_bins():
     """Accuracy within 0.5 points of HistGradientBoostingClassifier fitted on
     the private model's own bins (same depth, rounds, learning rate)."""
