@@ -22,6 +22,10 @@ from skdp.linear_model._release import gaussian_fit_cost
 from skdp.mechanisms._labels import LabelPlan
 from skdp.model_selection import fit_cost
 
+# small fits at ε = 1 lose their private bins in noise and say so; the tests
+# of that warning and of its absence set their own filters
+pytestmark = pytest.mark.filterwarnings("ignore::skdp.NoiseDominatedWarning")
+
 BIG = np.finfo(float).max
 SMALL = {"max_iter": 3, "max_depth": 2, "max_bins": 8}
 
@@ -169,11 +173,19 @@ def test_extreme_doubles_fit_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         clf = PrivateHistGradientBoostingClassifier(
-            classes=[0, 1], accountant=accountant(), random_state=0, **SMALL
+            epsilon=50.0,
+            classes=[0, 1],
+            accountant=accountant(),
+            random_state=0,
+            **SMALL,
         ).fit(X, y)
         proba = clf.predict_proba(X)
         reg = PrivateHistGradientBoostingRegressor(
-            target_bounds=(-BIG, 0.0), accountant=accountant(), random_state=0, **SMALL
+            epsilon=50.0,
+            target_bounds=(-BIG, 0.0),
+            accountant=accountant(),
+            random_state=0,
+            **SMALL,
         ).fit(X, np.where(y == 1, -BIG, -5e-324))
         pred = reg.predict(X)
     assert np.all(np.isfinite(proba)) and np.all(np.isfinite(pred))
@@ -307,3 +319,22 @@ def test_private_label_set_costs_its_share():
     (selection, _) = LabelPlan.split(None, 1.0, 1e-6)
     assert len(acc.entries) == 2 and acc.entries[0].epsilon == selection[0]
     assert clf.classes_.tolist() == [0, 1]
+
+
+def test_bins_lost_in_noise_are_reported_from_the_release():
+    """A few hundred rows of 30 features at ε = 1: no private bin stands out
+    of its noise, the trees cannot split, and a NoiseDominatedWarning says so."""
+    from sklearn.datasets import load_breast_cancer
+
+    from skdp import NoiseDominatedWarning
+
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = PrivateHistGradientBoostingClassifier(
+        classes=[0, 1], accountant=accountant(), random_state=0, **SMALL
+    )
+    with pytest.warns(NoiseDominatedWarning, match="one bin"):
+        clf.fit(X, y)
+    assert clf._bin_mapper.n_bins.max() == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf.set_params(epsilon=90.0).fit(X, y)  # resolved: no warning

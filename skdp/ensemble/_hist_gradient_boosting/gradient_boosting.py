@@ -122,9 +122,9 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
             return mapper, multipliers
         noisy = release_cell_counts(cell_counts(X), multipliers[0], source)
         noise_sd = multipliers[0] * np.sqrt(X.shape[1])
-        return BinMapper(
-            cuts=cuts_from_counts(noisy, noise_sd, self.max_bins)
-        ), multipliers[1:]
+        mapper = BinMapper(cuts=cuts_from_counts(noisy, noise_sd, self.max_bins))
+        self._bins_collapsed = bool(np.all(mapper.n_bins == 1))  # released
+        return mapper, multipliers[1:]
 
     def _boost(self, binned, target, loss, multipliers, source):
         """The rounds: ``max_iter`` times, one tree per raw score."""
