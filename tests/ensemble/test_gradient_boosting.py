@@ -338,3 +338,15 @@ def test_bins_lost_in_noise_are_reported_from_the_release():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         clf.set_params(epsilon=90.0).fit(X, y)  # resolved: no warning
+
+
+@pytest.mark.parametrize("bounds", [None, (-5.0, 5.0)])
+def test_noise_beyond_the_sampler_is_refused_before_the_charge(bounds):
+    X, y = data()
+    acc = BudgetAccountant(epsilon=1.0, delta=0.5)
+    clf = PrivateHistGradientBoostingClassifier(
+        epsilon=1e-9, classes=[0, 1], feature_bounds=bounds, accountant=acc
+    )
+    with pytest.raises(ValueError, match="Nothing was charged"):
+        clf.fit(X, y)
+    assert not acc.entries

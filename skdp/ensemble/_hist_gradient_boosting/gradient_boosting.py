@@ -12,6 +12,7 @@ from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.ensemble._hist_gradient_boosting._docs import write_docstrings
 from skdp.ensemble._hist_gradient_boosting.binning import (
+    N_CELLS,
     BinMapper,
     cell_counts,
     cuts_from_counts,
@@ -102,18 +103,24 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
             )
         width = self.max_bins * d
         level = multipliers[offset] * np.sqrt(n_trees)
-        leaf = multipliers[-1] * np.sqrt(n_trees)
-        level_sens = level_sensitivity(d, loss.g_max, loss.h_max)
-        leaf_sens = leaf_sensitivity(loss.g_max, loss.h_max)
+        leaf = multipliers[offset + self.max_depth] * np.sqrt(n_trees)
         plan = [
+            ("baseline", loss.baseline_sensitivity, multipliers[offset - 1], 2),
             (
                 "deepest histograms",
-                level_sens,
+                level_sensitivity(d, loss.g_max, loss.h_max),
                 level,
                 2 * width << (self.max_depth - 1),
             ),
-            ("leaves", leaf_sens, leaf * np.sqrt(n_trees), 2 << self.max_depth),
+            (
+                "leaves",
+                leaf_sensitivity(loss.g_max, loss.h_max),
+                leaf,
+                2 << self.max_depth,
+            ),
         ]
+        if self.feature_bounds is None:
+            plan.append(("private bins", np.sqrt(d), multipliers[0], d * N_CELLS))
         check_release_plan(name, plan)
 
     def _release_bins(self, X, mapper, multipliers, source):
