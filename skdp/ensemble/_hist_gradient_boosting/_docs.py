@@ -86,6 +86,12 @@ _NOTES = r"""
     exponential mechanism (Li et al. 2020) need a bound on a gain's
     sensitivity, which needs a lower bound on the hessian sums.
 
+    **One-hot columns.** The histograms' noise grows with ``sqrt(d)``: on
+    Adult one-hot (65 columns) the private logistic model is ahead
+    (0.848 / 0.902 against 0.824 / 0.878 at ε = 1); with the categoricals
+    as codes (14 columns) the trees are (0.836 / 0.891 against 0.822 /
+    0.851). Prefer ordinal codes of a public category list.
+
     **Small data.** On a few hundred rows the private bins do not stand
     out of their noise: every feature gets one bin, the model predicts its
     baseline, and a :class:`~skdp.NoiseDominatedWarning` (computed from
