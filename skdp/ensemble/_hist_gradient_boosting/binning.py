@@ -13,8 +13,10 @@ cell, so binning is exact for every double, subnormals and ``±max`` included.
 
 import numpy as np
 
+from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import gaussian_release
 from skdp.sensitivity._moments import bin_indices
+from skdp.utils._warnings import warn_at_caller
 
 __all__ = [
     "EXPONENT_LIMIT",
@@ -26,6 +28,7 @@ __all__ = [
     "cuts_from_counts",
     "grid_cells",
     "release_cell_counts",
+    "warn_collapsed_bins",
 ]
 
 #: Binary exponents ``e`` of ``|x| in [2**e, 2**(e+1))`` are clamped to
@@ -130,6 +133,18 @@ def cuts_from_counts(noisy, noise_sd, max_bins):
         last = last[last < np.flatnonzero(mass)[-1]]  # no empty last bin
         cuts.append(np.unique(last + 1))
     return cuts
+
+
+def warn_collapsed_bins(name):
+    """The warning of a fit whose private bins all collapsed to one (a
+    function of the released bins only)."""
+    warn_at_caller(
+        f"{name}: no feature's private bins stood out of their noise, so "
+        "every feature has one bin and the trees cannot split: the model "
+        "predicts its baseline. Raise epsilon, fit on more rows, state "
+        "feature_bounds, or use a linear model.",
+        NoiseDominatedWarning,
+    )
 
 
 class BinMapper:

@@ -11,35 +11,38 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.ensemble._hist_gradient_boosting._docs import write_docstrings
+from skdp.ensemble._hist_gradient_boosting._plan import (
+    BASELINE_SHARE,
+    BIN_SHARE,
+    HISTOGRAM_SHARE,
+    check_plan,
+    release_shares,
+)
 from skdp.ensemble._hist_gradient_boosting.binning import (
-    N_CELLS,
     BinMapper,
     cell_counts,
     cuts_from_counts,
     release_cell_counts,
+    warn_collapsed_bins,
 )
 from skdp.ensemble._hist_gradient_boosting.grower import (
     TreePlan,
     grow_tree,
-    leaf_sensitivity,
 )
-from skdp.ensemble._hist_gradient_boosting.histogram import level_sensitivity
 from skdp.ensemble._hist_gradient_boosting.loss import (
-    MAX_ROWS,
     BinaryLogistic,
     MultinomialLogistic,
     SquaredError,
     on_grid,
     release_baseline,
 )
-from skdp.exceptions import NoiseDominatedWarning
-from skdp.linear_model._release import check_release_plan, gaussian_fit_cost
+from skdp.ensemble._hist_gradient_boosting.predictor import staged_raw_scores
+from skdp.linear_model._release import gaussian_fit_cost
 from skdp.linear_model._target_range import TARGET_SHARE, release_target_range
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.mechanisms._labels import LabelPlan
 from skdp.utils._cells import as_cells
 from skdp.utils._validation import check_bounds, validate_private_data
-from skdp.utils._warnings import warn_at_caller
 
 __all__ = [
     "BASELINE_SHARE",
@@ -48,16 +51,6 @@ __all__ = [
     "PrivateHistGradientBoostingClassifier",
     "PrivateHistGradientBoostingRegressor",
 ]
-
-#: Share of the fit's squared GDP parameter that releases the private bins
-#: (``feature_bounds=None``). Public.
-BIN_SHARE = 0.1
-#: Share of the release of the raw score the trees start from (class counts,
-#: or the target's sum and count). Public.
-BASELINE_SHARE = 0.02
-#: Of the rest (after the bins, the target range and the baseline), the share of the
-#: trees' levels' histograms; the leaves get ``1 - HISTOGRAM_SHARE``.
-HISTOGRAM_SHARE = 0.7
 
 
 class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
@@ -76,17 +69,6 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def _shares(self, extra_shares):
-        """Public shares: ``extra_shares`` first, then per round one share for
-        each level's histograms and one for the leaves (a round's ``K`` trees
-        split its shares evenly, see Notes)."""
-        extra_shares = [*extra_shares, BASELINE_SHARE]
-        rest = 1.0 - sum(extra_shares)
-        level = rest * HISTOGRAM_SHARE / (self.max_iter * self.max_depth)
-        leaf = rest * (1.0 - HISTOGRAM_SHARE) / self.max_iter
-        per_round = [level] * self.max_depth + [leaf]
-        return [*extra_shares, *(per_round * self.max_iter)]
-
     def _bin_plan(self, d):
         """The public bin mapper, or None for private bins (before the charge)."""
         if self.feature_bounds is None:
@@ -94,34 +76,11 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
         lower, upper = check_bounds(self.feature_bounds, d, name="feature_bounds")
         return BinMapper.public(lower, upper, self.max_bins)
 
+    def _shares(self, extra_shares):
+        return release_shares(extra_shares, self.max_iter, self.max_depth)
+
     def _check_plan(self, name, n, d, multipliers, offset, n_trees, loss):
-        """Refuse, before the charge, what could not run after it."""
-        if n >= MAX_ROWS:
-            raise ValueError(
-                f"{name} sums gradients exactly in float64 for fewer than "
-                f"{MAX_ROWS} rows; got {n}. Fit on a sample. Nothing was charged."
-            )
-        width = self.max_bins * d
-        level = multipliers[offset] * np.sqrt(n_trees)
-        leaf = multipliers[offset + self.max_depth] * np.sqrt(n_trees)
-        plan = [
-            ("baseline", loss.baseline_sensitivity, multipliers[offset - 1], 2),
-            (
-                "deepest histograms",
-                level_sensitivity(d, loss.g_max, loss.h_max),
-                level,
-                2 * width << (self.max_depth - 1),
-            ),
-            (
-                "leaves",
-                leaf_sensitivity(loss.g_max, loss.h_max),
-                leaf,
-                2 << self.max_depth,
-            ),
-        ]
-        if self.feature_bounds is None:
-            plan.append(("private bins", np.sqrt(d), multipliers[0], d * N_CELLS))
-        check_release_plan(name, plan)
+        check_plan(self, name, (n, d), multipliers, offset, n_trees, loss)
 
     def _release_bins(self, X, mapper, multipliers, source):
         """The bin mapper (private bins use the first multiplier)."""
@@ -144,7 +103,7 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
         per_round = self.max_depth + 1
         for it in range(self.max_iter):
             round_multipliers = multipliers[it * per_round : (it + 1) * per_round]
-            plan = self._tree_plan(round_multipliers, k, loss)
+            plan = TreePlan.of_round(self, round_multipliers, k, loss.g_max, loss.h_max)
             g, h = loss.gradients(raw, target)
             trees = []
             for c in range(k):
@@ -154,45 +113,14 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
             self._predictors.append(trees)
 
     def _warn_collapsed_bins(self):
-        """A warning, from the released bins only, when no feature has two."""
-        if getattr(self, "_bins_collapsed", False):
-            del self._bins_collapsed
-            warn_at_caller(
-                f"{type(self).__name__}: no feature's private bins stood out "
-                "of their noise, so every feature has one bin and the trees "
-                "cannot split: the model predicts its baseline. Raise "
-                "epsilon, fit on more rows, state feature_bounds, or use a "
-                "linear model.",
-                NoiseDominatedWarning,
-            )
-        self.__dict__.pop("_bins_collapsed", None)
-
-    def _tree_plan(self, round_multipliers, k, loss):
-        """A tree's plan: a round's ``k`` trees share its shares (multipliers
-        times ``sqrt(k)``); all of a round's levels have equal shares."""
-        if round_multipliers is None:
-            level = leaf = None
-        else:
-            level = float(round_multipliers[0]) * np.sqrt(k)
-            leaf = float(round_multipliers[-1]) * np.sqrt(k)
-        return TreePlan(
-            self.max_depth,
-            level,
-            leaf,
-            loss.g_max,
-            loss.h_max,
-            float(self.l2_regularization),
-            float(self.learning_rate),
-        )
+        if self.__dict__.pop("_bins_collapsed", False):
+            warn_collapsed_bins(type(self).__name__)
 
     def _raw_stages(self, X, copy=True):
         check_is_fitted(self)
         X = validate_private_data(self, X, reset=False)
         binned = self._bin_mapper.transform(X)
-        raw = np.zeros((X.shape[0], self.n_trees_per_iteration_)) + self._baseline
-        for trees in self._predictors:
-            for c, tree in enumerate(trees):
-                raw[:, c] += tree.predict_binned(binned)
+        for raw in staged_raw_scores(self._predictors, binned, self._baseline):
             yield self._offset + self._scale * raw if copy else raw
 
     def _raw(self, X):
@@ -379,6 +307,25 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
+    def score(self, X, y, sample_weight=None):
+        """The model's default score on ``(X, y)`` (not private: it reads ``y``).
+
+        Accuracy. On private rows the score is a release: exact, and charged
+        to no accountant; evaluate privately with :mod:`skdp.metrics` (see
+        :ref:`evaluating`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        return super().score(X, y, sample_weight=sample_weight)
+
     def staged_predict(self, X):
         """Predicted class labels after each round.
 
@@ -504,6 +451,25 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         y : ndarray of shape (n_samples,)
         """
         return self._raw(X)[:, 0]
+
+    def score(self, X, y, sample_weight=None):
+        """The model's default score on ``(X, y)`` (not private: it reads ``y``).
+
+        R². On private rows the score is a release: exact, and charged
+        to no accountant; evaluate privately with :mod:`skdp.metrics` (see
+        :ref:`evaluating`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        return super().score(X, y, sample_weight=sample_weight)
 
     def staged_predict(self, X):
         """Predicted targets after each round.

@@ -63,6 +63,24 @@ class TreePlan:
     l2_regularization: float
     learning_rate: float
 
+    @classmethod
+    def of_round(cls, estimator, round_multipliers, k, g_max, h_max):
+        """The plan of a round's trees: its ``k`` trees share its shares
+        (multipliers times ``sqrt(k)``); ``None`` multipliers: no noise."""
+        level = leaf = None
+        if round_multipliers is not None:
+            level = float(round_multipliers[0]) * math.sqrt(k)
+            leaf = float(round_multipliers[-1]) * math.sqrt(k)
+        return cls(
+            estimator.max_depth,
+            level,
+            leaf,
+            g_max,
+            h_max,
+            float(estimator.l2_regularization),
+            float(estimator.learning_rate),
+        )
+
     def split_lambda(self, n_features):
         noise = 0.0
         if self.level_multiplier is not None:

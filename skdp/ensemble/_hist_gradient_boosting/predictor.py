@@ -8,7 +8,7 @@ the ``2**depth`` leaves carry the values. A node whose threshold is
 
 import numpy as np
 
-__all__ = ["TreePredictor"]
+__all__ = ["TreePredictor", "staged_raw_scores"]
 
 
 class TreePredictor:
@@ -43,3 +43,16 @@ class TreePredictor:
     def predict_binned(self, binned):
         """The tree's raw-score increment for every binned row."""
         return self.leaves[self.leaf_of(binned)]
+
+
+def staged_raw_scores(predictors, binned, baseline):
+    """Raw scores after each round (one array, updated in place).
+
+    ``predictors`` holds one list of trees per round, one tree per raw
+    score; ``baseline`` is the raw score every tree starts from.
+    """
+    raw = np.zeros((binned.shape[0], np.size(baseline))) + baseline
+    for trees in predictors:
+        for c, tree in enumerate(trees):
+            raw[:, c] += tree.predict_binned(binned)
+        yield raw
