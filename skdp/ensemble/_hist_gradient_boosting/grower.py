@@ -117,9 +117,14 @@ def _exact_sums(binned, offsets, node, n_nodes, g, h, parent):
     Which child is summed is a public rule, not the data's."""
     if parent is None:
         return exact_level_histograms(binned, offsets, node, n_nodes, g, h)
-    left = node % 2 == 0
+    left = np.flatnonzero(node % 2 == 0)
     half = exact_level_histograms(
-        binned[left], offsets, node[left] // 2, n_nodes // 2, g[left], h[left]
+        binned.take(left, axis=0),
+        offsets,
+        node[left] // 2,
+        n_nodes // 2,
+        g[left],
+        h[left],
     )
     sums = np.empty((2, n_nodes, half.shape[2]))
     sums[:, 0::2] = half

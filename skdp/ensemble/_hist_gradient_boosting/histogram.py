@@ -27,7 +27,7 @@ def level_sensitivity(n_features, g_max, h_max):
     return math.sqrt(n_features * (g_max**2 + h_max**2))
 
 
-def exact_level_histograms(binned, offsets, node, n_nodes, g, h):
+def exact_level_histograms(binned, offsets, node, n_nodes, g, h, rows=None):
     """Exact per-node sums of ``g`` and ``h`` per feature and bin.
 
     Parameters
@@ -40,6 +40,9 @@ def exact_level_histograms(binned, offsets, node, n_nodes, g, h):
         Each row's node in ``[0, n_nodes)``.
     g, h : ndarray of shape (n,)
         On-grid gradients and hessians (:func:`~.loss.on_grid`).
+    rows : ndarray of int or None, default=None
+        Read only these rows of ``binned`` (then ``node``, ``g`` and ``h``
+        are given for them alone); None reads all.
 
     Returns
     -------
@@ -52,7 +55,8 @@ def exact_level_histograms(binned, offsets, node, n_nodes, g, h):
     sums = np.zeros((2, size))
     base = node * width
     for j in range(binned.shape[1]):  # a column of Fortran-ordered bins
-        index = base + (offsets[j] + binned[:, j].astype(np.intp))
+        index = base + offsets[j]
+        index += binned[:, j] if rows is None else binned[:, j].take(rows)
         sums[0] += np.bincount(index, weights=g, minlength=size)
         sums[1] += np.bincount(index, weights=h, minlength=size)
     return sums.reshape(2, n_nodes, width)
