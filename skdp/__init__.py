@@ -24,7 +24,12 @@ __getattr__, __dir__, __all__ = attach(
         ],
         "skdp.cluster": ["PrivateKMeans"],
         "skdp.decomposition": ["PrivatePCA"],
-        "skdp.ensemble": ["PrivateRandomForestClassifier", "SampleAggregateEstimator"],
+        "skdp.ensemble": [
+            "PrivateHistGradientBoostingClassifier",
+            "PrivateHistGradientBoostingRegressor",
+            "PrivateRandomForestClassifier",
+            "SampleAggregateEstimator",
+        ],
         "skdp.exceptions": [
             "AccountantCopyError",
             "BudgetExceededError",

@@ -115,6 +115,18 @@ ESTIMATORS = [
     skdp.PrivateLinearRegression(
         epsilon=1e3, data_norm=10.0, target_bounds=(-10, 10), random_state=0
     ),
+    skdp.PrivateHistGradientBoostingClassifier(
+        epsilon=1e3, max_iter=3, max_depth=2, max_bins=8, random_state=0
+    ),
+    skdp.PrivateHistGradientBoostingRegressor(
+        epsilon=1e3,
+        max_iter=3,
+        max_depth=2,
+        max_bins=8,
+        learning_rate=0.7,
+        target_bounds=(-5, 5),
+        random_state=0,
+    ),
     skdp.NoisyMaxSearchCV(
         LogisticRegression(),
         {"C": [0.1, 1.0]},

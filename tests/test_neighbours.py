@@ -101,11 +101,15 @@ CLASSIFIERS = [
     skdp.SampleAggregateEstimator(
         LogisticRegression(), classes=[0, 1], n_blocks=4, epsilon=10.0
     ),
+    skdp.PrivateHistGradientBoostingClassifier(epsilon=10.0, max_iter=3),
 ]
 REGRESSORS = [
     skdp.PrivateLinearRegression(target_bounds=REGRESSION_TARGET_BOUNDS),
     skdp.SampleAggregateEstimator(
         Ridge(), n_blocks=4, output_bounds=(-1e3, 1e3), epsilon=10.0
+    ),
+    skdp.PrivateHistGradientBoostingRegressor(
+        epsilon=10.0, max_iter=3, target_bounds=REGRESSION_TARGET_BOUNDS
     ),
 ]
 TRANSFORMERS = [

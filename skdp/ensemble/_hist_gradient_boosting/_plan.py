@@ -1,0 +1,75 @@
+"""The public plan of a fit: its releases, their budget shares, and the
+refusals that must happen before the charge."""
+
+import numpy as np
+
+from skdp.ensemble._hist_gradient_boosting.binning import N_CELLS
+from skdp.ensemble._hist_gradient_boosting.grower import leaf_sensitivity
+from skdp.ensemble._hist_gradient_boosting.histogram import level_sensitivity
+from skdp.ensemble._hist_gradient_boosting.loss import MAX_ROWS
+from skdp.linear_model._release import check_release_plan
+
+__all__ = [
+    "BASELINE_SHARE",
+    "BIN_SHARE",
+    "HISTOGRAM_SHARE",
+    "check_plan",
+    "release_shares",
+]
+
+#: Share of the fit's squared GDP parameter that releases the private bins
+#: (``feature_bounds=None``). Public.
+BIN_SHARE = 0.1
+#: Share of the release of the raw score the trees start from (class counts,
+#: or the target's sum and count). Public.
+BASELINE_SHARE = 0.02
+#: Of the rest (after the bins, the target range and the baseline), the share of the
+#: trees' levels' histograms; the leaves get ``1 - HISTOGRAM_SHARE``.
+HISTOGRAM_SHARE = 0.7
+
+
+def release_shares(extra_shares, max_iter, max_depth):
+    """Public shares of the fit's squared GDP parameter, one per release, in
+    order: ``extra_shares`` (private bins, target range), the baseline, then
+    per round one share for each level's histograms and one for the leaves
+    (a round's ``K`` trees split its shares evenly, see the estimators'
+    Notes)."""
+    extra_shares = [*extra_shares, BASELINE_SHARE]
+    rest = 1.0 - sum(extra_shares)
+    level = rest * HISTOGRAM_SHARE / (max_iter * max_depth)
+    leaf = rest * (1.0 - HISTOGRAM_SHARE) / max_iter
+    per_round = [level] * max_depth + [leaf]
+    return [*extra_shares, *(per_round * max_iter)]
+
+
+def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss):
+    """Refuse, before the charge, a release the exact sampler could not draw
+    (or sums that would not be exact), from public parameters only: after
+    the charge nothing may raise."""
+    n, d = shape
+    if n >= MAX_ROWS:
+        raise ValueError(
+            f"{name} sums gradients exactly in float64 for fewer than "
+            f"{MAX_ROWS} rows; got {n}. Fit on a sample. Nothing was charged."
+        )
+    width = estimator.max_bins * d
+    level = multipliers[offset] * np.sqrt(n_trees)
+    leaf = multipliers[offset + estimator.max_depth] * np.sqrt(n_trees)
+    plan = [
+        ("baseline", loss.baseline_sensitivity, multipliers[offset - 1], 2),
+        (
+            "deepest histograms",
+            level_sensitivity(d, loss.g_max, loss.h_max),
+            level,
+            2 * width << (estimator.max_depth - 1),
+        ),
+        (
+            "leaves",
+            leaf_sensitivity(loss.g_max, loss.h_max),
+            leaf,
+            2 << estimator.max_depth,
+        ),
+    ]
+    if estimator.feature_bounds is None:
+        plan.append(("private bins", np.sqrt(d), multipliers[0], d * N_CELLS))
+    check_release_plan(name, plan)

@@ -1,0 +1,203 @@
+"""Features to bin indices: public equal-width bins, or private quantile bins.
+
+Private bins need no bounds. Every double falls in one cell of a public grid
+(:func:`grid_cells`: its sign, its binary exponent and the leading
+``MANTISSA_BITS`` bits of its significand, exponents clamped to
+``[-EXPONENT_LIMIT, EXPONENT_LIMIT)``); the grid's per-feature row counts are
+released once with Gaussian noise (:func:`release_cell_counts`, the only
+private step of binning), and each feature's bins are runs of consecutive
+cells holding about equal released mass (:func:`cuts_from_counts`, a public
+rule of the released counts). A value's bin is then a function of its own
+cell, so binning is exact for every double, subnormals and ``±max`` included.
+"""
+
+import numpy as np
+
+from skdp.exceptions import NoiseDominatedWarning
+from skdp.mechanisms import gaussian_release
+from skdp.sensitivity._moments import bin_indices
+from skdp.utils._warnings import warn_at_caller
+
+__all__ = [
+    "EXPONENT_LIMIT",
+    "MANTISSA_BITS",
+    "N_CELLS",
+    "BinMapper",
+    "cell_counts",
+    "cell_lower_edges",
+    "cuts_from_counts",
+    "grid_cells",
+    "release_cell_counts",
+    "warn_collapsed_bins",
+]
+
+#: Binary exponents ``e`` of ``|x| in [2**e, 2**(e+1))`` are clamped to
+#: ``[-EXPONENT_LIMIT, EXPONENT_LIMIT - 1]``: values beyond ``2**32`` share the
+#: last cell of their sign, nonzero values below ``2**-32`` the first.
+EXPONENT_LIMIT = 32
+#: Leading significand bits per cell: ``2**MANTISSA_BITS`` cells per binade.
+MANTISSA_BITS = 3
+_PER_SIGN = 2 * EXPONENT_LIMIT << MANTISSA_BITS
+#: Cells per feature: the negative ones, zero, the positive ones (in order).
+N_CELLS = 2 * _PER_SIGN + 1
+#: A released cell count counts as mass only above this many noise deviations
+#: (d = 1,000 features of N_CELLS cells: a false cell has probability ~3e-5).
+NOISE_THRESHOLD = 4.0
+
+
+def grid_cells(X):
+    """Cell index in ``[0, N_CELLS)`` of every value of a finite array.
+
+    Cells increase with the value: ``x < y`` implies ``cell(x) <= cell(y)``.
+    Exact: ``frexp`` reads the exponent and ``ldexp`` scales by a power of
+    two, so no value is rounded into a neighbouring cell.
+    """
+    X = np.asarray(X, dtype=float)
+    significand, exponent = np.frexp(np.abs(X))  # |x| = s 2**E, s in [0.5, 1)
+    exponent = exponent.astype(np.int64) - 1
+    low = exponent < -EXPONENT_LIMIT
+    high = exponent >= EXPONENT_LIMIT
+    mantissa = np.floor(np.ldexp(significand, MANTISSA_BITS + 1)).astype(np.int64)
+    mantissa -= 1 << MANTISSA_BITS
+    mantissa[low] = 0
+    mantissa[high] = (1 << MANTISSA_BITS) - 1
+    exponent = np.clip(exponent, -EXPONENT_LIMIT, EXPONENT_LIMIT - 1)
+    offset = ((exponent + EXPONENT_LIMIT) << MANTISSA_BITS) + mantissa + 1
+    cells = _PER_SIGN + np.where(X < 0, -offset, offset)
+    return np.where(X == 0, _PER_SIGN, cells)
+
+
+def cell_lower_edges():
+    """The smallest value of every cell, as floats (for display).
+
+    A clamped end cell's edge is the edge its grid would have.
+    """
+    index = np.arange(_PER_SIGN)
+    exponent = (index >> MANTISSA_BITS) - EXPONENT_LIMIT
+    mantissa = index & ((1 << MANTISSA_BITS) - 1)
+    low = np.ldexp(1.0 + mantissa / 2.0**MANTISSA_BITS, exponent)
+    high = np.ldexp(1.0 + (mantissa + 1) / 2.0**MANTISSA_BITS, exponent)
+    return np.concatenate([-high[::-1], [0.0], low])
+
+
+def cell_counts(X):
+    """Exact row counts of every (feature, cell), shape ``(d, N_CELLS)``.
+
+    **Sensitivity (add/remove one row).** A row falls in exactly one cell of
+    each feature: the counts move by 1 in ``d`` places, L2 norm ``sqrt(d)``.
+    Integer counts (int64), exact for any number of rows.
+    """
+    d = X.shape[1]
+    counts = np.zeros((d, N_CELLS), dtype=np.int64)
+    for j in range(d):
+        counts[j] = np.bincount(grid_cells(X[:, j]), minlength=N_CELLS)
+    return counts
+
+
+def release_cell_counts(counts, multiplier, source):
+    """The private step of binning: ``counts`` with Gaussian noise.
+
+    ``counts`` are :func:`cell_counts` (L2 sensitivity ``sqrt(d)``), released
+    by :func:`~skdp.mechanisms.gaussian_release` with noise multiplier
+    ``multiplier``. Integers below ``2**53`` are exact floats, so the query
+    enters the release exactly.
+    """
+    d = counts.shape[0]
+    noisy = gaussian_release(
+        counts.astype(float), np.sqrt(d), multiplier, random_state=source
+    )
+    return np.asarray(noisy).reshape(counts.shape)
+
+
+def cuts_from_counts(noisy, noise_sd, max_bins):
+    """Each feature's bin cuts from released cell counts (post-processing).
+
+    A cell counts as mass when its released count exceeds
+    ``NOISE_THRESHOLD * noise_sd``. A feature's cuts are the cell indices
+    ``c`` (a value's bin is the number of cuts ``<= its cell``) after which
+    the kept mass first reaches ``k / max_bins`` of the total, ``k = 1 ..
+    max_bins - 1``, each cut once: at most ``max_bins`` bins, and one bin
+    when no cell is kept. A function of released values and public
+    parameters only.
+    """
+    cuts = []
+    for row in np.asarray(noisy, dtype=float):
+        mass = np.where(row > NOISE_THRESHOLD * noise_sd, row, 0.0)
+        cumulative = np.cumsum(mass)
+        total = cumulative[-1]
+        if not total > 0:
+            cuts.append(np.zeros(0, dtype=np.int64))
+            continue
+        levels = total * np.arange(1, max_bins) / max_bins
+        last = np.searchsorted(cumulative, levels, side="left")
+        last = last[last < np.flatnonzero(mass)[-1]]  # no empty last bin
+        cuts.append(np.unique(last + 1))
+    return cuts
+
+
+def warn_collapsed_bins(name):
+    """The warning of a fit whose private bins all collapsed to one (a
+    function of the released bins only)."""
+    warn_at_caller(
+        f"{name}: no feature's private bins stood out of their noise, so "
+        "every feature has one bin and the trees cannot split: the model "
+        "predicts its baseline. Raise epsilon, fit on more rows, state "
+        "feature_bounds, or use a linear model.",
+        NoiseDominatedWarning,
+    )
+
+
+class BinMapper:
+    """Maps features to bin indices (uint8 or uint16), fitted from public or
+    released numbers only.
+
+    Parameters
+    ----------
+    edges : list of ndarray or None
+        Public equal-width (or stated) edges per feature, or None.
+    cuts : list of ndarray or None
+        Released cell cuts per feature (see :func:`cuts_from_counts`), or
+        None.
+    """
+
+    def __init__(self, edges=None, cuts=None):
+        self.edges = edges
+        self.cuts = cuts
+
+    @classmethod
+    def public(cls, lower, upper, max_bins):
+        """Equal-width bins over public bounds (values outside fall in the
+        end bins)."""
+        edges = [
+            np.linspace(lo, hi, max_bins + 1)
+            for lo, hi in zip(lower, upper, strict=True)
+        ]
+        return cls(edges=edges)
+
+    @property
+    def n_bins(self):
+        """Bins per feature (ndarray of int)."""
+        if self.edges is not None:
+            return np.array([e.size - 1 for e in self.edges])
+        return np.array([c.size + 1 for c in self.cuts])
+
+    def thresholds(self):
+        """The value at which each feature's bin ``k + 1`` starts (display)."""
+        if self.edges is not None:
+            return [e[1:-1] for e in self.edges]
+        lower = cell_lower_edges()
+        return [lower[c] for c in self.cuts]
+
+    def transform(self, X):
+        """Bin indices of ``X`` (finite), shape ``(n, d)``, Fortran order
+        (the histograms read one feature at a time)."""
+        dtype = np.uint8 if self.n_bins.max() <= 256 else np.uint16
+        out = np.empty(X.shape, dtype=dtype, order="F")
+        for j in range(X.shape[1]):
+            if self.edges is not None:
+                out[:, j] = bin_indices(X[:, j], np.asarray(self.edges[j], dtype=float))
+            else:
+                out[:, j] = np.searchsorted(
+                    self.cuts[j], grid_cells(X[:, j]), side="right"
+                )
+        return out

@@ -1,0 +1,491 @@
+"""Private histogram gradient boosting: the estimators, thin over the stages."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from skdp.accounting import PrivacyCost
+from skdp.base import PrivateEstimatorMixin
+from skdp.ensemble._hist_gradient_boosting._docs import write_docstrings
+from skdp.ensemble._hist_gradient_boosting._plan import (
+    BASELINE_SHARE,
+    BIN_SHARE,
+    HISTOGRAM_SHARE,
+    check_plan,
+    release_shares,
+)
+from skdp.ensemble._hist_gradient_boosting.binning import (
+    BinMapper,
+    cell_counts,
+    cuts_from_counts,
+    release_cell_counts,
+    warn_collapsed_bins,
+)
+from skdp.ensemble._hist_gradient_boosting.grower import (
+    TreePlan,
+    grow_tree,
+)
+from skdp.ensemble._hist_gradient_boosting.loss import (
+    BinaryLogistic,
+    MultinomialLogistic,
+    SquaredError,
+    on_grid,
+    release_baseline,
+)
+from skdp.ensemble._hist_gradient_boosting.predictor import staged_raw_scores
+from skdp.linear_model._release import gaussian_fit_cost
+from skdp.linear_model._target_range import TARGET_SHARE, release_target_range
+from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
+from skdp.mechanisms._labels import LabelPlan
+from skdp.utils._cells import as_cells
+from skdp.utils._validation import check_bounds, validate_private_data
+
+__all__ = [
+    "BASELINE_SHARE",
+    "BIN_SHARE",
+    "HISTOGRAM_SHARE",
+    "PrivateHistGradientBoostingClassifier",
+    "PrivateHistGradientBoostingRegressor",
+]
+
+
+class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
+    """What the classifier and the regressor share: plan, bins, rounds."""
+
+    _parameter_constraints = {
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_depth": [Interval(Integral, 1, 12, closed="both")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "max_bins": [Interval(Integral, 2, 255, closed="both")],
+        "l2_regularization": [Interval(Real, 0, None, closed="left")],
+        "feature_bounds": ["array-like", None],
+        "accountant": [HasMethods(["spend_many"]), None],
+        "random_state": ["random_state"],
+    }
+
+    def _bin_plan(self, d):
+        """The public bin mapper, or None for private bins (before the charge)."""
+        if self.feature_bounds is None:
+            return None
+        lower, upper = check_bounds(self.feature_bounds, d, name="feature_bounds")
+        return BinMapper.public(lower, upper, self.max_bins)
+
+    def _shares(self, extra_shares):
+        return release_shares(extra_shares, self.max_iter, self.max_depth)
+
+    def _check_plan(self, name, n, d, multipliers, offset, n_trees, loss):
+        check_plan(self, name, (n, d), multipliers, offset, n_trees, loss)
+
+    def _release_bins(self, X, mapper, multipliers, source):
+        """The bin mapper (private bins use the first multiplier)."""
+        if mapper is not None:
+            return mapper, multipliers
+        noisy = release_cell_counts(cell_counts(X), multipliers[0], source)
+        noise_sd = multipliers[0] * np.sqrt(X.shape[1])
+        mapper = BinMapper(cuts=cuts_from_counts(noisy, noise_sd, self.max_bins))
+        self._bins_collapsed = bool(np.all(mapper.n_bins == 1))  # released
+        return mapper, multipliers[1:]
+
+    def _boost(self, binned, target, loss, multipliers, source):
+        """The rounds: ``max_iter`` times, one tree per raw score."""
+        offsets = np.concatenate([[0], np.cumsum(self._bin_mapper.n_bins)])
+        k = loss.n_trees_per_iteration
+        self._baseline = release_baseline(loss, target, k, multipliers[0], source)
+        multipliers = multipliers[1:]
+        raw = np.zeros((binned.shape[0], k)) + self._baseline
+        self._predictors = []
+        per_round = self.max_depth + 1
+        for it in range(self.max_iter):
+            round_multipliers = multipliers[it * per_round : (it + 1) * per_round]
+            plan = TreePlan.of_round(self, round_multipliers, k, loss.g_max, loss.h_max)
+            g, h = loss.gradients(raw, target)
+            trees = []
+            for c in range(k):
+                tree, leaf = grow_tree(binned, offsets, g[:, c], h[:, c], plan, source)
+                raw[:, c] += tree.leaves[leaf]
+                trees.append(tree)
+            self._predictors.append(trees)
+
+    def _warn_collapsed_bins(self):
+        if self.__dict__.pop("_bins_collapsed", False):
+            warn_collapsed_bins(type(self).__name__)
+
+    def _raw_stages(self, X, copy=True):
+        check_is_fitted(self)
+        X = validate_private_data(self, X, reset=False)
+        binned = self._bin_mapper.transform(X)
+        for raw in staged_raw_scores(self._predictors, binned, self._baseline):
+            yield self._offset + self._scale * raw if copy else raw
+
+    def _raw(self, X):
+        stages = self._raw_stages(X, copy=False)
+        raw = next(stages)
+        for raw in stages:  # noqa: B007 (the last stage is the model)
+            pass
+        return self._offset + self._scale * raw
+
+    @property
+    def bin_thresholds_(self):
+        """Per feature, the values where its bins 1, 2, ... start."""
+        check_is_fitted(self)
+        return self._bin_mapper.thresholds()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
+    _parameter_constraints = {
+        **_BaseBoosting._parameter_constraints,
+        "classes": ["array-like", None],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=1e-6,
+        *,
+        max_iter=30,
+        max_depth=3,
+        learning_rate=0.3,
+        max_bins=8,
+        l2_regularization=0.0,
+        feature_bounds=None,
+        classes=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.max_iter = max_iter
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.max_bins = max_bins
+        self.l2_regularization = l2_regularization
+        self.feature_bounds = feature_bounds
+        self.classes = classes
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _fit_cost(self, n_features=None):
+        selection, (epsilon, delta) = LabelPlan.split(
+            self.classes, self.epsilon, self.delta
+        )
+        model = gaussian_fit_cost(epsilon, delta)
+        return model if selection is None else PrivacyCost(*selection) + model
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Charge ``(epsilon, delta)`` and fit the private model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (finite; NaN and infinities are refused before
+            the charge).
+        y : array-like of shape (n_samples,)
+            Class labels, all in ``classes`` when it is given.
+
+        Returns
+        -------
+        self : PrivateHistGradientBoostingClassifier
+        """
+        name = type(self).__name__
+        X, y = validate_private_data(self, X, as_cells(y), order="C")
+        check_classification_targets(y)
+        labels, (epsilon, delta) = LabelPlan.from_estimator(
+            self.classes, self.epsilon, self.delta, y, name
+        )
+        n, d = X.shape
+        mapper = self._bin_plan(d)
+        extra = [] if mapper is not None else [BIN_SHARE]
+        multipliers = gaussian_noise_multipliers(epsilon, delta, self._shares(extra))
+        stated = labels.classes
+        k = 1 if stated is None or stated.size == 2 else stated.size
+        loss = BinaryLogistic()
+        self._check_plan(name, n, d, multipliers, len(extra) + 1, k, loss)
+        source = check_random_source(self.random_state)
+        self._charge(
+            [*labels.cost_items(), ("boosted trees", gaussian_fit_cost(epsilon, delta))]
+        )
+
+        classes, X, codes = labels.run(X, y, source)
+        n_classes = classes.size
+        loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
+        with np.errstate(all="ignore"):  # nothing data-dependent may warn now
+            self._bin_mapper, multipliers = self._release_bins(
+                X, mapper, multipliers, source
+            )
+            binned = self._bin_mapper.transform(X)
+            self._boost(binned, codes, loss, multipliers, source)
+        self.classes_ = classes
+        self.n_trees_per_iteration_ = loss.n_trees_per_iteration
+        self.n_iter_ = self.max_iter
+        self._offset, self._scale = 0.0, 1.0
+        self._warn_collapsed_bins()
+        return self
+
+    def staged_decision_function(self, X):
+        """Raw scores after each round (post-processing; free).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Yields
+        ------
+        decision : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        for raw in self._raw_stages(X):
+            yield raw[:, 0] if raw.shape[1] == 1 else raw
+
+    def decision_function(self, X):
+        """Raw scores: the log-odds of ``classes_[1]`` for two classes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        raw = self._raw(X)
+        return raw[:, 0] if raw.shape[1] == 1 else raw
+
+    def _proba(self, raw):
+        if raw.shape[1] == 1:
+            return BinaryLogistic.proba(raw)
+        return MultinomialLogistic.proba(raw)
+
+    def predict_proba(self, X):
+        """Class probabilities (post-processing; free).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self._proba(self._raw(X))
+
+    def staged_predict_proba(self, X):
+        """Class probabilities after each round.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Yields
+        ------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        for raw in self._raw_stages(X):
+            yield self._proba(raw)
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def score(self, X, y, sample_weight=None):
+        """The model's default score on ``(X, y)`` (not private: it reads ``y``).
+
+        Accuracy. On private rows the score is a release: exact, and charged
+        to no accountant; evaluate privately with :mod:`skdp.metrics` (see
+        :ref:`evaluating`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        return super().score(X, y, sample_weight=sample_weight)
+
+    def staged_predict(self, X):
+        """Predicted class labels after each round.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Yields
+        ------
+        y : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        for proba in self.staged_predict_proba(X):
+            yield self.classes_[np.argmax(proba, axis=1)]
+
+
+class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
+    _parameter_constraints = {
+        **_BaseBoosting._parameter_constraints,
+        "target_bounds": [tuple, "array-like", None],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=1e-6,
+        *,
+        max_iter=30,
+        max_depth=3,
+        learning_rate=0.3,
+        max_bins=8,
+        l2_regularization=0.0,
+        feature_bounds=None,
+        target_bounds=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.max_iter = max_iter
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.max_bins = max_bins
+        self.l2_regularization = l2_regularization
+        self.feature_bounds = feature_bounds
+        self.target_bounds = target_bounds
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _fit_cost(self, n_features=None):
+        return gaussian_fit_cost(self.epsilon, self.delta)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Charge ``(epsilon, delta)`` and fit the private model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (finite; NaN and infinities are refused before
+            the charge).
+        y : array-like of shape (n_samples,)
+            Targets (finite), clipped to ``target_bounds``.
+
+        Returns
+        -------
+        self : PrivateHistGradientBoostingRegressor
+        """
+        name = type(self).__name__
+        X, y = validate_private_data(self, X, y, order="C", y_numeric=True)
+        n, d = X.shape
+        stated = None
+        if self.target_bounds is not None:
+            bounds = check_bounds(self.target_bounds, 1, name="target_bounds")
+            stated = (float(bounds[0][0]), float(bounds[1][0]))
+            if not (np.isfinite(stated[1] - stated[0]) and stated[1] > stated[0]):
+                raise ValueError(
+                    f"{name}: target_bounds must be (low, high) with low < high "
+                    f"and a finite width; got {self.target_bounds!r}. Nothing "
+                    "was charged."
+                )
+        mapper = self._bin_plan(d)
+        extra = [] if mapper is not None else [BIN_SHARE]
+        extra += [] if stated is not None else [TARGET_SHARE]
+        multipliers = gaussian_noise_multipliers(
+            self.epsilon, self.delta, self._shares(extra)
+        )
+        loss = SquaredError()
+        self._check_plan(name, n, d, multipliers, len(extra) + 1, 1, loss)
+        source = check_random_source(self.random_state)
+        self._charge([("boosted trees", gaussian_fit_cost(self.epsilon, self.delta))])
+
+        with np.errstate(all="ignore"):  # nothing data-dependent may warn now
+            if stated is None:
+                low, high = release_target_range(
+                    (X, y), multipliers[len(extra) - 1], source, name
+                )
+                multipliers = np.delete(multipliers, len(extra) - 1)
+            else:
+                low, high = stated
+            self._bin_mapper, multipliers = self._release_bins(
+                X, mapper, multipliers, source
+            )
+            mid, half = low / 2 + high / 2, high / 2 - low / 2
+            z = on_grid((np.clip(y, low, high) - mid) / half, 1.0)
+            self._boost(self._bin_mapper.transform(X), z, loss, multipliers, source)
+        self.target_range_ = np.array([low, high])
+        self._offset, self._scale = mid, half
+        self.n_trees_per_iteration_ = 1
+        self.n_iter_ = self.max_iter
+        self._warn_collapsed_bins()
+        return self
+
+    def predict(self, X):
+        """Predicted targets (post-processing; free).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        return self._raw(X)[:, 0]
+
+    def score(self, X, y, sample_weight=None):
+        """The model's default score on ``(X, y)`` (not private: it reads ``y``).
+
+        R². On private rows the score is a release: exact, and charged
+        to no accountant; evaluate privately with :mod:`skdp.metrics` (see
+        :ref:`evaluating`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        return super().score(X, y, sample_weight=sample_weight)
+
+    def staged_predict(self, X):
+        """Predicted targets after each round.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Yields
+        ------
+        y : ndarray of shape (n_samples,)
+        """
+        for raw in self._raw_stages(X):
+            yield raw[:, 0]
+
+
+write_docstrings(
+    PrivateHistGradientBoostingClassifier, PrivateHistGradientBoostingRegressor
+)

@@ -1,0 +1,98 @@
+"""Level histograms: exact sums per node, feature and bin; their sensitivity."""
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from skdp.ensemble._hist_gradient_boosting.histogram import (
+    exact_level_histograms,
+    level_sensitivity,
+    release_level_histograms,
+)
+from skdp.ensemble._hist_gradient_boosting.loss import GRID_BITS, on_grid
+
+OFFSETS = np.array([0, 2, 5])  # feature 0: 2 bins, feature 1: 3 bins
+
+
+def brute_force_histograms(binned, node, n_nodes, g, h):
+    width = OFFSETS[-1]
+    out = [[[Fraction(0)] * width for _ in range(n_nodes)] for _ in range(2)]
+    for row in range(binned.shape[0]):
+        for j in range(binned.shape[1]):
+            column = OFFSETS[j] + binned[row, j]
+            out[0][node[row]][column] += Fraction(g[row])
+            out[1][node[row]][column] += Fraction(h[row])
+    return out
+
+
+def test_sums_are_exact_against_fractions():
+    rng = np.random.default_rng(0)
+    n = 300
+    binned = np.column_stack([rng.integers(0, 2, n), rng.integers(0, 3, n)]).astype(
+        np.uint8
+    )
+    node = rng.integers(0, 4, n)
+    g = on_grid(rng.uniform(-1, 1, n), 1.0)
+    h = on_grid(rng.uniform(0, 0.25, n), 0.25)
+    sums = exact_level_histograms(binned, OFFSETS, node, 4, g, h)
+    expected = brute_force_histograms(binned, node, 4, g, h)
+    assert [
+        [[Fraction(v) for v in row] for row in part] for part in sums.tolist()
+    ] == expected
+
+
+def test_a_row_moves_a_level_by_at_most_the_stated_l2_norm():
+    """Brute force over a small domain: datasets of up to two rows, every
+    added row (two features, two nodes, extreme gradients and hessians):
+    the histograms move by at most sqrt(d (g_max² + h_max²)), with equality
+    for a row at both bounds."""
+    domain = [
+        (b0, b1, nd, gv, hv)
+        for b0, b1, nd in itertools.product((0, 1), (0, 2), (0, 1))
+        for gv, hv in ((-1.0, 0.25), (1.0, 0.0), (2.0**-GRID_BITS, 2.0**-GRID_BITS))
+    ]
+    bound = level_sensitivity(2, 1.0, 0.25)
+    worst = 0.0
+
+    def hist(rows):
+        if not rows:
+            return np.zeros((2, 2, OFFSETS[-1]))
+        a = np.array(rows)
+        binned = a[:, :2].astype(np.uint8)
+        return exact_level_histograms(
+            binned, OFFSETS, a[:, 2].astype(int), 2, a[:, 3], a[:, 4]
+        )
+
+    for size in (0, 1, 2):
+        for data in itertools.combinations(domain, size):
+            before = hist(list(data))
+            for extra in domain[::3]:
+                moved = math.sqrt(((hist([*data, extra]) - before) ** 2).sum())
+                assert moved <= bound
+                worst = max(worst, moved)
+    assert worst == bound
+
+
+def test_sums_stay_exact_for_many_rows_at_the_bound():
+    """2**20 rows at g = -1 and at the smallest grid step: exact integers."""
+    n = 2**20
+    g = np.full(n, -1.0)
+    g[::2] = 2.0**-GRID_BITS
+    sums = exact_level_histograms(
+        np.zeros((n, 1), dtype=np.uint8),
+        np.array([0, 1]),
+        np.zeros(n, dtype=int),
+        1,
+        g,
+        g,
+    )
+    assert sums[0, 0, 0] == -(n // 2) + (n // 2) * 2.0**-GRID_BITS
+
+
+def test_release_keeps_the_shape_and_adds_noise():
+    sums = np.zeros((2, 4, 5))
+    noisy = release_level_histograms(sums, 2.0, 3.0, np.random.RandomState(0))
+    assert noisy.shape == sums.shape
+    assert 4.0 < noisy.std() < 8.0  # deviation 6 = 3 * 2, 40 values
