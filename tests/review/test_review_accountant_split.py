@@ -1,0 +1,250 @@
+"""Adversarial review of the accountant's split into rules, rounding, default
+and context modules, and of the worker-default rule.
+
+The split must change no behaviour: a differential fuzz applies the same
+random spends and checks to the accountant as it was before the split (its
+module, kept verbatim as ``accountant_before_split.py.txt`` and loaded at
+test time) and to the split one, for each composition, and asks for the same
+decisions, the same refusal messages, the same entries and the same
+``total()`` and ``remaining()``, bit for bit.
+"""
+
+import importlib.util
+import math
+import pickle
+import random
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skdp import BudgetAccountant, PrivateMean
+from skdp.accounting import PrivacyCost, _default
+from skdp.exceptions import AccountantCopyError
+from skdp.mechanisms import gaussian_cost, laplace_cost, selection_cost, svt_cost
+from skdp.mechanisms._additive import additive_cost
+
+OLD_SOURCE = Path(__file__).with_name("accountant_before_split.py.txt")
+TINY = 5e-324  # the smallest subnormal
+
+
+@pytest.fixture(scope="module")
+def before_split():
+    """``BudgetAccountant`` as it was before the split (commit 426e7dd)."""
+    name = "skdp_review_accountant_before_split"
+    spec = importlib.util.spec_from_loader(name, loader=None)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        exec(compile(OLD_SOURCE.read_text(), str(OLD_SOURCE), "exec"), module.__dict__)
+    finally:
+        del sys.modules[name]
+    return module.BudgetAccountant
+
+
+def _outcome(call):
+    """What a call did: its value (floats by repr, entries without their
+    time), or the type and message of what it raised."""
+    try:
+        value = call()
+    except Exception as exc:  # noqa: BLE001 - the exception is the outcome
+        return type(exc).__name__, str(exc)
+    if isinstance(value, tuple) and value and hasattr(value[0], "label"):
+        return "entries", [(e.label, repr(e.epsilon), repr(e.delta)) for e in value]
+    if hasattr(value, "label"):
+        return "entry", (value.label, repr(value.epsilon), repr(value.delta))
+    if isinstance(value, tuple):
+        return "value", tuple(repr(v) for v in value)
+    return "value", repr(value)
+
+
+def _near(rng, value):
+    """``value`` or a float a few ulps either side (never negative)."""
+    for _ in range(rng.randrange(4)):
+        value = math.nextafter(value, math.inf if rng.random() < 0.5 else 0.0)
+    return value
+
+
+def _epsilon(rng, left):
+    kind = rng.randrange(9)
+    if kind == 0:
+        return 0.0
+    if kind == 1:
+        return rng.choice([TINY, 1e-310, 2.2250738585072014e-308])
+    if kind == 2 and math.isfinite(left):
+        return _near(rng, left)  # exactly what remains, or an ulp beside it
+    if kind == 3:
+        return round(rng.uniform(0.01, 0.5), rng.randrange(1, 4))
+    if kind == 4:
+        return rng.choice([0.1, 0.2, 0.3, 1 / 3, 0.7])
+    if kind == 5:
+        return rng.choice([1e300, 2.0, 10.0])
+    return rng.uniform(0.0, 0.4)
+
+
+def _delta(rng, left):
+    kind = rng.randrange(7)
+    if kind <= 1:
+        return 0.0
+    if kind == 2:
+        return rng.choice([TINY, 1e-310])
+    if kind == 3:
+        return _near(rng, left)
+    if kind == 4:
+        return rng.choice([1e-7, 1e-6, 3e-6, 1e-5])
+    return rng.uniform(0.0, 2e-6)
+
+
+def _cost(rng, eps, delta, gaussian=False):
+    """A cost from the mechanisms' vocabulary (``None`` if it cannot be made);
+    with ``gaussian``, nine times in ten a Gaussian one."""
+    if gaussian:  # a Gaussian release needs both parts positive
+        eps, delta = eps or 0.1, delta or 1e-7
+    gaussians = [
+        lambda: gaussian_cost(eps, delta),
+        lambda: additive_cost(eps, delta),
+        lambda: gaussian_cost(eps, delta) + gaussian_cost(eps / 3, delta / 2),
+    ]
+    makers = [
+        lambda: gaussian_cost(eps, delta),
+        lambda: additive_cost(eps, delta),
+        lambda: laplace_cost(eps),
+        lambda: selection_cost(eps),
+        lambda: selection_cost(eps, noise="exponential"),
+        lambda: svt_cost(eps),
+        lambda: PrivacyCost(eps, delta),
+        lambda: PrivacyCost(eps, delta, rho=eps * eps / 8),
+        lambda: gaussian_cost(eps, delta) + laplace_cost(eps / 2),
+    ]
+    if gaussian and rng.random() < 0.9:
+        makers = gaussians
+    try:
+        return rng.choice(makers)()
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def _operations(rng, n, gaussian=False):
+    """``n`` random operations, each a function of (accountant, left) where
+    ``left`` is the remaining() of the accountant before the split."""
+    ops = []
+    for i in range(n):
+        kind = rng.randrange(7)
+        if gaussian and kind in (0, 1, 5):
+            kind = rng.choice([2, 3, 4])
+        seed = rng.randrange(1 << 30)
+
+        def op(acc, left, kind=kind, seed=seed, i=i):
+            r = random.Random(seed)
+            eps, delta = _epsilon(r, left[0]), _delta(r, left[1])
+            if kind in (0, 1):
+                return lambda: acc.spend(eps, delta, label=f"Est{i % 3}: step")
+            if kind == 2:
+                cost = _cost(r, eps, delta, gaussian)
+                what = cost if cost is not None else eps
+                return lambda: acc.spend(what, label=f"Est{i % 3}: cost")
+            if kind == 3:
+                items = []
+                for j in range(r.randrange(1, 4)):
+                    e, d = _epsilon(r, left[0] / 2), _delta(r, left[1] / 2)
+                    cost = _cost(r, e, d, gaussian) if gaussian or r.random() < 0.5 else None
+                    item = (f"Many: {j}", cost) if cost else (f"Many: {j}", e, d)
+                    items.append(item)
+                return lambda: acc.spend_many(items)
+            if kind == 4:
+                cost = _cost(r, eps, delta, gaussian)
+                return lambda: acc.check(cost if cost is not None else eps, delta)
+            if kind == 5:
+                return lambda: acc.check(eps, delta)
+            return lambda: acc.spend(-eps - 1.0, label="bad")  # invalid: refused
+
+        ops.append(op)
+    return ops
+
+
+BUDGETS = [
+    # basic
+    dict(epsilon=1.0),
+    dict(epsilon=1.0, delta=1e-5),
+    dict(epsilon=0.3, delta=TINY),
+    dict(epsilon=TINY, delta=1e-310),
+    dict(epsilon=0.0),
+    dict(epsilon=math.inf, delta=1.0),
+    dict(epsilon=1e300, delta=1.0),
+    # advanced
+    dict(epsilon=2.0, delta=1e-5, slack=1e-6),
+    dict(epsilon=1.0, delta=1e-5, slack=1e-5),
+    dict(epsilon=3.0, delta=1e-3, slack=TINY, composition="advanced"),
+    dict(epsilon=math.inf, delta=1e-5, slack=1e-6),
+    # zcdp
+    dict(epsilon=1.0, delta=1e-5, composition="zcdp"),
+    dict(epsilon=2.0, delta=1e-5, slack=4e-6, composition="zcdp"),
+    dict(epsilon=math.inf, delta=1e-5, composition="zcdp"),
+    # pld
+    dict(epsilon=1.0, delta=1e-5, composition="pld"),
+    dict(epsilon=0.25, delta=1e-9, composition="pld"),
+    dict(epsilon=math.inf, delta=1e-5, composition="pld"),
+]
+
+
+@pytest.mark.parametrize("budget", BUDGETS, ids=repr)
+def test_split_accountant_decides_exactly_as_before(before_split, budget):
+    rng = random.Random(repr(sorted(budget.items())))
+    old, new = before_split(**budget), BudgetAccountant(**budget)
+    assert repr(new) == repr(old)
+    gaussian = budget.get("composition") == "pld"
+    for step, op in enumerate(_operations(rng, 25, gaussian)):
+        left = old.remaining()
+        assert _outcome(new.remaining) == _outcome(lambda: left), step
+        assert _outcome(op(new, left)) == _outcome(op(old, left)), step
+        assert _outcome(new.total) == _outcome(old.total), step
+        assert [e[:3] for e in new.entries] == [e[:3] for e in old.entries]
+    assert _outcome(new.remaining) == _outcome(old.remaining)
+    assert repr(new) == repr(old)
+
+
+def test_file_ledgers_decide_exactly_as_before(before_split, tmp_path):
+    budget = dict(epsilon=1.0, delta=1e-5, slack=1e-6)
+    old = before_split(**budget, ledger=tmp_path / "old.sqlite")
+    new = BudgetAccountant(**budget, ledger=tmp_path / "new.sqlite")
+    rng = random.Random(7)
+    for step, op in enumerate(_operations(rng, 15)):
+        left = old.remaining()
+        assert _outcome(op(new, left)) == _outcome(op(old, left)), step
+        assert _outcome(new.total) == _outcome(old.total), step
+    reopened = BudgetAccountant.open(tmp_path / "new.sqlite")
+    assert _outcome(reopened.remaining) == _outcome(old.remaining)
+
+
+@pytest.mark.parametrize("budget", [BUDGETS[1], BUDGETS[7], BUDGETS[11]], ids=repr)
+def test_pickles_state_the_same_budget(before_split, budget, tmp_path):
+    old, new = before_split(**budget), BudgetAccountant(**budget)
+    assert new.__reduce__()[1][1] == old.__reduce__()[1][1]
+    assert pickle.loads(pickle.dumps(new)) is new
+    path = tmp_path / "ledger.sqlite"
+    copy = pickle.loads(pickle.dumps(BudgetAccountant(**budget, ledger=path)))
+    assert copy.ledger == str(path) and copy.remaining() == new.remaining()
+
+
+def test_threads_racing_to_spend_never_overspend():
+    # check-then-spend under one lock: 8 threads x 40 spends of 0.01 on 1.0
+    acc = BudgetAccountant(1.0)
+    accepted = []
+
+    def spender():
+        for _ in range(40):
+            try:
+                acc.spend(0.01, label="race")
+                accepted.append(1)
+            except Exception:  # noqa: BLE001 - refusals are expected
+                pass
+
+    threads = [threading.Thread(target=spender) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(accepted) == 100 and acc.total() == (1.0, 0.0)
+    assert acc.remaining() == (0.0, 0.0)
