@@ -15,6 +15,7 @@ from skdp.accounting._budget_accountant import BudgetAccountant
 from skdp.exceptions import AccountantCopyError
 
 __all__ = [
+    "carried_default",
     "charged_default",
     "check_accountant",
     "default_accountant",
@@ -147,6 +148,30 @@ def charged_default(caller):
     if in_a_worker():
         raise AccountantCopyError(_no_default_in_a_worker(caller))
     return default_accountant()
+
+
+def carried_default(carried):
+    """What an estimator or private scorer pickled here with
+    ``accountant=None`` carries to a worker, as ``(accountant, pid)``, or
+    ``None``.
+
+    The default it would charge here and now: one put in effect here; else
+    the default it carried into this process (``carried``, when that still
+    applies here, see :func:`~skdp.accounting._channel.carried_here`); else,
+    outside worker processes, :func:`default_accountant`; else nothing (a
+    worker's automatic default would record where nobody sees, so a worker
+    started from here refuses as this one does). Never an earlier carried
+    default that no longer applies: a model pickled once (saved, or returned
+    by a worker) and sent to workers inside ``with acc:`` must charge ``acc``.
+    """
+    accountant = _explicit_default()
+    if accountant is not None:
+        return accountant, os.getpid()
+    if carried is not None and _channel.carried_here(carried[1]):
+        return carried
+    if in_a_worker():
+        return None
+    return default_accountant(), os.getpid()
 
 
 def _no_default_in_a_worker(caller):

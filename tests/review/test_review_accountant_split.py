@@ -7,10 +7,16 @@ module, kept verbatim as ``accountant_before_split.py.txt`` and loaded at
 test time) and to the split one, for each composition, and asks for the same
 decisions, the same refusal messages, the same entries and the same
 ``total()`` and ``remaining()``, bit for bit.
+
+The worker-default rule: a charge with ``accountant=None`` in a worker goes
+to an accountant the owner sees, or is refused before anything is charged.
+What an estimator or scorer carries when pickled must be the default in
+effect where it is pickled, never a stale one nor a worker's own recorder.
 """
 
 import importlib.util
 import math
+import multiprocessing
 import pickle
 import random
 import sys
@@ -19,12 +25,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from joblib import Parallel, delayed, parallel_config
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV
 
-from skdp import BudgetAccountant, PrivateMean
-from skdp.accounting import PrivacyCost, _default
-from skdp.exceptions import AccountantCopyError
+import skdp
+import skdp.base
+from skdp import BudgetAccountant, PrivateLogisticRegression, PrivateMean
+from skdp.accounting import PrivacyCost, _channel, _default
+from skdp.exceptions import AccountantCopyError, BudgetExceededError
 from skdp.mechanisms import gaussian_cost, laplace_cost, selection_cost, svt_cost
 from skdp.mechanisms._additive import additive_cost
+from skdp.metrics import _scorer, make_private_scorer
 
 OLD_SOURCE = Path(__file__).with_name("accountant_before_split.py.txt")
 TINY = 5e-324  # the smallest subnormal
@@ -49,7 +62,7 @@ def _outcome(call):
     time), or the type and message of what it raised."""
     try:
         value = call()
-    except Exception as exc:  # noqa: BLE001 - the exception is the outcome
+    except Exception as exc:  # the exception is the outcome
         return type(exc).__name__, str(exc)
     if isinstance(value, tuple) and value and hasattr(value[0], "label"):
         return "entries", [(e.label, repr(e.epsilon), repr(e.delta)) for e in value]
@@ -149,7 +162,8 @@ def _operations(rng, n, gaussian=False):
                 items = []
                 for j in range(r.randrange(1, 4)):
                     e, d = _epsilon(r, left[0] / 2), _delta(r, left[1] / 2)
-                    cost = _cost(r, e, d, gaussian) if gaussian or r.random() < 0.5 else None
+                    costly = gaussian or r.random() < 0.5
+                    cost = _cost(r, e, d, gaussian) if costly else None
                     item = (f"Many: {j}", cost) if cost else (f"Many: {j}", e, d)
                     items.append(item)
                 return lambda: acc.spend_many(items)
@@ -196,8 +210,8 @@ def test_split_accountant_decides_exactly_as_before(before_split, budget):
     assert repr(new) == repr(old)
     gaussian = budget.get("composition") == "pld"
     for step, op in enumerate(_operations(rng, 25, gaussian)):
+        assert _outcome(new.remaining) == _outcome(old.remaining), step
         left = old.remaining()
-        assert _outcome(new.remaining) == _outcome(lambda: left), step
         assert _outcome(op(new, left)) == _outcome(op(old, left)), step
         assert _outcome(new.total) == _outcome(old.total), step
         assert [e[:3] for e in new.entries] == [e[:3] for e in old.entries]
@@ -238,7 +252,7 @@ def test_threads_racing_to_spend_never_overspend():
             try:
                 acc.spend(0.01, label="race")
                 accepted.append(1)
-            except Exception:  # noqa: BLE001 - refusals are expected
+            except Exception:  # refusals are expected
                 pass
 
     threads = [threading.Thread(target=spender) for _ in range(8)]
@@ -248,3 +262,93 @@ def test_threads_racing_to_spend_never_overspend():
         t.join()
     assert len(accepted) == 100 and acc.total() == (1.0, 0.0)
     assert acc.remaining() == (0.0, 0.0)
+
+
+# -- the worker-default rule ------------------------------------------------
+
+X = np.full((20, 1), 0.5)
+worker_tests = pytest.mark.filterwarnings(
+    "ignore::skdp.exceptions.NoiseDominatedWarning"
+)
+
+
+def _as_a_worker_of_this_process(monkeypatch):
+    """This process seen as a pool's worker with nothing put in effect, whose
+    owner is this process (so what was pickled here was carried to it)."""
+    monkeypatch.setattr(multiprocessing, "parent_process", lambda: object())
+    monkeypatch.setattr(_default, "_auto_default", [])
+    monkeypatch.setattr(_default, "_process_default", [])
+    monkeypatch.setattr(skdp.base, "carried_here", lambda pid: True)
+    monkeypatch.setattr(_channel, "carried_here", lambda pid: True)
+    monkeypatch.setattr(_scorer, "carried_here", lambda pid: True)
+
+
+@worker_tests
+def test_a_model_pickled_once_charges_the_block_it_is_sent_from(monkeypatch):
+    # A model saved and loaded (or returned by a worker) carried the default
+    # of the process that pickled it, and kept it: sent to workers inside
+    # `with acc:`, its fits charged that automatic default, not acc, whose
+    # budget was then not enforced (found with GridSearchCV(n_jobs=2)).
+    est = pickle.loads(pickle.dumps(PrivateMean(0.25, bounds=(0, 1))))
+    acc = BudgetAccountant(0.5)
+    with acc:
+        sent = [pickle.dumps(clone(est)) for _ in range(3)]  # as a search does
+    _as_a_worker_of_this_process(monkeypatch)
+    pickle.loads(sent[0]).fit(X)
+    pickle.loads(sent[1]).fit(X)
+    with pytest.raises(BudgetExceededError):
+        pickle.loads(sent[2]).fit(X)
+    assert acc.total() == (0.5, 0.0)
+
+
+def test_a_scorer_pickled_once_charges_the_block_it_is_sent_from(monkeypatch):
+    scorer = pickle.loads(pickle.dumps(make_private_scorer("accuracy", epsilon=0.5)))
+    acc = BudgetAccountant(1.0)
+    with acc:
+        sent = pickle.dumps(scorer)
+    _as_a_worker_of_this_process(monkeypatch)
+    assert pickle.loads(sent)._accountant(None) is acc
+
+
+@worker_tests
+def test_a_worker_sends_no_automatic_default_to_its_own_workers(monkeypatch):
+    # In a worker a fit with nothing in effect is refused; the same model
+    # sent on to a worker of the worker carried the worker's own automatic
+    # default and was released there, recorded where nobody sees it.
+    _as_a_worker_of_this_process(monkeypatch)
+    est = PrivateMean(0.25, bounds=(0, 1))
+    scorer = make_private_scorer("accuracy", epsilon=0.5)
+    with pytest.raises(AccountantCopyError, match="accountant=None in a worker"):
+        est.fit(X)
+    with pytest.raises(AccountantCopyError, match="accountant=None in a worker"):
+        pickle.loads(pickle.dumps(est)).fit(X)
+    assert pickle.loads(pickle.dumps(scorer))._accountant(None) is None
+    assert all(acc.entries == () for acc in _default._auto_default)
+
+
+@worker_tests
+def test_threads_in_a_block_record_every_fit_once():
+    acc = BudgetAccountant(1.0)
+    with acc, parallel_config(backend="threading"):
+        Parallel(n_jobs=2)(
+            delayed(PrivateMean(0.25, bounds=(0, 1)).fit)(X) for _ in range(4)
+        )
+    assert len(acc.entries) == 4 and acc.total() == (1.0, 0.0)
+
+
+@pytest.mark.slow  # a pool (6 s); the first test above checks the same in-process
+@pytest.mark.filterwarnings("ignore::skdp.NoiseDominatedWarning")
+def test_loky_search_of_a_model_pickled_once_records_every_fit_once_in_the_block():
+    X, y = make_classification(n_samples=120, n_features=4, random_state=0)
+    model = PrivateLogisticRegression(
+        0.5, 1e-6, classes=[0, 1], feature_bounds=(-3, 3), random_state=0
+    )
+    model = pickle.loads(pickle.dumps(model))  # saved and loaded
+    acc = BudgetAccountant(10.0, 1e-4)
+    automatic = skdp.default_accountant()
+    before = len(automatic.entries)
+    with acc:
+        GridSearchCV(model, {"C": [0.1, 1.0]}, cv=2, n_jobs=2).fit(np.clip(X, -3, 3), y)
+    assert len(acc.entries) == 2 * 2 + 1  # every candidate and split, the refit
+    assert acc.total() == (2.5, 5e-06)
+    assert len(automatic.entries) == before
