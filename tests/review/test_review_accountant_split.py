@@ -33,7 +33,7 @@ from sklearn.model_selection import GridSearchCV
 import skdp
 import skdp.base
 from skdp import BudgetAccountant, PrivateLogisticRegression, PrivateMean
-from skdp.accounting import PrivacyCost, _channel, _default
+from skdp.accounting import PrivacyCost, _channel, _context, _default
 from skdp.exceptions import AccountantCopyError, BudgetExceededError
 from skdp.mechanisms import gaussian_cost, laplace_cost, selection_cost, svt_cost
 from skdp.mechanisms._additive import additive_cost
@@ -352,3 +352,100 @@ def test_loky_search_of_a_model_pickled_once_records_every_fit_once_in_the_block
     assert len(acc.entries) == 2 * 2 + 1  # every candidate and split, the refit
     assert acc.total() == (2.5, 5e-06)
     assert len(automatic.entries) == before
+
+
+def _blocks_across_threads(cls, default):
+    """Who is the default, in a main thread and a thread started in a block,
+    through nested and re-entered blocks on both sides."""
+    a, b, c = cls(1.0), cls(2.0), cls(3.0)
+    names = {id(a): "a", id(b): "b", id(c): "c"}
+
+    def name(acc):
+        return names.get(id(acc), "automatic")
+
+    main, side = [name(default())], []
+    entered, checked = threading.Event(), threading.Event()
+
+    def in_a_thread():
+        side.append(name(default()))  # the block of the thread that started it
+        with b:
+            side.append(name(default()))
+            entered.set()
+            checked.wait()
+        side.append(name(default()))
+
+    with a:
+        main.append(name(default()))
+        thread = threading.Thread(target=in_a_thread)
+        thread.start()
+        entered.wait()
+        main.append(name(default()))  # the thread's block is not this one's
+        with c, a:
+            main.append(name(default()))
+        main.append(name(default()))
+        checked.set()
+        thread.join()
+        main.append(name(default()))
+    main.append(name(default()))
+    return main, side
+
+
+def test_blocks_nested_and_across_threads_choose_as_before(before_split):
+    new_trace = _blocks_across_threads(BudgetAccountant, _default.default_accountant)
+    old_default = before_split.__init__.__globals__["default_accountant"]
+    old_trace = _blocks_across_threads(before_split, old_default)
+    assert new_trace == old_trace
+    assert new_trace == (
+        ["automatic", "a", "a", "a", "a", "a", "automatic"],
+        ["a", "b", "a"],
+    )
+
+
+def test_a_forked_child_forgets_the_automatic_default_and_the_held_lock(monkeypatch):
+    user, automatic = BudgetAccountant(1.0), BudgetAccountant()
+    held = threading.Lock()
+    held.acquire()  # another thread held it when the process forked
+    monkeypatch.setattr(_context, "process_lock", held)
+    monkeypatch.setattr(_default, "_process_default", [automatic])
+    monkeypatch.setattr(_default, "_auto_default", [automatic])
+    _default._fresh_default_after_fork()
+    assert _default._process_default == [] and _default._auto_default == []
+    assert _context.process_lock is not held
+    assert _default._explicit_default() is None  # no deadlock on the old lock
+    monkeypatch.setattr(_default, "_process_default", [user])
+    monkeypatch.setattr(_default, "_auto_default", [automatic])
+    _default._fresh_default_after_fork()
+    assert _default._process_default == [user] and _default._explicit_default() is user
+
+
+@worker_tests
+def test_a_default_a_spawned_worker_sets_again_from_the_main_module_is_not_charged(
+    monkeypatch,
+):
+    # A script's top-level set_default_accountant(acc) runs again in every
+    # worker that spawn starts (it re-runs the main module): each worker had
+    # an acc of its own, with the whole budget, and it took precedence over
+    # the owner's acc that estimators carried: 8 fits of 0.25 by 2 spawned
+    # workers were released against a budget of 1.0, none recorded by the
+    # owner.
+    owner = BudgetAccountant(0.5)
+    with owner:
+        sent = pickle.dumps(PrivateMean(0.25, bounds=(0, 1)))
+    _as_a_worker_of_this_process(monkeypatch)
+    monkeypatch.setattr(_default, "_reimported", [], raising=False)
+    process = multiprocessing.current_process()
+    monkeypatch.setattr(process, "_inheriting", True, raising=False)
+    local = BudgetAccountant(0.5)  # the top level, run again in the worker
+    skdp.set_default_accountant(local)
+    monkeypatch.setattr(process, "_inheriting", False)  # the worker runs tasks
+    assert skdp.default_accountant() is local  # it is read there
+    pickle.loads(sent).fit(X)
+    pickle.loads(sent).fit(X)
+    with pytest.raises(BudgetExceededError):
+        pickle.loads(sent).fit(X)
+    with pytest.raises(AccountantCopyError, match="accountant=None in a worker"):
+        PrivateMean(0.25, bounds=(0, 1)).fit(X)
+    assert owner.total() == (0.5, 0.0) and local.entries == ()
+    skdp.set_default_accountant(local)  # set by the worker itself: in effect
+    PrivateMean(0.25, bounds=(0, 1)).fit(X)
+    assert local.total() == (0.25, 0.0)
