@@ -217,6 +217,9 @@ def test_split_accountant_decides_exactly_as_before(before_split, budget):
         assert [e[:3] for e in new.entries] == [e[:3] for e in old.entries]
     assert _outcome(new.remaining) == _outcome(old.remaining)
     assert repr(new) == repr(old)
+    for by in ("label", "estimator"):
+        assert new.report(by=by) == old.report(by=by)
+    assert new._repr_html_() == old._repr_html_()
 
 
 def test_file_ledgers_decide_exactly_as_before(before_split, tmp_path):
