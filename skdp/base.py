@@ -15,9 +15,9 @@ from skdp.accounting._channel import carried_here
 from skdp.accounting._cost import PrivacyCost
 from skdp.accounting._default import (
     _explicit_default,
+    carried_default,
     charged_default,
     check_accountant,
-    default_accountant,
 )
 from skdp.exceptions import BudgetExceededError
 from skdp.utils._search_hint import check_search_plan, search_refusal_hint
@@ -205,8 +205,10 @@ class PrivateEstimatorMixin:
 
     def __getstate__(self):
         state = dict(super().__getstate__())  # object's is the live __dict__
-        if self.accountant is None and "_skdp_carried_accountant" not in state:
-            state["_skdp_carried_accountant"] = (default_accountant(), os.getpid())
+        if self.accountant is None:  # the default in effect here and now
+            carried = carried_default(state.pop("_skdp_carried_accountant", None))
+            if carried is not None:
+                state["_skdp_carried_accountant"] = carried
         return state
 
     def __sklearn_clone__(self):

@@ -15,6 +15,7 @@ from skdp.accounting._budget_accountant import BudgetAccountant
 from skdp.exceptions import AccountantCopyError
 
 __all__ = [
+    "carried_default",
     "charged_default",
     "check_accountant",
     "default_accountant",
@@ -23,6 +24,7 @@ __all__ = [
 
 _process_default = []  # the accountant set as the default, if any
 _auto_default = []  # the unlimited default created on first use, if any
+_reimported = []  # the default set while a spawned worker re-ran the main module
 
 
 def _fresh_default_after_fork():
@@ -66,12 +68,21 @@ def _explicit_default():
         return accountant
     with _context.process_lock:
         if _process_default and not _is_automatic(_process_default[0]):
-            return _process_default[0]
+            if not (_reimported and _process_default[0] is _reimported[0]):
+                return _process_default[0]
     return None
 
 
 def _is_automatic(accountant):
     return bool(_auto_default) and accountant is _auto_default[0]
+
+
+def _rerunning_the_main_module():
+    """Whether this is a worker started by ``spawn`` or ``forkserver`` that is
+    re-running the main module of the process that started it (what a script
+    does at its top level, outside ``if __name__ == "__main__":``, runs again
+    in every such worker)."""
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
 
 
 def default_accountant():
@@ -90,7 +101,9 @@ def default_accountant():
     (this function still returns it there, for reading): a charge with
     ``accountant=None`` in a worker goes to the accountant in effect
     in the worker (a ``with`` block or :func:`set_default_accountant`
-    inherited through ``fork``, or set in the worker), else to the default an
+    inherited through ``fork``, or set in the worker, but not one a script's
+    top level sets again when ``spawn`` re-runs it there: that one has a
+    budget of its own that nobody else sees), else to the default an
     estimator or private scorer carried when it was pickled in the process
     that started the worker, else it is refused before anything is charged
     (:class:`~skdp.exceptions.AccountantCopyError`, naming the fix: pass
@@ -149,6 +162,30 @@ def charged_default(caller):
     return default_accountant()
 
 
+def carried_default(carried):
+    """What an estimator or private scorer pickled here with
+    ``accountant=None`` carries to a worker, as ``(accountant, pid)``, or
+    ``None``.
+
+    The default it would charge here and now: one put in effect here; else
+    the default it carried into this process (``carried``, when that still
+    applies here, see :func:`~skdp.accounting._channel.carried_here`); else,
+    outside worker processes, :func:`default_accountant`; else nothing (a
+    worker's automatic default would record where nobody sees, so a worker
+    started from here refuses as this one does). Never an earlier carried
+    default that no longer applies: a model pickled once (saved, or returned
+    by a worker) and sent to workers inside ``with acc:`` must charge ``acc``.
+    """
+    accountant = _explicit_default()
+    if accountant is not None:
+        return accountant, os.getpid()
+    if carried is not None and _channel.carried_here(carried[1]):
+        return carried
+    if in_a_worker():
+        return None
+    return default_accountant(), os.getpid()
+
+
 def _no_default_in_a_worker(caller):
     return (
         f"{caller} was called with accountant=None in a worker process (pid "
@@ -193,4 +230,10 @@ def set_default_accountant(accountant):
     previous = default_accountant()
     with _context.process_lock:
         _process_default[:] = [accountant]
+        # A script's top-level set_default_accountant(acc), run again in a
+        # spawned worker, sets a new accountant of the worker's own with a
+        # full budget of its own: it is read there, but charges with
+        # accountant=None go where they would without it (the default an
+        # estimator carried from the owner, else a refusal).
+        _reimported[:] = [accountant] if _rerunning_the_main_module() else []
     return previous

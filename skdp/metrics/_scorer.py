@@ -1,13 +1,16 @@
 """Private scorers: a private metric with its budget, called on a model."""
 
 import copy
-import os
 
 import numpy as np
 from sklearn.utils.validation import _num_samples
 
 from skdp.accounting._channel import carried_here
-from skdp.accounting._default import _explicit_default, default_accountant
+from skdp.accounting._default import (
+    _explicit_default,
+    carried_default,
+    default_accountant,
+)
 from skdp.mechanisms._additive import additive_cost
 from skdp.metrics import _classification, _log_loss, _ranking, _regression
 from skdp.metrics._scorer_rows import (
@@ -378,8 +381,9 @@ class PrivateScorer:
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        if "_carried_accountant" not in state:
-            state["_carried_accountant"] = (default_accountant(), os.getpid())
+        carried = carried_default(state.pop("_carried_accountant", None))
+        if carried is not None:  # the default in effect here and now
+            state["_carried_accountant"] = carried
         return state
 
     def __call__(self, estimator, X, y, *, accountant=None, random_state=None):
