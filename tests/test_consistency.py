@@ -173,6 +173,30 @@ def raw_boosting_gap(est, X, y):
     return abs(est.score(X, y) - score) * unit
 
 
+def random_trees_gap(est, X, y):
+    """Largest gap, in hundredths of probability, between the class
+    probabilities of the private random trees on their training rows and
+    those of the same trees with exact leaf frequencies: the trees' splits
+    come from the bounds and the random source only, so the counterpart at
+    ε → ∞ is the same trees counted without noise (every leaf a training row
+    reaches holds that row, so each frequency is defined)."""
+    from skdp.tree._random_tree import leaf_indices
+
+    X = np.asarray(X, dtype=float)
+    features, thresholds, _ = est._stacked_trees()
+    leaves = leaf_indices(X, features, thresholds)
+    codes = np.searchsorted(est.classes_, y)
+    n_leaves, n_classes = features.shape[1] + 1, len(est.classes_)
+    exact = np.zeros((X.shape[0], n_classes))
+    for tree_leaves in leaves:
+        counts = np.zeros((n_leaves, n_classes))
+        np.add.at(counts, (tree_leaves, codes), 1)
+        reached = counts[tree_leaves]
+        exact += reached / reached.sum(axis=1, keepdims=True)
+    exact /= len(leaves)
+    return np.abs(est.predict_proba(X) - exact).max() / 0.01
+
+
 BOOSTING_SMALL = {"max_iter": 10}
 
 
@@ -488,6 +512,26 @@ CASES = [
         raw_boosting_gap,
         tol=0.03,  # other bins; and near-tie splits (scikit-learn sums in float32)
         seeds=4,
+        converge_seeds=2,
+    ),
+    case(
+        "PrivateRandomForestClassifier-synthetic",
+        lambda e, s: skdp.PrivateRandomForestClassifier(
+            epsilon=e, classes=[0, 1], accountant=budget(), random_state=s
+        ),
+        synthetic_classification,
+        random_trees_gap,
+        seeds=5,
+        converge_seeds=2,
+    ),
+    case(
+        "PrivateDecisionTreeClassifier-breast_cancer",
+        lambda e, s: skdp.PrivateDecisionTreeClassifier(
+            e, classes=[0, 1], accountant=budget(), random_state=s
+        ),
+        breast_cancer,
+        random_trees_gap,
+        seeds=5,
         converge_seeds=2,
     ),
     case(
