@@ -144,7 +144,8 @@ def as_group_labels(groups):
 
     An array (or pandas object) is taken as it is; another sequence is a
     list of labels, whatever they are: tuples stay one label each, not the
-    rows of a 2-D array.
+    rows of a 2-D array, and a list that mixes strings with other kinds
+    stays objects (numpy would make ``[1, "1"]`` two equal strings).
     """
     if hasattr(groups, "__array__") or isinstance(groups, np.ndarray):
         return np.asarray(groups)
@@ -153,6 +154,10 @@ def as_group_labels(groups):
         labels = np.asarray(items)
     except ValueError:
         labels = None
+    if labels is not None and labels.dtype.kind in "US":
+        # numpy turns [1, "1"] into ["1", "1"]: two labels would become one
+        kind = str if labels.dtype.kind == "U" else bytes
+        labels = labels if all(isinstance(v, kind) for v in items) else None
     if labels is None or labels.ndim != 1:
         labels = np.empty(len(items), dtype=object)
         labels[:] = items
@@ -189,10 +194,12 @@ def group_codes(groups):
             labels = labels.astype(np.int64)
     if labels.dtype.kind == "b":
         labels = labels.astype(np.int8)
+    if labels.dtype.kind == "i":  # int8 - int8 wraps: -100 - 100 is 56
+        labels = labels.astype(np.int64, copy=False)
     if labels.dtype.kind in "iu" and labels.size:
         low, high = labels.min(), labels.max()
         if int(high) - int(low) <= 2 * labels.size + 1024:
-            # in the labels' own dtype: every difference is small, no overflow
+            # int64 or unsigned: every difference is small and non-negative
             return (labels - low).astype(np.int64), int(high) - int(low) + 1
     try:
         uniques, codes = np.unique(labels, return_inverse=True)
