@@ -37,7 +37,8 @@ rows by hash, and a row's rank in its group is its position minus its
 group's start. Only a group whose truncated hashes tie across the ``k``-th
 place is re-sorted by its full hash and content (rare; exact). When the
 codes and indices leave fewer than 16 bits for the hash, a lexicographic
-sort on the full hash is used instead (slower, same rows).
+sort on (code, full hash) is used instead (slower, same rows), with the same
+re-sort of the groups tied at the cut only.
 """
 
 import numpy as np
@@ -229,7 +230,10 @@ def _content_key(columns, rows):
         if column is None:
             continue
         if sparse.issparse(column):
-            column = sparse.csr_matrix(column)[rows].toarray()
+            # only the columns stored in these rows: the others are 0 in all
+            # of them and change no comparison (n x d dense could not fit)
+            column = sparse.csr_matrix(column)[rows]
+            column = column[:, np.unique(column.indices)].toarray()
         else:
             column = np.asarray(column)[rows]
         keys.extend(_bit_columns(column).T)
@@ -308,12 +312,13 @@ def kept_rows(groups, max_rows_per_group, seed, columns):
         return np.arange(n, dtype=np.intp)
     hashes = row_hashes(seed, columns)
     packed = _packed_order(codes, n_codes, hashes)
-    if packed is None:
-        ordered = np.lexsort((hashes, codes))
-        return np.sort(_resolve_ties(ordered, codes, hashes, k, columns))
+    if packed is None:  # the full hashes, compared within a group
+        rows = np.lexsort((hashes, codes))
+        packed = rows, hashes[rows]
     rows, key = packed
-    rank = _ranks_in_groups(codes[rows])
-    # a tie of truncated hashes across the cut (ranks k-1 and k of a group)
+    sorted_codes = codes[rows]
+    rank = _ranks_in_groups(sorted_codes)
+    # a tie of (truncated) hashes across the cut (ranks k-1 and k of a group)
     cut = np.flatnonzero(rank[1:] == k)  # position k-1 of each full group
     tied = cut[key[cut] == key[cut + 1]]
     if tied.size == 0:
@@ -321,8 +326,11 @@ def kept_rows(groups, max_rows_per_group, seed, columns):
         kept.sort()
         return kept
     # those groups: the rows up to the tied hash, in the exact order
-    tied_groups = np.isin(codes[rows], codes[rows[tied]])
-    candidates = tied_groups & ((rank < k) | np.isin(key, key[tied]))
+    tied_at = np.full(n_codes, -1, dtype=np.intp)  # group -> position of its tie
+    tied_at[sorted_codes[tied]] = tied
+    tied_groups = tied_at[sorted_codes] >= 0
+    same_key = key == key[np.maximum(tied_at[sorted_codes], 0)]
+    candidates = tied_groups & ((rank < k) | same_key)
     exact = _resolve_ties(rows[candidates], codes, hashes, k, columns)
     kept = np.concatenate([rows[~tied_groups & (rank < k)], exact])
     kept.sort()

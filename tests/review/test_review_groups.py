@@ -166,3 +166,46 @@ def test_a_routed_pipeline_never_mixes_row_and_group_units_silently(step):
                 return
     labels = [entry.label for entry in accountant.entries]
     assert all("unit: group" in label for label in labels), labels
+
+
+# -- 5. the exact tie path's size (after the charge: no MemoryError) ---------
+
+
+def _spy_content_rows(monkeypatch):
+    seen = []
+    real = _groups._content_key
+
+    def spy(columns, rows):
+        seen.append(len(rows))
+        return real(columns, rows)
+
+    monkeypatch.setattr(_groups, "_content_key", spy)
+    return seen
+
+
+def test_the_fallback_sorts_by_content_only_the_groups_tied_at_the_cut(monkeypatch):
+    # the fallback (taken from ~8e6 rows on) sorted every row by its content,
+    # all columns densified: n x d after the charge; now only tied groups
+    monkeypatch.setattr(_groups, "_MIN_HASH_BITS", 64)
+    seen = _spy_content_rows(monkeypatch)
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(300), 10)
+    X = rng.normal(size=(groups.size, 3))  # distinct rows: no tie at the cut
+    X[:10] = 1.0  # one group of equal rows: tied at the cut
+    kept = kept_rows(groups, 4, 1, [X])
+    assert np.bincount(groups[kept]).tolist() == [4] * 300
+    assert sum(seen) <= 10
+
+
+def test_sparse_ties_densify_only_the_stored_columns():
+    from scipy import sparse
+
+    wide = sparse.csr_matrix(
+        (np.ones(4), ([0, 1, 2, 3], [7, 7, 10**6 - 2, 7])), shape=(4, 10**6)
+    )
+    keys = _groups._content_key([wide], np.arange(4))
+    assert len(keys) == 2  # columns 7 and 10**6 - 2, not all 10**6
+    groups = [0, 0, 0, 0]
+    kept = kept_rows(groups, 2, 3, [wide])  # rows 0, 1, 3 are equal
+    dense_content = {tuple(wide[[r]].indices) for r in kept}
+    assert len(kept) == 2 and dense_content <= {(7,), (10**6 - 2,)}
