@@ -209,3 +209,50 @@ def test_sparse_ties_densify_only_the_stored_columns():
     kept = kept_rows(groups, 2, 3, [wide])  # rows 0, 1, 3 are equal
     dense_content = {tuple(wide[[r]].indices) for r in kept}
     assert len(kept) == 2 and dense_content <= {(7,), (10**6 - 2,)}
+
+
+# -- 6. public parameters at the end of their range ---------------------------
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        skdp.PrivateMean(bounds=(0, 1)),
+        skdp.PrivateLogisticRegression(classes=[0, 1], feature_bounds=(0, 1)),
+    ],
+    ids=["mean", "logistic"],
+)
+def test_an_astronomical_bound_is_refused_by_name_before_the_charge(estimator):
+    # max_rows_per_group=10**400 passed the Integral constraint and raised
+    # "OverflowError: int too large to convert to float"
+    X = np.linspace(0, 1, 12)[:, None]
+    y = (X[:, 0] > 0.5).astype(int)
+    accountant = skdp.BudgetAccountant(delta=1.0)
+    estimator.set_params(max_rows_per_group=10**400, accountant=accountant)
+    with pytest.raises(ValueError, match="max_rows_per_group=1000"):
+        estimator.fit(X, y, groups=np.arange(12) // 3)
+    assert len(accountant.entries) == 0
+
+
+# -- 7. the accountant's unit (issue item 3) ----------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: the accountant composes row-level and group-level charges "
+    "as one unit (the unit is only in the ledger's label text)",
+)
+def test_row_and_group_charges_are_not_composed_as_the_same_unit():
+    X = np.linspace(0, 1, 12)[:, None]
+    accountant = skdp.BudgetAccountant(delta=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        skdp.PrivateMean(bounds=(0, 1), accountant=accountant).fit(X)
+        try:
+            skdp.PrivateMean(
+                bounds=(0, 1), max_rows_per_group=3, accountant=accountant
+            ).fit(X, groups=np.arange(12) // 3)
+        except ValueError:
+            return  # refused: fine
+    # converted by the stated bound: the row-level fit costs k ε per group
+    assert accountant.total()[0] >= 3 * 1.0 + 1.0
