@@ -256,3 +256,116 @@ def test_row_and_group_charges_are_not_composed_as_the_same_unit():
             return  # refused: fine
     # converted by the stated bound: the row-level fit costs k ε per group
     assert accountant.total()[0] >= 3 * 1.0 + 1.0
+
+
+# -- 8. end to end: what each fit releases moves by at most its stated bound --
+
+
+def _as_floats(value):
+    if hasattr(value, "numerators"):  # a FixedPoint: exact integers * 2**e
+        numerators = np.array([float(v) for v in value.numerators])
+        return (numerators * 2.0**value.exponent).reshape(value.shape)
+    return np.array(value, dtype=float)
+
+
+class _Coupled:
+    """Record every release's exact input; on the neighbour, return the
+    first data set's outputs (a coupling: all post-processing identical), so
+    each exact input is compared at the same public parameters."""
+
+    def __init__(self, monkeypatch):
+        from skdp.linear_model import _release, _scaling
+        from skdp.preprocessing import _standard
+        from skdp.stats import _histogram, _mean_release
+
+        self.calls, self.outputs, self.replay = [], [], False
+        for module in (_histogram, _mean_release, _standard):
+            monkeypatch.setattr(
+                module, "additive_release", self._wrap(module.additive_release, 2)
+            )
+        for module in (_release, _scaling):
+            monkeypatch.setattr(
+                module, "gaussian_release", self._wrap(module.gaussian_release, 1)
+            )
+
+    def _wrap(self, real, n_bounds):
+        def release(value, *args, **kwargs):
+            bounds = [float(b) for b in args[:n_bounds]]
+            self.calls.append((_as_floats(value), bounds, args))
+            if self.replay:
+                return self.outputs[len(self.calls) - 1 - self.offset]
+            out = real(value, *args, **kwargs)
+            self.outputs.append(out)
+            return out
+
+        return release
+
+    def fit_both(self, estimator, X, y, groups, X2, y2, groups2):
+        estimator.fit(X, y, groups=groups)
+        first = self.calls
+        self.calls, self.replay, self.offset = [], True, 0
+        estimator.fit(X2, y2, groups=groups2)
+        return first, self.calls
+
+
+def _people_table(seed=0):
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.arange(15), rng.integers(1, 6, 15))
+    X = rng.uniform(0, 1, (groups.size, 2))
+    X[::4] = X[0]  # equal rows, within and across groups
+    y = (X[:, 0] + rng.normal(0, 0.3, groups.size) > 0.5).astype(int)
+    return groups, X, y
+
+
+K_END = 3
+END_TO_END = {
+    "mean": skdp.PrivateMean(bounds=(0, 1)),
+    "mean_gaussian": skdp.PrivateMean(bounds=(0, 1), mechanism="gaussian", delta=1e-6),
+    "histogram": skdp.PrivateHistogram(bounds=(0, 1), bins=4),
+    "scaler": skdp.PrivateStandardScaler(bounds=(0, 1)),
+    "naive_bayes": skdp.PrivateGaussianNB(bounds=(0, 1), classes=[0, 1]),
+    "logistic": skdp.PrivateLogisticRegression(
+        classes=[0, 1], feature_bounds=(0, 1), max_iter=3
+    ),
+    "logistic_scales": skdp.PrivateLogisticRegression(classes=[0, 1], max_iter=2),
+    "linear": skdp.PrivateLinearRegression(feature_bounds=(0, 1)),
+}
+
+
+@pytest.mark.parametrize("name", list(END_TO_END))
+@pytest.mark.parametrize("new", ["extreme", "copies"])
+def test_every_release_of_a_fit_moves_by_its_stated_bound_for_a_new_group(
+    monkeypatch, name, new
+):
+    groups, X, y = _people_table()
+    rows = np.ones((3 * K_END, 2)) if new == "extreme" else np.repeat(X[:1], 9, 0)
+    X2 = np.vstack([rows, X])  # the new group first: every index shifts
+    y2 = np.r_[np.ones(len(rows), dtype=int), y]
+    groups2 = np.r_[np.full(len(rows), 99), groups]
+    estimator = END_TO_END[name].set_params(
+        max_rows_per_group=K_END,
+        random_state=0,
+        accountant=skdp.BudgetAccountant(delta=1.0),
+    )
+    if name == "linear":
+        y, y2 = X[:, 0] + y, X2[:, 0] + y2  # a numeric target
+    coupled = _Coupled(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first, second = coupled.fit_both(estimator, X, y, groups, X2, y2, groups2)
+        # the row-level fit's multipliers (Gaussian releases state a row's
+        # L2 bound; the group's is that times the multipliers' ratio)
+        coupled.calls, coupled.replay = [], False
+        estimator.set_params(max_rows_per_group=None).fit(X, y)
+    rows_level = coupled.calls
+    assert len(first) == len(second) == len(rows_level) > 0
+    for (a, bounds, args), (b, _, _), (_, _, row_args) in zip(
+        first, second, rows_level, strict=True
+    ):
+        change = (b - a).ravel()
+        if len(bounds) == 2:  # additive: (L1, L2) of the group
+            assert np.abs(change).sum() <= bounds[0] * (1 + 1e-12)
+            assert np.linalg.norm(change) <= bounds[1] * (1 + 1e-12)
+        else:  # Gaussian: a row's L2 bound times the multipliers' ratio
+            group_bound = bounds[0] * float(args[1]) / float(row_args[1])
+            assert np.linalg.norm(change) <= group_bound * (1 + 1e-12)
