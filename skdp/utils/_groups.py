@@ -169,11 +169,12 @@ def group_codes(groups):
     """Integer codes of the group labels and the number of codes.
 
     Integers (and dates) in a range of at most ``2 n + 1024`` values are
-    offset from their minimum (codes may skip unused values); other labels
-    are numbered in sorted order, or by first appearance when they cannot
-    be sorted (mixed Python objects). Two labels are one group when they
-    are equal (``1 == 1.0``, ``-0.0 == 0.0``). A missing label (None, NaN,
-    NaT) raises ``ValueError``.
+    offset from their minimum (codes may skip unused values); other arrays
+    of numbers, strings or dates are numbered in sorted order, Python
+    objects by first appearance. Two labels are one group when they
+    are equal (``1 == 1.0``, ``-0.0 == 0.0``); Python objects are numbered
+    by equality (they must be hashable). A missing label (None, NaN, NaT)
+    or an unhashable one raises ``ValueError``.
 
     Examples
     --------
@@ -202,17 +203,27 @@ def group_codes(groups):
         if int(high) - int(low) <= 2 * labels.size + 1024:
             # int64 or unsigned: every difference is small and non-negative
             return (labels - low).astype(np.int64), int(high) - int(low) + 1
+    if labels.dtype.kind != "O":
+        try:
+            uniques, codes = np.unique(labels, return_inverse=True)
+            return codes.ravel(), uniques.size
+        except TypeError:
+            pass
+    # Python objects: by equality (hash), never by sorting: a partial order
+    # (sets) made np.unique split one label into several groups
+    numbering = {}
     try:
-        uniques, codes = np.unique(labels, return_inverse=True)
-        return codes.ravel(), uniques.size
-    except TypeError:  # labels of kinds that do not compare: by equality
-        numbering = {}
         codes = np.fromiter(
             (numbering.setdefault(v, len(numbering)) for v in labels.tolist()),
             dtype=np.int64,
             count=labels.size,
         )
-        return codes, len(numbering)
+    except TypeError as exc:
+        raise ValueError(
+            f"groups holds a label that cannot be hashed ({exc}); use "
+            "numbers, strings or tuples"
+        ) from None
+    return codes, len(numbering)
 
 
 def _ranks_in_groups(sorted_codes):

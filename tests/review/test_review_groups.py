@@ -369,3 +369,26 @@ def test_every_release_of_a_fit_moves_by_its_stated_bound_for_a_new_group(
         else:  # Gaussian: a row's L2 bound times the multipliers' ratio
             group_bound = bounds[0] * float(args[1]) / float(row_args[1])
             assert np.linalg.norm(change) <= group_bound * (1 + 1e-12)
+
+
+# -- 9. labels that only partially order --------------------------------------
+
+
+def test_equal_labels_that_sort_partially_are_one_group():
+    # np.unique sorted frozensets by inclusion (a partial order) and split
+    # frozenset({1}) into two groups: one person, up to 2 k rows
+    labels = [frozenset({1}), frozenset({2}), frozenset({1}), frozenset({2})]
+    codes, _ = group_codes(labels)
+    assert codes[0] == codes[2] != codes[1] == codes[3]
+    kept = kept_rows(labels, 1, 0, [np.arange(4.0)[:, None]])
+    assert len(kept) == 2
+
+
+def test_an_unhashable_label_is_refused_by_name_before_the_charge():
+    accountant = skdp.BudgetAccountant()
+    estimator = skdp.PrivateMean(
+        bounds=(0, 1), max_rows_per_group=2, accountant=accountant
+    )
+    with pytest.raises(ValueError, match="cannot be hashed"):
+        estimator.fit(np.zeros((3, 1)), groups=[{1}, {1}, {2}])
+    assert len(accountant.entries) == 0
