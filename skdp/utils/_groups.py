@@ -37,7 +37,8 @@ rows by hash, and a row's rank in its group is its position minus its
 group's start. Only a group whose truncated hashes tie across the ``k``-th
 place is re-sorted by its full hash and content (rare; exact). When the
 codes and indices leave fewer than 16 bits for the hash, a lexicographic
-sort on the full hash is used instead (slower, same rows).
+sort on (code, full hash) is used instead (slower, same rows), with the same
+re-sort of the groups tied at the cut only.
 """
 
 import numpy as np
@@ -144,7 +145,8 @@ def as_group_labels(groups):
 
     An array (or pandas object) is taken as it is; another sequence is a
     list of labels, whatever they are: tuples stay one label each, not the
-    rows of a 2-D array.
+    rows of a 2-D array, and a list that mixes strings with other kinds
+    stays objects (numpy would make ``[1, "1"]`` two equal strings).
     """
     if hasattr(groups, "__array__") or isinstance(groups, np.ndarray):
         return np.asarray(groups)
@@ -153,6 +155,10 @@ def as_group_labels(groups):
         labels = np.asarray(items)
     except ValueError:
         labels = None
+    if labels is not None and labels.dtype.kind in "US":
+        # numpy turns [1, "1"] into ["1", "1"]: two labels would become one
+        kind = str if labels.dtype.kind == "U" else bytes
+        labels = labels if all(isinstance(v, kind) for v in items) else None
     if labels is None or labels.ndim != 1:
         labels = np.empty(len(items), dtype=object)
         labels[:] = items
@@ -163,11 +169,12 @@ def group_codes(groups):
     """Integer codes of the group labels and the number of codes.
 
     Integers (and dates) in a range of at most ``2 n + 1024`` values are
-    offset from their minimum (codes may skip unused values); other labels
-    are numbered in sorted order, or by first appearance when they cannot
-    be sorted (mixed Python objects). Two labels are one group when they
-    are equal (``1 == 1.0``, ``-0.0 == 0.0``). A missing label (None, NaN,
-    NaT) raises ``ValueError``.
+    offset from their minimum (codes may skip unused values); other arrays
+    of numbers, strings or dates are numbered in sorted order, Python
+    objects by first appearance. Two labels are one group when they
+    are equal (``1 == 1.0``, ``-0.0 == 0.0``); Python objects are numbered
+    by equality (they must be hashable). A missing label (None, NaN, NaT)
+    or an unhashable one raises ``ValueError``.
 
     Examples
     --------
@@ -189,22 +196,34 @@ def group_codes(groups):
             labels = labels.astype(np.int64)
     if labels.dtype.kind == "b":
         labels = labels.astype(np.int8)
+    if labels.dtype.kind == "i":  # int8 - int8 wraps: -100 - 100 is 56
+        labels = labels.astype(np.int64, copy=False)
     if labels.dtype.kind in "iu" and labels.size:
         low, high = labels.min(), labels.max()
         if int(high) - int(low) <= 2 * labels.size + 1024:
-            # in the labels' own dtype: every difference is small, no overflow
+            # int64 or unsigned: every difference is small and non-negative
             return (labels - low).astype(np.int64), int(high) - int(low) + 1
+    if labels.dtype.kind != "O":
+        try:
+            uniques, codes = np.unique(labels, return_inverse=True)
+            return codes.ravel(), uniques.size
+        except TypeError:
+            pass
+    # Python objects: by equality (hash), never by sorting: a partial order
+    # (sets) made np.unique split one label into several groups
+    numbering = {}
     try:
-        uniques, codes = np.unique(labels, return_inverse=True)
-        return codes.ravel(), uniques.size
-    except TypeError:  # labels of kinds that do not compare: by equality
-        numbering = {}
         codes = np.fromiter(
             (numbering.setdefault(v, len(numbering)) for v in labels.tolist()),
             dtype=np.int64,
             count=labels.size,
         )
-        return codes, len(numbering)
+    except TypeError as exc:
+        raise ValueError(
+            f"groups holds a label that cannot be hashed ({exc}); use "
+            "numbers, strings or tuples"
+        ) from None
+    return codes, len(numbering)
 
 
 def _ranks_in_groups(sorted_codes):
@@ -222,7 +241,10 @@ def _content_key(columns, rows):
         if column is None:
             continue
         if sparse.issparse(column):
-            column = sparse.csr_matrix(column)[rows].toarray()
+            # only the columns stored in these rows: the others are 0 in all
+            # of them and change no comparison (n x d dense could not fit)
+            column = sparse.csr_matrix(column)[rows]
+            column = column[:, np.unique(column.indices)].toarray()
         else:
             column = np.asarray(column)[rows]
         keys.extend(_bit_columns(column).T)
@@ -301,12 +323,13 @@ def kept_rows(groups, max_rows_per_group, seed, columns):
         return np.arange(n, dtype=np.intp)
     hashes = row_hashes(seed, columns)
     packed = _packed_order(codes, n_codes, hashes)
-    if packed is None:
-        ordered = np.lexsort((hashes, codes))
-        return np.sort(_resolve_ties(ordered, codes, hashes, k, columns))
+    if packed is None:  # the full hashes, compared within a group
+        rows = np.lexsort((hashes, codes))
+        packed = rows, hashes[rows]
     rows, key = packed
-    rank = _ranks_in_groups(codes[rows])
-    # a tie of truncated hashes across the cut (ranks k-1 and k of a group)
+    sorted_codes = codes[rows]
+    rank = _ranks_in_groups(sorted_codes)
+    # a tie of (truncated) hashes across the cut (ranks k-1 and k of a group)
     cut = np.flatnonzero(rank[1:] == k)  # position k-1 of each full group
     tied = cut[key[cut] == key[cut + 1]]
     if tied.size == 0:
@@ -314,8 +337,11 @@ def kept_rows(groups, max_rows_per_group, seed, columns):
         kept.sort()
         return kept
     # those groups: the rows up to the tied hash, in the exact order
-    tied_groups = np.isin(codes[rows], codes[rows[tied]])
-    candidates = tied_groups & ((rank < k) | np.isin(key, key[tied]))
+    tied_at = np.full(n_codes, -1, dtype=np.intp)  # group -> position of its tie
+    tied_at[sorted_codes[tied]] = tied
+    tied_groups = tied_at[sorted_codes] >= 0
+    same_key = key == key[np.maximum(tied_at[sorted_codes], 0)]
+    candidates = tied_groups & ((rank < k) | same_key)
     exact = _resolve_ties(rows[candidates], codes, hashes, k, columns)
     kept = np.concatenate([rows[~tied_groups & (rank < k)], exact])
     kept.sort()

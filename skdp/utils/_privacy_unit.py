@@ -20,6 +20,10 @@ from skdp.utils._groups import as_group_labels, group_codes, kept_rows
 
 __all__ = ["GroupsMixin", "PrivacyUnit"]
 
+#: The largest public bound ``k`` accepted (a Python int may be any size;
+#: 10**400 rows overflowed to an OverflowError in the noise calibration).
+_MAX_ROWS = 2**53
+
 
 class PrivacyUnit(NamedTuple):
     """The unit of a fit: ``groups`` (or None for one row) and ``k``."""
@@ -102,6 +106,13 @@ class GroupsMixin:
                 "rows (a seeded choice among its own rows) and the noise "
                 "grows with it. It must not be read from the data (e.g. the "
                 "largest group's size). Nothing was charged."
+            )
+        if k > _MAX_ROWS:
+            raise ValueError(
+                f"{name}: max_rows_per_group={k} is beyond 2**53, more rows than "
+                "any data set in memory holds (and the sensitivities k d, k² d "
+                "would no longer be exact floats); state the bound you mean, "
+                "at most 2**53. Nothing was charged."
             )
         if not (isinstance(X, np.ndarray) or sparse.issparse(X)):
             raise ValueError(
