@@ -123,6 +123,14 @@ class PrivateEstimatorMixin:
     built with ``python -m sphinx -b html docs docs/_build/html``.
     """
 
+    # ``groups`` is requested from every private estimator: once metadata
+    # routing is on, a meta-estimator given ``groups`` passes it to every
+    # private step, and a step whose fit does not take a privacy unit refuses
+    # (TypeError, before any charge) instead of protecting one row silently
+    # while the user believes a whole group is protected.
+    __metadata_request__fit = {"groups": True}
+
+
     # scikit-learn's HTML repr draws the "?" link from these; a subclass
     # defined outside skdp gets no link.
     _doc_link_module = "skdp"

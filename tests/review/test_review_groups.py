@@ -134,11 +134,6 @@ def test_a_new_group_of_any_content_moves_no_other_groups_rows(
 # -- 4. routing: a private step that does not take groups --------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a private step without groups support is fitted at row "
-    "level, silently, inside a routed Pipeline given groups",
-)
 @pytest.mark.parametrize(
     "step",
     [
