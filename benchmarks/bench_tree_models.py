@@ -201,7 +201,10 @@ def _accepted(cls, **kwargs):
     return {k: v for k, v in kwargs.items() if k in params}
 
 
-def private_maker(cls, classes):
+def private_maker(cls, classes, **stated):
+    """A maker of ``cls`` at its defaults: ε, the public ``classes``, the
+    seed, a fresh unlimited accountant, and any ``stated`` public inputs."""
+
     def make(epsilon, seed):
         accountant = BudgetAccountant(epsilon=np.inf, delta=1.0)
         return cls(
@@ -211,6 +214,7 @@ def private_maker(cls, classes):
                 classes=classes,
                 random_state=seed,
                 accountant=accountant,
+                **stated,
             )
         )
 
@@ -434,13 +438,17 @@ def run_table(table, args, epsilons, seeds, tmpdir, pool):
     for name, out in non_private(data, list(seeds)).items():
         result["rows"].append({"model": name, "epsilon": None, **out})
     classes = table.classes
-    makers = {"skdp PrivateLogisticRegression": PrivateLogisticRegression}
+    makers = {"skdp PrivateLogisticRegression": (PrivateLogisticRegression, {})}
     if args.models == "all":
         found, _ = _tree_classes()
-        makers.update({f"skdp {n}": c for n, c in found.items()})
-    for name, cls in makers.items():
+        makers.update({f"skdp {n}": (c, {}) for n, c in found.items()})
+        forest = found.get("PrivateRandomForestClassifier")
+        if forest is not None:  # the same public ranges diffprivlib is given
+            stated = {"bounds": stated_ranges(table)}
+            makers[f"skdp {forest.__name__} (stated)"] = (forest, stated)
+    for name, (cls, stated) in makers.items():
         for epsilon in epsilons:
-            make = private_maker(cls, classes)
+            make = private_maker(cls, classes, **stated)
             out = fit_scores(lambda seed, m=make, e=epsilon: m(e, seed), data, seeds)
             result["rows"].append({"model": name, "epsilon": epsilon, **out})
             print(f"  {table.name} {name} ε={epsilon:g} done", flush=True)
