@@ -130,7 +130,6 @@ class PrivateEstimatorMixin:
     # while the user believes a whole group is protected.
     __metadata_request__fit = {"groups": True}
 
-
     # scikit-learn's HTML repr draws the "?" link from these; a subclass
     # defined outside skdp gets no link.
     _doc_link_module = "skdp"
