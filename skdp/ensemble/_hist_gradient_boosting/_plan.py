@@ -13,6 +13,7 @@ __all__ = [
     "BASELINE_SHARE",
     "BIN_SHARE",
     "HISTOGRAM_SHARE",
+    "MAX_RELEASE_VALUES",
     "check_plan",
     "release_shares",
 ]
@@ -26,6 +27,12 @@ BASELINE_SHARE = 0.02
 #: Of the rest (after the bins, the target range and the baseline), the share of the
 #: trees' levels' histograms; the leaves get ``1 - HISTOGRAM_SHARE``.
 HISTOGRAM_SHARE = 0.7
+#: The most values one release may hold (the deepest level's histograms are
+#: the largest: ``2 * 2**(max_depth - 1) * max_bins * d``): 2**24 float64
+#: values are 134 MB, and a release holds a few arrays of them (exact sums,
+#: a parent level, the noise). Checked before the charge, so that a fit too
+#: large for memory is refused instead of failing after it.
+MAX_RELEASE_VALUES = 1 << 24
 
 
 def release_shares(extra_shares, max_iter, max_depth):
@@ -56,7 +63,12 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss):
     level = multipliers[offset] * np.sqrt(n_trees)
     leaf = multipliers[offset + estimator.max_depth] * np.sqrt(n_trees)
     plan = [
-        ("baseline", loss.baseline_sensitivity, multipliers[offset - 1], 2),
+        (
+            "baseline",
+            loss.baseline_sensitivity,
+            multipliers[offset - 1],
+            max(n_trees, 2),
+        ),
         (
             "deepest histograms",
             level_sensitivity(d, loss.g_max, loss.h_max),
@@ -72,4 +84,19 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss):
     ]
     if estimator.feature_bounds is None:
         plan.append(("private bins", np.sqrt(d), multipliers[0], d * N_CELLS))
+    _check_sizes(name, plan)
     check_release_plan(name, plan)
+
+
+def _check_sizes(name, plan):
+    """Refuse, before the charge, a release of more than
+    ``MAX_RELEASE_VALUES`` values (public sizes only)."""
+    for what, _, _, size in plan:
+        if size > MAX_RELEASE_VALUES:
+            raise ValueError(
+                f"{name}: its {what} would release {size} values at once, more "
+                f"than {MAX_RELEASE_VALUES} (2**24, about 134 MB each of the "
+                "arrays the release holds). Lower max_depth or max_bins, use "
+                "fewer features (or state feature_bounds: the private bins "
+                f"release {N_CELLS} counts per feature). Nothing was charged."
+            )
