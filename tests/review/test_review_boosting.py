@@ -343,3 +343,21 @@ def test_feature_bounds_as_wide_as_the_doubles_give_equal_width_bins():
     assert np.allclose(np.diff(edges), MAX / 4, rtol=1e-12)
     assert clf.bin_thresholds_[0][3] == 0.0
     assert clf.score(X, y) > 0.95
+
+
+def test_private_target_range_beyond_the_sampler_is_refused_before_the_charge():
+    # LOW. The regressor's private target range (a histogram of 257 counts)
+    # was left out of the plan: at epsilon=1e-6, delta=1e-8 with public
+    # feature bounds the plan passed, the fit was charged, and the target
+    # range's release raised "Cannot represent a Gaussian release" after it.
+    X = np.linspace(-1, 1, 40)[:, None]
+    acc = _acc()
+    reg = PrivateHistGradientBoostingRegressor(
+        epsilon=1e-6, delta=1e-8, max_iter=1, max_depth=1, max_bins=2,
+        feature_bounds=(-1, 1), accountant=acc, random_state=0,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"target range.*Nothing was charged"):
+        reg.fit(X, X[:, 0])
+    assert not acc.entries
+    reg.set_params(target_bounds=(-1, 1)).fit(X, X[:, 0])  # no target range
+    assert acc.total() == (1e-6, 1e-8)

@@ -8,6 +8,7 @@ from skdp.ensemble._hist_gradient_boosting.grower import leaf_sensitivity
 from skdp.ensemble._hist_gradient_boosting.histogram import level_sensitivity
 from skdp.ensemble._hist_gradient_boosting.loss import MAX_ROWS
 from skdp.linear_model._release import check_release_plan
+from skdp.linear_model._scaling import N_BINS, histogram_sensitivity
 
 __all__ = [
     "BASELINE_SHARE",
@@ -49,10 +50,12 @@ def release_shares(extra_shares, max_iter, max_depth):
     return [*extra_shares, *(per_round * max_iter)]
 
 
-def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss):
+def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss, target=None):
     """Refuse, before the charge, a release the exact sampler could not draw
     (or sums that would not be exact), from public parameters only: after
-    the charge nothing may raise."""
+    the charge nothing may raise. ``target`` is the noise multiplier of the
+    regressor's private target range (its histogram of ``N_BINS`` counts),
+    or None."""
     n, d = shape
     if n >= MAX_ROWS:
         raise ValueError(
@@ -84,6 +87,8 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss):
     ]
     if estimator.feature_bounds is None:
         plan.append(("private bins", np.sqrt(d), multipliers[0], d * N_CELLS))
+    if target is not None:
+        plan.append(("target range", histogram_sensitivity(1), target, N_BINS))
     _check_sizes(name, plan)
     check_release_plan(name, plan)
 
