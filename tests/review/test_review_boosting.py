@@ -361,3 +361,29 @@ def test_private_target_range_beyond_the_sampler_is_refused_before_the_charge():
     assert not acc.entries
     reg.set_params(target_bounds=(-1, 1)).fit(X, X[:, 0])  # no target range
     assert acc.total() == (1e-6, 1e-8)
+
+
+def test_stated_classes_times_rows_beyond_memory_are_refused_before_the_charge(
+    monkeypatch,
+):
+    # MEDIUM. A multiclass fit keeps n x K raw scores, probabilities,
+    # gradients and hessians; 1e6 rows and 5,000 stated classes passed the
+    # plan (40 GB per array) and were charged. Refused now above 2**26. The
+    # rows are a broadcast view (no memory) and the labelling is replaced,
+    # so the old code cannot allocate them either.
+    monkeypatch.setattr(gb_module, "grow_tree", _no_tree)
+    monkeypatch.setattr(gb_module.LabelPlan, "run", lambda self, X, y, s: _no_tree())
+    n, k = 1 << 14, (1 << 12) + 1
+    X = np.broadcast_to(np.zeros(1), (n, 1))
+    y = np.arange(n) % k
+    acc = _acc()
+    clf = PrivateHistGradientBoostingClassifier(
+        max_iter=1, max_depth=1, max_bins=2, feature_bounds=(-1, 1),
+        classes=np.arange(k), accountant=acc,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"2\*\*26.*Nothing was charged"):
+        clf.fit(X, y)
+    assert not acc.entries
+    clf.set_params(classes=np.arange(k - 1))
+    with pytest.raises(_Grew):  # 2**14 x 2**12 = 2**26: past the plan
+        clf.fit(X, y % (k - 1))

@@ -103,7 +103,8 @@ _NOTES = r"""
     are refused before the charge, from public parameters: a release of
     more than ``2**24`` values (the deepest level's ``2**max_depth *
     max_bins * n_features`` sums, or the private bins' 1,025 counts per
-    feature), or noise beyond the exact sampler.
+    feature), a multiclass fit of more than ``2**26`` rows times classes,
+    or noise beyond the exact sampler.
 
     References
     ----------

@@ -14,6 +14,7 @@ __all__ = [
     "BASELINE_SHARE",
     "BIN_SHARE",
     "HISTOGRAM_SHARE",
+    "MAX_RAW_SCORES",
     "MAX_RELEASE_VALUES",
     "check_plan",
     "release_shares",
@@ -34,6 +35,10 @@ HISTOGRAM_SHARE = 0.7
 #: a parent level, the noise). Checked before the charge, so that a fit too
 #: large for memory is refused instead of failing after it.
 MAX_RELEASE_VALUES = 1 << 24
+#: The most raw scores (rows times classes) of a multiclass fit: a round
+#: holds about six float64 arrays of that size (scores, probabilities,
+#: gradients, hessians), 512 MB each at 2**26. Checked before the charge.
+MAX_RAW_SCORES = 1 << 26
 
 
 def release_shares(extra_shares, max_iter, max_depth):
@@ -61,6 +66,13 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss, targe
         raise ValueError(
             f"{name} sums gradients exactly in float64 for fewer than "
             f"{MAX_ROWS} rows; got {n}. Fit on a sample. Nothing was charged."
+        )
+    if n_trees > 1 and n * n_trees > MAX_RAW_SCORES:
+        raise ValueError(
+            f"{name} keeps one raw score per row and class: {n} rows x "
+            f"{n_trees} classes = {n * n_trees}, more than {MAX_RAW_SCORES} "
+            "(2**26, about 512 MB for each of the six arrays of a round). Fit "
+            "on a sample, or on fewer classes. Nothing was charged."
         )
     width = estimator.max_bins * d
     level = multipliers[offset] * np.sqrt(n_trees)
