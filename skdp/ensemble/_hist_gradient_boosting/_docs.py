@@ -99,7 +99,12 @@ _NOTES = r"""
     the released bins) says so.
 
     **Non-finite input** (NaN, ±inf) is refused before the charge; any
-    finite double (±max, subnormals) is binned exactly.
+    finite double (±max, subnormals) is binned exactly. **Large plans**
+    are refused before the charge, from public parameters: a release of
+    more than ``2**24`` values (the deepest level's ``2**max_depth *
+    max_bins * n_features`` sums, or the private bins' 1,025 counts per
+    feature), a multiclass fit of more than ``2**26`` rows times classes,
+    or noise beyond the exact sampler.
 
     References
     ----------

@@ -147,6 +147,24 @@ def warn_collapsed_bins(name):
     )
 
 
+def _equal_width_edges(lo, hi, n_bins):
+    """``n_bins + 1`` equal-width edges from ``lo`` to ``hi`` (finite).
+
+    ``numpy.linspace`` where ``hi - lo`` is a double; bounds wider than the
+    largest double (``(-max, max)``) would make its step infinite and its
+    edges NaN, so their edges are ``lo (1 - t) + hi t``: each term is
+    finite and of opposite sign.
+    """
+    with np.errstate(over="ignore"):
+        width = hi - lo
+    if np.isfinite(width):
+        return np.linspace(lo, hi, n_bins + 1)
+    t = np.arange(n_bins + 1) / n_bins
+    edges = lo * (1.0 - t) + hi * t
+    edges[[0, -1]] = lo, hi
+    return edges
+
+
 class BinMapper:
     """Maps features to bin indices (uint8 or uint16), fitted from public or
     released numbers only.
@@ -169,7 +187,7 @@ class BinMapper:
         """Equal-width bins over public bounds (values outside fall in the
         end bins)."""
         edges = [
-            np.linspace(lo, hi, max_bins + 1)
+            _equal_width_edges(lo, hi, max_bins)
             for lo, hi in zip(lower, upper, strict=True)
         ]
         return cls(edges=edges)

@@ -79,8 +79,8 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
     def _shares(self, extra_shares):
         return release_shares(extra_shares, self.max_iter, self.max_depth)
 
-    def _check_plan(self, name, n, d, multipliers, offset, n_trees, loss):
-        check_plan(self, name, (n, d), multipliers, offset, n_trees, loss)
+    def _check_plan(self, name, n, d, multipliers, offset, n_trees, loss, **target):
+        check_plan(self, name, (n, d), multipliers, offset, n_trees, loss, **target)
 
     def _release_bins(self, X, mapper, multipliers, source):
         """The bin mapper (private bins use the first multiplier)."""
@@ -414,7 +414,10 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
             self.epsilon, self.delta, self._shares(extra)
         )
         loss = SquaredError()
-        self._check_plan(name, n, d, multipliers, len(extra) + 1, 1, loss)
+        target = None if stated is not None else multipliers[len(extra) - 1]
+        self._check_plan(
+            name, n, d, multipliers, len(extra) + 1, 1, loss, target=target
+        )
         source = check_random_source(self.random_state)
         self._charge([("boosted trees", gaussian_fit_cost(self.epsilon, self.delta))])
 

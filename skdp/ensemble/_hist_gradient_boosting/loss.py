@@ -63,7 +63,10 @@ class _ClassCounts:
     baseline_sensitivity = 1.0
 
     @staticmethod
-    def baseline_sums(codes, n_classes):
+    def baseline_sums(codes, n_outputs):
+        """Counts of the classes: ``n_outputs`` of them, two for one raw
+        score (a public length: the codes of a binary fit may all be 0)."""
+        n_classes = max(n_outputs, 2)
         return np.bincount(codes, minlength=n_classes).astype(float)
 
     @staticmethod
