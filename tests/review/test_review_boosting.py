@@ -135,6 +135,55 @@ def test_histograms_too_large_for_memory_are_refused_before_the_charge(
     assert not acc.entries
 
 
+@pytest.mark.parametrize(
+    "params,refused",
+    [
+        # 2 + 4 trees x (2 * 4080 * 4095 + 8192) noise values <= 2**27
+        ({"max_iter": 4, "max_depth": 12, "max_bins": 255}, False),
+        ({"max_iter": 5, "max_depth": 12, "max_bins": 255}, True),
+        ({"max_iter": 10**4, "max_depth": 12, "max_bins": 255}, True),
+        ({"max_iter": 1 << 16, "max_depth": 1, "max_bins": 2}, False),
+        ({"max_iter": (1 << 16) + 1, "max_depth": 1, "max_bins": 2}, True),
+    ],
+)
+def test_fits_longer_than_minutes_are_refused_before_the_charge(
+    monkeypatch, params, refused
+):
+    # MEDIUM. max_iter had no upper limit: at the exact sampler's ~0.7
+    # million noise values per second, max_iter=10**4 rounds of 2**24-value
+    # histograms were charged, then ran for days. Now a fit draws at most
+    # 2**27 noise values (about 3 minutes) and grows at most 2**16 trees.
+    monkeypatch.setattr(gb_module, "grow_tree", _no_tree)
+    d = 16 if params["max_depth"] == 12 else 1
+    acc = _acc()
+    clf = PrivateHistGradientBoostingClassifier(
+        feature_bounds=(-1.0, 1.0), classes=[0, 1], accountant=acc, **params
+    )
+    X, y = np.zeros((4, d)), np.array([0, 1, 0, 1])
+    if refused:
+        with pytest.raises(ValueError, match=r"max_iter.*2\*\*27.*Nothing was"):
+            clf.fit(X, y)
+        assert not acc.entries
+    else:
+        with pytest.raises(_Grew):  # past the plan and the charge
+            clf.fit(X, y)
+        assert acc.total() == (1.0, 1e-6)
+
+
+def test_label_set_of_max_classes_is_in_the_run_time_plan(monkeypatch):
+    # with classes=None a round grows up to max_classes trees: the cap
+    # counts them before the charge (2**16 trees: 2048 rounds of 32 trees)
+    monkeypatch.setattr(gb_module, "grow_tree", _no_tree)
+    acc = _acc()
+    clf = PrivateHistGradientBoostingClassifier(
+        max_iter=2049, max_depth=1, max_bins=2, feature_bounds=(-1.0, 1.0),
+        accountant=acc,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"32 tree\(s\).*Nothing was charged"):
+        clf.fit(np.zeros((4, 1)), np.array([0, 1, 0, 1]))
+    assert not acc.entries
+
+
 def test_private_bins_of_too_many_features_are_refused_before_the_charge(
     monkeypatch,
 ):
@@ -164,14 +213,10 @@ def test_largest_histograms_under_the_cap_still_fit(monkeypatch):
     assert acc.total() == (1.0, 1e-6)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (LOW): with classes=None the plan checks the sampler for "
-    "K = 1 tree per round, and K (the number of released labels, >= 3) "
-    "multiplies the trees' noise multipliers by sqrt(K) after the charge; "
-    "post-processing of the released label set, so no leak, but charged "
-    "then refused. Needs a public cap on K (or the plan at the largest K).",
-)
+# LOW, fixed: with classes=None the plan checked the sampler for K = 1 tree
+# per round, and K (the number of released labels, >= 3) multiplied the
+# trees' noise multipliers by sqrt(K) after the charge: charged, then
+# refused. The plan now assumes the public max_classes (default 32) labels.
 def test_private_label_set_larger_than_planned_is_not_charged_then_refused(
     monkeypatch,
 ):
@@ -425,15 +470,12 @@ def test_drawn_releases_compose_below_the_certified_gaussian_exactly(monkeypatch
     assert abs(float(total * Fraction(charged) ** 2) - 1) < 1e-14
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (MEDIUM): with classes=None the number K of released labels "
-    "is known only after the charge, and nothing caps rows x K: a target "
-    "with thousands of frequent labels (IDs, zip codes) is charged, then "
-    "allocates n x K arrays (40 GB at 1e6 rows x 5,000 labels). Needs a "
-    "public rule before the charge (e.g. a max_classes parameter, or keep "
-    "the first labels that fit, a rule of the released set).",
-)
+# MEDIUM, fixed: with classes=None the number K of released labels was
+# known only after the charge, and nothing capped rows x K: a target with
+# thousands of frequent labels (IDs, zip codes) was charged, then allocated
+# n x K arrays (40 GB at 1e6 rows x 5,000 labels). Now the plan assumes the
+# public max_classes labels (refused before the charge when rows x
+# max_classes do not fit), and a fit keeps at most max_classes labels.
 def test_private_label_set_too_large_for_memory_is_not_charged(monkeypatch):
     n, k = 1 << 14, (1 << 12) + 1
 
@@ -446,8 +488,41 @@ def test_private_label_set_too_large_for_memory_is_not_charged(monkeypatch):
     acc = _acc()
     clf = PrivateHistGradientBoostingClassifier(
         max_iter=1, max_depth=1, max_bins=2, feature_bounds=(-1, 1),
-        accountant=acc,
+        max_classes=k, accountant=acc,
     )  # fmt: skip
     with pytest.raises(ValueError, match="Nothing was charged"):
         clf.fit(X, np.arange(n) % k)
     assert not acc.entries
+    with pytest.raises(ValueError, match=r"max_classes.*Nothing was charged"):
+        clf.set_params(max_classes=(1 << 12) + 1).fit(X, np.arange(n) % k)
+    assert not acc.entries
+
+
+def test_private_label_set_beyond_max_classes_keeps_its_first_labels(monkeypatch):
+    # the rule on a released set larger than planned cannot raise: the
+    # first max_classes labels (sorted) and their rows are kept, so the
+    # arrays stay n x max_classes (here 5 of 4,097 released labels)
+    n, k = 1 << 14, (1 << 12) + 1
+
+    def many_labels(values, epsilon, delta, *, random_state=None):
+        return np.arange(k), np.asarray(values).astype(int)
+
+    seen = []
+
+    def spy_baseline(loss, target, n_outputs, multiplier, source):
+        seen.append((n_outputs, target.size, int(target.max())))
+        raise _Grew
+
+    monkeypatch.setattr(_labels, "select_labels", many_labels)
+    monkeypatch.setattr(gb_module, "release_baseline", spy_baseline)
+    acc = _acc()
+    clf = PrivateHistGradientBoostingClassifier(
+        max_iter=1, max_depth=1, max_bins=2, feature_bounds=(-1, 1),
+        max_classes=5, accountant=acc,
+    )  # fmt: skip
+    with pytest.raises(_Grew):  # past the charge, with 5 classes
+        clf.fit(np.zeros((n, 1)), np.arange(n) % k)
+    planned = fit_cost(clf)
+    assert acc.total() == (planned.epsilon, planned.delta)
+    rows = int(np.sum(np.arange(n) % k < 5))
+    assert seen == [(5, rows, 4)]

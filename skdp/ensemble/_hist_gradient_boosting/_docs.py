@@ -104,7 +104,9 @@ _NOTES = r"""
     more than ``2**24`` values (the deepest level's ``2**max_depth *
     max_bins * n_features`` sums, or the private bins' 1,025 counts per
     feature), a multiclass fit of more than ``2**26`` rows times classes,
-    or noise beyond the exact sampler.
+    a fit of more than ``2**27`` noise values in all (about 20 seconds to
+    3 minutes of exact noise) or ``2**16`` trees (``max_iter`` times the
+    trees per round), or noise beyond the exact sampler.{labels}
 
     References
     ----------
@@ -115,6 +117,19 @@ _NOTES = r"""
     .. [3] Q. Li, Z. Wu, Z. Wen and B. He, "Privacy-Preserving Gradient
        Boosting Decision Trees", AAAI 2020.
 """
+
+_LABELS = """
+
+    **A private label set** (``classes=None``) is known only after the
+    charge, so the plan assumes its largest size, ``max_classes`` (``K``
+    trees per round, ``K`` raw scores per row, multipliers times
+    ``sqrt(K)``), and refuses before the charge when that does not fit.
+    Partition selection has no public bound on how many labels it
+    releases (any label held by enough rows may pass); of a larger set the
+    fit keeps the first ``max_classes`` released labels (sorted) and the
+    rows labelled with them: a rule on the released set and on each row's
+    own label, so post-processing with a stable row selection, and it
+    cannot fail after the charge."""
 
 _PARAMS = """    epsilon : float, default=1.0
         Privacy loss of one ``fit``, ``> 0``.
@@ -170,6 +185,14 @@ def write_docstrings(classifier, regressor):
         The public label set. ``None`` selects it privately (partition
         selection with ``LABELS_SHARE`` = 10 % of ``epsilon`` and ``delta``,
         as :class:`~skdp.linear_model.PrivateLogisticRegression`).
+    max_classes : int, default=32
+        With ``classes=None``, the most labels the fit keeps, at least 2
+        (ignored when ``classes`` is stated). The released label set is
+        known only after the charge, so the plan (memory, run time, the
+        sampler's range) assumes ``max_classes`` labels; of a larger
+        released set the fit keeps the first ``max_classes`` labels in
+        sorted order and their rows (see Notes). Lower it, or state
+        ``classes``, when a fit is refused for its number of classes.
     accountant : BudgetAccountant, default=None
         Charged before the data is read; ``None`` uses
         :func:`~skdp.default_accountant`.
@@ -196,6 +219,7 @@ def write_docstrings(classifier, regressor):
             bounds="``g = p - y`` in [-1, 1] and ``h = p (1 - p)`` in [0, 1/4] "
             "(per class for ``K`` classes), with no clipping.",
             extra="",
+            labels=_LABELS,
         )
     }
     Examples
@@ -252,6 +276,7 @@ def write_docstrings(classifier, regressor):
             "clipped to [-2, 2] (the largest residual of a prediction inside "
             "the range) and ``h = 1``.",
             extra=" and ``TARGET_SHARE`` = 10 % for a private target range",
+            labels="",
         )
     }
     Examples

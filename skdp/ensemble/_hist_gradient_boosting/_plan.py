@@ -9,14 +9,21 @@ from skdp.ensemble._hist_gradient_boosting.histogram import level_sensitivity
 from skdp.ensemble._hist_gradient_boosting.loss import MAX_ROWS
 from skdp.linear_model._release import check_release_plan
 from skdp.linear_model._scaling import N_BINS, histogram_sensitivity
+from skdp.utils._validation import check_bounds
 
 __all__ = [
     "BASELINE_SHARE",
     "BIN_SHARE",
     "HISTOGRAM_SHARE",
+    "MAX_NOISE_VALUES",
     "MAX_RAW_SCORES",
     "MAX_RELEASE_VALUES",
+    "MAX_TREES",
     "check_plan",
+    "check_run_time",
+    "check_target_bounds",
+    "keep_planned_classes",
+    "planned_trees",
     "release_shares",
 ]
 
@@ -39,6 +46,39 @@ MAX_RELEASE_VALUES = 1 << 24
 #: holds about six float64 arrays of that size (scores, probabilities,
 #: gradients, hessians), 512 MB each at 2**26. Checked before the charge.
 MAX_RAW_SCORES = 1 << 26
+#: The most noise values one fit may draw (every release summed): a fit
+#: draws about 6 million values per second end to end (measured: depth 8,
+#: 255 bins, 16 features, 2.1e6 values in 0.35 s on a shared 2-core machine;
+#: the adversarial review measured 0.7 million on a loaded one), so 2**27
+#: values are 20 s to 3 minutes. Checked before the charge, so that a plan
+#: of days (``max_iter=10**4`` rounds of ``2**24``-value histograms) is
+#: refused instead of running after it.
+MAX_NOISE_VALUES = 1 << 27
+#: The most trees one fit may grow (``max_iter`` times the trees per round):
+#: a tree costs Python calls per level whatever its size (measured 0.5 ms
+#: at depth 1, 1.2 ms at depth 3 on 100 rows), so 2**16 trees are about a
+#: minute of overhead.
+MAX_TREES = 1 << 16
+
+
+def planned_trees(classes, max_classes):
+    """Trees per round the plan is checked for, from public parameters: one
+    for two classes, ``K`` for ``K`` stated classes, and, with
+    ``classes=None``, the most the fit may keep: ``max_classes`` (the
+    released label set is known only after the charge)."""
+    k = max_classes if classes is None else classes.size
+    return 1 if k == 2 else k
+
+
+def keep_planned_classes(classes, X, codes, max_classes):
+    """The public rule on a released label set larger than the plan: keep
+    its first ``max_classes`` labels (in sorted order) and the rows labelled
+    with them. A function of the released labels and of each row's own
+    label (post-processing, and a stable row selection); it cannot raise."""
+    if classes.size <= max_classes:
+        return classes, X, codes
+    kept = codes < max_classes
+    return classes[:max_classes], X[kept], codes[kept]
 
 
 def release_shares(extra_shares, max_iter, max_depth):
@@ -57,10 +97,11 @@ def release_shares(extra_shares, max_iter, max_depth):
 
 def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss, target=None):
     """Refuse, before the charge, a release the exact sampler could not draw
-    (or sums that would not be exact), from public parameters only: after
-    the charge nothing may raise. ``target`` is the noise multiplier of the
+    (or sums that would not be exact) or a fit too large for memory, from
+    public parameters only: after the charge nothing may raise. ``n_trees``
+    is :func:`planned_trees`; ``target`` is the noise multiplier of the
     regressor's private target range (its histogram of ``N_BINS`` counts),
-    or None."""
+    or None. Sizes are checked earlier, by :func:`check_run_time`."""
     n, d = shape
     if n >= MAX_ROWS:
         raise ValueError(
@@ -72,7 +113,9 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss, targe
             f"{name} keeps one raw score per row and class: {n} rows x "
             f"{n_trees} classes = {n * n_trees}, more than {MAX_RAW_SCORES} "
             "(2**26, about 512 MB for each of the six arrays of a round). Fit "
-            "on a sample, or on fewer classes. Nothing was charged."
+            "on a sample, or on fewer classes (with classes=None the plan "
+            "assumes max_classes labels: state classes=[...] or a smaller "
+            "max_classes). Nothing was charged."
         )
     width = estimator.max_bins * d
     level = multipliers[offset] * np.sqrt(n_trees)
@@ -101,14 +144,60 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss, targe
         plan.append(("private bins", np.sqrt(d), multipliers[0], d * N_CELLS))
     if target is not None:
         plan.append(("target range", histogram_sensitivity(1), target, N_BINS))
-    _check_sizes(name, plan)
     check_release_plan(name, plan)
 
 
-def _check_sizes(name, plan):
+def check_run_time(estimator, name, d, n_trees, private_target=False):
+    """Refuse, before the charge (and before the plan's shares are built), a
+    release of more than ``MAX_RELEASE_VALUES`` values, or a fit of more
+    than ``MAX_TREES`` trees or ``MAX_NOISE_VALUES`` noise values in all:
+    the baseline, private bins and target range once, and per round and
+    tree every level's histograms (``2 * 2**l * max_bins * d`` values at
+    level ``l``, at most) and the leaves' sums. Public parameters only."""
+    depth, rounds = estimator.max_depth, estimator.max_iter
+    width = estimator.max_bins * d
+    once = [("baseline", max(n_trees, 2))]
+    if estimator.feature_bounds is None:
+        once.append(("private bins", d * N_CELLS))
+    if private_target:
+        once.append(("target range", N_BINS))
+    deepest = ("deepest histograms", 2 * width << (depth - 1))
+    _check_sizes(name, [*once, deepest])
+    trees = rounds * n_trees
+    per_tree = 2 * width * ((1 << depth) - 1) + (2 << depth)
+    total = sum(size for _, size in once) + trees * per_tree
+    if trees > MAX_TREES or total > MAX_NOISE_VALUES:
+        raise ValueError(
+            f"{name}: its max_iter={rounds} rounds of {n_trees} tree(s) would "
+            f"grow {trees} trees and draw {total} noise values; a fit grows at "
+            f"most {MAX_TREES} trees (2**16) and draws at most "
+            f"{MAX_NOISE_VALUES} values (2**27, about 3 minutes of exact noise "
+            "at 0.7 million values per second). Lower max_iter, max_depth or "
+            "max_bins, or use fewer features (or fewer classes: with "
+            "classes=None the plan assumes max_classes). Nothing was charged."
+        )
+
+
+def check_target_bounds(target_bounds, name):
+    """The regressor's stated ``(low, high)`` as floats, or None (a private
+    range); refused before the charge unless ``low < high`` with a finite
+    width."""
+    if target_bounds is None:
+        return None
+    bounds = check_bounds(target_bounds, 1, name="target_bounds")
+    stated = (float(bounds[0][0]), float(bounds[1][0]))
+    if not (np.isfinite(stated[1] - stated[0]) and stated[1] > stated[0]):
+        raise ValueError(
+            f"{name}: target_bounds must be (low, high) with low < high and a "
+            f"finite width; got {target_bounds!r}. Nothing was charged."
+        )
+    return stated
+
+
+def _check_sizes(name, sizes):
     """Refuse, before the charge, a release of more than
     ``MAX_RELEASE_VALUES`` values (public sizes only)."""
-    for what, _, _, size in plan:
+    for what, size in sizes:
         if size > MAX_RELEASE_VALUES:
             raise ValueError(
                 f"{name}: its {what} would release {size} values at once, more "

@@ -16,6 +16,10 @@ from skdp.ensemble._hist_gradient_boosting._plan import (
     BIN_SHARE,
     HISTOGRAM_SHARE,
     check_plan,
+    check_run_time,
+    check_target_bounds,
+    keep_planned_classes,
+    planned_trees,
     release_shares,
 )
 from skdp.ensemble._hist_gradient_boosting.binning import (
@@ -79,8 +83,11 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
     def _shares(self, extra_shares):
         return release_shares(extra_shares, self.max_iter, self.max_depth)
 
-    def _check_plan(self, name, n, d, multipliers, offset, n_trees, loss, **target):
-        check_plan(self, name, (n, d), multipliers, offset, n_trees, loss, **target)
+    def _multipliers(self, name, d, n_trees, epsilon, delta, extra, **target):
+        """The releases' noise multipliers, once the fit's size is accepted
+        (refused before the charge and before its shares are built)."""
+        check_run_time(self, name, d, n_trees, **target)
+        return gaussian_noise_multipliers(epsilon, delta, self._shares(extra))
 
     def _release_bins(self, X, mapper, multipliers, source):
         """The bin mapper (private bins use the first multiplier)."""
@@ -146,6 +153,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
     _parameter_constraints = {
         **_BaseBoosting._parameter_constraints,
         "classes": ["array-like", None],
+        "max_classes": [Interval(Integral, 2, None, closed="left")],
     }
 
     def __init__(
@@ -160,6 +168,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         l2_regularization=0.0,
         feature_bounds=None,
         classes=None,
+        max_classes=32,
         accountant=None,
         random_state=None,
     ):
@@ -172,6 +181,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         self.l2_regularization = l2_regularization
         self.feature_bounds = feature_bounds
         self.classes = classes
+        self.max_classes = max_classes
         self.accountant = accountant
         self.random_state = random_state
 
@@ -207,17 +217,18 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         n, d = X.shape
         mapper = self._bin_plan(d)
         extra = [] if mapper is not None else [BIN_SHARE]
-        multipliers = gaussian_noise_multipliers(epsilon, delta, self._shares(extra))
-        stated = labels.classes
-        k = 1 if stated is None or stated.size == 2 else stated.size
+        k = planned_trees(labels.classes, self.max_classes)
+        multipliers = self._multipliers(name, d, k, epsilon, delta, extra)
         loss = BinaryLogistic()
-        self._check_plan(name, n, d, multipliers, len(extra) + 1, k, loss)
+        check_plan(self, name, (n, d), multipliers, len(extra) + 1, k, loss)
         source = check_random_source(self.random_state)
         self._charge(
             [*labels.cost_items(), ("boosted trees", gaussian_fit_cost(epsilon, delta))]
         )
 
-        classes, X, codes = labels.run(X, y, source)
+        classes, X, codes = keep_planned_classes(
+            *labels.run(X, y, source), self.max_classes
+        )
         n_classes = classes.size
         loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
@@ -397,27 +408,16 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         name = type(self).__name__
         X, y = validate_private_data(self, X, y, order="C", y_numeric=True)
         n, d = X.shape
-        stated = None
-        if self.target_bounds is not None:
-            bounds = check_bounds(self.target_bounds, 1, name="target_bounds")
-            stated = (float(bounds[0][0]), float(bounds[1][0]))
-            if not (np.isfinite(stated[1] - stated[0]) and stated[1] > stated[0]):
-                raise ValueError(
-                    f"{name}: target_bounds must be (low, high) with low < high "
-                    f"and a finite width; got {self.target_bounds!r}. Nothing "
-                    "was charged."
-                )
+        stated = check_target_bounds(self.target_bounds, name)
         mapper = self._bin_plan(d)
         extra = [] if mapper is not None else [BIN_SHARE]
         extra += [] if stated is not None else [TARGET_SHARE]
-        multipliers = gaussian_noise_multipliers(
-            self.epsilon, self.delta, self._shares(extra)
+        multipliers = self._multipliers(
+            name, d, 1, self.epsilon, self.delta, extra, private_target=stated is None
         )
         loss = SquaredError()
         target = None if stated is not None else multipliers[len(extra) - 1]
-        self._check_plan(
-            name, n, d, multipliers, len(extra) + 1, 1, loss, target=target
-        )
+        check_plan(self, name, (n, d), multipliers, len(extra) + 1, 1, loss, target)
         source = check_random_source(self.random_state)
         self._charge([("boosted trees", gaussian_fit_cost(self.epsilon, self.delta))])
 
