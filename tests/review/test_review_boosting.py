@@ -241,6 +241,24 @@ def test_private_label_set_larger_than_planned_is_not_charged_then_refused(
         assert not acc.entries  # a refusal must come before the charge
 
 
+def test_sampler_refusal_of_a_private_label_set_names_max_classes(monkeypatch):
+    # the refusal of the setting above says what the plan assumed and how
+    # to fit: with max_classes=2 (one tree per round) the same fit passes
+    monkeypatch.setattr(gb_module.LabelPlan, "run", lambda self, X, y, s: _no_tree())
+    X = np.linspace(-1, 1, 40)[:, None] * np.ones(32)
+    acc = _acc()
+    clf = PrivateHistGradientBoostingClassifier(
+        epsilon=1e-7, delta=1e-7, max_iter=1, max_depth=1, max_bins=2,
+        feature_bounds=(-1, 1), accountant=acc, random_state=0,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"max_classes=32.*Nothing was charged"):
+        clf.fit(X, np.arange(40) % 2)
+    assert not acc.entries
+    with pytest.raises(_Grew):  # past the plan and the charge
+        clf.set_params(max_classes=2).fit(X, np.arange(40) % 2)
+    assert acc.entries
+
+
 # -- attacks that held ---------------------------------------------------------
 def test_gradients_and_hessians_stay_in_their_bounds_at_the_extremes():
     raw = np.r_[np.linspace(-40, 40, 20001), np.inf, -np.inf, np.nan, MAX, -MAX]

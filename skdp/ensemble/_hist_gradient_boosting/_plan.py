@@ -101,7 +101,8 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss, targe
     public parameters only: after the charge nothing may raise. ``n_trees``
     is :func:`planned_trees`; ``target`` is the noise multiplier of the
     regressor's private target range (its histogram of ``N_BINS`` counts),
-    or None. Sizes are checked earlier, by :func:`check_run_time`."""
+    or None. Sizes are checked earlier, by :func:`check_run_time`. With
+    ``classes=None`` a refusal names ``max_classes``, which the plan assumes."""
     n, d = shape
     if n >= MAX_ROWS:
         raise ValueError(
@@ -144,7 +145,18 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss, targe
         plan.append(("private bins", np.sqrt(d), multipliers[0], d * N_CELLS))
     if target is not None:
         plan.append(("target range", histogram_sensitivity(1), target, N_BINS))
-    check_release_plan(name, plan)
+    try:
+        check_release_plan(name, plan)
+    except ValueError as exc:
+        if getattr(estimator, "classes", ()) is not None:
+            raise
+        hint = (
+            f" With classes=None the plan assumes max_classes={n_trees} labels "
+            "(noise multipliers times sqrt(max_classes)): state classes=[...] "
+            "or a smaller max_classes."
+        )
+        message = str(exc).replace(" Nothing was charged.", "")
+        raise ValueError(f"{message}{hint} Nothing was charged.") from exc
 
 
 def check_run_time(estimator, name, d, n_trees, private_target=False):
