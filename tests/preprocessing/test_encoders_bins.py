@@ -257,6 +257,8 @@ def test_histogram_audit_passes_and_a_missing_split_over_features_is_caught(
     assert honest.epsilon_lower_bound <= 1.0, str(honest)
     # the twin calibrates to one feature's sensitivity: a row moves four
     # counts by 1 each, so it spends 4 epsilon while claiming 1
-    monkeypatch.setattr(_histogram, "per_feature_sensitivities", lambda d: (1.0, 1.0))
+    monkeypatch.setattr(
+        _histogram, "per_feature_sensitivities", lambda d, rows=1: (rows, rows)
+    )
     mutant = audit_mechanism(released_bin_total, D0, D1, **HIST_AUDIT)
     assert mutant.epsilon_lower_bound > 1.0, str(mutant)

@@ -69,7 +69,16 @@ def fixed_bounds(X, plan, source):
 
 
 def fixed_moment_sums(
-    X, lower, upper, epsilon, delta, source, codes, groups, sample_weight=None
+    X,
+    lower,
+    upper,
+    epsilon,
+    delta,
+    source,
+    codes,
+    groups,
+    sample_weight=None,
+    unit_rows=1,
 ):
     groups = 1 if groups is None else groups
     sums = np.tile(np.array([[[3.0, 1.0, 2.5]]]).transpose(0, 2, 1), (groups, 1, D))
