@@ -117,3 +117,16 @@ def test_release_adds_noise_of_the_stated_sensitivity():
     counts = np.zeros((3, 2000), dtype=np.int64)
     noisy = binning.release_cell_counts(counts, 2.0, np.random.RandomState(0))
     assert abs(noisy.std() / (2.0 * np.sqrt(3)) - 1) < 0.03
+
+
+def test_every_nonzero_value_below_the_grid_is_in_the_first_cell_of_its_sign():
+    """Subnormals whose leading significand bits are all 0 (the smallest
+    one) as well as the largest subnormal and normals below ``2**-32`` share
+    the cell next to zero's: cell 0 is ±0 alone, whatever the bits read."""
+    below = np.array(
+        [5e-324, 2.0**-1060, np.nextafter(2.0**-1022, 0), 2.0**-1022, 2.0**-40]
+    )
+    zero = N_CELLS // 2
+    assert grid_cells(below).tolist() == [zero + 1] * below.size
+    assert grid_cells(-below).tolist() == [zero - 1] * below.size
+    assert grid_cells(np.array([0.0, -0.0])).tolist() == [zero, zero]

@@ -119,3 +119,19 @@ def test_one_release_per_level_and_one_for_the_leaves(monkeypatch):
     assert [c[1] for c in calls] == [(2, 1, 8), (2, 2, 8), (2, 4, 8)]
     assert all(c[2] == math.sqrt(2 * (1 + 1 / 16)) and c[3] == 50.0 for c in calls)
     assert tree.leaves.shape == (8,) and np.all(np.isfinite(tree.leaves))
+
+
+def test_deep_noise_free_tree_is_the_greedy_tree():
+    """Depth 6: levels of up to 16 nodes route rows node by node, the
+    deeper ones by one gather; both agree with the greedy reference."""
+    rng = np.random.default_rng(7)
+    n = 600
+    binned = rng.integers(0, 4, (n, 3)).astype(np.uint8)
+    offsets = np.array([0, 4, 8, 12])
+    g = on_grid(np.tanh(binned[:, 0] - 1.5 + rng.normal(size=n)), 1.0)
+    h = on_grid(rng.uniform(0, 0.25, n), 0.25)
+    plan = TreePlan(6, None, None, 1.0, 0.25, 0.5, 0.1)
+    tree, leaf = grow_tree(binned, offsets, g, h, plan, None)
+    values, ref_leaf = greedy_reference(binned, g, h, 6, 0.5 + MIN_HESSIAN, 0.1)
+    np.testing.assert_allclose(tree.predict_binned(binned), values[ref_leaf])
+    np.testing.assert_array_equal(tree.leaf_of(binned), leaf)

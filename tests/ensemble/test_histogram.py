@@ -91,6 +91,30 @@ def test_sums_stay_exact_for_many_rows_at_the_bound():
     assert sums[0, 0, 0] == -(n // 2) + (n // 2) * 2.0**-GRID_BITS
 
 
+def test_sums_over_groups_of_features_match_one_feature_at_a_time():
+    """Features summed in several joint groups (8-bin features, four to a
+    group, and a 300-bin uint16 feature alone): each feature's sums equal
+    ``numpy.add.at`` over its own bins (on-grid sums: exact in any order)."""
+    rng = np.random.default_rng(3)
+    n, n_nodes = 5000, 3
+    widths = [8] * 9 + [300, 8]
+    offsets = np.concatenate([[0], np.cumsum(widths)])
+    binned = np.column_stack([rng.integers(0, w, n) for w in widths]).astype(np.uint16)
+    node = rng.integers(0, n_nodes, n)
+    g = on_grid(rng.uniform(-1, 1, n), 1.0)
+    h = on_grid(rng.uniform(0, 0.25, n), 0.25)
+    rows = rng.choice(n, 1000, replace=False)
+    expected = np.zeros((2, n_nodes, offsets[-1]))
+    for j in range(len(widths)):
+        for part, w in enumerate((g, h)):
+            column = offsets[j] + binned[rows, j].astype(int)
+            np.add.at(expected[part], (node[rows], column), w[rows])
+    sums = exact_level_histograms(
+        binned, offsets, node[rows], n_nodes, g[rows], h[rows], rows
+    )
+    assert np.array_equal(sums, expected)
+
+
 def test_release_keeps_the_shape_and_adds_noise():
     sums = np.zeros((2, 4, 5))
     noisy = release_level_histograms(sums, 2.0, 3.0, np.random.RandomState(0))

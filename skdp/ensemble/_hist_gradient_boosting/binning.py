@@ -45,26 +45,32 @@ N_CELLS = 2 * _PER_SIGN + 1
 NOISE_THRESHOLD = 4.0
 
 
+#: A double's magnitude bits shifted right by ``_SHIFT`` are its biased
+#: exponent and its leading ``MANTISSA_BITS`` significand bits: a key that
+#: increases with ``|x|``; ``_KEYS`` are the keys of the first and last cell.
+_SHIFT = 52 - MANTISSA_BITS
+_KEYS = (
+    (1023 - EXPONENT_LIMIT) << MANTISSA_BITS,
+    ((1023 + EXPONENT_LIMIT) << MANTISSA_BITS) - 1,
+)
+
+
 def grid_cells(X):
     """Cell index in ``[0, N_CELLS)`` of every value of a finite array.
 
     Cells increase with the value: ``x < y`` implies ``cell(x) <= cell(y)``.
-    Exact: ``frexp`` reads the exponent and ``ldexp`` scales by a power of
-    two, so no value is rounded into a neighbouring cell.
+    Exact: read from the bits of the double (IEEE 754 binary64: sign,
+    biased exponent, significand; a subnormal's exponent field is 0, below
+    the first cell), so no value is rounded into a neighbouring cell.
     """
     X = np.asarray(X, dtype=float)
-    significand, exponent = np.frexp(np.abs(X))  # |x| = s 2**E, s in [0.5, 1)
-    exponent = exponent.astype(np.int64) - 1
-    low = exponent < -EXPONENT_LIMIT
-    high = exponent >= EXPONENT_LIMIT
-    mantissa = np.floor(np.ldexp(significand, MANTISSA_BITS + 1)).astype(np.int64)
-    mantissa -= 1 << MANTISSA_BITS
-    mantissa[low] = 0
-    mantissa[high] = (1 << MANTISSA_BITS) - 1
-    exponent = np.clip(exponent, -EXPONENT_LIMIT, EXPONENT_LIMIT - 1)
-    offset = ((exponent + EXPONENT_LIMIT) << MANTISSA_BITS) + mantissa + 1
-    cells = _PER_SIGN + np.where(X < 0, -offset, offset)
-    return np.where(X == 0, _PER_SIGN, cells)
+    bits = X.view(np.int64)
+    magnitude = bits & np.int64(0x7FFF_FFFF_FFFF_FFFF)
+    offset = np.clip(magnitude >> _SHIFT, *_KEYS)
+    offset -= _KEYS[0] - 1
+    cells = np.where(bits < 0, _PER_SIGN - offset, _PER_SIGN + offset)
+    cells[magnitude == 0] = _PER_SIGN  # ±0
+    return cells
 
 
 def cell_lower_edges():
@@ -206,6 +212,12 @@ class BinMapper:
         lower = cell_lower_edges()
         return [lower[c] for c in self.cuts]
 
+    def _cell_bins(self, j, dtype):
+        """Feature ``j``'s bin of every grid cell (a lookup table)."""
+        return np.searchsorted(self.cuts[j], np.arange(N_CELLS), side="right").astype(
+            dtype
+        )
+
     def transform(self, X):
         """Bin indices of ``X`` (finite), shape ``(n, d)``, Fortran order
         (the histograms read one feature at a time)."""
@@ -215,7 +227,5 @@ class BinMapper:
             if self.edges is not None:
                 out[:, j] = bin_indices(X[:, j], np.asarray(self.edges[j], dtype=float))
             else:
-                out[:, j] = np.searchsorted(
-                    self.cuts[j], grid_cells(X[:, j]), side="right"
-                )
+                out[:, j] = self._cell_bins(j, dtype)[grid_cells(X[:, j])]
         return out

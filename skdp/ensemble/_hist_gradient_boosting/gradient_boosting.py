@@ -32,6 +32,7 @@ from skdp.ensemble._hist_gradient_boosting.binning import (
 from skdp.ensemble._hist_gradient_boosting.grower import (
     TreePlan,
     grow_tree,
+    joint_bins,
 )
 from skdp.ensemble._hist_gradient_boosting.loss import (
     BinaryLogistic,
@@ -106,6 +107,7 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
         self._baseline = release_baseline(loss, target, k, multipliers[0], source)
         multipliers = multipliers[1:]
         raw = np.zeros((binned.shape[0], k)) + self._baseline
+        joint = joint_bins(binned, offsets, self.max_depth)
         self._predictors = []
         per_round = self.max_depth + 1
         for it in range(self.max_iter):
@@ -114,7 +116,9 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
             g, h = loss.gradients(raw, target)
             trees = []
             for c in range(k):
-                tree, leaf = grow_tree(binned, offsets, g[:, c], h[:, c], plan, source)
+                tree, leaf = grow_tree(
+                    binned, offsets, g[:, c], h[:, c], plan, source, joint
+                )
                 raw[:, c] += tree.leaves[leaf]
                 trees.append(tree)
             self._predictors.append(trees)

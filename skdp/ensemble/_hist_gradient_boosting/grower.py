@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from skdp.ensemble._hist_gradient_boosting.histogram import (
-    exact_level_histograms,
+    JointBins,
     level_sensitivity,
     release_level_histograms,
 )
 from skdp.ensemble._hist_gradient_boosting.predictor import TreePredictor
-from skdp.ensemble._hist_gradient_boosting.splitting import best_splits
+from skdp.ensemble._hist_gradient_boosting.splitting import NO_SPLIT, best_splits
 from skdp.mechanisms import gaussian_release
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "TreePlan",
     "exact_leaf_sums",
     "grow_tree",
+    "joint_bins",
     "leaf_sensitivity",
     "release_leaf_sums",
 ]
@@ -110,22 +111,21 @@ def release_leaf_sums(sums, plan, source):
     return np.asarray(noisy, dtype=float).reshape(sums.shape)
 
 
-def _exact_sums(binned, offsets, node, n_nodes, g, h, parent):
+def joint_bins(binned, offsets, depth):
+    """The joint bins the histograms of a tree of this depth read (one per
+    fit: the bins do not change between trees)."""
+    return JointBins(binned, offsets, 1 << max(depth - 2, 0))
+
+
+def _exact_sums(joint, node, n_nodes, g, h, parent):
     """A level's exact sums; below the root, summed over the left children's
     rows only, each right child's being its parent's minus its sibling's
     (exact: all sums are multiples of the grid step below ``2**53`` steps).
     Which child is summed is a public rule, not the data's."""
     if parent is None:
-        return exact_level_histograms(binned, offsets, node, n_nodes, g, h)
+        return joint.level_sums(node, n_nodes, g, h)
     left = np.flatnonzero(node % 2 == 0)
-    half = exact_level_histograms(
-        binned.take(left, axis=0),
-        offsets,
-        node[left] // 2,
-        n_nodes // 2,
-        g[left],
-        h[left],
-    )
+    half = joint.level_sums(node[left] // 2, n_nodes // 2, g[left], h[left], left)
     sums = np.empty((2, n_nodes, half.shape[2]))
     sums[:, 0::2] = half
     sums[:, 1::2] = parent - half
@@ -139,27 +139,45 @@ def _release(sums, n_features, plan, source):
     return release_level_histograms(sums, sens, plan.level_multiplier, source)
 
 
-def grow_tree(binned, offsets, g, h, plan, source):
+#: Up to this many nodes a level routes its rows node by node (a few passes
+#: over contiguous columns); above, by one gather of every row's bin.
+ROUTE_BY_NODE = 16
+
+
+def _children(binned, node, feature, threshold):
+    """Each row's child: ``2 node``, plus 1 when its bin of its node's
+    feature is above its node's threshold."""
+    if feature.size > ROUTE_BY_NODE:
+        value = binned[np.arange(binned.shape[0]), feature[node]].astype(np.intp)
+        return 2 * node + (value > threshold[node])
+    right = np.zeros(node.shape, dtype=bool)
+    for i in np.flatnonzero(threshold < NO_SPLIT):
+        right |= (node == i) & (binned[:, feature[i]] > int(threshold[i]))
+    return 2 * node + right
+
+
+def grow_tree(binned, offsets, g, h, plan, source, joint=None):
     """Grow one tree on on-grid ``g`` and ``h``; returns the predictor and
     each row's leaf.
 
     The number of levels and of releases is ``plan.depth`` whatever the
     data: a node without a useful split sends all its rows left, so no
-    branch depends on the data.
+    branch depends on the data. ``joint`` is :func:`joint_bins` of
+    ``binned`` (made here when None).
     """
+    if joint is None:
+        joint = joint_bins(binned, offsets, plan.depth)
     node = np.zeros(binned.shape[0], dtype=np.intp)
-    rows = np.arange(binned.shape[0])
     lam = plan.split_lambda(binned.shape[1])
     features, thresholds, exact = [], [], None
     for level in range(plan.depth):
         n_nodes = 1 << level
-        exact = _exact_sums(binned, offsets, node, n_nodes, g, h, exact)
+        exact = _exact_sums(joint, node, n_nodes, g, h, exact)
         hist = _release(exact, binned.shape[1], plan, source)
         feature, threshold = best_splits(hist, offsets, lam)
         features.append(feature)
         thresholds.append(threshold)
-        value = binned[rows, feature[node]].astype(np.intp)
-        node = 2 * node + (value > threshold[node])
+        node = _children(binned, node, feature, threshold)
     n_leaves = 1 << plan.depth
     sums = release_leaf_sums(exact_leaf_sums(node, n_leaves, g, h), plan, source)
     with np.errstate(all="ignore"):

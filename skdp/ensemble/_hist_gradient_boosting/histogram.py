@@ -12,7 +12,12 @@ import numpy as np
 
 from skdp.mechanisms import gaussian_release
 
-__all__ = ["exact_level_histograms", "level_sensitivity", "release_level_histograms"]
+__all__ = [
+    "JointBins",
+    "exact_level_histograms",
+    "level_sensitivity",
+    "release_level_histograms",
+]
 
 
 def level_sensitivity(n_features, g_max, h_max):
@@ -27,13 +32,84 @@ def level_sensitivity(n_features, g_max, h_max):
     return math.sqrt(n_features * (g_max**2 + h_max**2))
 
 
+#: Features are summed in groups whose joint bins number at most this many
+#: per node (a table that stays in the cache), at most ``JOINT_TABLE`` cells
+#: for all nodes of a level: one ``bincount`` serves a whole group.
+JOINT_CELLS = 4096
+JOINT_TABLE = 1 << 18
+
+
+class JointBins:
+    """Each row's joint bin in each group of consecutive features.
+
+    A group's joint bin is its features' bins in mixed radix (the last
+    feature fastest), so one ``bincount`` per node gives the group's joint
+    histogram; each feature's histogram is a marginal of it. Depends on the
+    bins and on public sizes only.
+
+    Parameters
+    ----------
+    binned : ndarray of shape (n, d), uint8 or uint16
+        Bin indices.
+    offsets : ndarray of shape (d + 1,)
+        Feature ``j``'s bins are the columns ``offsets[j]:offsets[j + 1]``.
+    max_nodes : int, default=1
+        The most nodes summed at once (bounds a group's table).
+    """
+
+    def __init__(self, binned, offsets, max_nodes=1):
+        self.offsets = np.asarray(offsets)
+        self.widths = np.diff(self.offsets).astype(np.intp)
+        cap = max(1, min(JOINT_CELLS, JOINT_TABLE // max(int(max_nodes), 1)))
+        self.groups = _consecutive_groups(self.widths, cap)
+        self.codes = np.empty((binned.shape[0], len(self.groups)), dtype=np.int32)
+        for k, group in enumerate(self.groups):
+            code = np.zeros(binned.shape[0], dtype=np.int32)
+            for j in group:
+                code *= int(self.widths[j])
+                code += binned[:, j]
+            self.codes[:, k] = code
+
+    def level_sums(self, node, n_nodes, g, h, rows=None):
+        """Exact sums (see :func:`exact_level_histograms`) of the rows
+        ``rows`` (all if None; ``node``, ``g``, ``h`` given for them)."""
+        codes = self.codes if rows is None else self.codes.take(rows, axis=0)
+        sums = np.empty((2, n_nodes, int(self.offsets[-1])))
+        for k, group in enumerate(self.groups):
+            shape = tuple(int(self.widths[j]) for j in group)
+            size = math.prod(shape)
+            index = node * size
+            index += codes[:, k]
+            for part, weights in enumerate((g, h)):
+                table = np.bincount(index, weights=weights, minlength=n_nodes * size)
+                table = table.reshape(n_nodes, *shape)
+                for axis, j in enumerate(group):
+                    other = tuple(a + 1 for a in range(len(group)) if a != axis)
+                    marginal = table.sum(axis=other) if other else table
+                    sums[part, :, self.offsets[j] : self.offsets[j + 1]] = marginal
+        return sums
+
+
+def _consecutive_groups(widths, cap):
+    """Runs of consecutive features with at most ``cap`` joint bins (a
+    feature with more bins is a group alone)."""
+    groups, size = [], cap + 1
+    for j, width in enumerate(widths):
+        if size * width > cap:
+            groups.append([])
+            size = 1
+        groups[-1].append(j)
+        size *= int(width)
+    return groups
+
+
 def exact_level_histograms(binned, offsets, node, n_nodes, g, h, rows=None):
     """Exact per-node sums of ``g`` and ``h`` per feature and bin.
 
     Parameters
     ----------
     binned : ndarray of shape (n, d), uint8 or uint16
-        Bin indices (Fortran order reads a feature's column fastest).
+        Bin indices.
     offsets : ndarray of shape (d + 1,)
         Feature ``j``'s bins are the columns ``offsets[j]:offsets[j + 1]``.
     node : ndarray of shape (n,), int
@@ -48,18 +124,13 @@ def exact_level_histograms(binned, offsets, node, n_nodes, g, h, rows=None):
     -------
     sums : ndarray of shape (2, n_nodes, offsets[-1])
         Gradient sums, then hessian sums. Multiples of the grid step below
-        ``2**53`` steps, so the float sums are exact in any order.
+        ``2**53`` steps, so the float sums are exact in any order (a
+        feature's sums are marginals of its group's joint sums:
+        :class:`JointBins`).
     """
-    width = int(offsets[-1])
-    size = n_nodes * width
-    sums = np.zeros((2, size))
-    base = node * width
-    for j in range(binned.shape[1]):  # a column of Fortran-ordered bins
-        index = base + offsets[j]
-        index += binned[:, j] if rows is None else binned[:, j].take(rows)
-        sums[0] += np.bincount(index, weights=g, minlength=size)
-        sums[1] += np.bincount(index, weights=h, minlength=size)
-    return sums.reshape(2, n_nodes, width)
+    if rows is not None:
+        binned = binned.take(rows, axis=0)
+    return JointBins(binned, offsets, n_nodes).level_sums(node, n_nodes, g, h)
 
 
 def release_level_histograms(sums, sensitivity, multiplier, source):
