@@ -26,6 +26,7 @@ from skdp.tools._arrays import (
     check_output_options,
     equal_shares,
 )
+from skdp.tools._quantiles import shaped_levels
 from skdp.utils._validation import check_bounds, check_epsilon
 from skdp.utils._warnings import silenced
 from skdp.utils._zero_rows import fits_on_zero_rows
@@ -105,10 +106,7 @@ def _release(array, levels, epsilon, bounds, axis, keepdims, function, accountan
         for j, (estimator, cost) in enumerate(zip(estimators, costs, strict=True)):
             model = route_accountant(estimator, prepaid_accountant(cost))
             released[:, j] = model.fit(_present(rows.X, j)).quantiles_[:, 0]
-    shaped = rows.shape(released, keepdims)
-    if levels.ndim == 0:
-        return shaped[0] if np.ndim(shaped) else shaped
-    return shaped
+    return shaped_levels(rows, released, keepdims, levels)
 
 
 def nanquantile(

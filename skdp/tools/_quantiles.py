@@ -76,10 +76,16 @@ default=None
         accountant=accountant,
         random_state=random_state,
     ).fit(rows.X)
-    released = rows.shape(fitted.quantiles_, keepdims)  # (n_levels, ...)
+    return shaped_levels(rows, fitted.quantiles_, keepdims, levels)
+
+
+def shaped_levels(rows, released, keepdims, levels):
+    """The released ``(n_levels, n_columns)`` quantiles in numpy's shape:
+    the rows' axis and ``keepdims``, and no level axis for a scalar level."""
+    shaped = rows.shape(released, keepdims)  # (n_levels, ...)
     if levels.ndim == 0:
-        return released[0] if np.ndim(released) else released
-    return released
+        return shaped[0] if np.ndim(shaped) else shaped
+    return shaped
 
 
 def percentile(
