@@ -73,15 +73,13 @@ def _take(column, rows):
 
 
 class GroupsMixin:
-    """``groups`` as the privacy unit of ``fit``, requested by routing.
+    """``groups`` as the privacy unit of ``fit``.
 
-    The class attribute below makes ``groups`` requested by default in
-    scikit-learn's metadata routing: a meta-estimator given ``groups``
-    passes it to this estimator (the unit is never dropped on the way).
-    Subclasses have a ``max_rows_per_group`` parameter.
+    Routing requests ``groups`` from every private estimator
+    (:class:`~skdp.base.PrivateEstimatorMixin`): a meta-estimator given
+    ``groups`` passes it to this estimator, so the unit is never dropped on
+    the way. Subclasses have a ``max_rows_per_group`` parameter.
     """
-
-    __metadata_request__fit = {"groups": True}
 
     def _privacy_unit(self, groups, X):
         """Check ``groups`` and ``max_rows_per_group``; before any charge."""
