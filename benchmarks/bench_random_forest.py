@@ -127,16 +127,32 @@ def dpl_scores(python, split, bounds, classes, seeds, n_estimators, depth, tmp):
     ):
         paths[key] = str(Path(tmp) / f"{key}.npy")
         np.save(paths[key], array)
-    task = {
-        "npy": paths,
+    stated = {
         "bounds": [np.asarray(b, float).tolist() for b in bounds],
         "classes": classes,
         "n_estimators": n_estimators,
         "max_depth": depth,
+    }
+    task = {
+        "task": "forest",
+        "npy": paths,
         "epsilons": list(EPSILONS),
         "seeds": list(seeds),
+        "modes": {"stated": stated},
     }
-    return run_dpl_task(python, task, script=DPL_SCRIPT.read_text())
+    answer = run_dpl_task(python, task, script=DPL_SCRIPT.read_text())
+    if answer is None:
+        return None
+    rows = {row["epsilon"]: row for row in answer["rows"]}
+    if any(row["errors"] or row["leaks"] for row in rows.values()):
+        raise RuntimeError(f"diffprivlib with the stated bounds: {answer['rows']}")
+    return {
+        "version": answer["versions"]["diffprivlib"],
+        **{
+            metric: {repr(e): rows[e]["scores"][metric] for e in EPSILONS}
+            for metric in ("accuracy", "auc")
+        },
+    }
 
 
 def cell(values):

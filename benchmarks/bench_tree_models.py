@@ -33,7 +33,7 @@ binary real tables of ``_real_tables.py`` (``Default``, ``fair``,
   with the same number of trees, depth and learning rate fitted **on the
   same bins** (skdp's bin codes, so every split candidate is the same);
 * diffprivlib 0.6.6's ``RandomForestClassifier`` (its venv,
-  ``dpl_tree_models_runner.py``) in its default mode (reads the ranges from the
+  ``dpl_forest_runner.py``) in its default mode (reads the ranges from the
   data) and with the stated ranges and classes.
 
 Speed and memory (``_tree_speed.py``): fit time (best of 2, alternated) and
@@ -113,7 +113,7 @@ NEGLIGIBLE = 1e6
 DELTA = 1e-6  # skdp's default δ (docs/accountant.rst, "The default δ")
 TABLES = ("Adult", "Adult codes", "TV16", "Default", "fair", "Caravan")
 DPL_PYTHON = "/work/dplvenv/bin/python"
-DPL_FOREST = HERE / "dpl_tree_models_runner.py"
+DPL_FOREST = HERE / "dpl_forest_runner.py"
 RESULTS = HERE / "results"
 
 
