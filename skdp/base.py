@@ -188,9 +188,12 @@ class PrivateEstimatorMixin:
         ]
         return sum(costs[1:], costs[0]) if costs else PrivacyCost(0.0)
 
-    def _charge(self, items):
+    def _charge(self, items, unit=None):
         """Charge ``(label, epsilon, delta)`` or ``(label, PrivacyCost)`` items
         atomically; set the spent totals.
+
+        ``unit`` is the fit's :class:`~skdp.utils._privacy_unit.PrivacyUnit`
+        (None: one row), the unit the costs are stated for.
 
         Labels are prefixed with the class name. Returns the accountant.
         """
