@@ -1,6 +1,5 @@
 """Private per-feature quantiles: exponential mechanism or permute-and-flip."""
 
-import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -9,17 +8,16 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.accounting._composition import budget_left
+from skdp.accounting._group_privacy import row_budget_for_groups
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.sensitivity._quantile import feature_cell_counts
-from skdp.sensitivity._quantile_grid import quantile_grid_exponent
 from skdp.stats._mean import BoundsPlan
 from skdp.stats._quantile_joint import (
     check_joint_levels,
-    grid_size,
     joint_release,
-    joint_state_count,
-    log_binomial,
+    quantile_ledger_label,
+    rank_error_bounds,
 )
 from skdp.stats._quantile_release import (
     candidate_grid,
@@ -28,12 +26,14 @@ from skdp.stats._quantile_release import (
     permute_and_flip_release,
     sorted_clipped_column,
 )
+from skdp.stats._svt_clip import bounds_plan_for_unit
 from skdp.utils._dask import is_dask_collection, row_statistic, validate_rows
+from skdp.utils._privacy_unit import GroupsMixin
 
 __all__ = ["PrivateQuantile"]
 
 
-class PrivateQuantile(PrivateEstimatorMixin, BaseEstimator):
+class PrivateQuantile(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
     """Per-feature quantiles under differential privacy.
 
     Each feature is clipped to bounds (public, or chosen privately first)
@@ -91,6 +91,9 @@ default=None
         evenly spaced points in each feature's bounds, an int for that many,
         or a strictly increasing array shared by all features. Ignored by
         ``method="exponential"``.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see :ref:`user_level_privacy`.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -241,6 +244,20 @@ default=None
     N(40, 10), where the wide bounds work, the bounds' share costs 0.04 →
     0.10 points.
 
+    **Groups (user-level privacy).** With ``groups`` and
+    ``max_rows_per_group = k``, neighbours add or remove one whole group,
+    which first keeps at most ``k`` rows by a rule on its own rows only
+    (:func:`~skdp.utils._groups.kept_rows`). That is ``k`` steps of one row,
+    so every rank utility moves by at most ``k`` times the row's:
+    ``k max(q, 1 - q)``, or ``2k`` for the joint gap utility (attained by
+    ``k`` equal rows; brute-forced in ``tests/test_groups_stats.py``). The
+    selections run at ``ε_r = ε/k`` rounded down
+    (:func:`~skdp.accounting._group_privacy.row_budget_for_groups`), the law
+    of sensitivity ``k Δ`` at ε: rank errors are ``k`` times a row's
+    (``rank_error_bound``). The bound search (``bounds=None``) counts rows
+    and runs for groups alike (:class:`SVTClipSelector`, Notes). The ledger
+    charges the stated ε.
+
     **Floating point.** Both methods output points of a public set (the grid,
     or the candidates). The class weights are computed in floating point:
     the probability of each class carries a relative rounding error of order
@@ -285,6 +302,7 @@ default=None
         "upper_limit": [Interval(Real, 0, None, closed="neither")],
         "method": [StrOptions({"joint", "exponential", "permute_and_flip"})],
         "candidates": [None, "array-like", Interval(Integral, 2, None, closed="left")],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -299,6 +317,7 @@ default=None
         upper_limit=1e9,
         method="joint",
         candidates=None,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -309,11 +328,12 @@ default=None
         self.upper_limit = upper_limit
         self.method = method
         self.candidates = candidates
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Release the private quantiles of each feature.
 
         Parameters
@@ -324,6 +344,9 @@ default=None
             methods need the data in memory.
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``:
+            neighbours add or remove one whole group (Notes). None: one row.
 
         Returns
         -------
@@ -336,8 +359,10 @@ default=None
                 "Nothing was charged."
             )
         X = validate_rows(self, X)
+        unit = self._privacy_unit(groups, X)
         n_features = X.shape[1]
         bounds_plan = BoundsPlan.from_estimator(self, n_features)
+        run_bounds = bounds_plan_for_unit(bounds_plan, unit, n_features)
         levels = check_quantile_levels(self.quantiles)
         if bounds_plan.svt is None:
             self._check_levels_fit(levels, bounds_plan.lower, bounds_plan.upper)
@@ -348,17 +373,20 @@ default=None
         elif self.method == "joint":
             check_joint_levels(levels, [0.0], [bounds_plan.svt.widths[0]])
         epsilon = self._quantile_epsilon()
+        self._unit_rows = unit.unit_rows
         source = check_random_source(self.random_state)
-        self._charge(
-            [
-                *bounds_plan.cost_items(),
-                (self._ledger_label(levels, n_features), epsilon, 0.0),
-            ]
-        )
-        lower, upper = bounds_plan.run(X, source, self)
+        items = [
+            *bounds_plan.cost_items(),
+            (quantile_ledger_label(self.method, levels, n_features), epsilon, 0.0),
+        ]
+        self._charge([(unit.label(lab), *cost) for lab, *cost in items], unit=unit)
+        (X,) = unit.bound(source, X)
+        lower, upper = run_bounds.run(X, source, self)
 
         with np.errstate(all="ignore"):  # after the charge nothing may warn
-            released = self._release(X, lower, upper, levels, epsilon, source)
+            released = self._release(
+                X, lower, upper, levels, self._row_epsilon(epsilon), source
+            )
         self.quantiles_ = released
         self.lower_, self.upper_ = lower, upper
         return self
@@ -375,6 +403,12 @@ default=None
         if BoundsPlan.chooses_privately(self.bounds)[0]:
             return budget_left(self.epsilon, self.epsilon * self.bounds_share)
         return self.epsilon
+
+    def _row_epsilon(self, epsilon):
+        """The ε at which the selections run: ``epsilon``, or for groups of
+        at most ``k`` rows the largest ``ε_r`` with ``k ε_r <= epsilon``."""
+        k = getattr(self, "_unit_rows", 1)
+        return epsilon if k == 1 else row_budget_for_groups(epsilon, 0.0, k)[0]
 
     def _release(self, X, lower, upper, levels, epsilon, source):
         """The quantiles on (public or released) bounds; equal bounds give
@@ -455,38 +489,12 @@ default=None
         most ``|u| / 2``. A union bound spreads ``alpha`` over the releases.
         """
         check_is_fitted(self)
-        levels = check_quantile_levels(self.quantiles)
-        d = self.n_features_in_
-        bound = np.empty((levels.size, d))
-        for j in range(d):
-            lower, upper = self.lower_[j], self.upper_[j]
-            if self.method == "joint":
-                states = joint_state_count(lower, upper)
-                m = np.unique(levels).size
-                log_outputs = log_binomial(states, m)
-                eps = self._quantile_epsilon() / d
-                bound[:, j] = 2.0 * (log_outputs + math.log(d / alpha)) / eps
-                continue
-            if self.method == "exponential":
-                size = grid_size(lower, upper, quantile_grid_exponent(lower, upper))
-            else:
-                size = candidate_grid(self.candidates, self.lower_, self.upper_).shape[
-                    0
-                ]
-            eps = self._quantile_epsilon() / (levels.size * d)
-            spread = math.log(size) + math.log(levels.size * d / alpha)
-            bound[:, j] = 2.0 * np.maximum(levels, 1 - levels) * spread / eps
-        return bound
-
-    def _ledger_label(self, levels, n_features):
-        shown = ", ".join(f"{q:g}" for q in levels)
-        features = "feature" if n_features == 1 else "features"
-        if self.method == "joint":
-            return (
-                f"quantiles ({shown}) of {n_features} {features}, jointly, "
-                f"{n_features} releases at epsilon/{n_features}"
-            )
-        return (
-            f"quantiles ({shown}) of {n_features} {features} by {self.method}, "
-            f"{levels.size * n_features} releases at epsilon/{levels.size * n_features}"
+        return rank_error_bounds(
+            self.method,
+            check_quantile_levels(self.quantiles),
+            self.lower_,
+            self.upper_,
+            self.candidates,
+            self._row_epsilon(self._quantile_epsilon()),
+            alpha,
         )

@@ -14,7 +14,12 @@ from skdp.sensitivity._joint_quantile import (
     sparse_state_points,
     state_points,
 )
-from skdp.sensitivity._quantile_grid import RelativeGrid, refinement_bits
+from skdp.sensitivity._quantile_grid import (
+    RelativeGrid,
+    quantile_grid_exponent,
+    refinement_bits,
+)
+from skdp.stats._quantile_release import candidate_grid
 
 __all__ = [
     "check_joint_levels",
@@ -22,6 +27,8 @@ __all__ = [
     "joint_release",
     "joint_state_count",
     "log_binomial",
+    "quantile_ledger_label",
+    "rank_error_bounds",
 ]
 
 #: Grids of at most this many points are counted densely (one ``bincount``
@@ -98,3 +105,41 @@ def check_joint_levels(levels, lower, upper):
                 f"bounds ({lo}, {hi}) give {states}. Widen the bounds or use "
                 "method='exponential'."
             )
+
+
+def rank_error_bounds(method, levels, lower, upper, candidates, epsilon, alpha):
+    """:meth:`PrivateQuantile.rank_error_bound` from public quantities only:
+    shape (n_levels, n_features); ``epsilon`` is the selections' total (for
+    groups, the row-level ``ε_r`` they run at)."""
+    d = lower.shape[0]
+    bound = np.empty((levels.size, d))
+    for j in range(d):
+        if method == "joint":
+            states = joint_state_count(lower[j], upper[j])
+            log_outputs = log_binomial(states, np.unique(levels).size)
+            bound[:, j] = 2.0 * (log_outputs + math.log(d / alpha)) / (epsilon / d)
+            continue
+        if method == "exponential":
+            exponent = quantile_grid_exponent(lower[j], upper[j])
+            size = grid_size(lower[j], upper[j], exponent)
+        else:
+            size = candidate_grid(candidates, lower, upper).shape[0]
+        eps = epsilon / (levels.size * d)
+        spread = math.log(size) + math.log(levels.size * d / alpha)
+        bound[:, j] = 2.0 * np.maximum(levels, 1 - levels) * spread / eps
+    return bound
+
+
+def quantile_ledger_label(method, levels, n_features):
+    """The ledger label of :class:`PrivateQuantile`'s quantile releases."""
+    shown = ", ".join(f"{q:g}" for q in levels)
+    features = "feature" if n_features == 1 else "features"
+    if method == "joint":
+        return (
+            f"quantiles ({shown}) of {n_features} {features}, jointly, "
+            f"{n_features} releases at epsilon/{n_features}"
+        )
+    return (
+        f"quantiles ({shown}) of {n_features} {features} by {method}, "
+        f"{levels.size * n_features} releases at epsilon/{levels.size * n_features}"
+    )

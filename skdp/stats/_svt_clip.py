@@ -1,6 +1,6 @@
 """Clipping bounds chosen privately by the sparse vector technique."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import (
@@ -25,6 +25,7 @@ from skdp.stats._svt_search import (
     run_svt_bounds_record,
     svt_bound_widths,
     svt_bounds_statistic,
+    svt_plan_for_groups,
 )
 from skdp.utils._dask import (
     ChunkedRows,
@@ -33,11 +34,13 @@ from skdp.utils._dask import (
     transform_rows,
     validate_rows,
 )
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import validate_private_data
 from skdp.utils._warnings import warn_at_caller
 
 __all__ = [
     "SVTClipSelector",
+    "bounds_plan_for_unit",
     "plan_svt_bounds",
     "release_svt_bounds",
     "run_svt_bounds",
@@ -70,6 +73,17 @@ def search_svt_bounds(X, plan, source):
         # without the lookup table) rather than receive them (about 200 kB)
         statistic = row_statistic(X, svt_bounds_statistic, plan)
         return release_svt_bounds_record(statistic, plan, source)
+
+
+def bounds_plan_for_unit(bounds_plan, unit, n_features):
+    """``bounds_plan`` (a :class:`~skdp.stats._mean.BoundsPlan`) with its
+    private search run for ``unit`` (:func:`~skdp.stats._svt_search.
+    svt_plan_for_groups`); public bounds and one row: unchanged. Its
+    ``cost_items`` are still charged from the original plan."""
+    if bounds_plan.svt is None or unit.groups is None:
+        return bounds_plan
+    svt = svt_plan_for_groups(bounds_plan.svt, n_features, unit.unit_rows)
+    return bounds_plan._replace(svt=svt)
 
 
 def feature_label(estimator, index):
@@ -126,7 +140,11 @@ def warn_if_bounds_useless(estimator, release, plan):
 
 
 class SVTClipSelector(
-    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+    GroupsMixin,
+    PrivateEstimatorMixin,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Choose clipping bounds per feature with the sparse vector technique.
 
@@ -165,6 +183,9 @@ class SVTClipSelector(
         Share of each run's ε spent on the threshold noise (Lyu–Su–Li ε₁/ε;
         public, in (0, 1)); the rest goes to the query noise. 0.5 is the
         classic equal split. The default 0.8 cuts the runaway tail (Notes).
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see :ref:`user_level_privacy`.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -294,6 +315,22 @@ class SVTClipSelector(
     the fit stays ε-DP and its whole cost is charged before the data is
     read (audited end to end in the tests).
 
+    **Groups (user-level privacy).** With ``groups`` and
+    ``max_rows_per_group = k``, neighbours add or remove one whole group,
+    which first keeps at most ``k`` rows by a rule on its own rows only
+    (:func:`~skdp.utils._groups.kept_rows`). A kept group moves each sign
+    count and each soft count by at most ``k`` in the same direction (``k``
+    times a row's; L1 ``k d`` for the sign counts; brute-forced in
+    ``tests/test_groups_stats.py``), so the queries stay monotone with
+    sensitivity ``k``. The search takes the generic group-privacy route,
+    which for these pure-ε steps is the same: the sign test and every
+    AboveThreshold run use ``ε_r`` with ``k ε_r <= ε`` of their budgets
+    (:func:`~skdp.accounting._group_privacy.row_budget_for_groups`), i.e.
+    noise ``k`` times the row's, and the default thresholds (in noise
+    scales) grow with it; ``n_above`` given is a count of rows, as before.
+    The ledger charges the stated ε. ``n_above_`` and ``side_counts_`` are
+    those of the run.
+
     **Warnings (post-processing).** After the release a
     :class:`~skdp.exceptions.NoiseDominatedWarning` names each feature whose
     bounds are useless, decided from the released bounds, the released sign
@@ -345,6 +382,7 @@ class SVTClipSelector(
         "grid": [StrOptions({"geometric"}), "array-like"],
         "n_above": [Interval(Real, 0, None, closed="left"), None],
         "threshold_share": [Interval(Real, 0, 1, closed="neither")],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -358,6 +396,7 @@ class SVTClipSelector(
         grid="geometric",
         n_above=None,
         threshold_share=_THRESHOLD_SHARE,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -367,11 +406,12 @@ class SVTClipSelector(
         self.grid = grid
         self.n_above = n_above
         self.threshold_share = threshold_share
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Choose the bounds of each feature privately.
 
         Parameters
@@ -381,12 +421,16 @@ class SVTClipSelector(
             (see :ref:`dask`).
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``:
+            neighbours add or remove one whole group (Notes). None: one row.
 
         Returns
         -------
         self : SVTClipSelector
         """
         X = validate_rows(self, X)
+        unit = self._privacy_unit(groups, X)
         plan = plan_svt_bounds(
             X.shape[1],
             self.epsilon,
@@ -396,13 +440,16 @@ class SVTClipSelector(
             n_above=self.n_above,
             threshold_share=self.threshold_share,
         )
+        run = svt_plan_for_groups(plan, X.shape[1], unit.unit_rows)
         source = check_random_source(self.random_state)
-        self._charge(plan.cost_items(self.epsilon))
-        release = search_svt_bounds(X, plan, source)
+        items = plan.cost_items(self.epsilon)
+        self._charge([(unit.label(label), *cost) for label, *cost in items], unit=unit)
+        (X,) = unit.bound(source, X)
+        release = search_svt_bounds(X, run, source)
         self.lower_, self.upper_ = release.lower, release.upper
         self.side_counts_ = release.side_counts
-        self.n_above_ = plan.run_parameters(X.shape[1], 1)[1]
-        warn_if_bounds_useless(self, release, plan)
+        self.n_above_ = run.run_parameters(X.shape[1], 1)[1]
+        warn_if_bounds_useless(self, release, run)
         return self
 
     def transform(self, X):

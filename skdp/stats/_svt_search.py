@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from skdp.accounting._composition import budget_left
+from skdp.accounting._group_privacy import row_budget_for_groups
 from skdp.mechanisms import above_threshold, laplace_mechanism
 from skdp.mechanisms._laplace import _laplace_grid
 from skdp.mechanisms._svt import check_svt_feasible
@@ -40,6 +41,7 @@ __all__ = [
     "run_svt_bounds_record",
     "svt_bound_widths",
     "svt_bounds_statistic",
+    "svt_plan_for_groups",
 ]
 
 # Default public grid: widths from upper_limit * 2**-40 to upper_limit, a
@@ -197,6 +199,29 @@ def plan_svt_bounds(
     return plan
 
 
+def svt_plan_for_groups(plan, n_features, k):
+    """The search ``plan`` run for groups of at most ``k`` rows.
+
+    Group privacy (the generic route): the sign test and the searches run at
+    the largest ``ε_r`` with ``k ε_r <= ε`` of their charged budgets
+    (:func:`~skdp.accounting._group_privacy.row_budget_for_groups`). For
+    these pure-ε steps it is the same as multiplying their sensitivities by
+    ``k`` (a group moves each count and soft count by at most ``k``): the
+    noise scales are ``k`` times the row's, and the default thresholds,
+    measured in noise scales, grow with them. Charge ``plan.cost_items``
+    (the stated ε); run the returned plan. ``k = 1`` returns ``plan``.
+    Raises before the charge when the noise at ``ε_r`` cannot be represented.
+    """
+    if k == 1:
+        return plan
+    sign = row_budget_for_groups(plan.epsilon_sign, 0.0, k)[0]
+    search = row_budget_for_groups(plan.epsilon_search, 0.0, k)[0]
+    run = plan._replace(epsilon_sign=sign, epsilon_search=search)
+    total = plan.epsilon_sign + plan.epsilon_search
+    _check_feasible(run, n_features, f"{total!r} / {k} (groups of <= {k} rows)")
+    return run
+
+
 def _check_feasible(plan, n_features, epsilon):
     """Raise before the charge if the search cannot run on any data.
 
@@ -250,7 +275,7 @@ def _check_feasible(plan, n_features, epsilon):
                     )
     if problem is not None:
         raise ValueError(
-            f"SVTClipSelector cannot search bounds with epsilon={epsilon!r} over "
+            f"SVTClipSelector cannot search bounds with epsilon={epsilon} over "
             f"{n_features} feature(s): {problem}. Nothing was charged. Use a "
             "larger epsilon, or a lower/upper_limit well inside the float range."
         )

@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import sparse
 
+from skdp.accounting._group_privacy import row_budget_for_groups
 from skdp.utils._groups import as_group_labels, group_codes, kept_rows
 
 __all__ = ["GroupsMixin", "PrivacyUnit"]
@@ -41,6 +42,15 @@ class PrivacyUnit(NamedTuple):
         if self.groups is None:
             return what
         return f"{what} (unit: group of <= {self.max_rows} rows)"
+
+    def row_budget(self, epsilon, delta=0.0):
+        """The ``(ε_r, δ_r)`` at which to run a row-level mechanism so that
+        it is ``(ε, δ)``-DP for the unit (group privacy,
+        :func:`~skdp.accounting._group_privacy.row_budget_for_groups`):
+        ``(ε, δ)`` itself for one row. The charge stays ``(ε, δ)``."""
+        if self.groups is None:
+            return epsilon, delta
+        return row_budget_for_groups(epsilon, delta, self.max_rows)
 
     def refuse_private(self, estimator, what, fix, private):
         """Refuse (before the charge) a release chosen privately for one row
