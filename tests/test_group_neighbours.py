@@ -38,6 +38,14 @@ GROUP_ESTIMATORS = [
         epsilon=10.0, bounds=(0, 1e5), classes=[0, 1], max_rows_per_group=K
     ),
     skdp.PrivateStandardScaler(bounds=(-1e300, 1e300), max_rows_per_group=K),
+    # statistics (skdp/stats): quantiles, medians, IQR, SVT bounds, joint histogram
+    skdp.SVTClipSelector(max_rows_per_group=K),
+    skdp.PrivateQuantile(max_rows_per_group=K),
+    skdp.PTRMedian(bounds=(0, 1e5), proposed_sensitivity=1e3, max_rows_per_group=K),
+    skdp.SmoothSensitivityMedian(bounds=(0, 1e5), max_rows_per_group=K),
+    skdp.IQRScale(max_rows_per_group=K),
+    skdp.IQRScale(method="dwork_lei", max_rows_per_group=K),
+    skdp.PrivateJointHistogram(3, bounds=(0, 1e5), max_rows_per_group=K),
 ]
 
 

@@ -1,6 +1,6 @@
 """Private interquartile range: joint private quartiles or Dwork–Lei."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import (
@@ -27,6 +27,8 @@ from skdp.stats._iqr_dwork_lei import (  # re-exported, as before
 from skdp.stats._mean import BoundsPlan
 from skdp.stats._ptr import handle_refusals
 from skdp.stats._quantile_joint import check_joint_levels
+from skdp.stats._svt_clip import bounds_plan_for_unit
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_finite_width, validate_private_data
 
 __all__ = [
@@ -46,6 +48,7 @@ _QUARTILES_LABEL = "scale quartiles (0.25, 0.75)"
 
 class IQRScale(
     AffineTransformMixin,
+    GroupsMixin,
     PrivateEstimatorMixin,
     OneToOneFeatureMixin,
     TransformerMixin,
@@ -102,6 +105,9 @@ class IQRScale(
         (:class:`~skdp.stats._ptr.PTRRefusedWarning`), or raise
         :class:`~skdp.stats._ptr.PTRRefusedError`. The budget is
         spent either way.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see :ref:`user_level_privacy`.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -214,6 +220,20 @@ class IQRScale(
     statistics around each quartile (selection, ``O(n + K log K)``);
     ``min(A_j, K) >= 2`` iff ``A_j >= 2``, so privacy is unchanged.
 
+    **Groups (user-level privacy).** With ``groups`` and
+    ``max_rows_per_group = k``, neighbours add or remove one whole group,
+    which first keeps at most ``k`` rows by a rule on its own rows only
+    (:func:`~skdp.utils._groups.kept_rows`). Both methods then run their
+    row-level mechanisms at the row budget ``(ε_r, δ_r)``, the largest with
+    ``k ε_r <= ε`` and ``δ_r Σ_{i<k} e^{i ε_r} <= δ``
+    (:func:`~skdp.accounting._group_privacy.row_budget_for_groups`), which
+    is ``(ε, δ)``-DP for datasets ``k`` rows apart (group privacy, Dwork and
+    Roth, 2014, Thm. 2.2). For the joint quartiles (and their bounds
+    search) this is the same law as the gap utility's group sensitivity
+    ``2k`` at ε (:class:`PrivateQuantile`, Notes); Dwork–Lei's guarantee is
+    not a plain sensitivity (its δ is a test passed on an unstable dataset),
+    so it takes this generic route. The ledger charges the stated (ε, δ).
+
     **Noise.** The joint quartiles are exact samples of the exponential
     mechanism over grid states (no floating-point noise). Dwork–Lei: exact
     discrete Laplace on a power-of-two grid for the tests and for
@@ -273,6 +293,7 @@ class IQRScale(
         "base": [Interval(Real, 1, None, closed="neither"), None],
         "width": [Interval(Real, 0, None, closed="neither"), None],
         "on_refuse": [StrOptions({"nan", "raise"})],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -289,6 +310,7 @@ class IQRScale(
         base=None,
         width=None,
         on_refuse="nan",
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -301,6 +323,7 @@ class IQRScale(
         self.base = base
         self.width = width
         self.on_refuse = on_refuse
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
@@ -314,7 +337,7 @@ class IQRScale(
         return self._cost_of_items(self._joint_plan(n_features)[1])
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Release each feature's private IQR.
 
         Parameters
@@ -323,6 +346,9 @@ class IQRScale(
             Training data (non-empty, finite).
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit, with ``max_rows_per_group``: neighbours
+            add or remove one whole group (Notes). None: one row.
 
         Returns
         -------
@@ -335,9 +361,10 @@ class IQRScale(
             was refused (after charging the budget).
         """
         X = validate_private_data(self, X)
+        unit = self._privacy_unit(groups, X)
         if self.method == "joint":
-            return self._fit_joint(X)
-        return self._fit_dwork_lei(X)
+            return self._fit_joint(X, unit)
+        return self._fit_dwork_lei(X, unit)
 
     def _joint_plan(self, n_features):
         """The bounds plan and the ledger items; raises before any charge."""
@@ -349,18 +376,20 @@ class IQRScale(
         items = [*bounds_plan.cost_items(), (_QUARTILES_LABEL, epsilon_scale, 0.0)]
         return bounds_plan, items
 
-    def _fit_joint(self, X):
+    def _fit_joint(self, X, unit):
         # PrivateRobustScaler's default scales, the same path; imported here
         # because that module imports this one
         from skdp.preprocessing._robust import quartile_scales
 
         n_features = X.shape[1]
         bounds_plan, items = self._joint_plan(n_features)
-        epsilon_each = items[-1][1] / n_features
+        run_bounds = bounds_plan_for_unit(bounds_plan, unit, n_features)
+        epsilon_each = unit.row_budget(self, items[-1][1])[0] / n_features
         source = check_random_source(self.random_state)
-        self._charge(items)
+        self._charge([(unit.label(lab), *c) for lab, *c in items], unit=unit)
+        (X,) = unit.bound(source, X)
 
-        lower, upper = bounds_plan.run(X, source)
+        lower, upper = run_bounds.run(X, source)
         with np.errstate(all="ignore"):  # after the charge nothing may warn
             scales = quartile_scales(X, lower, upper, epsilon_each, source)
         # post-processing: two finite quartiles can be more than the largest
@@ -370,16 +399,18 @@ class IQRScale(
         self.lower_, self.upper_ = lower, upper
         return self
 
-    def _fit_dwork_lei(self, X):
+    def _fit_dwork_lei(self, X, unit):
         n_features = X.shape[1]
         bounds = iqr_bounds(self.bounds, n_features)
         base, width = grid_parameters(self.base, self.width)
-        eps_grid, threshold, cap = iqr_parameters(self.epsilon, self.delta, n_features)
+        eps_grid, threshold, cap = iqr_parameters(
+            *unit.row_budget(self, self.epsilon, self.delta), n_features
+        )
         source = check_random_source(self.random_state)
         half = self.epsilon / 2.0
-        self._charge(
-            [("stability tests", half, self.delta), ("scale releases", half, 0.0)]
-        )
+        items = [("stability tests", half, self.delta), ("scale releases", half, 0.0)]
+        self._charge([(unit.label(lab), *c) for lab, *c in items], unit=unit)
+        (X,) = unit.bound(source, X)
 
         iqrs, distances = iqr_statistics(X, bounds, base, width, cap)
         scales, self.refused_ = iqr_release(

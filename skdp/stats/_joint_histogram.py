@@ -20,6 +20,7 @@ from skdp.mechanisms._grid import FixedPoint
 from skdp.sensitivity._moments import bin_indices
 from skdp.stats._mean_release import check_mechanism_delta
 from skdp.utils._dask import row_statistic, validate_rows
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_required_bounds
 
 __all__ = ["PrivateJointHistogram", "exact_joint_counts", "grid_edges"]
@@ -118,7 +119,7 @@ def exact_joint_counts(X, edges):
     return FixedPoint(tuple(counts.tolist()), 0, shape)
 
 
-class PrivateJointHistogram(PrivateEstimatorMixin, BaseEstimator):
+class PrivateJointHistogram(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
     """The joint histogram of several features over a public grid, with noise.
 
     The counterpart of :func:`numpy.histogramdd`: every cell of the public
@@ -142,6 +143,9 @@ default=None
         Laplace noise (ε-DP) or the analytic Gaussian ((ε, δ)-DP).
     delta : float, default=0.0
         δ of one ``fit`` (Gaussian only).
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see :ref:`user_level_privacy`.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -181,6 +185,15 @@ default=None
     integer counts. Empty cells get noise too: the grid is public, so which
     cells are occupied is never revealed.
 
+    **Groups (user-level privacy).** With ``groups`` and
+    ``max_rows_per_group = k``, neighbours add or remove one whole group,
+    which first keeps at most ``k`` rows by a rule on its own rows only
+    (:func:`~skdp.utils._groups.kept_rows`). Its kept rows change at most
+    ``k`` counts by a total of ``k``: L1 sensitivity ``k``, and L2 ``k``
+    (``sqrt(Σ c_i²) <= Σ c_i``; attained by ``k`` rows in one cell;
+    brute-forced in ``tests/test_groups_stats.py``), so the noise is ``k``
+    times the row's (``noise_std_`` and ``confidence_interval`` included).
+
     **Out-of-range values** are a per-row public rule: a value below a
     feature's first edge counts in its first bin, above its last edge in its
     last bin, as :class:`PrivateHistogram` does (and not dropped, as
@@ -203,6 +216,7 @@ default=None
         "bounds": ["array-like", tuple, None],
         "mechanism": [StrOptions({"laplace", "gaussian"})],
         "delta": [Interval(Real, 0, 1, closed="left")],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -215,6 +229,7 @@ default=None
         bounds=None,
         mechanism="laplace",
         delta=0.0,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -223,6 +238,7 @@ default=None
         self.bounds = bounds
         self.mechanism = mechanism
         self.delta = delta
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
@@ -230,7 +246,7 @@ default=None
         return additive_cost(self.epsilon, self.delta)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Release the noisy count of every cell of the grid.
 
         Parameters
@@ -240,32 +256,41 @@ default=None
             (see :ref:`dask`).
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``:
+            neighbours add or remove one whole group (Notes). None: one row.
 
         Returns
         -------
         self : PrivateJointHistogram
         """
         X = validate_rows(self, X)
+        unit = self._privacy_unit(groups, X)
+        k = float(unit.unit_rows)
         name = type(self).__name__
         edges = grid_edges(self.bins, self.bounds, X.shape[1], name)
         check_mechanism_delta(self.mechanism, self.delta)
         shape = tuple(e.size - 1 for e in edges)
         size = int(np.prod(shape))
-        problem = additive_release_problem(1.0, 1.0, self.epsilon, self.delta, size)
+        problem = additive_release_problem(k, k, self.epsilon, self.delta, size)
         if problem is not None:
             raise ValueError(
                 f"{name} cannot release {size} counts with epsilon="
-                f"{self.epsilon!r}: {problem} Nothing was charged."
+                f"{self.epsilon!r} (sensitivity {k:g}, max_rows_per_group="
+                f"{self.max_rows_per_group}): {problem} Nothing was charged."
             )
         source = check_random_source(self.random_state)
         cost = additive_cost(self.epsilon, self.delta)
-        self._charge([(f"joint histogram of {X.shape[1]} feature(s)", cost)])
+        label = unit.label(f"joint histogram of {X.shape[1]} feature(s)")
+        self._charge([(label, cost)], unit=unit)
+        (X,) = unit.bound(source, X)
         counts = row_statistic(X, exact_joint_counts, edges)
-        noisy = additive_release(counts, 1.0, 1.0, self.epsilon, self.delta, source)
+        self._unit_rows = unit.unit_rows
+        noisy = additive_release(counts, k, k, self.epsilon, self.delta, source)
         self.counts_ = noisy.reshape(shape)
         self.bin_edges_ = edges
         self.noise_std_ = float(
-            np.sqrt(additive_noise_variance(1.0, 1.0, self.epsilon, self.delta))
+            np.sqrt(additive_noise_variance(k, k, self.epsilon, self.delta))
         )
         return self
 
@@ -283,7 +308,7 @@ default=None
             ``low`` is at least 0.
         """
         check_is_fitted(self)
-        t = additive_noise_bound(
-            alpha / self.counts_.size, 1.0, 1.0, self.epsilon, self.delta
-        )
+        k = float(getattr(self, "_unit_rows", 1))
+        alpha_each = alpha / self.counts_.size
+        t = additive_noise_bound(alpha_each, k, k, self.epsilon, self.delta)
         return np.maximum(self.counts_ - t, 0.0), self.counts_ + t

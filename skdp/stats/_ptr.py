@@ -1,7 +1,7 @@
 """Propose-test-release median under add/remove-one-row neighbours."""
 
 import math
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import (
@@ -21,6 +21,7 @@ from skdp.sensitivity import (
     median_rank,
     select_order_statistics,
 )
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import (
     check_per_feature,
     check_required_bounds,
@@ -185,6 +186,7 @@ def handle_refusals(refused, on_refuse, what, feature_names=None):
 
 class PTRMedian(
     AffineTransformMixin,
+    GroupsMixin,
     PrivateEstimatorMixin,
     OneToOneFeatureMixin,
     TransformerMixin,
@@ -216,6 +218,9 @@ class PTRMedian(
         On a refusal: set the median to NaN and warn
         (:class:`PTRRefusedWarning`), or raise :class:`PTRRefusedError`. The
         budget is spent either way.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see :ref:`user_level_privacy`.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -273,6 +278,19 @@ class PTRMedian(
 
     **Budget split (public).** ``ε_t = ε_r = ε/(2d)`` for every feature;
     ledger entries "stability tests" (ε/2, δ) and "median releases" (ε/2, 0).
+
+    **Groups (user-level privacy).** With ``groups`` and
+    ``max_rows_per_group = k``, neighbours add or remove one whole group,
+    which first keeps at most ``k`` rows by a rule on its own rows only
+    (:func:`~skdp.utils._groups.kept_rows`). PTR's guarantee is not a plain
+    sensitivity (its δ is the chance of passing the test on an unstable
+    dataset), so it takes the generic group-privacy route: the mechanism
+    above runs at the row budget ``(ε_r, δ_r)``, the largest with ``k ε_r
+    <= ε`` and ``δ_r Σ_{i<k} e^{i ε_r} <= δ``
+    (:func:`~skdp.accounting._group_privacy.row_budget_for_groups`), which
+    is ``(ε, δ)``-DP for datasets ``k`` rows apart, hence for one kept
+    group (Dwork and Roth, 2014, Thm. 2.2; Vadhan, 2017, Lemma 2.2). The
+    ledger charges the stated (ε, δ).
 
     **Cap.** ``D`` is only computed up to the public ``K = ceil(T +
     ln(1/β)/ε_t)``, ``β = 1e-9``, from about ``K + 1`` order statistics around
@@ -334,6 +352,7 @@ class PTRMedian(
             None,
         ],
         "on_refuse": [StrOptions({"nan", "raise"})],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -346,6 +365,7 @@ class PTRMedian(
         bounds=None,
         proposed_sensitivity=None,
         on_refuse="nan",
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -354,11 +374,12 @@ class PTRMedian(
         self.bounds = bounds
         self.proposed_sensitivity = proposed_sensitivity
         self.on_refuse = on_refuse
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Test each feature's stability and release its median.
 
         Parameters
@@ -367,6 +388,9 @@ class PTRMedian(
             Training data (non-empty, finite).
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit, with ``max_rows_per_group``: neighbours
+            add or remove one whole group (Notes). None: one row.
 
         Returns
         -------
@@ -379,16 +403,19 @@ class PTRMedian(
             charging the budget).
         """
         X = validate_private_data(self, X)
+        unit = self._privacy_unit(groups, X)
         n_features = X.shape[1]
         lower, upper = check_required_bounds(self.bounds, n_features, "PTRMedian")
         proposals = check_proposals(self.proposed_sensitivity, n_features)
         check_release_range(lower, upper, proposals, "PTRMedian")
-        eps_f, threshold, cap = ptr_parameters(self.epsilon, self.delta, n_features)
+        eps_f, threshold, cap = ptr_parameters(
+            *unit.row_budget(self, self.epsilon, self.delta), n_features
+        )
         source = check_random_source(self.random_state)
         half = self.epsilon / 2.0
-        self._charge(
-            [("stability tests", half, self.delta), ("median releases", half, 0.0)]
-        )
+        items = [("stability tests", half, self.delta), ("median releases", half, 0.0)]
+        self._charge([(unit.label(lab), *c) for lab, *c in items], unit=unit)
+        (X,) = unit.bound(source, X)
 
         distances = median_distances(X, proposals, lower, upper, cap)
         medians = lower_medians(X, lower, upper)

@@ -374,6 +374,7 @@ default=None
             check_joint_levels(levels, [0.0], [bounds_plan.svt.widths[0]])
         epsilon = self._quantile_epsilon()
         self._unit_rows = unit.unit_rows
+        row_epsilon = unit.row_budget(self, epsilon)[0]
         source = check_random_source(self.random_state)
         items = [
             *bounds_plan.cost_items(),
@@ -384,9 +385,7 @@ default=None
         lower, upper = run_bounds.run(X, source, self)
 
         with np.errstate(all="ignore"):  # after the charge nothing may warn
-            released = self._release(
-                X, lower, upper, levels, self._row_epsilon(epsilon), source
-            )
+            released = self._release(X, lower, upper, levels, row_epsilon, source)
         self.quantiles_ = released
         self.lower_, self.upper_ = lower, upper
         return self

@@ -1,6 +1,6 @@
 """Median with noise scaled to its smooth sensitivity (Nissim–Raskhodnikova–Smith)."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 from sklearn.base import (
     BaseEstimator,
@@ -26,6 +26,7 @@ from skdp.stats._smooth_release import (  # re-exported, as before
     smooth_sensitivities,  # noqa: F401
     total_epsilon,
 )
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = ["SmoothSensitivityMedian"]
@@ -33,6 +34,7 @@ __all__ = ["SmoothSensitivityMedian"]
 
 class SmoothSensitivityMedian(
     AffineTransformMixin,
+    GroupsMixin,
     PrivateEstimatorMixin,
     OneToOneFeatureMixin,
     TransformerMixin,
@@ -60,6 +62,9 @@ class SmoothSensitivityMedian(
         Integer noise on the public grid: discrete Laplace gives (ε, δ)-DP with
         light tails; the discrete Cauchy-type noise (pmf ``∝ 1/(1 + (z/t)²)``)
         gives pure ε-DP with heavy tails (no mean or variance).
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see :ref:`user_level_privacy`.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -193,6 +198,20 @@ class SmoothSensitivityMedian(
     **Budget split (public).** Equal shares over the ``d`` features; one
     ledger entry "smooth-sensitivity releases".
 
+    **Groups (user-level privacy).** With ``groups`` and
+    ``max_rows_per_group = k``, neighbours add or remove one whole group,
+    which first keeps at most ``k`` rows by a rule on its own rows only
+    (:func:`~skdp.utils._groups.kept_rows`). The smooth-sensitivity argument
+    is stated for one row (``S`` is β-smooth for neighbours one row apart),
+    so the release takes the generic group-privacy route: it runs at the row
+    budget ``(ε_r, δ_r)``, the largest with ``k ε_r <= ε`` and ``δ_r
+    Σ_{i<k} e^{i ε_r} <= δ``
+    (:func:`~skdp.accounting._group_privacy.row_budget_for_groups`; δ_r = 0
+    with Cauchy noise), which is ``(ε, δ)``-DP for datasets ``k`` rows apart
+    (Dwork and Roth, 2014, Thm. 2.2; Vadhan, 2017, Lemma 2.2). The noise is
+    about ``k`` times the row's (β shrinks with ε_r). The ledger charges the
+    stated (ε, δ).
+
     **Accuracy.** The noise multipliers (2/ε, 6/ε) are large and ``S >= LS``:
     on well-behaved data :class:`PTRMedian` (with a good proposal) or the
     exponential-mechanism quantile is usually more accurate; this estimator's
@@ -234,6 +253,7 @@ class SmoothSensitivityMedian(
         "delta": [Interval(Real, 0, 1, closed="left")],
         "bounds": ["array-like", tuple, None],
         "noise": [StrOptions({"laplace", "cauchy"})],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -245,6 +265,7 @@ class SmoothSensitivityMedian(
         *,
         bounds=None,
         noise="laplace",
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -252,6 +273,7 @@ class SmoothSensitivityMedian(
         self.delta = delta
         self.bounds = bounds
         self.noise = noise
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
@@ -260,7 +282,7 @@ class SmoothSensitivityMedian(
         return PrivacyCost(self.epsilon, delta)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Release the median of each feature.
 
         Parameters
@@ -269,12 +291,16 @@ class SmoothSensitivityMedian(
             Training data (non-empty, finite).
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit, with ``max_rows_per_group``: neighbours
+            add or remove one whole group (Notes). None: one row.
 
         Returns
         -------
         self : SmoothSensitivityMedian
         """
         X = validate_private_data(self, X)
+        unit = self._privacy_unit(groups, X)
         n_features = X.shape[1]
         lower, upper = check_required_bounds(
             self.bounds, n_features, type(self).__name__
@@ -284,18 +310,18 @@ class SmoothSensitivityMedian(
                 "noise='laplace' needs delta > 0; use noise='cauchy' for pure "
                 "epsilon-DP."
             )
-        plan = smooth_plan(self.epsilon, self.delta, lower, upper, self.noise)
-        source = check_random_source(self.random_state)
         delta = self.delta if self.noise == "laplace" else 0.0
-        self._charge(
-            [
-                (
-                    "smooth-sensitivity releases",
-                    total_epsilon(n_features, plan.eps_feature),
-                    delta,
-                )
-            ]
-        )
+        row_epsilon, row_delta = unit.row_budget(self, self.epsilon, delta)
+        plan = smooth_plan(row_epsilon, row_delta, lower, upper, self.noise)
+        source = check_random_source(self.random_state)
+        # one row: the exact sum of the features' shares; a group: the stated
+        # budget, which covers the group cost of the row-level run
+        epsilon = total_epsilon(n_features, plan.eps_feature)
+        if unit.groups is not None:
+            epsilon = self.epsilon
+        label = unit.label("smooth-sensitivity releases")
+        self._charge([(label, epsilon, delta)], unit=unit)
+        (X,) = unit.bound(source, X)
 
         self.median_ = smooth_medians(X, plan, lower, upper, random_state=source)
         self.grid_exponents_ = plan.grid_exponents

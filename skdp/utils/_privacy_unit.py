@@ -43,14 +43,27 @@ class PrivacyUnit(NamedTuple):
             return what
         return f"{what} (unit: group of <= {self.max_rows} rows)"
 
-    def row_budget(self, epsilon, delta=0.0):
+    def row_budget(self, estimator, epsilon, delta=0.0):
         """The ``(ε_r, δ_r)`` at which to run a row-level mechanism so that
         it is ``(ε, δ)``-DP for the unit (group privacy,
         :func:`~skdp.accounting._group_privacy.row_budget_for_groups`):
-        ``(ε, δ)`` itself for one row. The charge stays ``(ε, δ)``."""
+        ``(ε, δ)`` itself for one row. The charge stays ``(ε, δ)``.
+
+        Refuses (before the charge) a bound ``k`` that leaves nothing: ``ε_r``
+        or, for ``δ > 0``, ``δ_r`` rounded to 0.
+        """
         if self.groups is None:
             return epsilon, delta
-        return row_budget_for_groups(epsilon, delta, self.max_rows)
+        eps_r, delta_r = row_budget_for_groups(epsilon, delta, self.max_rows)
+        if eps_r == 0.0 or (delta > 0.0 and delta_r == 0.0):
+            raise ValueError(
+                f"{type(estimator).__name__}: max_rows_per_group="
+                f"{self.max_rows} leaves no row-level budget (epsilon={epsilon!r}, "
+                f"delta={delta!r} shared over {self.max_rows} rows of a group "
+                "round to 0); state a smaller bound or a larger epsilon/delta. "
+                "Nothing was charged."
+            )
+        return eps_r, delta_r
 
     def refuse_private(self, estimator, what, fix, private):
         """Refuse (before the charge) a release chosen privately for one row
