@@ -158,6 +158,25 @@ def test_the_generic_route_runs_ptr_and_smooth_at_the_row_budget():
     assert len(accountant.entries) == 0
 
 
+def test_the_quantile_functions_pass_groups_through():
+    X, _, groups = _people(60)
+    x = X[:, 0]
+    est = skdp.PrivateQuantile(0.5, bounds=(0, 10), max_rows_per_group=K)
+    expected = _fit(est, x[:, None], groups).quantiles_[0, 0]
+    common = {"bounds": (0, 10), "random_state": 0, "max_rows_per_group": K}
+    accountant = BudgetAccountant()
+    got = [
+        skdp.tools.median(x, groups=groups, accountant=accountant, **common),
+        skdp.tools.quantile(x, 0.5, groups=groups, **common),
+        skdp.tools.percentile(x, 50, groups=groups, **common),
+    ]
+    assert got == [expected] * 3
+    assert accountant.entries[0].label.endswith(f"(unit: group of <= {K} rows)")
+    with pytest.raises(ValueError, match="fit got no groups"):
+        skdp.tools.median(x, accountant=accountant, **common)
+    assert len(accountant.entries) == 1
+
+
 # --- sensitivities for one whole group, by brute force -------------------
 # Base: groups of several rows, one beyond the bound; every group of 1 to
 # K + 1 rows over values below, at, inside and beyond the bounds [0, 1] is

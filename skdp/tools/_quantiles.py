@@ -16,6 +16,8 @@ def quantile(
     axis=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -38,6 +40,12 @@ default=None
         0: per column. None: for a 1-D array or one column.
     keepdims : bool, default=False
         Keep the reduced axes with size one, as numpy does.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -51,9 +59,10 @@ default=None
 
     Notes
     -----
-    ε-DP under add/remove-one-row neighbours: the exponential-type
-    selection of :class:`~skdp.PrivateQuantile` (``method="joint"``: all
-    levels of a column in one ordered release).
+    ε-DP under add/remove-one-row neighbours, or of one whole group with
+    ``groups``: the exponential-type selection of
+    :class:`~skdp.PrivateQuantile` (``method="joint"``: all levels of a
+    column in one ordered release; at ``ε/k`` with groups).
 
     Examples
     --------
@@ -73,9 +82,10 @@ default=None
         np.atleast_1d(levels),
         epsilon=epsilon,
         bounds=bounds,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
-    ).fit(rows.X)
+    ).fit(rows.X, groups=groups)
     return shaped_levels(rows, fitted.quantiles_, keepdims, levels)
 
 
@@ -96,6 +106,8 @@ def percentile(
     axis=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -116,6 +128,12 @@ default=None
         As for :func:`quantile`.
     keepdims : bool, default=False
         Keep the reduced axes with size one, as numpy does.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -140,6 +158,8 @@ default=None
         bounds,
         axis,
         keepdims,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )
@@ -152,6 +172,8 @@ def median(
     axis=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -170,6 +192,12 @@ default=None
         As for :func:`quantile`.
     keepdims : bool, default=False
         Keep the reduced axes with size one, as numpy does.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -194,6 +222,8 @@ default=None
         bounds,
         axis,
         keepdims,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )
