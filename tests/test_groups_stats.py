@@ -140,6 +140,22 @@ def test_the_svt_thresholds_and_the_histograms_noise_grow_k_times():
     )
 
 
+@pytest.mark.parametrize("estimator", _estimators(), ids=IDS)
+@pytest.mark.parametrize("k", [1, 2**53])
+def test_a_bound_at_either_end_fits_or_is_refused_before_the_charge(estimator, k):
+    # at k = 2**53 the row budget eps/k is too small for some noises: refused
+    # before the charge (PTR's and Dwork-Lei's Laplace noise raised after it)
+    X, _, groups = _people(60)
+    accountant = BudgetAccountant(delta=1.0)
+    try:
+        _fit(clone(estimator).set_params(max_rows_per_group=k), X, groups, accountant)
+    except ValueError as exc:
+        assert "Nothing was charged" in str(exc) or "epsilon" in str(exc)
+        assert len(accountant.entries) == 0
+    else:
+        assert len(accountant.entries) >= 1
+
+
 def test_the_generic_route_runs_ptr_and_smooth_at_the_row_budget():
     # (eps_r, delta_r) with k eps_r <= eps and delta_r sum_{i<k} e^{i eps_r} <= delta
     unit = PrivacyUnit(np.zeros(2), K)

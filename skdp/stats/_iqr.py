@@ -25,7 +25,7 @@ from skdp.stats._iqr_dwork_lei import (  # re-exported, as before
     iqr_statistics,
 )
 from skdp.stats._mean import BoundsPlan
-from skdp.stats._ptr import handle_refusals
+from skdp.stats._ptr import check_ptr_noise, handle_refusals
 from skdp.stats._quantile_joint import check_joint_levels
 from skdp.stats._svt_clip import bounds_plan_for_unit
 from skdp.utils._privacy_unit import GroupsMixin
@@ -406,6 +406,8 @@ class IQRScale(
         eps_grid, threshold, cap = iqr_parameters(
             *unit.row_budget(self, self.epsilon, self.delta), n_features
         )
+        sizes = [*range(1, n_features + 1), 2 * n_features]  # releases, tests
+        check_ptr_noise("IQRScale", eps_grid, sizes)
         source = check_random_source(self.random_state)
         half = self.epsilon / 2.0
         items = [("stability tests", half, self.delta), ("scale releases", half, 0.0)]

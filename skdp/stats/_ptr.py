@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import PTRRefusedError, PTRRefusedWarning
 from skdp.mechanisms import check_random_source, laplace_mechanism
+from skdp.mechanisms._laplace import _laplace_grid
 from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.sensitivity import (
     median_distance_to_instability,
@@ -70,6 +71,22 @@ def ptr_parameters(epsilon, delta, n_features):
     threshold = math.log(n_features / delta) / eps_feature
     cap = math.ceil(threshold + math.log(1.0 / CAP_FAILURE_PROBABILITY) / eps_feature)
     return eps_feature, threshold, max(cap, 1)
+
+
+def check_ptr_noise(name, eps_each, sizes):
+    """Refuse, before the charge, an ε too small for the Laplace noise of a
+    PTR fit: one vector query of each size in ``sizes`` (the tests, and the
+    releases of however many features pass: every size from 1 to d, since
+    that count is data-dependent), each at ``size * eps_each``."""
+    try:
+        for size in sizes:
+            _laplace_grid(float(size), size * eps_each, size)
+    except (ValueError, OverflowError, ZeroDivisionError):
+        raise ValueError(
+            f"{name}: the epsilon of each test and release, {eps_each!r}, is too "
+            "small for its Laplace noise to be represented; raise epsilon, fit "
+            "fewer features, or lower max_rows_per_group. Nothing was charged."
+        ) from None
 
 
 def median_distances(X, proposals, lower, upper, cap):
@@ -411,6 +428,7 @@ class PTRMedian(
         eps_f, threshold, cap = ptr_parameters(
             *unit.row_budget(self, self.epsilon, self.delta), n_features
         )
+        check_ptr_noise("PTRMedian", eps_f, range(1, n_features + 1))
         source = check_random_source(self.random_state)
         half = self.epsilon / 2.0
         items = [("stability tests", half, self.delta), ("median releases", half, 0.0)]
