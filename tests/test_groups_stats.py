@@ -174,6 +174,26 @@ def test_the_generic_route_runs_ptr_and_smooth_at_the_row_budget():
     assert len(accountant.entries) == 0
 
 
+def test_one_row_per_duplicated_person_converges_to_the_quantiles_of_people():
+    # each person's rows are copies: k = 1 keeps one, and as epsilon grows
+    # the release's rank among the people is q n within one person (numpy's
+    # quantile of the de-duplicated table); the rows' quantiles are not
+    rng = np.random.default_rng(3)
+    people = rng.normal(40, 10, size=(500, 1))
+    copies = np.where(people[:, 0] > 40, 6, 1)  # more rows for the larger
+    groups = np.repeat(np.arange(500), copies)
+    levels = np.array([0.1, 0.5, 0.9])
+    est = skdp.PrivateQuantile(levels, epsilon=1e6, bounds=(0, 100))
+
+    def ranks_among_people(model):  # continuous data: between two people
+        return (people < model.quantiles_[:, 0]).sum(axis=0)
+
+    fitted = _fit(est.set_params(max_rows_per_group=1), people[groups], groups)
+    assert np.abs(ranks_among_people(fitted) - levels * 500).max() <= 1
+    rows = _fit(est.set_params(max_rows_per_group=None), people[groups], None)
+    assert np.abs(ranks_among_people(rows) - levels * 500).max() > 50
+
+
 def test_the_quantile_functions_pass_groups_through():
     X, _, groups = _people(60)
     x = X[:, 0]
