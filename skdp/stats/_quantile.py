@@ -249,8 +249,8 @@ default=None
     which first keeps at most ``k`` rows by a rule on its own rows only
     (:func:`~skdp.utils._groups.kept_rows`). That is ``k`` steps of one row,
     so every rank utility moves by at most ``k`` times the row's:
-    ``k max(q, 1 - q)``, or ``2k`` for the joint gap utility (attained by
-    ``k`` equal rows; brute-forced in ``tests/test_groups_stats.py``). The
+    ``k max(q, 1 - q)`` (attained by ``k`` equal rows), ``2k`` for the joint
+    gap utility (brute-forced in ``tests/test_groups_stats.py``). The
     selections run at ``ε_r = ε/k`` rounded down
     (:func:`~skdp.accounting._group_privacy.row_budget_for_groups`), the law
     of sensitivity ``k Δ`` at ε: rank errors are ``k`` times a row's
