@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import sparse
 
+from skdp.accounting._group_privacy import row_budget_for_groups
 from skdp.utils._groups import as_group_labels, group_codes, kept_rows
 
 __all__ = ["GroupsMixin", "PrivacyUnit"]
@@ -61,9 +62,32 @@ class PrivacyUnit(NamedTuple):
         """
         if self.groups is None:
             return columns
-        seed = int(source.uint64())
-        kept = kept_rows(self.groups, self.max_rows, seed, columns)
+        kept = self.kept(source, *columns)
         return tuple(None if c is None else _take(c, kept) for c in columns)
+
+    def kept(self, source, *columns):
+        """Indices of the rows :meth:`bound` keeps (all rows without groups),
+        for data whose content ``columns`` (numbers) stand for."""
+        if self.groups is None:
+            n = next(c for c in columns if c is not None).shape[0]
+            return np.arange(n, dtype=np.intp)
+        seed = int(source.uint64())
+        return kept_rows(self.groups, self.max_rows, seed, columns)
+
+    def row_budget(self, epsilon, delta=0.0):
+        """``(ε_r, δ_r)`` at which a mechanism stated for one row is
+        ``(ε, δ)``-DP for the unit (unchanged without groups).
+
+        Group privacy (:func:`~skdp.accounting._group_privacy.
+        row_budget_for_groups`): after :meth:`bound`, adding one group adds
+        at most ``k`` rows, and ``k`` chained row neighbours cost ``k ε_r <=
+        ε`` and ``δ_r Σ_{i<k} e^{i ε_r} <= δ``. The route for releases whose
+        privacy is not a plain sensitivity (exponential mechanism, SVT,
+        PTR, smooth sensitivity, partition selection).
+        """
+        if self.groups is None:
+            return float(epsilon), float(delta)
+        return row_budget_for_groups(epsilon, delta, self.max_rows)
 
 
 def _take(column, rows):
