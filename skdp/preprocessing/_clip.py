@@ -243,7 +243,8 @@ default=None
         d, limit = X.shape[1], self.upper_limit
         eps_rows, _ = unit.row_budget(self.epsilon)
         if self.method == "svt":  # SVTClipSelector's defaults
-            plan = BoundsPlan.build(None, d, eps_rows, limit)
+            with unit.planning_at_row_budget(self):
+                plan = BoundsPlan.build(None, d, eps_rows, limit)
             items = BoundsPlan.build(None, d, self.epsilon, limit).cost_items()
         else:
             levels = self._quantile_levels()

@@ -375,15 +375,17 @@ class PrivateOneHotEncoder(
         try:
             check_partition_parameters(eps, delta)
         except ValueError as error:
-            per_group = (
-                ""
-                if unit.groups is None
-                else f" and, for groups of max_rows_per_group={unit.max_rows} "
-                "rows, run as for one row at"
-            )
+            if unit.groups is None:
+                raise ValueError(
+                    f"epsilon={self.epsilon} and delta={self.delta} are split "
+                    f"over {d} column(s), ({eps!r}, {delta!r}) each: {error}"
+                ) from None
             raise ValueError(
-                f"epsilon={self.epsilon} and delta={self.delta} are split over "
-                f"{d} column(s){per_group}, ({eps!r}, {delta!r}) each: {error}"
+                f"epsilon={self.epsilon} and delta={self.delta}, split over {d} "
+                f"column(s) for groups of max_rows_per_group={unit.max_rows} "
+                f"rows, leave ({eps!r}, {delta!r}) to each column's selection "
+                f"run as for one row: {error} Lower max_rows_per_group or "
+                "raise epsilon. Nothing was charged."
             ) from None
         return eps, delta
 

@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from skdp.accounting._composition import budget_left
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
+from skdp.mechanisms._additive import check_additive_release
 from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.stats._iqr import (
     grid_parameters,
@@ -62,6 +63,15 @@ def quartile_scales(X, lower, upper, epsilon_each, source):
         )
         scales[j] = high - low
     return np.where(scales > 0, scales, 1.0)
+
+
+def check_ptr_noise(name, eps_feature, d):
+    """Refuse, before the charge, a PTR whose Laplace noise cannot be
+    represented: the tests (``d`` values at ``d ε_f``) and the releases of
+    the ``n <= d`` that pass (``n`` values at ``n ε_f``); else a tiny ε made
+    :func:`~skdp.stats._ptr.ptr_release` raise after the charge."""
+    for n in range(1, d + 1):
+        check_additive_release(name, float(n), float(n), n * eps_feature, 0.0, n)
 
 
 class PrivateRobustScaler(
@@ -294,7 +304,8 @@ class PrivateRobustScaler(
             check_release_range(lower, upper, proposals, type(self).__name__)
         # the mechanisms run as for one row at the unit's row budget; the
         # ledger states each part of the stated (ε, δ) (Notes, Groups)
-        plan = self._plan(*unit.row_budget(self.epsilon, self.delta), lower, upper)
+        with unit.planning_at_row_budget(self):
+            plan = self._plan(*unit.row_budget(self.epsilon, self.delta), lower, upper)
         stated = (
             plan
             if unit.groups is None
@@ -328,6 +339,7 @@ class PrivateRobustScaler(
         ptr = smooth = iqr = None
         if self.proposed_sensitivity is not None:
             ptr = ptr_parameters(eps_median, delta_half, d)
+            check_ptr_noise(type(self).__name__, ptr[0], d)
             items = [
                 ("median stability tests", eps_median / 2, delta_half),
                 ("median releases", eps_median / 2, 0.0),

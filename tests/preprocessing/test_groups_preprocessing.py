@@ -137,6 +137,35 @@ def test_the_release_is_the_same_for_any_row_order_and_names_the_unit(estimator)
     assert accountant.total()[0] == pytest.approx(estimator.epsilon)
 
 
+@pytest.mark.parametrize("estimator", _private(), ids=PRIVATE_IDS)
+def test_a_bound_at_either_end_fits_or_is_refused_before_the_charge(estimator):
+    # the row budget eps/k is tiny for a huge k: samplers that cannot run
+    # there are refused before the charge, naming the bound; never after
+    X, groups = _people(40)
+    for k in (1, 2**40, 2**53):
+        accountant = BudgetAccountant(delta=1.0)
+        model = clone(estimator).set_params(max_rows_per_group=k)
+        try:
+            _fit(model, X, groups, accountant)
+        except ValueError as exc:
+            assert f"max_rows_per_group={k}" in str(exc)
+            assert len(accountant.entries) == 0
+        else:
+            assert k < 2**40 or len(accountant.entries) > 0
+
+
+def test_a_ptr_noise_out_of_range_is_refused_before_the_charge():
+    # before, a tiny epsilon passed the plan and the Laplace release of the
+    # tests raised after the charge (the budget spent on an exception)
+    accountant = BudgetAccountant(delta=1.0)
+    scaler = skdp.PrivateRobustScaler(
+        3e-17, bounds=(0, 10), proposed_sensitivity=0.5, accountant=accountant
+    )
+    with pytest.raises(ValueError, match=r"Cannot represent a Laplace.*epsilon"):
+        scaler.fit(_people(40)[0])
+    assert len(accountant.entries) == 0
+
+
 def test_with_one_row_per_copied_person_the_edges_become_the_peoples_quantiles():
     # every person's rows are copies: k = 1 keeps one copy, and as epsilon
     # grows the edges are numpy's quantiles of the de-duplicated people
