@@ -11,7 +11,9 @@ import itertools
 
 import numpy as np
 import pytest
+import sklearn
 from sklearn.base import clone
+from sklearn.pipeline import make_pipeline
 
 import skdp
 from skdp import BudgetAccountant
@@ -166,6 +168,25 @@ def test_a_ptr_noise_out_of_range_is_refused_before_the_charge():
     assert len(accountant.entries) == 0
 
 
+def test_a_pipeline_routes_groups_to_the_transformers():
+    X, groups = _people()
+    y = (X[:, 0] > X[:, 1]).astype(int)
+    accountant = BudgetAccountant(delta=1.0)
+    pipe = make_pipeline(
+        skdp.PrivateKBinsDiscretizer(bounds=(0, 10), encode="onehot-dense"),
+        skdp.PrivateOneHotEncoder(),  # the bins as categories, found privately
+        skdp.PrivateLogisticRegression(classes=[0, 1]),
+    )
+    pipe.set_params(
+        **{f"{name}__max_rows_per_group": K for name in pipe.named_steps},
+        **{f"{name}__accountant": accountant for name in pipe.named_steps},
+    )
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe.fit(X, y, groups=groups)
+    labels = [e.label for e in accountant.entries]
+    assert len(labels) == 3 and all(f"group of <= {K} rows" in lab for lab in labels)
+
+
 def test_with_one_row_per_copied_person_the_edges_become_the_peoples_quantiles():
     # every person's rows are copies: k = 1 keeps one copy, and as epsilon
     # grows the edges are numpy's quantiles of the de-duplicated people
@@ -264,12 +285,12 @@ def test_string_cells_are_bounded_by_their_own_values():
 
 # The audit: one string column; D0, 40 people of one row "a"; D1 adds a
 # person of 3k rows "a". The output is the noisy count of "a" (always kept):
-# the bounded person moves it by k at noise scale k/ε; unbounded, by 3k.
+# the bounded person moves it by k at noise scale k/ε; unbounded, by 3k
+# (ε 3); at the stated ε instead of the row budget, by k at scale 1/ε (ε k).
 EPS, DELTA, KA = 1.0, 1e-6, 2
 AUDIT = {"n_samples": 20_000, "n_pilot": 5_000, "random_state": 0}
 D0 = (np.array(["a"] * 40), np.arange(40))
 D1 = (np.append(D0[0], ["a"] * 3 * KA), np.append(D0[1], [99] * 3 * KA))
-ROW_BUDGET = row_budget_for_groups(EPS, DELTA, KA)
 
 
 def _released_count(data, seed, n_runs=1):
@@ -278,10 +299,12 @@ def _released_count(data, seed, n_runs=1):
     run's key keeps changes no count, and one bounding serves every run."""
     column, groups = data
     source = check_random_source(seed)
-    kept = PrivacyUnit(groups, KA).kept(source, _content(column, 0))
+    unit = PrivacyUnit(groups, KA)
+    kept = unit.kept(source, _content(column, 0))
     _, counts = np.unique(column[kept], return_counts=True)
     runs = np.repeat(counts, n_runs)
-    _, noisy = partition_selection(runs, *ROW_BUDGET, random_state=source)
+    budget = unit.row_budget(EPS, DELTA)
+    _, noisy = partition_selection(runs, *budget, random_state=source)
     return noisy
 
 
@@ -296,10 +319,22 @@ def test_audit_of_the_encoders_counts_with_groups_passes():
     assert_dp(_released_count, D0, D1, EPS, DELTA, **AUDIT)
 
 
-def test_audit_catches_an_encoder_that_skips_the_bounding(monkeypatch):
-    def every_row(self, source, *columns):
-        return np.arange(columns[0].shape[0])
+def _every_row(self, source, *columns):
+    return np.arange(columns[0].shape[0])
 
-    monkeypatch.setattr(PrivacyUnit, "kept", every_row)
+
+def _stated_budget(self, epsilon, delta=0.0):
+    return epsilon, delta
+
+
+@pytest.mark.parametrize(
+    "method, mutation",
+    [("kept", _every_row), ("row_budget", _stated_budget)],
+    ids=["bounding_skipped", "row_budget_skipped"],
+)
+def test_audit_catches_an_encoder_without_the_group_route(
+    monkeypatch, method, mutation
+):
+    monkeypatch.setattr(PrivacyUnit, method, mutation)
     mutant = audit_mechanism(_released_count, D0, D1, delta=DELTA, **AUDIT)
     assert mutant.epsilon_lower_bound > EPS
