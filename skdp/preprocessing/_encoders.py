@@ -345,6 +345,7 @@ class PrivateOneHotEncoder(
         """
         columns = self._validate_columns(X, reset=True)
         d = len(columns)
+        # the unit's checks need the rows' number and an in-memory array
         unit = self._privacy_unit(groups, np.empty((len(columns[0]), 0)))
         if isinstance(self.categories, list):
             self.categories_ = self._public_categories(columns)
