@@ -173,9 +173,9 @@ default=None
         unit = self._privacy_unit(groups, X)
         eps_rows, _ = unit.row_budget(self.epsilon)
         d, limit = X.shape[1], self.upper_limit
-        with unit.planning_at_row_budget(self):
-            plan = BoundsPlan.build(self.bounds, d, eps_rows, limit)
         stated = BoundsPlan.build(self.bounds, d, self.epsilon, limit).cost_items()
+        with unit.planning_at_row_budget(self):  # the bounds were checked above
+            plan = BoundsPlan.build(self.bounds, d, eps_rows, limit)
         source = check_random_source(self.random_state)
         self._charge([(unit.label(label), *cost) for label, *cost in stated], unit)
         if plan.svt is not None:  # public bounds read nothing

@@ -302,15 +302,15 @@ class PrivateRobustScaler(
         if self.proposed_sensitivity is not None:
             proposals = check_proposals(self.proposed_sensitivity, d)
             check_release_range(lower, upper, proposals, type(self).__name__)
-        # the mechanisms run as for one row at the unit's row budget; the
-        # ledger states each part of the stated (ε, δ) (Notes, Groups)
-        with unit.planning_at_row_budget(self):
-            plan = self._plan(*unit.row_budget(self.epsilon, self.delta), lower, upper)
-        stated = (
-            plan
-            if unit.groups is None
-            else self._plan(self.epsilon, self.delta, lower, upper)
-        )
+        # the ledger states each part of the stated (ε, δ); the mechanisms
+        # run as for one row at the unit's row budget (Notes, Groups)
+        stated = self._plan(self.epsilon, self.delta, lower, upper)
+        plan = stated
+        if unit.groups is not None:
+            with unit.planning_at_row_budget(self):  # bounds checked above
+                plan = self._plan(
+                    *unit.row_budget(self.epsilon, self.delta), lower, upper
+                )
         source = check_random_source(self.random_state)
         self._charge([(unit.label(lab), *cost) for lab, *cost in stated.items], unit)
         (X,) = unit.bound(source, X)
