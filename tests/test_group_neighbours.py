@@ -46,6 +46,14 @@ GROUP_ESTIMATORS = [
     skdp.IQRScale(max_rows_per_group=K),
     skdp.IQRScale(method="dwork_lei", max_rows_per_group=K),
     skdp.PrivateJointHistogram(3, bounds=(0, 1e5), max_rows_per_group=K),
+    # preprocessing (group-privacy route: private bounds, quantiles, categories)
+    skdp.DPClipper(max_rows_per_group=K),
+    skdp.DPClipper(method="quantile", max_rows_per_group=K),
+    skdp.PrivateMinMaxScaler(max_rows_per_group=K),
+    skdp.PrivateRobustScaler(bounds=(-1e5, 1e5), max_rows_per_group=K),
+    skdp.PrivateKBinsDiscretizer(bounds=(0, 1e5), max_rows_per_group=K),
+    # epsilon 1: the zeros of column 1 always kept, no rounded normal value
+    skdp.PrivateOneHotEncoder(epsilon=1.0, max_rows_per_group=K),
 ]
 
 

@@ -146,12 +146,20 @@ def _fitted_structure(estimator):
     for name, value in sorted(vars(estimator).items()):
         if not name.endswith("_") or name.startswith("_"):
             continue
-        array = np.asarray(value) if _is_arraylike(value) else None
+        try:
+            array = np.asarray(value) if _is_arraylike(value) else None
+        except ValueError:  # one array per column, of released lengths
+            structure[name] = ("ragged", len(value), [_dtype(v) for v in value])
+            continue
         structure[name] = (
             type(value).__name__,
             None if array is None else (array.shape, array.dtype.str),
         )
     return structure
+
+
+def _dtype(value):
+    return np.asarray(value).dtype.str
 
 
 def _is_arraylike(value):

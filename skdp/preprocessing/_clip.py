@@ -1,7 +1,7 @@
 """Clipping to public or privately chosen bounds, and row-norm clipping."""
 
 import math
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import (
@@ -16,8 +16,12 @@ from sklearn.utils.validation import check_is_fitted
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import NoiseDominatedWarning
+from skdp.mechanisms import check_random_source
+from skdp.stats._mean import BoundsPlan
+from skdp.stats._quantile_joint import check_joint_levels, joint_release
 from skdp.stats._svt_clip import SVTClipSelector
 from skdp.utils._dask import is_dask_collection, transform_rows, validate_rows
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_bounds, validate_private_data
 from skdp.utils._warnings import warn_at_caller
 
@@ -25,7 +29,11 @@ __all__ = ["DPClipper"]
 
 
 class DPClipper(
-    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+    GroupsMixin,
+    PrivateEstimatorMixin,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Clip each feature to bounds that are public or chosen privately.
 
@@ -60,6 +68,9 @@ default=None
         feature clipping). Public and free.
     max_norm : float or None, default=None
         The L2 radius for ``norm="l2"``.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see Notes.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -92,6 +103,21 @@ default=None
     (see :class:`SVTClipSelector` and :class:`PrivateQuantile`). ``transform``
     is post-processing of the released bounds and of the row itself.
 
+    **Groups.** With ``groups``, public bounds and ``method=None`` still
+    read nothing (free). Private bounds take the group-privacy route: each
+    group keeps at most ``k`` rows (:func:`~skdp.utils._groups.kept_rows`),
+    so one added group is at most ``k`` added rows, and the search runs as
+    for one row at ``ε_r = ε / k`` (rounded down,
+    :meth:`~skdp.utils._privacy_unit.PrivacyUnit.row_budget`); ``k``
+    chained row neighbours give ``k ε_r <= ε`` for the group, and the
+    stated ``ε`` is charged under this estimator's name. Neither the
+    sparse vector technique nor the joint exponential mechanism is one
+    sensitivity times noise, so the generic route needs no new proof; for
+    their counts and gap utilities it is the same noise as ``k`` times the
+    row's sensitivity at ``ε``. The search is the one of
+    :class:`SVTClipSelector` (its default parameters) or of
+    :class:`PrivateQuantile` (``method="joint"``, ``ε_r / d`` per feature).
+
     Row clipping maps a row x to ``x * min(1, max_norm / ||x||_2)``, so every
     row has L2 norm at most ``max_norm``: the L2 sensitivity of a sum of
     clipped rows under add/remove is ``max_norm``. This holds for the floats
@@ -119,6 +145,7 @@ default=None
         "quantiles": [tuple, list],
         "norm": [StrOptions({"l2"}), None],
         "max_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -133,6 +160,7 @@ default=None
         quantiles=(0.01, 0.99),
         norm=None,
         max_norm=None,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -143,11 +171,12 @@ default=None
         self.quantiles = quantiles
         self.norm = norm
         self.max_norm = max_norm
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Set the bounds: public, or chosen privately (and charged).
 
         Parameters
@@ -158,6 +187,8 @@ default=None
             :ref:`dask`); ``method="quantile"`` needs data in memory.
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``.
 
         Returns
         -------
@@ -165,6 +196,7 @@ default=None
         """
         data = X
         X = validate_rows(self, X)
+        unit = self._privacy_unit(groups, X)
         n_features = X.shape[1]
         if (self.norm is None) != (self.max_norm is None):
             raise ValueError("norm='l2' and max_norm must be given together.")
@@ -176,11 +208,13 @@ default=None
             )
         if self.bounds is not None:
             self.lower_, self.upper_ = check_bounds(self.bounds, n_features)
-            self._charge([])
+            self._charge([], unit)
         elif self.method is None:
             self.lower_ = np.full(n_features, -np.inf)
             self.upper_ = np.full(n_features, np.inf)
-            self._charge([])
+            self._charge([], unit)
+        elif unit.groups is not None:
+            self._fit_for_groups(X, unit)
         elif self.method == "svt":
             # a Dask input goes to the selector as it is (it validates it again)
             self._fit_svt(data if is_dask_collection(data) else X)
@@ -203,15 +237,48 @@ default=None
         selector._warn_as = self  # its warnings name this step and its columns
         self._adopt_bounds(selector.fit(X), selector.lower_, selector.upper_)
 
-    def _fit_quantile(self, X):
-        from skdp.stats._quantile import PrivateQuantile
+    def _fit_for_groups(self, X, unit):
+        """The private bounds of ``method`` for a group of at most ``k``
+        rows: as for one row at ``unit.row_budget`` (Notes, Groups)."""
+        d, limit = X.shape[1], self.upper_limit
+        eps_rows, _ = unit.row_budget(self, self.epsilon)
+        if self.method == "svt":  # SVTClipSelector's defaults
+            with unit.planning_at_row_budget(self):
+                plan = BoundsPlan.build(None, d, eps_rows, limit)
+            items = BoundsPlan.build(None, d, self.epsilon, limit).cost_items()
+        else:
+            levels = self._quantile_levels()
+            check_joint_levels(levels, [-limit], [limit])
+            items = [(f"quantiles {levels} of {d} feature(s), jointly", self.epsilon)]
+        source = check_random_source(self.random_state)
+        self._charge([(unit.label(label), *cost) for label, *cost in items], unit)
+        (X,) = unit.bound(source, X)
+        if self.method == "svt":
+            self.lower_, self.upper_ = plan.run(X, source, self)
+            return
+        with np.errstate(all="ignore"):  # after the charge nothing may warn
+            released = np.column_stack(
+                [
+                    joint_release(X[:, j], -limit, limit, levels, eps_rows / d, source)
+                    for j in range(d)
+                ]
+            )
+        self.lower_, self.upper_ = released[0], np.maximum(released[1], released[0])
+        self._warn_if_at_the_limits()
 
+    def _quantile_levels(self):
         levels = tuple(float(q) for q in self.quantiles)
         if len(levels) != 2 or not 0 <= levels[0] < levels[1] <= 1:
             raise ValueError(
                 "quantiles must be two increasing levels in [0, 1] for the "
                 f"lower and upper bounds; got {self.quantiles!r}."
             )
+        return levels
+
+    def _fit_quantile(self, X):
+        from skdp.stats._quantile import PrivateQuantile
+
+        levels = self._quantile_levels()
         quantile = PrivateQuantile(
             levels,
             epsilon=self.epsilon,

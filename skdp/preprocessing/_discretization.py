@@ -13,6 +13,7 @@ from skdp.mechanisms import check_random_source
 from skdp.preprocessing._encoders import one_hot, one_hot_feature_names
 from skdp.sensitivity._moments import bin_indices
 from skdp.stats._quantile_joint import joint_release
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = ["PrivateKBinsDiscretizer"]
@@ -33,7 +34,9 @@ def private_quantile_edges(X, lower, upper, n_bins, epsilon, source):
     return edges
 
 
-class PrivateKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstimator):
+class PrivateKBinsDiscretizer(
+    GroupsMixin, PrivateEstimatorMixin, TransformerMixin, BaseEstimator
+):
     """Private counterpart of :class:`~sklearn.preprocessing.KBinsDiscretizer`.
 
     Bins each feature into ``n_bins`` intervals. ``strategy="uniform"``
@@ -56,6 +59,9 @@ class PrivateKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstim
     epsilon : float, default=1.0
         ε of one ``fit`` with ``strategy="quantile"`` (not charged for
         ``"uniform"``).
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see Notes.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit`` (quantile strategy only).
     random_state : int, RandomState instance or None, default=None
@@ -89,6 +95,18 @@ class PrivateKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstim
     features gives ε-DP. Equal edges give empty bins rather than fewer
     bins: the encoding's width never depends on the data.
 
+    **Groups.** With ``groups``, uniform edges read nothing (free). For
+    quantile edges each group keeps at most ``k`` rows
+    (:func:`~skdp.utils._groups.kept_rows`), so one added group is at most
+    ``k`` added rows, and the joint releases run as for one row at
+    ``ε_r = ε / k`` (rounded down,
+    :meth:`~skdp.utils._privacy_unit.PrivacyUnit.row_budget`): group
+    privacy gives ``k ε_r <= ε`` for the group, and the stated ``ε`` is
+    charged. For the exponential mechanism this is exactly the noise of a
+    utility sensitivity ``2k`` at ``ε`` (a group's ``k`` rows move the gap
+    utility by at most ``2k``, several ranks at once); the coarser joint
+    grid of ``ε_r`` is public.
+
     Examples
     --------
     >>> import numpy as np
@@ -106,6 +124,7 @@ class PrivateKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstim
         "strategy": [StrOptions({"uniform", "quantile"})],
         "bounds": ["array-like", tuple, None],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -118,6 +137,7 @@ class PrivateKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstim
         strategy="quantile",
         bounds=None,
         epsilon=1.0,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -126,6 +146,7 @@ class PrivateKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstim
         self.strategy = strategy
         self.bounds = bounds
         self.epsilon = epsilon
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
@@ -134,7 +155,7 @@ class PrivateKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstim
         return PrivacyCost(epsilon, 0.0)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Fix the bin edges (uniform) or release them (quantile).
 
         Parameters
@@ -143,6 +164,8 @@ class PrivateKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstim
             Training data.
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit, with ``max_rows_per_group``.
 
         Returns
         -------
@@ -151,18 +174,21 @@ class PrivateKBinsDiscretizer(PrivateEstimatorMixin, TransformerMixin, BaseEstim
         X = validate_private_data(self, X)
         d = X.shape[1]
         lower, upper = check_required_bounds(self.bounds, d, type(self).__name__)
+        unit = self._privacy_unit(groups, X)
         source = check_random_source(self.random_state)
         if self.strategy == "uniform":
-            self._charge([])
+            self._charge([], unit)
             edges = [
                 np.linspace(lo, hi, self.n_bins + 1)
                 for lo, hi in zip(lower, upper, strict=True)
             ]
         else:
-            label = f"{self.n_bins - 1} quantiles of {d} feature(s)"
-            self._charge([(label, self.epsilon, 0.0)])
+            label = unit.label(f"{self.n_bins - 1} quantiles of {d} feature(s)")
+            eps_rows, _ = unit.row_budget(self, self.epsilon)
+            self._charge([(label, self.epsilon, 0.0)], unit)
+            (X,) = unit.bound(source, X)
             edges = private_quantile_edges(
-                X, lower, upper, self.n_bins, self.epsilon, source
+                X, lower, upper, self.n_bins, eps_rows, source
             )
         self.bin_edges_ = np.empty(d, dtype=object)
         self.bin_edges_[:] = edges

@@ -1,6 +1,6 @@
 """Private min-max scaling: public bounds for free, or private bounds by SVT."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import (
@@ -18,13 +18,18 @@ from skdp.mechanisms import check_random_source
 from skdp.preprocessing._affine import affine_map, inverse_affine_map
 from skdp.stats._mean import BoundsPlan
 from skdp.utils._dask import validate_rows
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import validate_private_data
 
 __all__ = ["PrivateMinMaxScaler"]
 
 
 class PrivateMinMaxScaler(
-    PrivateEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+    GroupsMixin,
+    PrivateEstimatorMixin,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+    BaseEstimator,
 ):
     """Private counterpart of :class:`~sklearn.preprocessing.MinMaxScaler`.
 
@@ -49,6 +54,9 @@ default=None
         private bounds are otherwise mapped outside it).
     upper_limit : float, default=1e9
         Largest plausible magnitude of a value, for private bounds.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see Notes.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit`` (private bounds only).
     random_state : int, RandomState instance or None, default=None
@@ -85,6 +93,18 @@ default=None
     for about ``3/(0.8 ε)`` rows per side (its threshold), so they are
     typically a little wider than the data's range, on the grid.
 
+    **Groups.** With ``groups`` and public bounds nothing is read (free).
+    Private bounds take the group-privacy route: each group keeps at most
+    ``k`` rows (:func:`~skdp.utils._groups.kept_rows`), so one added group
+    is at most ``k`` added rows, and the search runs as for one row at
+    ``ε_r = ε / k`` (rounded down,
+    :meth:`~skdp.utils._privacy_unit.PrivacyUnit.row_budget`); ``k``
+    chained row neighbours give ``k ε_r <= ε`` for the group, the stated
+    ``ε`` charged. The sparse vector technique's privacy is not one
+    sensitivity (the threshold's noise and the queries' share it), so the
+    generic route is the one that needs no new proof; for its counts it is
+    the same noise as a sensitivity of ``k``.
+
     Examples
     --------
     >>> import numpy as np
@@ -100,6 +120,7 @@ default=None
         "feature_range": [tuple],
         "clip": ["boolean"],
         "upper_limit": [Interval(Real, 0, None, closed="neither")],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -112,6 +133,7 @@ default=None
         feature_range=(0, 1),
         clip=False,
         upper_limit=1e9,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -120,6 +142,7 @@ default=None
         self.feature_range = feature_range
         self.clip = clip
         self.upper_limit = upper_limit
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
@@ -128,7 +151,7 @@ default=None
         return PrivacyCost(self.epsilon if private else 0.0, 0.0)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Fix the public bounds, or release private ones.
 
         Parameters
@@ -138,6 +161,8 @@ default=None
             (see :ref:`dask`).
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``.
 
         Returns
         -------
@@ -145,9 +170,16 @@ default=None
         """
         low, high = self._check_feature_range()
         X = validate_rows(self, X)
-        plan = BoundsPlan.build(self.bounds, X.shape[1], self.epsilon, self.upper_limit)
+        unit = self._privacy_unit(groups, X)
+        eps_rows, _ = unit.row_budget(self, self.epsilon)
+        d, limit = X.shape[1], self.upper_limit
+        stated = BoundsPlan.build(self.bounds, d, self.epsilon, limit).cost_items()
+        with unit.planning_at_row_budget(self):  # the bounds were checked above
+            plan = BoundsPlan.build(self.bounds, d, eps_rows, limit)
         source = check_random_source(self.random_state)
-        self._charge(plan.cost_items())
+        self._charge([(unit.label(label), *cost) for label, *cost in stated], unit)
+        if plan.svt is not None:  # public bounds read nothing
+            (X,) = unit.bound(source, X)
         lower, upper = plan.run(X, source, self)
         self.data_min_, self.data_max_ = lower, upper
         # released bounds near +-1.8e308: the range overflows to inf (scale 0,

@@ -1,6 +1,7 @@
 """Private robust scaling: (x - median) / IQR with one accountant charge."""
 
-from numbers import Real
+from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import (
@@ -14,6 +15,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from skdp.accounting._composition import budget_left
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
+from skdp.mechanisms._additive import check_additive_release
 from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.stats._iqr import (
     grid_parameters,
@@ -32,11 +34,24 @@ from skdp.stats._ptr import (
 )
 from skdp.stats._quantile_joint import joint_release
 from skdp.stats._smooth_release import smooth_medians, smooth_plan, total_epsilon
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
 __all__ = ["PrivateRobustScaler"]
 
 _QUARTILES = np.array([0.25, 0.75])
+
+
+class _RobustPlan(NamedTuple):
+    """Ledger items and public constants of one fit (see ``_plan``)."""
+
+    items: list
+    ptr: object
+    smooth: object
+    iqr: object
+    eps_scale: float
+    lower: object
+    upper: object
 
 
 def quartile_scales(X, lower, upper, epsilon_each, source):
@@ -50,8 +65,18 @@ def quartile_scales(X, lower, upper, epsilon_each, source):
     return np.where(scales > 0, scales, 1.0)
 
 
+def check_ptr_noise(name, eps_feature, d):
+    """Refuse, before the charge, a PTR whose Laplace noise cannot be
+    represented: the tests (``d`` values at ``d ε_f``) and the releases of
+    the ``n <= d`` that pass (``n`` values at ``n ε_f``); else a tiny ε made
+    :func:`~skdp.stats._ptr.ptr_release` raise after the charge."""
+    for n in range(1, d + 1):
+        check_additive_release(name, float(n), float(n), n * eps_feature, 0.0, n)
+
+
 class PrivateRobustScaler(
     AffineTransformMixin,
+    GroupsMixin,
     PrivateEstimatorMixin,
     OneToOneFeatureMixin,
     TransformerMixin,
@@ -94,6 +119,9 @@ class PrivateRobustScaler(
         ``scale_method="dwork_lei"`` only.
     on_refuse : {"nan", "raise"}, default="nan"
         What a PTR refusal (median or scale) does, as in :class:`PTRMedian`.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): see Notes.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -152,6 +180,23 @@ class PrivateRobustScaler(
     error is additive (``b/ε_r`` for PTR) and the scale's multiplicative, and
     both PTR tests need a similar share to pass.
 
+    **Groups.** With ``groups`` each group keeps at most ``k`` rows
+    (:func:`~skdp.utils._groups.kept_rows`), so one added group is at most
+    ``k`` added rows, and the whole fit runs as above for one row at
+    ``(ε_r, δ_r)``, the largest budget with ``k ε_r <= ε`` and ``δ_r
+    Σ_{i<k} e^{i ε_r} <= δ``
+    (:meth:`~skdp.utils._privacy_unit.PrivacyUnit.row_budget`): group
+    privacy (Dwork and Roth 2014, Thm. 2.2; Vadhan 2017, Lemma 2.2) makes
+    it (ε, δ)-DP for one group. PTR and smooth sensitivity are not a plain
+    sensitivity (a group moves the distance to instability and the local
+    sensitivities of several neighbours at once), so this generic route is
+    the one taken for every part; the quartiles' exponential mechanism at
+    ``ε_r`` is the same noise as a gap utility of sensitivity ``2k`` at
+    ``ε``. The parts' shares are the same at both budgets, so each ledger
+    entry states its part of the stated (ε, δ), which covers its group
+    cost (``k`` times its ε share, and its δ share times ``Σ_{i<k} e^{i
+    ε_r}``).
+
     **transform** computes ``(x - median_) / scale_``; a refused statistic is
     NaN and makes its column NaN (use ``on_refuse="raise"`` to stop at
     ``fit`` instead).
@@ -198,6 +243,7 @@ class PrivateRobustScaler(
         "width": [Interval(Real, 0, None, closed="neither"), None],
         "scale_method": [StrOptions({"quantile", "dwork_lei"})],
         "on_refuse": [StrOptions({"nan", "raise"})],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -214,6 +260,7 @@ class PrivateRobustScaler(
         base=None,
         width=None,
         on_refuse="nan",
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -226,11 +273,12 @@ class PrivateRobustScaler(
         self.base = base
         self.width = width
         self.on_refuse = on_refuse
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Release private medians and IQRs of every feature.
 
         Parameters
@@ -239,6 +287,8 @@ class PrivateRobustScaler(
             Training data (non-empty, finite).
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit, with ``max_rows_per_group``.
 
         Returns
         -------
@@ -247,70 +297,26 @@ class PrivateRobustScaler(
         X = validate_private_data(self, X)
         d = X.shape[1]
         lower, upper = check_required_bounds(self.bounds, d, type(self).__name__)
-        base, width = grid_parameters(self.base, self.width)
-        eps_median = self.epsilon * self.median_share
-        eps_scale = budget_left(self.epsilon, eps_median)
-        quartiles = self.scale_method == "quantile"
-        delta_half = self.delta if quartiles else self.delta / 2.0
+        unit = self._privacy_unit(groups, X)
+        proposals = None
         if self.proposed_sensitivity is not None:
             proposals = check_proposals(self.proposed_sensitivity, d)
             check_release_range(lower, upper, proposals, type(self).__name__)
-            ptr = ptr_parameters(eps_median, delta_half, d)
-            median_items = [
-                ("median stability tests", eps_median / 2, delta_half),
-                ("median releases", eps_median / 2, 0.0),
-            ]
-        else:
-            smooth = smooth_plan(eps_median, delta_half, lower, upper)
-            median_items = [
-                (
-                    "smooth median releases",
-                    total_epsilon(d, smooth.eps_feature),
-                    delta_half,
+        # the ledger states each part of the stated (ε, δ); the mechanisms
+        # run as for one row at the unit's row budget (Notes, Groups)
+        stated = self._plan(self.epsilon, self.delta, lower, upper)
+        plan = stated
+        if unit.groups is not None:
+            with unit.planning_at_row_budget(self):  # bounds checked above
+                plan = self._plan(
+                    *unit.row_budget(self, self.epsilon, self.delta), lower, upper
                 )
-            ]
-        if quartiles:
-            scale_items = [("scale quartiles (0.25, 0.75)", eps_scale, 0.0)]
-        else:
-            eps_grid, threshold, cap = iqr_parameters(eps_scale, delta_half, d)
-            scale_items = [
-                ("scale stability tests", eps_scale / 2, delta_half),
-                ("scale releases", eps_scale / 2, 0.0),
-            ]
         source = check_random_source(self.random_state)
-        self._charge([*median_items, *scale_items])
-
-        if self.proposed_sensitivity is not None:
-            medians = lower_medians(X, lower, upper)
-            eps_f, ptr_threshold, ptr_cap = ptr
-            distances = median_distances(X, proposals, lower, upper, ptr_cap)
-            released, median_refused = ptr_release(
-                distances,
-                medians,
-                proposals,
-                eps_f,
-                eps_f,
-                ptr_threshold,
-                random_state=source,
-            )
-        else:
-            released = smooth_medians(X, smooth, lower, upper, random_state=source)
-            median_refused = np.zeros(d, dtype=bool)
-        if quartiles:
-            scales = quartile_scales(X, lower, upper, eps_scale / d, source)
-            scale_refused = np.zeros(d, dtype=bool)
-        else:
-            iqrs, iqr_distances = iqr_statistics(X, (lower, upper), base, width, cap)
-            scales, scale_refused = iqr_release(
-                iqrs,
-                iqr_distances,
-                eps_grid,
-                threshold,
-                base,
-                width,
-                random_state=source,
-            )
-        self.median_ = np.clip(released, lower, upper)
+        self._charge([(unit.label(lab), *cost) for lab, *cost in stated.items], unit)
+        (X,) = unit.bound(source, X)
+        median, median_refused = self._release_medians(X, plan, proposals, source)
+        scales, scale_refused = self._release_scales(X, plan, source)
+        self.median_ = np.clip(median, lower, upper)
         self.scale_ = np.minimum(scales, upper - lower)
         self.median_refused_, self.scale_refused_ = median_refused, scale_refused
         self.lower_, self.upper_ = lower, upper
@@ -321,3 +327,70 @@ class PrivateRobustScaler(
             getattr(self, "feature_names_in_", None),
         )
         return self
+
+    def _plan(self, epsilon, delta, lower, upper):
+        """Public constants of the medians' and the scales' releases at
+        ``(epsilon, delta)``, and their ledger items; before the charge."""
+        d = lower.shape[0]
+        eps_median = epsilon * self.median_share
+        eps_scale = budget_left(epsilon, eps_median)
+        quartiles = self.scale_method == "quantile"
+        delta_half = delta if quartiles else delta / 2.0
+        ptr = smooth = iqr = None
+        if self.proposed_sensitivity is not None:
+            ptr = ptr_parameters(eps_median, delta_half, d)
+            check_ptr_noise(type(self).__name__, ptr[0], d)
+            items = [
+                ("median stability tests", eps_median / 2, delta_half),
+                ("median releases", eps_median / 2, 0.0),
+            ]
+        else:
+            smooth = smooth_plan(eps_median, delta_half, lower, upper)
+            eps_smooth = total_epsilon(d, smooth.eps_feature)
+            items = [("smooth median releases", eps_smooth, delta_half)]
+        if quartiles:
+            items.append(("scale quartiles (0.25, 0.75)", eps_scale, 0.0))
+        else:
+            iqr = iqr_parameters(eps_scale, delta_half, d)
+            items.append(("scale stability tests", eps_scale / 2, delta_half))
+            items.append(("scale releases", eps_scale / 2, 0.0))
+        return _RobustPlan(items, ptr, smooth, iqr, eps_scale, lower, upper)
+
+    def _release_medians(self, X, plan, proposals, source):
+        """PTR (``proposed_sensitivity`` given) or smooth-sensitivity medians."""
+        lower, upper = plan.lower, plan.upper
+        if plan.ptr is None:
+            released = smooth_medians(X, plan.smooth, lower, upper, random_state=source)
+            return released, np.zeros(X.shape[1], dtype=bool)
+        medians = lower_medians(X, lower, upper)
+        eps_f, ptr_threshold, ptr_cap = plan.ptr
+        distances = median_distances(X, proposals, lower, upper, ptr_cap)
+        return ptr_release(
+            distances,
+            medians,
+            proposals,
+            eps_f,
+            eps_f,
+            ptr_threshold,
+            random_state=source,
+        )
+
+    def _release_scales(self, X, plan, source):
+        """Quartile differences, or the Dwork–Lei IQR (``plan.iqr``)."""
+        lower, upper = plan.lower, plan.upper
+        if plan.iqr is None:
+            d = X.shape[1]
+            scales = quartile_scales(X, lower, upper, plan.eps_scale / d, source)
+            return scales, np.zeros(d, dtype=bool)
+        base, width = grid_parameters(self.base, self.width)
+        eps_grid, threshold, cap = plan.iqr
+        iqrs, iqr_distances = iqr_statistics(X, (lower, upper), base, width, cap)
+        return iqr_release(
+            iqrs,
+            iqr_distances,
+            eps_grid,
+            threshold,
+            base,
+            width,
+            random_state=source,
+        )

@@ -11,6 +11,7 @@ charge (:meth:`GroupsMixin._privacy_unit`). After the charge,
 row-level sensitivities by ``unit_rows`` (``k``, or 1 without groups).
 """
 
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
@@ -84,9 +85,35 @@ class PrivacyUnit(NamedTuple):
         """
         if self.groups is None:
             return columns
-        seed = int(source.uint64())
-        kept = kept_rows(self.groups, self.max_rows, seed, columns)
+        kept = self.kept(source, *columns)
         return tuple(None if c is None else _take(c, kept) for c in columns)
+
+    def kept(self, source, *columns):
+        """Indices of the rows :meth:`bound` keeps (all rows without groups),
+        for data whose content ``columns`` (numbers) stand for."""
+        if self.groups is None:
+            n = next(c for c in columns if c is not None).shape[0]
+            return np.arange(n, dtype=np.intp)
+        seed = int(source.uint64())
+        return kept_rows(self.groups, self.max_rows, seed, columns)
+
+    @contextmanager
+    def planning_at_row_budget(self, estimator):
+        """Name the bound in a refusal of a plan made at :meth:`row_budget`
+        (raised before the charge): with a large ``k`` the row budget may
+        be too small for a sampler."""
+        try:
+            yield
+        except ValueError as exc:
+            if self.groups is None:
+                raise
+            raise ValueError(
+                f"{type(estimator).__name__}: with groups each private step "
+                f"runs as for one row at the budget that max_rows_per_group="
+                f"{self.max_rows} rows leave (epsilon / {self.max_rows}), and "
+                f"it cannot run there: {exc} Lower max_rows_per_group or raise "
+                "epsilon. Nothing was charged."
+            ) from None
 
 
 def _take(column, rows):
