@@ -303,7 +303,7 @@ def _released_count(data, seed, n_runs=1):
     kept = unit.kept(source, _content(column, 0))
     _, counts = np.unique(column[kept], return_counts=True)
     runs = np.repeat(counts, n_runs)
-    budget = unit.row_budget(EPS, DELTA)
+    budget = unit.row_budget(None, EPS, DELTA)
     _, noisy = partition_selection(runs, *budget, random_state=source)
     return noisy
 
@@ -323,7 +323,7 @@ def _every_row(self, source, *columns):
     return np.arange(columns[0].shape[0])
 
 
-def _stated_budget(self, epsilon, delta=0.0):
+def _stated_budget(self, estimator, epsilon, delta=0.0):
     return epsilon, delta
 
 
