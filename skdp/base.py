@@ -178,6 +178,20 @@ class PrivateEstimatorMixin:
         """
         return PrivacyCost(self.epsilon, getattr(self, "delta", 0.0))
 
+    def _planned_cost(self, n_features=None):
+        """:meth:`_fit_cost` stated for the fit's privacy unit, known from
+        public parameters: a group of at most ``max_rows_per_group`` rows
+        when that parameter is set (a fit with it must be given ``groups``,
+        and one given ``groups`` must have it), else one row. What
+        :func:`~skdp.model_selection.fit_cost` plans is then what ``fit``
+        records, and an accountant in another unit converts both alike."""
+        cost = self._fit_cost(n_features)
+        k = getattr(self, "max_rows_per_group", None)
+        if k is None:
+            return cost
+        stated = isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 2**53
+        return cost.in_unit("group", k if stated else None)
+
     @staticmethod
     def _cost_of_items(items):
         """The cost of ledger items ``(label, PrivacyCost)`` or ``(label,
@@ -193,17 +207,26 @@ class PrivateEstimatorMixin:
         atomically; set the spent totals.
 
         ``unit`` is the fit's :class:`~skdp.utils._privacy_unit.PrivacyUnit`
-        (None: one row), the unit the costs are stated for.
+        (None, or one without groups: one row), the unit the costs are stated
+        for; the accountant records it with every entry and converts the
+        cost when it counts its budget in another unit. ``epsilon_spent_``
+        and ``delta_spent_`` are the costs as stated, in the fit's unit.
 
         Labels are prefixed with the class name. Returns the accountant.
         """
         accountant = self._resolve_accountant()
         name = type(self).__name__
         items = [(f"{name}: {label}", *cost) for label, *cost in items]
+        grouped = unit is not None and unit.groups is not None
+        kind, rows = ("group", unit.max_rows) if grouped else ("row", None)
         if items:  # public: a running search's parameters and the budget
             check_search_plan(accountant)
         try:
-            entries = accountant.spend_many(items) if items else ()
+            entries = (
+                accountant.spend_many(items, unit=kind, group_rows=rows)
+                if items
+                else ()
+            )
         except BudgetExceededError as exc:
             hint = search_refusal_hint(accountant)  # public, as above
             if not hint:

@@ -15,9 +15,15 @@ from skdp.accounting import _channel, _context
 from skdp.accounting._composition import TIGHT_COMPOSITIONS
 from skdp.accounting._copies import _file_copy, _memory_copy
 from skdp.accounting._cost import ledger_parts
-from skdp.accounting._ledger import MemoryLedger, SQLiteLedger
+from skdp.accounting._ledger import MemoryLedger, SQLiteLedger, full_budget
 from skdp.accounting._reporting import LedgerReports
 from skdp.accounting._rules import check_composition, make_rule
+from skdp.accounting._units import (
+    check_accountant_unit,
+    check_charge_unit,
+    convert_part,
+    unit_factor,
+)
 from skdp.exceptions import AccountantCopyError, BudgetExceededError
 from skdp.utils._validation import check_delta, check_epsilon
 
@@ -217,15 +223,25 @@ class BudgetAccountant(LedgerReports):
     """
 
     def __init__(
-        self, epsilon=math.inf, delta=0.0, *, slack=0.0, composition=None, ledger=None
+        self,
+        epsilon=math.inf,
+        delta=0.0,
+        *,
+        slack=0.0,
+        composition=None,
+        ledger=None,
+        unit="row",
+        max_rows_per_group=None,
     ):
         epsilon = check_epsilon(epsilon, allow_zero=True, allow_inf=True)
         delta = 1.0 if delta == 1 else check_delta(delta)
         slack = check_delta(slack, name="slack")
         composition = check_composition(composition, epsilon, delta, slack)
+        unit, rows = check_accountant_unit(unit, max_rows_per_group)
         if composition == "zcdp" and slack == 0:
             slack = delta
-        budget = (repr(epsilon), repr(delta), repr(slack), composition)
+        rows = "" if rows is None else str(rows)
+        budget = (repr(epsilon), repr(delta), repr(slack), composition, unit, rows)
         if ledger is None:
             self._ledger = MemoryLedger(tight=composition in TIGHT_COMPOSITIONS)
             self._token = _channel.register(self)
@@ -256,19 +272,25 @@ class BudgetAccountant(LedgerReports):
         return self
 
     def _set_budget(self, budget):
+        budget = full_budget(budget)  # an older pickle or file: one row
         self._epsilon, self._delta, self._slack = (float(v) for v in budget[:3])
-        composition = budget[3] if len(budget) > 3 else ""
+        composition = budget[3]
         if not composition:  # a ledger file of an older layout
             composition = "advanced" if self._slack > 0 else "basic"
         self._composition = composition
         self._rule = make_rule(composition, self._epsilon, self._delta, self._slack)
+        self._unit = budget[4]
+        self._max_rows_per_group = int(budget[5]) if budget[5] else None
 
     def _budget_strings(self):
+        rows = self._max_rows_per_group
         return (
             repr(self._epsilon),
             repr(self._delta),
             repr(self._slack),
             self._composition,
+            self._unit,
+            "" if rows is None else str(rows),
         )
 
     # -- the budget ---------------------------------------------------------
@@ -292,6 +314,16 @@ class BudgetAccountant(LedgerReports):
     def composition(self):
         """The composition rule: basic, advanced, zcdp or pld."""
         return self._composition
+
+    @property
+    def unit(self):
+        """What the budget protects: ``"row"`` or ``"group"`` (a person)."""
+        return self._unit
+
+    @property
+    def max_rows_per_group(self):
+        """The stated bound on a person's rows (``unit="group"``), or ``None``."""
+        return self._max_rows_per_group
 
     @property
     def ledger(self):
@@ -369,7 +401,7 @@ class BudgetAccountant(LedgerReports):
 
     # -- spending -----------------------------------------------------------
 
-    def check(self, epsilon, delta=0.0):
+    def check(self, epsilon, delta=0.0, *, unit=None, group_rows=None):
         """Whether a spend would fit, without recording it.
 
         Parameters
@@ -379,6 +411,8 @@ class BudgetAccountant(LedgerReports):
             :func:`~skdp.model_selection.fit_cost`), whose parts are composed
             as this accountant composes (then ``delta`` is ignored).
         delta : float, default=0.0
+        unit, group_rows :
+            The unit the cost is stated for, as in :meth:`spend_many`.
 
         Returns
         -------
@@ -390,11 +424,11 @@ class BudgetAccountant(LedgerReports):
         BudgetExceededError
             When it does not.
         """
-        items = self._validate_items([("check", epsilon, delta)])
+        items = self._validate_items([("check", epsilon, delta)], unit, group_rows)
         self._check_spend(self._ledger.totals(), items)
         return True
 
-    def spend(self, epsilon, delta=0.0, *, label):
+    def spend(self, epsilon, delta=0.0, *, label, unit=None, group_rows=None):
         """Record a spend, or raise if it would exceed the budget.
 
         Parameters
@@ -406,6 +440,8 @@ class BudgetAccountant(LedgerReports):
             δ of the release (ignored with a ``PrivacyCost``).
         label : str
             What was released (shown in the ledger).
+        unit, group_rows :
+            The unit the cost is stated for, as in :meth:`spend_many`.
 
         Returns
         -------
@@ -421,9 +457,10 @@ class BudgetAccountant(LedgerReports):
             and the owner cannot be reached (it exited, or the accountant was
             garbage-collected there).
         """
-        return self.spend_many([(label, epsilon, delta)])[-1]
+        items = [(label, epsilon, delta)]
+        return self.spend_many(items, unit=unit, group_rows=group_rows)[-1]
 
-    def spend_many(self, items):
+    def spend_many(self, items, *, unit=None, group_rows=None):
         """Record several spends atomically: all of them, or none.
 
         An estimator charges every step of a ``fit`` (for example bound
@@ -433,18 +470,56 @@ class BudgetAccountant(LedgerReports):
         Parameters
         ----------
         items : iterable of (label, epsilon, delta) or (label, PrivacyCost)
+        unit : {"row", "group"} or None, default=None
+            The privacy unit the costs are stated for; ``None``: a
+            :class:`~skdp.accounting.PrivacyCost`'s own ``unit``, one row
+            for plain numbers. A cost in another unit than the accountant's
+            is converted (class Notes); the entries keep both.
+        group_rows : int or None, default=None
+            With ``unit="group"``: the public bound on a group's rows (for
+            the ledger).
 
         Returns
         -------
         entries : tuple of LedgerEntry
+
+        Raises
+        ------
+        ValueError
+            For a row-level cost in a ``unit="group"`` accountant that
+            states no ``max_rows_per_group`` (nothing is charged).
         """
-        items = self._validate_items(items)
+        items = self._validate_items(items, unit, group_rows)
         return self._ledger.append_if(self._check_spend, items)
 
-    def _validate_items(self, items):
-        parts = [part for item in items for part in ledger_parts(*item)]
+    def _validate_items(self, items, unit=None, group_rows=None):
+        """The items as ledger parts, each with the cost this accountant
+        counts for it; refuses (before any charge) what cannot be counted."""
+        if unit is not None:
+            unit, group_rows = check_charge_unit(unit, group_rows)
+        parts = []
+        for item in items:
+            for part in ledger_parts(*item):
+                if unit is not None:
+                    part = self._restated(part, unit, group_rows)
+                parts.append(self._counted(part))
         self._rule.check_parts(parts)
         return parts
+
+    @staticmethod
+    def _restated(part, unit, group_rows):
+        if part.unit != "row" and (part.unit, part.group_rows) != (unit, group_rows):
+            raise ValueError(
+                f"{part.label!r}: its cost is stated for unit={part.unit!r} and "
+                f"the charge for unit={unit!r}; state one unit. Nothing was "
+                "charged."
+            )
+        return part._replace(unit=unit, group_rows=group_rows)
+
+    def _counted(self, part):
+        """``part`` with the cost counted in this accountant's unit."""
+        c = unit_factor(part.label, part.unit, self._unit, self._max_rows_per_group)
+        return part._replace(counted=convert_part(part, c))
 
     # -- sklearn, copying and pickling --------------------------------------
 
@@ -487,7 +562,12 @@ class BudgetAccountant(LedgerReports):
             if self._composition in ("basic", "advanced")
             else (f", composition={self._composition!r}")
         )
+        unit = ""
+        if self._unit != "row":
+            unit = f", unit={self._unit!r}"
+            if self._max_rows_per_group is not None:
+                unit += f", max_rows_per_group={self._max_rows_per_group}"
         return (
             f"BudgetAccountant(epsilon={self._epsilon}, delta={self._delta}"
-            f"{slack}{mode}{ledger}; {spent})"
+            f"{slack}{mode}{unit}{ledger}; {spent})"
         )

@@ -33,7 +33,13 @@ class LedgerEntry(NamedTuple):
 
     ``rho``, ``noise_multiplier`` and ``mechanism`` say what the mechanism was
     (:class:`~skdp.accounting.PrivacyCost`), for the tight compositions;
-    ``None`` when the charge stated only ``(epsilon, delta)``.
+    ``None`` when the charge stated only ``(epsilon, delta)``. The cost is
+    the one stated for the charge's ``unit`` (``"row"``, or ``"group"`` of at
+    most ``group_rows`` rows). When the accountant counts its budget in the
+    other unit, ``counted`` is the converted cost ``(epsilon, delta, rho,
+    noise_multiplier)`` that the budget counted (``None``: counted as
+    stated); :attr:`cost` is what the totals add. Entries recorded before
+    units were recorded read as ``"row"``.
 
     Examples
     --------
@@ -51,23 +57,31 @@ class LedgerEntry(NamedTuple):
     rho: float | None = None
     noise_multiplier: float | None = None
     mechanism: str | None = None
+    unit: str = "row"
+    group_rows: int | None = None
+    counted: tuple | None = None
 
     @property
     def cost(self):
-        """``(epsilon, delta, rho, noise_multiplier)``, as totals add them."""
+        """``(epsilon, delta, rho, noise_multiplier)``, as totals add them:
+        the counted cost (in the accountant's unit)."""
+        if self.counted is not None:
+            return self.counted
         return self.epsilon, self.delta, self.rho, self.noise_multiplier
 
 
 def add_to_labels(labels, entries):
     """Add entries to per-label exact sums ``{label: (count, eps, delta)}``
-    (decimal units, :func:`~skdp.accounting._composition.decimal_units`),
-    kept in order of first appearance; returns ``labels``."""
+    of their counted costs (decimal units,
+    :func:`~skdp.accounting._composition.decimal_units`), kept in order of
+    first appearance; returns ``labels``."""
     for entry in entries:
         count, eps, delta = labels.get(entry.label, (0, 0, 0))
+        counted_eps, counted_delta = entry.cost[:2]
         labels[entry.label] = (
             count + 1,
-            eps + decimal_units(entry.epsilon),
-            delta + decimal_units(entry.delta),
+            eps + decimal_units(counted_eps),
+            delta + decimal_units(counted_delta),
         )
     return labels
 
@@ -127,7 +141,9 @@ CREATE TABLE IF NOT EXISTS budget (
     epsilon TEXT NOT NULL,
     delta TEXT NOT NULL,
     slack TEXT NOT NULL,
-    composition TEXT NOT NULL DEFAULT ''
+    composition TEXT NOT NULL DEFAULT '',
+    unit TEXT NOT NULL DEFAULT 'row',
+    max_rows_per_group TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS entries (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -138,7 +154,13 @@ CREATE TABLE IF NOT EXISTS entries (
     pid INTEGER NOT NULL,
     rho REAL,
     noise_multiplier REAL,
-    mechanism TEXT
+    mechanism TEXT,
+    unit TEXT NOT NULL DEFAULT 'row',
+    group_rows INTEGER,
+    counted_epsilon REAL,
+    counted_delta REAL,
+    counted_rho REAL,
+    counted_noise_multiplier REAL
 );
 CREATE TABLE IF NOT EXISTS totals (
     id INTEGER PRIMARY KEY CHECK (id = 0),
@@ -175,7 +197,43 @@ _ADDED_COLUMNS = (
     ("entries", "rho", "REAL"),
     ("entries", "noise_multiplier", "REAL"),
     ("entries", "mechanism", "TEXT"),
+    ("budget", "unit", "TEXT NOT NULL DEFAULT 'row'"),
+    ("budget", "max_rows_per_group", "TEXT NOT NULL DEFAULT ''"),
+    ("entries", "unit", "TEXT NOT NULL DEFAULT 'row'"),
+    ("entries", "group_rows", "INTEGER"),
+    ("entries", "counted_epsilon", "REAL"),
+    ("entries", "counted_delta", "REAL"),
+    ("entries", "counted_rho", "REAL"),
+    ("entries", "counted_noise_multiplier", "REAL"),
 )
+
+# The entries' columns, in the order of LedgerEntry (``counted`` spread over
+# four columns, all NULL when the entry was counted as stated).
+_ENTRY_COLUMNS = (
+    "label, epsilon, delta, time, rho, noise_multiplier, mechanism, unit, "
+    "group_rows, counted_epsilon, counted_delta, counted_rho, "
+    "counted_noise_multiplier"
+)
+
+# The cost the totals add: the counted one where there is one.
+_COUNTED_COLUMNS = (
+    "coalesce(counted_epsilon, epsilon), coalesce(counted_delta, delta), "
+    "CASE WHEN counted_epsilon IS NULL THEN rho ELSE counted_rho END, "
+    "CASE WHEN counted_epsilon IS NULL THEN noise_multiplier "
+    "ELSE counted_noise_multiplier END"
+)
+
+
+def _entry_row(entry):
+    """An entry as the values of :data:`_ENTRY_COLUMNS`."""
+    counted = entry.counted if entry.counted is not None else (None,) * 4
+    return (*entry[:9], *counted)
+
+
+def _row_entry(row):
+    """The inverse of :func:`_entry_row`."""
+    counted = None if row[9] is None else tuple(row[9:13])
+    return LedgerEntry(*row[:9], counted)
 
 
 def _add_missing_columns(conn):
@@ -192,6 +250,12 @@ def _same_budget(given, stored):
     if stored[3] == "":
         stored = (*stored[:3], "advanced" if float(stored[2]) > 0 else "basic")
     return tuple(given) == tuple(stored)
+
+
+def full_budget(budget):
+    """``(epsilon, delta, slack, composition, unit, max_rows_per_group)``
+    strings; a budget of an older layout is for one row."""
+    return (*budget, "row", "")[:6] if len(budget) < 6 else tuple(budget)
 
 
 class SQLiteLedger:
@@ -233,7 +297,8 @@ class SQLiteLedger:
                     conn.execute(statement)
             _add_missing_columns(conn)
             row = conn.execute(
-                "SELECT epsilon, delta, slack, composition FROM budget WHERE id = 0"
+                "SELECT epsilon, delta, slack, composition, unit, "
+                "max_rows_per_group FROM budget WHERE id = 0"
             ).fetchone()
             if row is None:
                 if budget is None:
@@ -242,12 +307,13 @@ class SQLiteLedger:
                         "create it with BudgetAccountant(epsilon, delta, "
                         "ledger=...)."
                     )
+                budget = full_budget(budget)
                 conn.execute(
-                    "INSERT INTO budget (id, epsilon, delta, slack, composition) "
-                    "VALUES (0, ?, ?, ?, ?)",
+                    "INSERT INTO budget (id, epsilon, delta, slack, composition, "
+                    "unit, max_rows_per_group) VALUES (0, ?, ?, ?, ?, ?, ?)",
                     budget,
                 )
-                self.budget = tuple(budget)
+                self.budget = budget
             else:
                 self.budget = tuple(row)
             self._read_totals(conn)  # a ledger of an older layout is folded once
@@ -256,13 +322,16 @@ class SQLiteLedger:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        if budget is not None and not _same_budget(budget, self.budget):
-            eps, delta, slack, composition = self.budget
+        if budget is not None and not _same_budget(full_budget(budget), self.budget):
+            eps, delta, slack, composition, unit, rows = self.budget
+            given = full_budget(budget)
             raise ValueError(
                 f"The ledger {self.path!r} was created with the budget "
                 f"epsilon={eps}, delta={delta}, slack={slack}, "
-                f"composition={composition or 'basic'!r}; got epsilon={budget[0]}, "
-                f"delta={budget[1]}, slack={budget[2]}, composition={budget[3]!r}. A "
+                f"composition={composition or 'basic'!r}, unit={unit!r}, "
+                f"max_rows_per_group={rows or None}; got epsilon={given[0]}, "
+                f"delta={given[1]}, slack={given[2]}, composition={given[3]!r}, "
+                f"unit={given[4]!r}, max_rows_per_group={given[5] or None}. A "
                 "ledger's budget cannot change: open it with "
                 "BudgetAccountant.open(path), or start a new ledger file."
             )
@@ -290,13 +359,10 @@ class SQLiteLedger:
     def read(self):
         rows = (
             self._connection()
-            .execute(
-                "SELECT label, epsilon, delta, time, rho, noise_multiplier, "
-                "mechanism FROM entries ORDER BY id"
-            )
+            .execute(f"SELECT {_ENTRY_COLUMNS} FROM entries ORDER BY id")
             .fetchall()
         )
-        return tuple(LedgerEntry(*row) for row in rows)
+        return tuple(_row_entry(row) for row in rows)
 
     def _read_totals(self, conn):
         """The stored running totals; folds any rows they do not cover yet.
@@ -317,8 +383,7 @@ class SQLiteLedger:
         rows = []
         if newest > last_id:  # rows the stored totals do not cover yet
             rows = conn.execute(
-                "SELECT id, epsilon, delta, rho, noise_multiplier FROM entries "
-                "WHERE id > ? ORDER BY id",
+                f"SELECT id, {_COUNTED_COLUMNS} FROM entries WHERE id > ? ORDER BY id",
                 (last_id,),
             ).fetchall()
         if rows or stored_id is None:
@@ -357,7 +422,8 @@ class SQLiteLedger:
         if conn.execute("SELECT count(*) FROM labels").fetchone()[0]:
             return
         rows = conn.execute(
-            "SELECT id, label, epsilon, delta FROM entries ORDER BY id"
+            "SELECT id, label, coalesce(counted_epsilon, epsilon), "
+            "coalesce(counted_delta, delta) FROM entries ORDER BY id"
         ).fetchall()
         first = {}
         for row_id, label, _, _ in rows:
@@ -369,14 +435,12 @@ class SQLiteLedger:
     def _insert_entries(conn, new):
         """Insert the entries; the id of the last (ids are consecutive: the
         write lock is held)."""
-        insert = (
-            "INSERT INTO entries (label, epsilon, delta, time, rho, "
-            "noise_multiplier, mechanism, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-        )
+        marks = ", ".join("?" * (len(_ENTRY_COLUMNS.split(",")) + 1))
+        insert = f"INSERT INTO entries ({_ENTRY_COLUMNS}, pid) VALUES ({marks})"
         pid = os.getpid()
         if len(new) == 1:
-            return conn.execute(insert, (*new[0], pid)).lastrowid
-        conn.executemany(insert, [(*entry, pid) for entry in new])
+            return conn.execute(insert, (*_entry_row(new[0]), pid)).lastrowid
+        conn.executemany(insert, [(*_entry_row(entry), pid) for entry in new])
         return conn.execute("SELECT last_insert_rowid()").fetchone()[0]
 
     def _update_labels(self, conn, new, first_new_id):
