@@ -19,6 +19,19 @@ from skdp.accounting._composition import (
     SpendTotals,
     decimal_units,
 )
+from skdp.accounting._ledger_schema import (
+    COUNTED_COLUMNS,
+    ENTRY_COLUMNS,
+    SCHEMA,
+    add_missing_columns,
+    decode_sums,
+    decode_totals,
+    encode_sums,
+    entry_fields,
+    entry_row,
+    full_budget,
+    same_budget,
+)
 
 __all__ = [
     "LedgerEntry",
@@ -135,129 +148,6 @@ class MemoryLedger:
             return tuple(new)
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS budget (
-    id INTEGER PRIMARY KEY CHECK (id = 0),
-    epsilon TEXT NOT NULL,
-    delta TEXT NOT NULL,
-    slack TEXT NOT NULL,
-    composition TEXT NOT NULL DEFAULT '',
-    unit TEXT NOT NULL DEFAULT 'row',
-    max_rows_per_group TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS entries (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    label TEXT NOT NULL,
-    epsilon REAL NOT NULL,
-    delta REAL NOT NULL,
-    time REAL NOT NULL,
-    pid INTEGER NOT NULL,
-    rho REAL,
-    noise_multiplier REAL,
-    mechanism TEXT,
-    unit TEXT NOT NULL DEFAULT 'row',
-    group_rows INTEGER,
-    counted_epsilon REAL,
-    counted_delta REAL,
-    counted_rho REAL,
-    counted_noise_multiplier REAL
-);
-CREATE TABLE IF NOT EXISTS totals (
-    id INTEGER PRIMARY KEY CHECK (id = 0),
-    last_id INTEGER NOT NULL,
-    sums TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS labels (
-    label TEXT PRIMARY KEY,
-    first_id INTEGER NOT NULL,
-    sums TEXT NOT NULL
-);
-"""
-
-
-def _encode_sums(values):
-    """Exact integer sums as text (they exceed 64 bits): hexadecimal, which
-    converts in linear time."""
-    return " ".join(format(int(value), "x") for value in values)
-
-
-def _decode_sums(text):
-    return tuple(int(value, 16) for value in text.split())
-
-
-def _decode_totals(text):
-    """The stored totals, or ``None`` if stored by an older layout (fewer sums)."""
-    sums = _decode_sums(text)
-    return SpendTotals(*sums) if len(sums) == len(SpendTotals._fields) else None
-
-
-# Columns added after the first layout: (table, column, declaration).
-_ADDED_COLUMNS = (
-    ("budget", "composition", "TEXT NOT NULL DEFAULT ''"),
-    ("entries", "rho", "REAL"),
-    ("entries", "noise_multiplier", "REAL"),
-    ("entries", "mechanism", "TEXT"),
-    ("budget", "unit", "TEXT NOT NULL DEFAULT 'row'"),
-    ("budget", "max_rows_per_group", "TEXT NOT NULL DEFAULT ''"),
-    ("entries", "unit", "TEXT NOT NULL DEFAULT 'row'"),
-    ("entries", "group_rows", "INTEGER"),
-    ("entries", "counted_epsilon", "REAL"),
-    ("entries", "counted_delta", "REAL"),
-    ("entries", "counted_rho", "REAL"),
-    ("entries", "counted_noise_multiplier", "REAL"),
-)
-
-# The entries' columns, in the order of LedgerEntry (``counted`` spread over
-# four columns, all NULL when the entry was counted as stated).
-_ENTRY_COLUMNS = (
-    "label, epsilon, delta, time, rho, noise_multiplier, mechanism, unit, "
-    "group_rows, counted_epsilon, counted_delta, counted_rho, "
-    "counted_noise_multiplier"
-)
-
-# The cost the totals add: the counted one where there is one.
-_COUNTED_COLUMNS = (
-    "coalesce(counted_epsilon, epsilon), coalesce(counted_delta, delta), "
-    "CASE WHEN counted_epsilon IS NULL THEN rho ELSE counted_rho END, "
-    "CASE WHEN counted_epsilon IS NULL THEN noise_multiplier "
-    "ELSE counted_noise_multiplier END"
-)
-
-
-def _entry_row(entry):
-    """An entry as the values of :data:`_ENTRY_COLUMNS`."""
-    counted = entry.counted if entry.counted is not None else (None,) * 4
-    return (*entry[:9], *counted)
-
-
-def _row_entry(row):
-    """The inverse of :func:`_entry_row`."""
-    counted = None if row[9] is None else tuple(row[9:13])
-    return LedgerEntry(*row[:9], counted)
-
-
-def _add_missing_columns(conn):
-    """Bring a ledger of an older layout up to date (inside a transaction)."""
-    for table, column, declaration in _ADDED_COLUMNS:
-        names = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-        if column not in names:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
-
-
-def _same_budget(given, stored):
-    """Whether a given budget matches the stored one (an older file stores no
-    composition: it is basic or advanced, as its slack says)."""
-    if stored[3] == "":
-        stored = (*stored[:3], "advanced" if float(stored[2]) > 0 else "basic")
-    return tuple(given) == tuple(stored)
-
-
-def full_budget(budget):
-    """``(epsilon, delta, slack, composition, unit, max_rows_per_group)``
-    strings; a budget of an older layout is for one row."""
-    return (*budget, "row", "")[:6] if len(budget) < 6 else tuple(budget)
-
-
 class SQLiteLedger:
     """Entries in a SQLite file shared by every thread and process that opens it.
 
@@ -292,10 +182,10 @@ class SQLiteLedger:
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _SCHEMA.split(";"):
+            for statement in SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
-            _add_missing_columns(conn)
+            add_missing_columns(conn)
             row = conn.execute(
                 "SELECT epsilon, delta, slack, composition, unit, "
                 "max_rows_per_group FROM budget WHERE id = 0"
@@ -322,7 +212,7 @@ class SQLiteLedger:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        if budget is not None and not _same_budget(full_budget(budget), self.budget):
+        if budget is not None and not same_budget(full_budget(budget), self.budget):
             eps, delta, slack, composition, unit, rows = self.budget
             given = full_budget(budget)
             raise ValueError(
@@ -359,10 +249,10 @@ class SQLiteLedger:
     def read(self):
         rows = (
             self._connection()
-            .execute(f"SELECT {_ENTRY_COLUMNS} FROM entries ORDER BY id")
+            .execute(f"SELECT {ENTRY_COLUMNS} FROM entries ORDER BY id")
             .fetchall()
         )
-        return tuple(_row_entry(row) for row in rows)
+        return tuple(LedgerEntry(*entry_fields(row)) for row in rows)
 
     def _read_totals(self, conn):
         """The stored running totals; folds any rows they do not cover yet.
@@ -383,7 +273,7 @@ class SQLiteLedger:
         rows = []
         if newest > last_id:  # rows the stored totals do not cover yet
             rows = conn.execute(
-                f"SELECT id, {_COUNTED_COLUMNS} FROM entries WHERE id > ? ORDER BY id",
+                f"SELECT id, {COUNTED_COLUMNS} FROM entries WHERE id > ? ORDER BY id",
                 (last_id,),
             ).fetchall()
         if rows or stored_id is None:
@@ -402,7 +292,7 @@ class SQLiteLedger:
         if cached is not None and cached[0] == last_id:
             return cached
         text = conn.execute("SELECT sums FROM totals WHERE id = 0").fetchone()[0]
-        totals = _decode_totals(text)
+        totals = decode_totals(text)
         if totals is not None:
             self._cached_totals = (last_id, totals)
         return last_id, totals
@@ -411,7 +301,7 @@ class SQLiteLedger:
     def _write_totals(conn, last_id, totals):
         conn.execute(
             "INSERT OR REPLACE INTO totals (id, last_id, sums) VALUES (0, ?, ?)",
-            (last_id, _encode_sums(totals)),
+            (last_id, encode_sums(totals)),
         )
 
     def totals(self):
@@ -435,12 +325,12 @@ class SQLiteLedger:
     def _insert_entries(conn, new):
         """Insert the entries; the id of the last (ids are consecutive: the
         write lock is held)."""
-        marks = ", ".join("?" * (len(_ENTRY_COLUMNS.split(",")) + 1))
-        insert = f"INSERT INTO entries ({_ENTRY_COLUMNS}, pid) VALUES ({marks})"
+        marks = ", ".join("?" * (len(ENTRY_COLUMNS.split(",")) + 1))
+        insert = f"INSERT INTO entries ({ENTRY_COLUMNS}, pid) VALUES ({marks})"
         pid = os.getpid()
         if len(new) == 1:
-            return conn.execute(insert, (*_entry_row(new[0]), pid)).lastrowid
-        conn.executemany(insert, [(*_entry_row(entry), pid) for entry in new])
+            return conn.execute(insert, (*entry_row(new[0]), pid)).lastrowid
+        conn.executemany(insert, [(*entry_row(entry), pid) for entry in new])
         return conn.execute("SELECT last_insert_rowid()").fetchone()[0]
 
     def _update_labels(self, conn, new, first_new_id):
@@ -454,7 +344,7 @@ class SQLiteLedger:
                 f"SELECT label, first_id, sums FROM labels WHERE label IN ({marks})",
                 chunk,
             ).fetchall()
-        labels = {label: _decode_sums(sums) for label, _, sums in stored}
+        labels = {label: decode_sums(sums) for label, _, sums in stored}
         first = {label: first_id for label, first_id, _ in stored}
         for offset, entry in enumerate(new):
             first.setdefault(entry.label, first_new_id + offset)
@@ -465,7 +355,7 @@ class SQLiteLedger:
         conn.executemany(
             "INSERT OR REPLACE INTO labels (label, first_id, sums) VALUES (?, ?, ?)",
             [
-                (label, first_ids[label], _encode_sums(sums))
+                (label, first_ids[label], encode_sums(sums))
                 for label, sums in labels.items()
             ],
         )
@@ -482,7 +372,7 @@ class SQLiteLedger:
             ).fetchall()
         finally:
             conn.execute("COMMIT")
-        labels = {label: _decode_sums(sums) for label, sums in rows}
+        labels = {label: decode_sums(sums) for label, sums in rows}
         return totals, labels
 
     def append_if(self, accept, items):
