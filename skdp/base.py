@@ -202,6 +202,21 @@ class PrivateEstimatorMixin:
         ]
         return sum(costs[1:], costs[0]) if costs else PrivacyCost(0.0)
 
+    @classmethod
+    def _stated_for(cls, items, unit):
+        """``items`` whose costs carry the fit's unit when it is a group (the
+        accountant converts them if it counts another unit); as given for
+        one row."""
+        if unit is None or unit.groups is None:
+            return items
+        return [
+            (
+                label,
+                cls._cost_of_items([(label, *cost)]).in_unit("group", unit.max_rows),
+            )
+            for label, *cost in items
+        ]
+
     def _charge(self, items, unit=None):
         """Charge ``(label, epsilon, delta)`` or ``(label, PrivacyCost)`` items
         atomically; set the spent totals.
@@ -217,16 +232,11 @@ class PrivateEstimatorMixin:
         accountant = self._resolve_accountant()
         name = type(self).__name__
         items = [(f"{name}: {label}", *cost) for label, *cost in items]
-        grouped = unit is not None and unit.groups is not None
-        kind, rows = ("group", unit.max_rows) if grouped else ("row", None)
+        items = self._stated_for(items, unit)
         if items:  # public: a running search's parameters and the budget
             check_search_plan(accountant)
         try:
-            entries = (
-                accountant.spend_many(items, unit=kind, group_rows=rows)
-                if items
-                else ()
-            )
+            entries = accountant.spend_many(items) if items else ()
         except BudgetExceededError as exc:
             hint = search_refusal_hint(accountant)  # public, as above
             if not hint:

@@ -414,10 +414,10 @@ class _ChargeReached(Exception):
 class _ProbeAccountant(BudgetAccountant):
     """Stops a fit at its first charge: everything before it is validation."""
 
-    def spend(self, epsilon, delta=0.0, *, label):
+    def spend(self, epsilon, delta=0.0, *, label, **unit):
         raise _ChargeReached
 
-    def spend_many(self, items):
+    def spend_many(self, items, **unit):
         raise _ChargeReached
 
 

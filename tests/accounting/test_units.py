@@ -24,10 +24,10 @@ from sklearn.pipeline import make_pipeline
 
 import skdp
 from skdp import BudgetAccountant
-from skdp.accounting import LedgerEntry, PrivacyCost
+from skdp.accounting import LedgerEntry, PrivacyCost, plan_epsilon
 from skdp.accounting._composition import exact
 from skdp.exceptions import BudgetExceededError
-from skdp.mechanisms import gaussian_cost
+from skdp.mechanisms import gaussian_cost, laplace_cost
 from skdp.model_selection import fit_cost
 from skdp.pipeline import set_budget
 
@@ -273,3 +273,12 @@ def test_set_budget_refuses_steps_of_different_units():
     set_budget(pipe, 1.0)
     assert fit_cost(pipe).unit == "group"
     assert math.isclose(fit_cost(pipe).epsilon, 1.0)
+
+
+def test_plan_epsilon_states_a_plan_in_one_unit():
+    group_fit = laplace_cost(0.1).in_unit("group", 2)
+    assert plan_epsilon([group_fit] * 10, 1e-5, "basic") == 2.0  # 10 · 2 · 0.1
+    person = {"unit": "group", "max_rows_per_group": 4}
+    assert plan_epsilon([laplace_cost(0.25)] * 2, 1e-5, "basic", **person) == 2.0
+    with pytest.raises(ValueError, match="max_rows_per_group"):
+        plan_epsilon([laplace_cost(0.25)], 1e-5, "basic", unit="group")
