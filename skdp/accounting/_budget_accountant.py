@@ -406,7 +406,8 @@ class BudgetAccountant(Spending, LedgerReports):
         ``"zcdp"`` the ε of the zCDP conversion at ``δ = slack`` plus the δ of
         ``(ε, δ)``-only charges; under ``"pld"`` the ε of the PLD composition
         at the δ budget (class Notes). Values are rounded up where the exact
-        value is not a float.
+        value is not a float. In the accountant's :attr:`unit` (a charge
+        stated for the other unit counts its converted cost).
 
         Returns
         -------

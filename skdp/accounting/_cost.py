@@ -205,6 +205,17 @@ class PrivacyCost:
     def in_unit(self, unit, group_rows=None):
         """This cost stated for ``unit`` (every part of a sum too).
 
+        Parameters
+        ----------
+        unit : {"row", "group"}
+            The privacy unit the cost holds for.
+        group_rows : int or None, default=None
+            With ``unit="group"``, the public bound on a group's kept rows.
+
+        Returns
+        -------
+        cost : PrivacyCost
+
         Examples
         --------
         >>> from skdp.accounting import PrivacyCost

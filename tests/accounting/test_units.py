@@ -12,6 +12,7 @@ e^{iε}), ρ → m²ρ.
 """
 
 import math
+import multiprocessing
 import pickle
 import sqlite3
 import sys
@@ -282,3 +283,22 @@ def test_plan_epsilon_states_a_plan_in_one_unit():
     assert plan_epsilon([laplace_cost(0.25)] * 2, 1e-5, "basic", **person) == 2.0
     with pytest.raises(ValueError, match="max_rows_per_group"):
         plan_epsilon([laplace_cost(0.25)], 1e-5, "basic", unit="group")
+
+
+def _spend_a_row_level_half(accountant):
+    try:
+        return accountant.spend(0.5, label="worker row fit").counted
+    except BudgetExceededError:
+        return "refused"
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="POSIX only"
+)
+def test_a_worker_spends_through_the_owner_in_the_owners_unit():
+    acc = BudgetAccountant(3.0, unit="group", max_rows_per_group=4)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        first = pool.apply(_spend_a_row_level_half, (acc,))
+        second = pool.apply(_spend_a_row_level_half, (acc,))
+    assert first == (2.0, 0.0, None, None) and second == "refused"  # 2 + 2 > 3
+    assert acc.total() == (2.0, 0.0) and acc.entries[0].unit == "row"
