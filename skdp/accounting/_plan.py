@@ -41,6 +41,13 @@ def plan_epsilon(
         (:mod:`skdp.accounting._pld`); ``"zcdp"``: the CKS conversion of
         ``Σ ρ_i`` at ``delta`` minus the others' δ; ``"basic"``: the sum of
         the ε when the δ add up to at most ``delta``.
+    unit : {"row", "group"}, default="row"
+        The unit of the statement; costs stated for the other unit are
+        converted as :class:`~skdp.BudgetAccountant` converts them (a
+        group's cost counts two group steps for one row; a row's counts
+        ``max_rows_per_group`` rows for one group, refused without it).
+    max_rows_per_group : int or None, default=None
+        With ``unit="group"``, the public bound on a group's rows.
 
     Returns
     -------

@@ -43,6 +43,7 @@ __all__ = [
     "UNITS",
     "check_accountant_unit",
     "check_charge_unit",
+    "conversion_note",
     "convert_part",
     "unit_factor",
     "unit_text",
@@ -178,3 +179,17 @@ def convert_part(part, c):
     if multiplier is not None:
         multiplier = group_noise_multiplier(multiplier, c)
     return epsilon, delta, rho, multiplier
+
+
+def conversion_note(cost, accountant):
+    """`` (stated for one group: epsilon=... for one row, ...)`` when
+    ``accountant`` counts ``cost`` in another unit than it is stated for
+    (a refusal then shows both figures), else empty."""
+    unit = getattr(accountant, "unit", "row")
+    if cost.unit == unit:
+        return ""
+    counted = [part.cost[0] for part in accountant._validate_items([("", cost)])]
+    return (
+        f" (stated for one {cost.unit}: epsilon={math.fsum(counted):g} for one "
+        f"{unit}, the accountant's unit)"
+    )

@@ -20,6 +20,7 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEnc
 from skdp.accounting import BudgetAccountant, PrivacyCost, default_accountant
 from skdp.accounting._composition import exact
 from skdp.accounting._cost import common_unit
+from skdp.accounting._units import conversion_note
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import BudgetExceededError
 from skdp.model_selection._scoring_cost import (
@@ -210,7 +211,8 @@ def check_budget(estimator, accountant=None, *, n_features=None):
         )
         raise BudgetExceededError(
             f"{type(estimator).__name__}: one fit costs epsilon={cost.epsilon:g}, "
-            f"delta={cost.delta:g}{_plan_in_words(estimator, n_features)}, "
+            f"delta={cost.delta:g}{conversion_note(cost, accountant)}"
+            f"{_plan_in_words(estimator, n_features)}, "
             f"and the accountant has epsilon={left_eps:g}, "
             f"delta={left_delta:g} left. Nothing was run or charged.{where}"
         ) from exc

@@ -21,6 +21,7 @@ from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
+from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
 import skdp
@@ -29,7 +30,7 @@ from skdp.accounting import LedgerEntry, PrivacyCost, plan_epsilon
 from skdp.accounting._composition import exact
 from skdp.exceptions import BudgetExceededError
 from skdp.mechanisms import gaussian_cost, laplace_cost
-from skdp.model_selection import fit_cost
+from skdp.model_selection import check_budget, fit_cost
 from skdp.pipeline import set_budget
 
 SAVED_ENTRY = (
@@ -302,3 +303,11 @@ def test_a_worker_spends_through_the_owner_in_the_owners_unit():
         second = pool.apply(_spend_a_row_level_half, (acc,))
     assert first == (2.0, 0.0, None, None) and second == "refused"  # 2 + 2 > 3
     assert acc.total() == (2.0, 0.0) and acc.entries[0].unit == "row"
+
+
+def test_check_budget_of_a_grouped_search_counts_what_its_fits_will():
+    search = GridSearchCV(_mean(max_rows_per_group=2), {"epsilon": [0.1, 0.2]}, cv=3)
+    # 3 splits x (0.1 + 0.2) + refit 0.2 = 1.1 per group, 2.2 per row
+    assert check_budget(search, BudgetAccountant(2.2)).epsilon == 1.1
+    with pytest.raises(BudgetExceededError, match=r"group: epsilon=2\.2 for one row"):
+        check_budget(search, BudgetAccountant(2.1))
