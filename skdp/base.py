@@ -19,6 +19,7 @@ from skdp.accounting._default import (
     charged_default,
     check_accountant,
 )
+from skdp.accounting._units import MAX_ROWS
 from skdp.exceptions import BudgetExceededError
 from skdp.utils._search_hint import check_search_plan, search_refusal_hint
 from skdp.utils._validation import epsilon_requirement
@@ -189,7 +190,7 @@ class PrivateEstimatorMixin:
         k = getattr(self, "max_rows_per_group", None)
         if k is None:
             return cost
-        stated = isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= 2**53
+        stated = isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= MAX_ROWS
         return cost.in_unit("group", k if stated else None)
 
     @staticmethod

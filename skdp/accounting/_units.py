@@ -46,7 +46,6 @@ __all__ = [
     "conversion_note",
     "convert_part",
     "unit_factor",
-    "unit_text",
 ]
 
 UNITS = ("row", "group")
@@ -101,13 +100,6 @@ def check_accountant_unit(unit, max_rows_per_group):
             "accountant needs no bound)."
         )
     return unit, _check_rows(max_rows_per_group, "max_rows_per_group")
-
-
-def unit_text(unit, group_rows):
-    """``"row"``, ``"group"`` or ``"group of <= k rows"`` for messages."""
-    if unit == "group" and group_rows is not None:
-        return f"group of <= {group_rows} rows"
-    return unit
 
 
 def unit_factor(label, unit, accountant_unit, max_rows_per_group):

@@ -311,3 +311,9 @@ def test_check_budget_of_a_grouped_search_counts_what_its_fits_will():
     assert check_budget(search, BudgetAccountant(2.2)).epsilon == 1.1
     with pytest.raises(BudgetExceededError, match=r"group: epsilon=2\.2 for one row"):
         check_budget(search, BudgetAccountant(2.1))
+
+
+def test_a_search_over_row_and_group_candidates_has_no_single_cost():
+    grid = {"max_rows_per_group": [None, 2], "epsilon": [0.5]}
+    with pytest.raises(ValueError, match="different privacy units"):
+        fit_cost(GridSearchCV(_mean(), grid, cv=2))
