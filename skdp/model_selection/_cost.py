@@ -367,10 +367,18 @@ def search_fit_costs(search, n_features=None):
 
 
 def prepaid_accountant(cost):
-    """A fresh accountant holding exactly ``cost`` (see the module note)."""
+    """A fresh accountant holding exactly ``cost`` (see the module note), in
+    the cost's unit: a group cost is held for one group; a sum of row and
+    group costs for one row, with the group parts converted as any row
+    accountant converts them."""
+    unit = "group" if cost.unit == "group" else "row"
+    if cost.unit == "mixed":
+        parts = BudgetAccountant()._validate_items([("", cost)])
+        eps, delta = (math.fsum(p.cost[i] for p in parts) for i in (0, 1))
+        cost = PrivacyCost(eps, min(delta, 1.0))
     slack = 1.0 + _REPRESENTATION_TOLERANCE
     delta = min(1.0, cost.delta * slack) if cost.delta > 0 else 0.0
-    return BudgetAccountant(cost.epsilon * slack, delta)
+    return BudgetAccountant(cost.epsilon * slack, delta, unit=unit)
 
 
 def is_param(key, name):

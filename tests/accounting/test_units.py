@@ -317,3 +317,15 @@ def test_a_search_over_row_and_group_candidates_has_no_single_cost():
     grid = {"max_rows_per_group": [None, 2], "epsilon": [0.5]}
     with pytest.raises(ValueError, match="different privacy units"):
         fit_cost(GridSearchCV(_mean(), grid, cv=2))
+
+
+def test_a_prepaid_accountant_holds_a_cost_in_its_own_unit():
+    from skdp.model_selection._cost import prepaid_accountant
+
+    group = PrivacyCost(1.0).in_unit("group", 3)
+    held = prepaid_accountant(group)
+    held.spend(group, label="inner grouped fit")  # counted as stated
+    mixed = PrivacyCost(0.5) + group  # one row: 0.5 + 2 · 1
+    held = prepaid_accountant(mixed)
+    held.spend(mixed, label="inner fits")
+    assert held.total()[0] == 2.5
