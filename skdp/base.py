@@ -19,6 +19,7 @@ from skdp.accounting._default import (
     charged_default,
     check_accountant,
 )
+from skdp.accounting._units import MAX_ROWS
 from skdp.exceptions import BudgetExceededError
 from skdp.utils._search_hint import check_search_plan, search_refusal_hint
 from skdp.utils._validation import epsilon_requirement
@@ -178,6 +179,20 @@ class PrivateEstimatorMixin:
         """
         return PrivacyCost(self.epsilon, getattr(self, "delta", 0.0))
 
+    def _planned_cost(self, n_features=None):
+        """:meth:`_fit_cost` stated for the fit's privacy unit, known from
+        public parameters: a group of at most ``max_rows_per_group`` rows
+        when that parameter is set (a fit with it must be given ``groups``,
+        and one given ``groups`` must have it), else one row. What
+        :func:`~skdp.model_selection.fit_cost` plans is then what ``fit``
+        records, and an accountant in another unit converts both alike."""
+        cost = self._fit_cost(n_features)
+        k = getattr(self, "max_rows_per_group", None)
+        if k is None:
+            return cost
+        stated = isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= MAX_ROWS
+        return cost.in_unit("group", k if stated else None)
+
     @staticmethod
     def _cost_of_items(items):
         """The cost of ledger items ``(label, PrivacyCost)`` or ``(label,
@@ -188,18 +203,37 @@ class PrivateEstimatorMixin:
         ]
         return sum(costs[1:], costs[0]) if costs else PrivacyCost(0.0)
 
+    @classmethod
+    def _stated_for(cls, items, unit):
+        """``items`` whose costs carry the fit's unit when it is a group (the
+        accountant converts them if it counts another unit); as given for
+        one row."""
+        if unit is None or unit.groups is None:
+            return items
+        return [
+            (
+                label,
+                cls._cost_of_items([(label, *cost)]).in_unit("group", unit.max_rows),
+            )
+            for label, *cost in items
+        ]
+
     def _charge(self, items, unit=None):
         """Charge ``(label, epsilon, delta)`` or ``(label, PrivacyCost)`` items
         atomically; set the spent totals.
 
         ``unit`` is the fit's :class:`~skdp.utils._privacy_unit.PrivacyUnit`
-        (None: one row), the unit the costs are stated for.
+        (None, or one without groups: one row), the unit the costs are stated
+        for; the accountant records it with every entry and converts the
+        cost when it counts its budget in another unit. ``epsilon_spent_``
+        and ``delta_spent_`` are the costs as stated, in the fit's unit.
 
         Labels are prefixed with the class name. Returns the accountant.
         """
         accountant = self._resolve_accountant()
         name = type(self).__name__
         items = [(f"{name}: {label}", *cost) for label, *cost in items]
+        items = self._stated_for(items, unit)
         if items:  # public: a running search's parameters and the budget
             check_search_plan(accountant)
         try:

@@ -14,17 +14,19 @@ import threading
 from skdp.accounting import _channel, _context
 from skdp.accounting._composition import TIGHT_COMPOSITIONS
 from skdp.accounting._copies import _file_copy, _memory_copy
-from skdp.accounting._cost import ledger_parts
 from skdp.accounting._ledger import MemoryLedger, SQLiteLedger
+from skdp.accounting._ledger_schema import full_budget
 from skdp.accounting._reporting import LedgerReports
 from skdp.accounting._rules import check_composition, make_rule
+from skdp.accounting._spending import Spending
+from skdp.accounting._units import check_accountant_unit
 from skdp.exceptions import AccountantCopyError, BudgetExceededError
 from skdp.utils._validation import check_delta, check_epsilon
 
 __all__ = ["BudgetAccountant"]
 
 
-class BudgetAccountant(LedgerReports):
+class BudgetAccountant(Spending, LedgerReports):
     """A privacy budget, and the ledger of everything spent from it.
 
     One accountant is shared by all the estimators that analyse the same
@@ -74,13 +76,28 @@ class BudgetAccountant(LedgerReports):
         is resolved against the working directory when the accountant is
         created, so copies in workers with another working directory write
         to the same file.
+    unit : {"row", "group"}, default="row"
+        What the budget protects: one row (add/remove-one-row neighbours),
+        or one group of rows, e.g. every row of one person (add/remove one
+        whole group). Charges stated for the other unit are converted (see
+        Notes); the unit of a file ledger is fixed when it is created.
+    max_rows_per_group : int or None, default=None
+        With ``unit="group"``: a public bound, stated by the caller, on how
+        many rows any one group has in *all* the data this accountant's
+        releases read. Row-level charges then count as that many rows; they
+        are refused without it.
 
     Attributes
     ----------
     epsilon, delta, slack : float
         The budget (read-only).
+    unit : str
+        ``"row"`` or ``"group"``.
+    max_rows_per_group : int or None
+        The stated bound on a group's rows (``unit="group"``).
     entries : tuple of LedgerEntry
-        Every spend, in order: ``(label, epsilon, delta, time)``.
+        Every spend, in order: ``(label, epsilon, delta, time, ...)``, each
+        with its unit and, if converted, the cost counted.
 
     See Also
     --------
@@ -157,6 +174,27 @@ class BudgetAccountant(LedgerReports):
     advance. The discrete Gaussian's curve is taken to be the continuous
     one, as in :func:`~skdp.mechanisms.gaussian_mechanism`.
 
+    **Privacy unit.** Every charge is stated for a unit: one row, or one
+    group (an estimator fitted with ``groups=`` and ``max_rows_per_group=k``
+    states its cost for one group of at most ``k`` kept rows). A charge in
+    the accountant's own unit counts as stated (a group charge whatever its
+    ``k``: contribution bounding makes it group-level DP). Otherwise it is
+    converted by group privacy (:mod:`skdp.accounting._group_privacy`;
+    Dwork and Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2) to ``c`` of its
+    units: ``(c ε, δ Σ_{i<c} e^{iε})``, ``c² ρ`` and a Gaussian noise
+    multiplier ``σ/(cΔ)`` (which is ``cμ``-GDP, Dong, Roth and Su 2022,
+    Thm 2.14), so every composition rule above takes the converted release
+    as it is. **A group charge in a row accountant** has ``c = 2``: adding
+    or removing one row adds or removes a whole new group, or changes the
+    rows of an existing group, which is removing that group and adding its
+    new version. **A row charge in a group accountant** has ``c = m``,
+    ``max_rows_per_group``; without it the charge is refused
+    (``ValueError``, nothing charged). Converted costs are rounded up, in
+    the decimal reading the sums use and in the binary value the tight
+    compositions use. The entry keeps the stated cost and unit and the
+    ``counted`` cost; :meth:`total`, :meth:`remaining` and the reports are
+    in the accountant's unit.
+
     **Atomicity.** ``spend`` checks and records under a lock (memory) or an
     immediate SQLite transaction (file), so concurrent threads or processes
     never overspend together. A copy of an in-memory accountant in a worker
@@ -214,18 +252,42 @@ class BudgetAccountant(LedgerReports):
     ...     _ = acc.spend(gaussian_cost(0.1, 1e-7), label="fit")
     >>> round(acc.total()[0], 3)
     0.894
+
+    A fit stated for one group (``groups=`` with ``max_rows_per_group``)
+    counts ``2 ε`` in a row-level budget; a row-level fit counts ``m ε`` in a
+    person-level budget with at most ``m`` rows per person:
+
+    >>> acc = BudgetAccountant(epsilon=3.0)
+    >>> _ = acc.spend(1.0, label="row fit")
+    >>> acc.spend(1.0, label="grouped fit", unit="group").counted
+    (2.0, 0.0, None, None)
+    >>> acc.total()
+    (3.0, 0.0)
+    >>> person = BudgetAccountant(epsilon=3.0, unit="group", max_rows_per_group=4)
+    >>> person.spend(0.5, label="row fit").counted[0]
+    2.0
     """
 
     def __init__(
-        self, epsilon=math.inf, delta=0.0, *, slack=0.0, composition=None, ledger=None
+        self,
+        epsilon=math.inf,
+        delta=0.0,
+        *,
+        slack=0.0,
+        composition=None,
+        ledger=None,
+        unit="row",
+        max_rows_per_group=None,
     ):
         epsilon = check_epsilon(epsilon, allow_zero=True, allow_inf=True)
         delta = 1.0 if delta == 1 else check_delta(delta)
         slack = check_delta(slack, name="slack")
         composition = check_composition(composition, epsilon, delta, slack)
+        unit, rows = check_accountant_unit(unit, max_rows_per_group)
         if composition == "zcdp" and slack == 0:
             slack = delta
-        budget = (repr(epsilon), repr(delta), repr(slack), composition)
+        rows = "" if rows is None else str(rows)
+        budget = (repr(epsilon), repr(delta), repr(slack), composition, unit, rows)
         if ledger is None:
             self._ledger = MemoryLedger(tight=composition in TIGHT_COMPOSITIONS)
             self._token = _channel.register(self)
@@ -256,19 +318,25 @@ class BudgetAccountant(LedgerReports):
         return self
 
     def _set_budget(self, budget):
+        budget = full_budget(budget)  # an older pickle or file: one row
         self._epsilon, self._delta, self._slack = (float(v) for v in budget[:3])
-        composition = budget[3] if len(budget) > 3 else ""
+        composition = budget[3]
         if not composition:  # a ledger file of an older layout
             composition = "advanced" if self._slack > 0 else "basic"
         self._composition = composition
         self._rule = make_rule(composition, self._epsilon, self._delta, self._slack)
+        self._unit = budget[4]
+        self._max_rows_per_group = int(budget[5]) if budget[5] else None
 
     def _budget_strings(self):
+        rows = self._max_rows_per_group
         return (
             repr(self._epsilon),
             repr(self._delta),
             repr(self._slack),
             self._composition,
+            self._unit,
+            "" if rows is None else str(rows),
         )
 
     # -- the budget ---------------------------------------------------------
@@ -292,6 +360,16 @@ class BudgetAccountant(LedgerReports):
     def composition(self):
         """The composition rule: basic, advanced, zcdp or pld."""
         return self._composition
+
+    @property
+    def unit(self):
+        """What the budget protects: ``"row"`` or ``"group"`` (a person)."""
+        return self._unit
+
+    @property
+    def max_rows_per_group(self):
+        """The stated bound on a person's rows (``unit="group"``), or ``None``."""
+        return self._max_rows_per_group
 
     @property
     def ledger(self):
@@ -328,7 +406,8 @@ class BudgetAccountant(LedgerReports):
         ``"zcdp"`` the ε of the zCDP conversion at ``δ = slack`` plus the δ of
         ``(ε, δ)``-only charges; under ``"pld"`` the ε of the PLD composition
         at the δ budget (class Notes). Values are rounded up where the exact
-        value is not a float.
+        value is not a float. In the accountant's :attr:`unit` (a charge
+        stated for the other unit counts its converted cost).
 
         Returns
         -------
@@ -366,85 +445,6 @@ class BudgetAccountant(LedgerReports):
         except BudgetExceededError:
             return False
         return True
-
-    # -- spending -----------------------------------------------------------
-
-    def check(self, epsilon, delta=0.0):
-        """Whether a spend would fit, without recording it.
-
-        Parameters
-        ----------
-        epsilon : float or PrivacyCost
-            The ε of the spend, or its whole cost (e.g. from
-            :func:`~skdp.model_selection.fit_cost`), whose parts are composed
-            as this accountant composes (then ``delta`` is ignored).
-        delta : float, default=0.0
-
-        Returns
-        -------
-        True
-            When the spend fits.
-
-        Raises
-        ------
-        BudgetExceededError
-            When it does not.
-        """
-        items = self._validate_items([("check", epsilon, delta)])
-        self._check_spend(self._ledger.totals(), items)
-        return True
-
-    def spend(self, epsilon, delta=0.0, *, label):
-        """Record a spend, or raise if it would exceed the budget.
-
-        Parameters
-        ----------
-        epsilon : float or PrivacyCost
-            ε of the release, ``>= 0``; or its cost, which says what the
-            mechanism was (a sum of costs is recorded as one entry per part).
-        delta : float, default=0.0
-            δ of the release (ignored with a ``PrivacyCost``).
-        label : str
-            What was released (shown in the ledger).
-
-        Returns
-        -------
-        entry : LedgerEntry
-            The recorded entry (the last, for a sum of costs).
-
-        Raises
-        ------
-        BudgetExceededError
-            When the spend does not fit; nothing is recorded.
-        AccountantCopyError
-            When this is a copy of an in-memory accountant in another process
-            and the owner cannot be reached (it exited, or the accountant was
-            garbage-collected there).
-        """
-        return self.spend_many([(label, epsilon, delta)])[-1]
-
-    def spend_many(self, items):
-        """Record several spends atomically: all of them, or none.
-
-        An estimator charges every step of a ``fit`` (for example bound
-        selection and release) with one call, so the split is visible in the
-        ledger and a fit is never half-charged.
-
-        Parameters
-        ----------
-        items : iterable of (label, epsilon, delta) or (label, PrivacyCost)
-
-        Returns
-        -------
-        entries : tuple of LedgerEntry
-        """
-        items = self._validate_items(items)
-        return self._ledger.append_if(self._check_spend, items)
-
-    def _validate_items(self, items):
-        parts = [part for item in items for part in ledger_parts(*item)]
-        self._rule.check_parts(parts)
-        return parts
 
     # -- sklearn, copying and pickling --------------------------------------
 
@@ -487,7 +487,12 @@ class BudgetAccountant(LedgerReports):
             if self._composition in ("basic", "advanced")
             else (f", composition={self._composition!r}")
         )
+        unit = ""
+        if self._unit != "row":
+            unit = f", unit={self._unit!r}"
+            if self._max_rows_per_group is not None:
+                unit += f", max_rows_per_group={self._max_rows_per_group}"
         return (
             f"BudgetAccountant(epsilon={self._epsilon}, delta={self._delta}"
-            f"{slack}{mode}{ledger}; {spent})"
+            f"{slack}{mode}{unit}{ledger}; {spent})"
         )

@@ -1,12 +1,21 @@
 """The privacy cost of one mechanism call, and what the mechanism is."""
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from skdp.accounting._composition import exact
+from skdp.accounting._units import check_charge_unit
 from skdp.utils._validation import check_delta, check_epsilon
 
-__all__ = ["MECHANISMS", "PrivacyCost", "ledger_parts"]
+__all__ = [
+    "MECHANISMS",
+    "LedgerPart",
+    "PrivacyCost",
+    "common_unit",
+    "counted_cost",
+    "ledger_parts",
+]
 
 #: Mechanism names a cost may carry (informational, except ``"gaussian"``
 #: whose ``noise_multiplier`` the tight compositions use).
@@ -129,6 +138,15 @@ class PrivacyCost:
     parts : tuple of PrivacyCost, default=()
         The single releases a sum of costs is made of (set by ``+``; empty
         for a single release).
+    unit : {"row", "group", "mixed"}, default="row"
+        The privacy unit the cost is stated for: add/remove of one row, or
+        of one whole group (a person's rows, at most ``group_rows`` of them
+        kept). An accountant in another unit converts it (see
+        :class:`~skdp.BudgetAccountant`). ``"mixed"`` only for a sum whose
+        parts have different units (each part keeps its own).
+    group_rows : int or None, default=None
+        With ``unit="group"``, the public bound on a group's rows the
+        estimator kept (recorded in the ledger).
 
     Examples
     --------
@@ -145,9 +163,13 @@ class PrivacyCost:
     noise_multiplier: float | None = None
     mechanism: str | None = None
     parts: tuple = field(default=(), repr=False, compare=False)
+    unit: str = "row"
+    group_rows: int | None = None
 
     def __post_init__(self):
         set_ = object.__setattr__
+        if self.unit != "mixed" or not self.parts:
+            check_charge_unit(self.unit, self.group_rows)
         set_(self, "epsilon", check_epsilon(self.epsilon, allow_zero=True))
         set_(self, "delta", check_delta(self.delta))
         if self.noise_multiplier is not None:
@@ -174,7 +196,37 @@ class PrivacyCost:
             text += f", noise_multiplier={self.noise_multiplier!r}"
         if self.mechanism not in (None, "gaussian", "composite"):
             text += f", mechanism={self.mechanism!r}"
+        if self.unit != "row":
+            text += f", unit={self.unit!r}"
+        if self.group_rows is not None:
+            text += f", group_rows={self.group_rows!r}"
         return f"PrivacyCost({text})"
+
+    def in_unit(self, unit, group_rows=None):
+        """This cost stated for ``unit`` (every part of a sum too).
+
+        Parameters
+        ----------
+        unit : {"row", "group"}
+            The privacy unit the cost holds for.
+        group_rows : int or None, default=None
+            With ``unit="group"``, the public bound on a group's kept rows.
+
+        Returns
+        -------
+        cost : PrivacyCost
+
+        Examples
+        --------
+        >>> from skdp.accounting import PrivacyCost
+        >>> PrivacyCost(1.0).in_unit("group", 3)
+        PrivacyCost(epsilon=1.0, delta=0.0, rho=None, unit='group', group_rows=3)
+        """
+        unit, group_rows = check_charge_unit(unit, group_rows)
+        parts = tuple(
+            replace(part, unit=unit, group_rows=group_rows) for part in self.parts
+        )
+        return replace(self, unit=unit, group_rows=group_rows, parts=parts)
 
     @property
     def atoms(self):
@@ -186,25 +238,80 @@ class PrivacyCost:
         if not isinstance(other, PrivacyCost):
             return NotImplemented
         rho = None if self.rho is None or other.rho is None else self.rho + other.rho
+        atoms = self.atoms + other.atoms
+        unit, group_rows = common_unit(atoms)
         return PrivacyCost(
             _sum_up(self.epsilon, other.epsilon),
             _sum_up(self.delta, other.delta),
             rho,
             mechanism="composite",
-            parts=self.atoms + other.atoms,
+            parts=atoms,
+            unit=unit,
+            group_rows=group_rows,
         )
 
 
+def common_unit(costs):
+    """``(unit, group_rows)`` shared by ``costs``: ``group_rows`` is ``None``
+    when the groups' bounds differ, the unit ``"mixed"`` when the units do
+    (each cost keeps its own)."""
+    units = {cost.unit for cost in costs} or {"row"}
+    if len(units) > 1:
+        return "mixed", None
+    rows = {cost.group_rows for cost in costs}
+    return units.pop(), rows.pop() if len(rows) == 1 else None
+
+
+class LedgerPart(NamedTuple):
+    """One release as an accountant records it: the cost stated for its
+    ``unit`` and, when the accountant counts another unit, the converted
+    ``counted`` cost ``(epsilon, delta, rho, noise_multiplier)`` (``None``:
+    counted as stated)."""
+
+    label: str
+    epsilon: float
+    delta: float = 0.0
+    rho: float | None = None
+    noise_multiplier: float | None = None
+    mechanism: str | None = None
+    unit: str = "row"
+    group_rows: int | None = None
+    counted: tuple | None = None
+
+    @property
+    def cost(self):
+        """``(epsilon, delta, rho, noise_multiplier)`` the budget counts."""
+        if self.counted is not None:
+            return self.counted
+        return self.epsilon, self.delta, self.rho, self.noise_multiplier
+
+
+def counted_cost(part):
+    """``(epsilon, delta, rho, noise_multiplier)`` the budget counts for a
+    :class:`LedgerPart` (or a plain ``(label, epsilon, delta, ...)`` tuple,
+    stated for the accountant's unit)."""
+    return part.cost if isinstance(part, LedgerPart) else tuple(part[1:5])
+
+
 def ledger_parts(label, epsilon, delta=0.0):
-    """One ledger item as the parts an accountant records, checked:
-    ``[(label, epsilon, delta, rho, noise_multiplier, mechanism), ...]``, one
-    per atom of a :class:`PrivacyCost` (``delta`` then ignored), else one."""
+    """One ledger item as the parts an accountant records, checked: one
+    :class:`LedgerPart` per atom of a :class:`PrivacyCost` (``delta`` then
+    ignored), else one stated for a row."""
     if not isinstance(label, str):
         raise TypeError(f"label must be a string; got {label!r}.")
     if isinstance(epsilon, PrivacyCost):
         return [
-            (label, c.epsilon, c.delta, c.rho, c.noise_multiplier, c.mechanism)
+            LedgerPart(
+                label,
+                c.epsilon,
+                c.delta,
+                c.rho,
+                c.noise_multiplier,
+                c.mechanism,
+                c.unit,
+                c.group_rows,
+            )
             for c in epsilon.atoms
         ]
     eps = check_epsilon(epsilon, allow_zero=True)
-    return [(label, eps, check_delta(delta), None, None, None)]
+    return [LedgerPart(label, eps, check_delta(delta))]

@@ -19,6 +19,19 @@ from skdp.accounting._composition import (
     SpendTotals,
     decimal_units,
 )
+from skdp.accounting._ledger_schema import (
+    COUNTED_COLUMNS,
+    ENTRY_COLUMNS,
+    SCHEMA,
+    add_missing_columns,
+    decode_sums,
+    decode_totals,
+    encode_sums,
+    entry_fields,
+    entry_row,
+    full_budget,
+    same_budget,
+)
 
 __all__ = [
     "LedgerEntry",
@@ -33,7 +46,13 @@ class LedgerEntry(NamedTuple):
 
     ``rho``, ``noise_multiplier`` and ``mechanism`` say what the mechanism was
     (:class:`~skdp.accounting.PrivacyCost`), for the tight compositions;
-    ``None`` when the charge stated only ``(epsilon, delta)``.
+    ``None`` when the charge stated only ``(epsilon, delta)``. The cost is
+    the one stated for the charge's ``unit`` (``"row"``, or ``"group"`` of at
+    most ``group_rows`` rows). When the accountant counts its budget in the
+    other unit, ``counted`` is the converted cost ``(epsilon, delta, rho,
+    noise_multiplier)`` that the budget counted (``None``: counted as
+    stated); :attr:`cost` is what the totals add. Entries recorded before
+    units were recorded read as ``"row"``.
 
     Examples
     --------
@@ -51,23 +70,31 @@ class LedgerEntry(NamedTuple):
     rho: float | None = None
     noise_multiplier: float | None = None
     mechanism: str | None = None
+    unit: str = "row"
+    group_rows: int | None = None
+    counted: tuple | None = None
 
     @property
     def cost(self):
-        """``(epsilon, delta, rho, noise_multiplier)``, as totals add them."""
+        """``(epsilon, delta, rho, noise_multiplier)``, as totals add them:
+        the counted cost (in the accountant's unit)."""
+        if self.counted is not None:
+            return self.counted
         return self.epsilon, self.delta, self.rho, self.noise_multiplier
 
 
 def add_to_labels(labels, entries):
     """Add entries to per-label exact sums ``{label: (count, eps, delta)}``
-    (decimal units, :func:`~skdp.accounting._composition.decimal_units`),
-    kept in order of first appearance; returns ``labels``."""
+    of their counted costs (decimal units,
+    :func:`~skdp.accounting._composition.decimal_units`), kept in order of
+    first appearance; returns ``labels``."""
     for entry in entries:
         count, eps, delta = labels.get(entry.label, (0, 0, 0))
+        counted_eps, counted_delta = entry.cost[:2]
         labels[entry.label] = (
             count + 1,
-            eps + decimal_units(entry.epsilon),
-            delta + decimal_units(entry.delta),
+            eps + decimal_units(counted_eps),
+            delta + decimal_units(counted_delta),
         )
     return labels
 
@@ -121,79 +148,6 @@ class MemoryLedger:
             return tuple(new)
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS budget (
-    id INTEGER PRIMARY KEY CHECK (id = 0),
-    epsilon TEXT NOT NULL,
-    delta TEXT NOT NULL,
-    slack TEXT NOT NULL,
-    composition TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS entries (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    label TEXT NOT NULL,
-    epsilon REAL NOT NULL,
-    delta REAL NOT NULL,
-    time REAL NOT NULL,
-    pid INTEGER NOT NULL,
-    rho REAL,
-    noise_multiplier REAL,
-    mechanism TEXT
-);
-CREATE TABLE IF NOT EXISTS totals (
-    id INTEGER PRIMARY KEY CHECK (id = 0),
-    last_id INTEGER NOT NULL,
-    sums TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS labels (
-    label TEXT PRIMARY KEY,
-    first_id INTEGER NOT NULL,
-    sums TEXT NOT NULL
-);
-"""
-
-
-def _encode_sums(values):
-    """Exact integer sums as text (they exceed 64 bits): hexadecimal, which
-    converts in linear time."""
-    return " ".join(format(int(value), "x") for value in values)
-
-
-def _decode_sums(text):
-    return tuple(int(value, 16) for value in text.split())
-
-
-def _decode_totals(text):
-    """The stored totals, or ``None`` if stored by an older layout (fewer sums)."""
-    sums = _decode_sums(text)
-    return SpendTotals(*sums) if len(sums) == len(SpendTotals._fields) else None
-
-
-# Columns added after the first layout: (table, column, declaration).
-_ADDED_COLUMNS = (
-    ("budget", "composition", "TEXT NOT NULL DEFAULT ''"),
-    ("entries", "rho", "REAL"),
-    ("entries", "noise_multiplier", "REAL"),
-    ("entries", "mechanism", "TEXT"),
-)
-
-
-def _add_missing_columns(conn):
-    """Bring a ledger of an older layout up to date (inside a transaction)."""
-    for table, column, declaration in _ADDED_COLUMNS:
-        names = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-        if column not in names:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
-
-
-def _same_budget(given, stored):
-    """Whether a given budget matches the stored one (an older file stores no
-    composition: it is basic or advanced, as its slack says)."""
-    if stored[3] == "":
-        stored = (*stored[:3], "advanced" if float(stored[2]) > 0 else "basic")
-    return tuple(given) == tuple(stored)
-
-
 class SQLiteLedger:
     """Entries in a SQLite file shared by every thread and process that opens it.
 
@@ -228,12 +182,13 @@ class SQLiteLedger:
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _SCHEMA.split(";"):
+            for statement in SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
-            _add_missing_columns(conn)
+            add_missing_columns(conn)
             row = conn.execute(
-                "SELECT epsilon, delta, slack, composition FROM budget WHERE id = 0"
+                "SELECT epsilon, delta, slack, composition, unit, "
+                "max_rows_per_group FROM budget WHERE id = 0"
             ).fetchone()
             if row is None:
                 if budget is None:
@@ -242,12 +197,13 @@ class SQLiteLedger:
                         "create it with BudgetAccountant(epsilon, delta, "
                         "ledger=...)."
                     )
+                budget = full_budget(budget)
                 conn.execute(
-                    "INSERT INTO budget (id, epsilon, delta, slack, composition) "
-                    "VALUES (0, ?, ?, ?, ?)",
+                    "INSERT INTO budget (id, epsilon, delta, slack, composition, "
+                    "unit, max_rows_per_group) VALUES (0, ?, ?, ?, ?, ?, ?)",
                     budget,
                 )
-                self.budget = tuple(budget)
+                self.budget = budget
             else:
                 self.budget = tuple(row)
             self._read_totals(conn)  # a ledger of an older layout is folded once
@@ -256,13 +212,16 @@ class SQLiteLedger:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        if budget is not None and not _same_budget(budget, self.budget):
-            eps, delta, slack, composition = self.budget
+        if budget is not None and not same_budget(full_budget(budget), self.budget):
+            eps, delta, slack, composition, unit, rows = self.budget
+            given = full_budget(budget)
             raise ValueError(
                 f"The ledger {self.path!r} was created with the budget "
                 f"epsilon={eps}, delta={delta}, slack={slack}, "
-                f"composition={composition or 'basic'!r}; got epsilon={budget[0]}, "
-                f"delta={budget[1]}, slack={budget[2]}, composition={budget[3]!r}. A "
+                f"composition={composition or 'basic'!r}, unit={unit!r}, "
+                f"max_rows_per_group={rows or None}; got epsilon={given[0]}, "
+                f"delta={given[1]}, slack={given[2]}, composition={given[3]!r}, "
+                f"unit={given[4]!r}, max_rows_per_group={given[5] or None}. A "
                 "ledger's budget cannot change: open it with "
                 "BudgetAccountant.open(path), or start a new ledger file."
             )
@@ -290,13 +249,10 @@ class SQLiteLedger:
     def read(self):
         rows = (
             self._connection()
-            .execute(
-                "SELECT label, epsilon, delta, time, rho, noise_multiplier, "
-                "mechanism FROM entries ORDER BY id"
-            )
+            .execute(f"SELECT {ENTRY_COLUMNS} FROM entries ORDER BY id")
             .fetchall()
         )
-        return tuple(LedgerEntry(*row) for row in rows)
+        return tuple(LedgerEntry(*entry_fields(row)) for row in rows)
 
     def _read_totals(self, conn):
         """The stored running totals; folds any rows they do not cover yet.
@@ -317,8 +273,7 @@ class SQLiteLedger:
         rows = []
         if newest > last_id:  # rows the stored totals do not cover yet
             rows = conn.execute(
-                "SELECT id, epsilon, delta, rho, noise_multiplier FROM entries "
-                "WHERE id > ? ORDER BY id",
+                f"SELECT id, {COUNTED_COLUMNS} FROM entries WHERE id > ? ORDER BY id",
                 (last_id,),
             ).fetchall()
         if rows or stored_id is None:
@@ -337,7 +292,7 @@ class SQLiteLedger:
         if cached is not None and cached[0] == last_id:
             return cached
         text = conn.execute("SELECT sums FROM totals WHERE id = 0").fetchone()[0]
-        totals = _decode_totals(text)
+        totals = decode_totals(text)
         if totals is not None:
             self._cached_totals = (last_id, totals)
         return last_id, totals
@@ -346,7 +301,7 @@ class SQLiteLedger:
     def _write_totals(conn, last_id, totals):
         conn.execute(
             "INSERT OR REPLACE INTO totals (id, last_id, sums) VALUES (0, ?, ?)",
-            (last_id, _encode_sums(totals)),
+            (last_id, encode_sums(totals)),
         )
 
     def totals(self):
@@ -357,7 +312,8 @@ class SQLiteLedger:
         if conn.execute("SELECT count(*) FROM labels").fetchone()[0]:
             return
         rows = conn.execute(
-            "SELECT id, label, epsilon, delta FROM entries ORDER BY id"
+            "SELECT id, label, coalesce(counted_epsilon, epsilon), "
+            "coalesce(counted_delta, delta) FROM entries ORDER BY id"
         ).fetchall()
         first = {}
         for row_id, label, _, _ in rows:
@@ -369,14 +325,12 @@ class SQLiteLedger:
     def _insert_entries(conn, new):
         """Insert the entries; the id of the last (ids are consecutive: the
         write lock is held)."""
-        insert = (
-            "INSERT INTO entries (label, epsilon, delta, time, rho, "
-            "noise_multiplier, mechanism, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-        )
+        marks = ", ".join("?" * (len(ENTRY_COLUMNS.split(",")) + 1))
+        insert = f"INSERT INTO entries ({ENTRY_COLUMNS}, pid) VALUES ({marks})"
         pid = os.getpid()
         if len(new) == 1:
-            return conn.execute(insert, (*new[0], pid)).lastrowid
-        conn.executemany(insert, [(*entry, pid) for entry in new])
+            return conn.execute(insert, (*entry_row(new[0]), pid)).lastrowid
+        conn.executemany(insert, [(*entry_row(entry), pid) for entry in new])
         return conn.execute("SELECT last_insert_rowid()").fetchone()[0]
 
     def _update_labels(self, conn, new, first_new_id):
@@ -390,7 +344,7 @@ class SQLiteLedger:
                 f"SELECT label, first_id, sums FROM labels WHERE label IN ({marks})",
                 chunk,
             ).fetchall()
-        labels = {label: _decode_sums(sums) for label, _, sums in stored}
+        labels = {label: decode_sums(sums) for label, _, sums in stored}
         first = {label: first_id for label, first_id, _ in stored}
         for offset, entry in enumerate(new):
             first.setdefault(entry.label, first_new_id + offset)
@@ -401,7 +355,7 @@ class SQLiteLedger:
         conn.executemany(
             "INSERT OR REPLACE INTO labels (label, first_id, sums) VALUES (?, ?, ?)",
             [
-                (label, first_ids[label], _encode_sums(sums))
+                (label, first_ids[label], encode_sums(sums))
                 for label, sums in labels.items()
             ],
         )
@@ -418,7 +372,7 @@ class SQLiteLedger:
             ).fetchall()
         finally:
             conn.execute("COMMIT")
-        labels = {label: _decode_sums(sums) for label, sums in rows}
+        labels = {label: decode_sums(sums) for label, sums in rows}
         return totals, labels
 
     def append_if(self, accept, items):

@@ -2,18 +2,22 @@
 
 import math
 from fractions import Fraction
+from typing import NamedTuple
 
 from skdp.accounting._composition import DECIMAL_ONE, SpendTotals, exact
-from skdp.accounting._cost import PrivacyCost
+from skdp.accounting._cost import PrivacyCost, ledger_parts
 from skdp.accounting._pld import pld_epsilon
 from skdp.accounting._rounding import float_down, float_up
+from skdp.accounting._units import check_accountant_unit, convert_part, unit_factor
 from skdp.accounting._zcdp import zcdp_epsilon
 from skdp.utils._validation import check_delta
 
 __all__ = ["plan_epsilon"]
 
 
-def plan_epsilon(costs, delta, composition="pld"):
+def plan_epsilon(
+    costs, delta, composition="pld", *, unit="row", max_rows_per_group=None
+):
     """The ε at ``delta`` of releases whose parameters are all fixed in advance.
 
     A planning tool, not a budget: it states what a whole experiment costs
@@ -37,6 +41,13 @@ def plan_epsilon(costs, delta, composition="pld"):
         (:mod:`skdp.accounting._pld`); ``"zcdp"``: the CKS conversion of
         ``Σ ρ_i`` at ``delta`` minus the others' δ; ``"basic"``: the sum of
         the ε when the δ add up to at most ``delta``.
+    unit : {"row", "group"}, default="row"
+        The unit of the statement; costs stated for the other unit are
+        converted as :class:`~skdp.BudgetAccountant` converts them (a
+        group's cost counts two group steps for one row; a row's counts
+        ``max_rows_per_group`` rows for one group, refused without it).
+    max_rows_per_group : int or None, default=None
+        With ``unit="group"``, the public bound on a group's rows.
 
     Returns
     -------
@@ -55,7 +66,8 @@ def plan_epsilon(costs, delta, composition="pld"):
     """
     if isinstance(costs, PrivacyCost):
         costs = [costs]
-    atoms = [atom for cost in costs for atom in cost.atoms]
+    unit, rows = check_accountant_unit(unit, max_rows_per_group)
+    atoms = [_counted(atom, unit, rows) for cost in costs for atom in cost.atoms]
     delta = check_delta(delta, allow_zero=False)
     if composition == "basic":
         if sum((exact(a.delta) for a in atoms), Fraction(0)) > exact(delta):
@@ -77,3 +89,22 @@ def plan_epsilon(costs, delta, composition="pld"):
         if a.noise_multiplier is None and a.epsilon > 0:
             groups[a.epsilon] = groups.get(a.epsilon, 0) + 1
     return pld_epsilon(delta, totals.mu_squared, list(groups.items()), totals.reveal)
+
+
+def _counted(atom, unit, max_rows_per_group):
+    """A single release as it counts in ``unit`` (converted as the
+    accountant converts it; the atom itself when its unit is the same)."""
+    (part,) = ledger_parts("plan", atom)
+    c = unit_factor(part.label, part.unit, unit, max_rows_per_group)
+    counted = convert_part(part, c)
+    if counted is None:
+        return atom
+    eps, delta, rho, multiplier = counted
+    return _Counted(eps, delta, rho, multiplier)
+
+
+class _Counted(NamedTuple):
+    epsilon: float
+    delta: float
+    rho: float | None
+    noise_multiplier: float | None

@@ -63,6 +63,8 @@ class Snapshot(NamedTuple):
     composition: str
     remaining: tuple
     ledger: str | None
+    unit: str = "row"
+    max_rows_per_group: int | None = None
 
 
 def take_snapshot(accountant, *, entries=False, attempts=3):
@@ -101,6 +103,8 @@ def take_snapshot(accountant, *, entries=False, attempts=3):
         composition=composition,
         remaining=remaining,
         ledger=accountant.ledger,
+        unit=accountant.unit,
+        max_rows_per_group=accountant.max_rows_per_group,
     )
 
 
@@ -206,10 +210,26 @@ def grouped_lines(snapshot, by):
     return format_table(cells, [by, "spends", "epsilon", "delta"], right={1, 2, 3})
 
 
+def stated_unit(entry):
+    """How an entry was stated, when that is not one row counted as is:
+    its unit and, if the accountant converted it, the stated cost."""
+    unit = entry.unit
+    if unit == "group" and entry.group_rows is not None:
+        unit = f"group of <= {entry.group_rows} rows"
+    if entry.counted is None:
+        return unit if entry.unit != "row" else ""
+    eps, delta = format_number(entry.epsilon), format_number(entry.delta)
+    return f"{unit}: epsilon={eps}, delta={delta}"
+
+
 def entry_lines(snapshot):
+    """One line per entry, its counted cost (in the accountant's unit) and the
+    running sums; a column of the stated units and costs when any entry has
+    another unit than one row."""
     entries = snapshot.entries
-    cum_eps = map(format_number, cumulative_sums(e.epsilon for e in entries))
-    cum_delta = map(format_number, cumulative_sums(e.delta for e in entries))
+    counted = [e.cost[:2] for e in entries]
+    cum_eps = map(format_number, cumulative_sums(c[0] for c in counted))
+    cum_delta = map(format_number, cumulative_sums(c[1] for c in counted))
     # Costs and times repeat (a batch of spends shares one time): format once.
     number = _Memo(format_number)
     when = _Memo(format_time)
@@ -223,7 +243,9 @@ def entry_lines(snapshot):
             next(cum_eps),
             next(cum_delta),
         ]
-        for i, (label, eps, delta, time, *_) in enumerate(entries, start=1)
+        for i, ((label, _, _, time, *_), (eps, delta)) in enumerate(
+            zip(entries, counted, strict=True), start=1
+        )
     ]
     header = [
         "#",
@@ -234,6 +256,10 @@ def entry_lines(snapshot):
         "cum. epsilon",
         "cum. delta",
     ]
+    stated = [stated_unit(e) for e in entries]
+    if any(stated):
+        header.append("stated for")
+        cells = [[*row, text] for row, text in zip(cells, stated, strict=True)]
     return format_table(cells, header, right={0, 3, 4, 5, 6})
 
 
@@ -263,6 +289,12 @@ def budget_lines(snapshot):
         budget_note = f"slack={format_number(slack)} of delta for {purpose}" + (
             f"; {budget_note}" if budget_note else ""
         )
+    if snapshot.unit == "group":
+        rows = snapshot.max_rows_per_group
+        per = "per group (a person)" + (
+            "" if rows is None else f", <= {rows} rows each"
+        )
+        budget_note = per + (f"; {budget_note}" if budget_note else "")
     rows = [["budget", *pair(budget_eps, budget_delta), budget_note]]
     if snapshot.mode != "basic":
         rows.append(["basic sum", *pair(*snapshot.basic), "sum of the entries"])
@@ -342,6 +374,8 @@ def format_html(snapshot, max_rows=HTML_MAX_ROWS):
 
     n = snapshot.count
     where = "" if snapshot.ledger is None else f", ledger {snapshot.ledger}"
+    if snapshot.unit == "group":
+        where += ", budget per group (a person)"
     caption = html.escape(f"BudgetAccountant: {n} spend{'s' * (n != 1)}{where}")
     return (
         '<div class="skdp-budget-accountant">'
@@ -376,7 +410,7 @@ def plot_ledger(snapshot, ax=None, *, delta=True):
     entries = snapshot.entries
     index = range(len(entries) + 1)
     # Start from (0, 0): the value at x = k is the total after k spends.
-    cum_eps = [0.0, *cumulative_sums(e.epsilon for e in entries)]
+    cum_eps = [0.0, *cumulative_sums(e.cost[0] for e in entries)]
     ax.plot(index, cum_eps, drawstyle="steps-post", color="C0", label="epsilon spent")
     budget_eps, budget_delta = snapshot.budget
     if math.isfinite(budget_eps):
@@ -395,9 +429,9 @@ def plot_ledger(snapshot, ax=None, *, delta=True):
     handles, labels = ax.get_legend_handles_labels()
     top = ax  # the legend goes on the Axes drawn last, so no curve hides it
 
-    if delta and any(e.delta > 0 for e in entries):
+    if delta and any(e.cost[1] > 0 for e in entries):
         twin = ax.twinx()
-        cum_delta = [0.0, *cumulative_sums(e.delta for e in entries)]
+        cum_delta = [0.0, *cumulative_sums(e.cost[1] for e in entries)]
         twin.plot(
             index,
             cum_delta,

@@ -374,7 +374,7 @@ class PrivateLinearRegression(
             item = "feature scales, " + item
         if private_target:
             item = "target range, " + item
-        self._charge([(unit.label(item), cost)])
+        self._charge([(unit.label(item), cost)], unit=unit)
         if not dask:
             X, y, sample_weight = unit.bound(source, X, y, sample_weight)
             data = (X, y)

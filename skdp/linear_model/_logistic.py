@@ -436,7 +436,7 @@ class PrivateLogisticRegression(
             unit.label(self._release_label(scaling)),
             gaussian_fit_cost(epsilon, delta),
         )
-        self._charge([*(labels.cost_items() if labels else []), model_item])
+        self._charge([*(labels.cost_items() if labels else []), model_item], unit=unit)
 
         if labels is not None:
             selected = labels.classes is None  # public: rows may be dropped

@@ -19,6 +19,8 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEnc
 
 from skdp.accounting import BudgetAccountant, PrivacyCost, default_accountant
 from skdp.accounting._composition import exact
+from skdp.accounting._cost import common_unit
+from skdp.accounting._units import conversion_note
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import BudgetExceededError
 from skdp.model_selection._scoring_cost import (
@@ -123,9 +125,16 @@ def fit_cost(estimator, n_features=None):
     ... )
     >>> fit_cost(pipe)
     PrivacyCost(epsilon=1.5, delta=0.0, rho=None)
+
+    The cost is stated for the fit's privacy unit: a group of at most
+    ``max_rows_per_group`` rows when that parameter is set (an accountant in
+    another unit converts it as it converts the fit's charge):
+
+    >>> fit_cost(PrivateMean(bounds=(0, 10), max_rows_per_group=3))
+    PrivacyCost(epsilon=1.0, delta=0.0, rho=None, unit='group', group_rows=3)
     """
     if isinstance(estimator, PrivateEstimatorMixin):
-        return estimator._fit_cost(n_features)
+        return estimator._planned_cost(n_features)
     if isinstance(estimator, BaseSearchCV):
         return _search_cost(estimator, n_features)
     nested = _nested_estimators(estimator)
@@ -202,7 +211,8 @@ def check_budget(estimator, accountant=None, *, n_features=None):
         )
         raise BudgetExceededError(
             f"{type(estimator).__name__}: one fit costs epsilon={cost.epsilon:g}, "
-            f"delta={cost.delta:g}{_plan_in_words(estimator, n_features)}, "
+            f"delta={cost.delta:g}{conversion_note(cost, accountant)}"
+            f"{_plan_in_words(estimator, n_features)}, "
             f"and the accountant has epsilon={left_eps:g}, "
             f"delta={left_delta:g} left. Nothing was run or charged.{where}"
         ) from exc
@@ -227,7 +237,10 @@ def sum_costs(costs):
     rhos = [a.rho for a in atoms]
     rho = None if None in rhos or not rhos else math.fsum(rhos)
     mechanism = "composite" if atoms else None
-    return PrivacyCost(float(epsilon), float(delta), rho, None, mechanism, atoms)
+    unit, rows = common_unit(atoms)
+    return PrivacyCost(
+        float(epsilon), float(delta), rho, None, mechanism, atoms, unit, rows
+    )
 
 
 def largest_cost(costs):
@@ -240,11 +253,21 @@ def largest_cost(costs):
     signatures = {tuple(sorted(map(_signature, c.atoms))) for c in costs}
     if len(signatures) == 1:
         return costs[0]
-    return PrivacyCost(max(c.epsilon for c in costs), max(c.delta for c in costs))
+    unit, rows = common_unit([a for c in costs for a in c.atoms])
+    if unit == "mixed":
+        raise ValueError(
+            "The candidates' costs are stated for different privacy units (one "
+            "row for some, one group for others): no single cost covers any "
+            "one of them. Give every candidate the same unit (set "
+            "max_rows_per_group on all of them, or on none)."
+        )
+    eps, delta = max(c.epsilon for c in costs), max(c.delta for c in costs)
+    return PrivacyCost(eps, delta, unit=unit, group_rows=rows)
 
 
 def _signature(cost):
-    return (cost.epsilon, cost.delta, cost.rho or 0.0, cost.noise_multiplier or 0.0)
+    noise = cost.noise_multiplier or 0.0
+    return (cost.epsilon, cost.delta, cost.rho or 0.0, noise, cost.unit)
 
 
 def _search_cost(search, n_features):
@@ -344,10 +367,18 @@ def search_fit_costs(search, n_features=None):
 
 
 def prepaid_accountant(cost):
-    """A fresh accountant holding exactly ``cost`` (see the module note)."""
+    """A fresh accountant holding exactly ``cost`` (see the module note), in
+    the cost's unit: a group cost is held for one group; a sum of row and
+    group costs for one row, with the group parts converted as any row
+    accountant converts them."""
+    unit = "group" if cost.unit == "group" else "row"
+    if cost.unit == "mixed":
+        parts = BudgetAccountant()._validate_items([("", cost)])
+        eps, delta = (math.fsum(p.cost[i] for p in parts) for i in (0, 1))
+        cost = PrivacyCost(eps, min(delta, 1.0))
     slack = 1.0 + _REPRESENTATION_TOLERANCE
     delta = min(1.0, cost.delta * slack) if cost.delta > 0 else 0.0
-    return BudgetAccountant(cost.epsilon * slack, delta)
+    return BudgetAccountant(cost.epsilon * slack, delta, unit=unit)
 
 
 def is_param(key, name):
@@ -393,10 +424,10 @@ class _ChargeReached(Exception):
 class _ProbeAccountant(BudgetAccountant):
     """Stops a fit at its first charge: everything before it is validation."""
 
-    def spend(self, epsilon, delta=0.0, *, label):
+    def spend(self, epsilon, delta=0.0, *, label, **unit):
         raise _ChargeReached
 
-    def spend_many(self, items):
+    def spend_many(self, items, **unit):
         raise _ChargeReached
 
 

@@ -192,6 +192,23 @@ def _check_distinct(steps):
         )
 
 
+def _check_one_unit(steps):
+    """Refuse to split one total over steps stated for different privacy
+    units (a row for some, a group for others): their costs do not add up
+    to a total in either unit without a conversion the accountant makes."""
+    units = {path: fit_cost(step).unit for path, step in steps.items()}
+    if len(set(units.values())) > 1:
+        listed = ", ".join(
+            f"{path or 'the estimator'}: {u}" for path, u in units.items()
+        )
+        raise ValueError(
+            f"The private steps state their costs for different privacy units "
+            f"({listed}): a total split between them would add a row's epsilon "
+            "to a group's. Set max_rows_per_group on every private step (and "
+            "fit with groups=...), or on none. Nothing was changed."
+        )
+
+
 def set_budget(estimator, epsilon, delta=DEFAULT_DELTA, *, weights=None):
     """Give a pipeline one total ``(epsilon, delta)``, split across its steps.
 
@@ -233,13 +250,17 @@ def set_budget(estimator, epsilon, delta=DEFAULT_DELTA, *, weights=None):
 
     Notes
     -----
-    Under add/remove-one-row neighbours the steps of a pipeline all read the
-    same rows (the parts of a ``ColumnTransformer`` read other columns of the
-    same rows, which is not parallel composition), so their costs add up:
-    basic composition. Each share is rounded so that the parts sum to at most
-    the total in the accountant's exact arithmetic (``split_budget``), and
-    the result is checked with :func:`~skdp.model_selection.fit_cost`; an
-    accountant with ``composition="zcdp"`` or ``"pld"`` may charge less.
+    The total is stated in the steps' privacy unit: one row, or one group when
+    every private step has ``max_rows_per_group`` (steps of different units
+    are refused; an accountant in another unit converts the charges, see
+    :class:`~skdp.BudgetAccountant`). Under add/remove-one-row neighbours the
+    steps of a pipeline all read the same rows (the parts of a
+    ``ColumnTransformer`` read other columns of the same rows, which is not
+    parallel composition), so their costs add up: basic composition. Each
+    share is rounded so that the parts sum to at most the total in the
+    accountant's exact arithmetic (``split_budget``), and the result is
+    checked with :func:`~skdp.model_selection.fit_cost`; an accountant with
+    ``composition="zcdp"`` or ``"pld"`` may charge less.
 
     Examples
     --------
@@ -268,6 +289,7 @@ def set_budget(estimator, epsilon, delta=DEFAULT_DELTA, *, weights=None):
             "anything: there is no budget to split."
         )
     _check_distinct(steps)
+    _check_one_unit(steps)
     params = _budget_params(steps, epsilon, delta, _weights_of(list(steps), weights))
     before = _own_values(steps, params)
     try:

@@ -154,7 +154,8 @@ def fit_moment_sums(
         check_additive_release(name, *sensitivities, eps_sums, delta, 3 * d)
     selection = plan.cost_items() if plan is not None else []
     label = label if unit is None else unit.label(label)
-    estimator._charge([*selection, *bounds_plan.cost_items(), (label, sums_cost)])
+    items = [*selection, *bounds_plan.cost_items(), (label, sums_cost)]
+    estimator._charge(items, unit=unit)
     classes = None
     if plan is not None:
         selected = plan.classes is None  # public: whether rows may be dropped

@@ -171,7 +171,7 @@ class PrivateHistogram(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         check_additive_release(name, l1, l2, self.epsilon, self.delta, d * self.bins)
         source = check_random_source(self.random_state)
         cost = additive_cost(self.epsilon, self.delta)
-        self._charge([(unit.label(f"histograms of {d} feature(s)"), cost)])
+        self._charge([(unit.label(f"histograms of {d} feature(s)"), cost)], unit=unit)
         (X,) = unit.bound(source, X)
         counts = row_statistic(X, exact_histogram_counts, edges)
         self._unit_rows = unit.unit_rows

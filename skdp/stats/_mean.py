@@ -447,7 +447,7 @@ default=None
         )
         source = check_random_source(self.random_state)
         items = [*bounds_plan.cost_items(), *plan.cost_items()]
-        self._charge([(unit.label(label), *cost) for label, *cost in items])
+        self._charge([(unit.label(label), *cost) for label, *cost in items], unit=unit)
         X, sample_weight = unit.bound(source, X, sample_weight)
         lower, upper = bounds_plan.run(X, source, self)
 

@@ -71,7 +71,7 @@ def test_int8_groups_do_not_raise_after_the_charge():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", skdp.NoiseDominatedWarning)
         est.fit(np.arange(5.0)[:, None], groups=groups)
-    assert accountant.total() == (1.0, 0.0)
+    assert accountant.total() == (2.0, 0.0)  # a group fit counts 2ε per row
     assert np.isfinite(est.mean_).all()
 
 
@@ -232,25 +232,25 @@ def test_an_astronomical_bound_is_refused_by_name_before_the_charge(estimator):
 # -- 7. the accountant's unit (issue item 3) ----------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: the accountant composes row-level and group-level charges "
-    "as one unit (the unit is only in the ledger's label text)",
-)
 def test_row_and_group_charges_are_not_composed_as_the_same_unit():
+    # A row-unit accountant counts a group-level fit at 2 ε: one row added
+    # or removed either adds/removes a whole new group (one group step) or
+    # changes an existing group's rows (remove the group, add its new
+    # version: two group steps), so a release that is ε-DP for one group is
+    # 2ε-DP for one row (group privacy). Summed as one unit it counted 1 + 1.
     X = np.linspace(0, 1, 12)[:, None]
     accountant = skdp.BudgetAccountant(delta=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         skdp.PrivateMean(bounds=(0, 1), accountant=accountant).fit(X)
-        try:
-            skdp.PrivateMean(
-                bounds=(0, 1), max_rows_per_group=3, accountant=accountant
-            ).fit(X, groups=np.arange(12) // 3)
-        except ValueError:
-            return  # refused: fine
-    # converted by the stated bound: the row-level fit costs k ε per group
-    assert accountant.total()[0] >= 3 * 1.0 + 1.0
+        skdp.PrivateMean(
+            bounds=(0, 1), max_rows_per_group=3, accountant=accountant
+        ).fit(X, groups=np.arange(12) // 3)
+    assert accountant.total() == (1.0 + 2 * 1.0, 0.0)
+    row, group = accountant.entries
+    assert (row.unit, row.counted) == ("row", None)
+    assert (group.unit, group.group_rows, group.epsilon) == ("group", 3, 1.0)
+    assert group.counted[0] == 2.0
 
 
 # -- 8. end to end: what each fit releases moves by at most its stated bound --

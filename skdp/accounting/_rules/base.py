@@ -18,6 +18,7 @@ import sys
 from fractions import Fraction
 
 from skdp.accounting._composition import DECIMAL_ONE, decimal_units, exact
+from skdp.accounting._cost import LedgerPart, counted_cost
 from skdp.accounting._rounding import float_down, float_up
 
 __all__ = ["CompositionRule"]
@@ -88,13 +89,13 @@ class CompositionRule:
         return eps, float_up(delta)
 
     def would_fit(self, totals, parts):
-        """Whether ``parts`` (ledger parts ``(label, epsilon, delta, rho,
-        noise_multiplier, mechanism)``) fit after ``totals``."""
+        """Whether ``parts`` (:class:`~skdp.accounting._cost.LedgerPart`)
+        fit after ``totals``."""
         return self.fits(self.after(totals, parts))
 
     def after(self, totals, parts):
-        """The totals once ``parts`` are added."""
-        return totals.add_all((part[1:5] for part in parts), tight=self.tight)
+        """The totals once ``parts`` are added (their counted costs)."""
+        return totals.add_all(map(counted_cost, parts), tight=self.tight)
 
     def remaining_delta(self, totals):
         """What remains of the δ budget, the reserved slack set aside."""
@@ -116,7 +117,7 @@ class CompositionRule:
             mid = lo + (hi - lo) / 2.0  # no overflow near the largest float
             if mid in (lo, hi) or hi - lo <= 1e-9 * hi:
                 break
-            if self.would_fit(totals, [("", mid, 0.0, None, None, None)]):
+            if self.would_fit(totals, [LedgerPart("", mid)]):
                 lo = mid
             else:
                 hi = mid
@@ -131,14 +132,21 @@ class CompositionRule:
     def refusal_message(self, totals, after, parts):
         """Who asked, which dimension is short, and what to do about it."""
         spent_eps, spent_delta = self.spent(totals)
-        eps = math.fsum(part[1] for part in parts)
-        delta = math.fsum(part[2] for part in parts)
+        eps = math.fsum(counted_cost(part)[0] for part in parts)
+        delta = math.fsum(counted_cost(part)[1] for part in parts)
         labels = [part[0] for part in parts]
         names = {label.split(": ", 1)[0] for label in labels if ": " in label}
         who = f"{', '.join(sorted(names))}: " if len(names) == 1 else ""
         short = self.what_is_short(after, eps, delta, spent_eps, spent_delta)
         verb = "spending" if who else "Spending"
         how = "" if self.name == "basic" else f" ({self.name})"
+        converted = [p for p in parts if getattr(p, "counted", None) is not None]
+        if converted:
+            stated = math.fsum(part.epsilon for part in converted)
+            verb += (
+                f" (converted from epsilon={stated} stated for one "
+                f"{converted[0].unit} to the accountant's unit)"
+            )
         return (
             f"{who}{verb} epsilon={eps}, delta={delta} would exceed the privacy "
             f"budget (epsilon={self.epsilon}, delta={self.delta}); already "

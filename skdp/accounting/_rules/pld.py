@@ -12,7 +12,7 @@ import math
 from fractions import Fraction
 
 from skdp.accounting._composition import BINARY_ONE, binary_units, exact
-from skdp.accounting._cost import ledger_parts
+from skdp.accounting._cost import counted_cost, ledger_parts
 from skdp.accounting._pld import gaussian_mu_budget, pld_epsilon
 from skdp.accounting._rules.base import CompositionRule
 
@@ -47,9 +47,10 @@ class PLDFilter(CompositionRule):
         return totals.reveal_units
 
     def check_parts(self, parts):
-        for label, eps, delta, _, multiplier, mechanism in parts:
+        for part in parts:
+            eps, delta, _, multiplier = counted_cost(part)
             if multiplier is None and (eps > 0 or delta > 0):
-                raise ValueError(pld_refusal(label, eps, delta, mechanism))
+                raise ValueError(pld_refusal(part[0], eps, delta, part[5]))
 
     def remaining_epsilon(self, totals):
         """The ε (at the δ budget) of the largest further Gaussian release
