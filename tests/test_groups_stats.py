@@ -92,7 +92,7 @@ def test_groups_without_a_bound_and_a_bound_without_groups_are_refused(estimator
 def test_same_release_for_any_row_order_and_the_stated_budget_in_the_unit(estimator):
     X, _, groups = _people(150)
     order = np.random.default_rng(1).permutation(groups.size)
-    accountant = BudgetAccountant(delta=1.0)
+    accountant = BudgetAccountant(delta=1.0, unit="group")  # counted as stated
     a = _fit(estimator, X, groups, accountant)
     b = _fit(estimator, X[order], groups[order])
     for name in RELEASED:

@@ -127,7 +127,7 @@ def test_public_fits_take_groups_and_stay_free(estimator):
 def test_the_release_is_the_same_for_any_row_order_and_names_the_unit(estimator):
     X, groups = _people()
     order = np.random.default_rng(1).permutation(groups.size)
-    accountant = BudgetAccountant(delta=1.0)
+    accountant = BudgetAccountant(delta=1.0, unit="group")  # counted as stated
     a = _fit(estimator, X, groups, accountant)
     b = _fit(estimator, X[order], groups[order])
     released = _released(a)
