@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
+from sklearn.linear_model import LogisticRegression
 from test_neighbours import (
     EXTREME_ROWS,
     SKDP_WARNINGS,
@@ -38,6 +39,13 @@ GROUP_ESTIMATORS = [
         epsilon=10.0, bounds=(0, 1e5), classes=[0, 1], max_rows_per_group=K
     ),
     skdp.PrivateStandardScaler(bounds=(-1e300, 1e300), max_rows_per_group=K),
+    # models and meta-estimators (h-gmodels)
+    skdp.SampleAggregateEstimator(
+        LogisticRegression(max_iter=5),  # unscaled rows: lbfgs's 100 took 1 s
+        classes=[0, 1],
+        n_blocks=4,
+        max_rows_per_group=K,
+    ),
 ]
 
 

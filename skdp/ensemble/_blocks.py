@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.base import clone
 
 from skdp.mechanisms._selection import _select_many
+from skdp.utils._groups import group_blocks, kept_rows
 from skdp.utils._warnings import silenced
 
 _TEMPLATE_ROWS_PER_CLASS = 2
@@ -33,6 +34,25 @@ def _block_indices(labels, n_blocks):
     order = np.argsort(labels, kind="stable")
     counts = np.bincount(labels, minlength=n_blocks)
     return np.split(order, np.cumsum(counts)[:-1])
+
+
+def _group_block_indices(unit, n_blocks, source, X, y):
+    """Row indices of each of ``n_blocks`` blocks, a whole group in one.
+
+    Each group first keeps at most ``unit.max_rows`` rows
+    (:func:`~skdp.utils._groups.kept_rows`), then goes whole to the block of
+    its keyed hash (:func:`~skdp.utils._groups.group_blocks`); both keys are
+    drawn from ``source``, and both choices are functions of the group's own
+    rows, so adding or removing a group changes one block only. ``y`` is
+    numeric (class indices for a classifier).
+    """
+    columns = [X, y]
+    kept = kept_rows(unit.groups, unit.max_rows, int(source.uint64()), columns)
+    kept_columns = [c[kept] for c in columns]
+    blocks = group_blocks(
+        unit.groups[kept], n_blocks, int(source.uint64()), kept_columns
+    )
+    return [kept[rows] for rows in blocks]
 
 
 def _average_blocks(outputs, n_blocks):

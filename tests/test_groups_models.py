@@ -1,0 +1,158 @@
+"""Meta-estimators and models with ``fit(..., groups=...)``: sample-and-
+aggregate keeps every group in one block.
+
+Brute force on small data with several rows per group (every group removed
+in turn: one block changes, one vote moves), the refusals before the
+charge, the same release for any row order, and the unit in the ledger.
+The audit and its twin (a group split across blocks) are in
+tests/audit/test_group_sample_aggregate_audit.py.
+"""
+
+import numpy as np
+import pytest
+from sklearn.dummy import DummyClassifier
+from sklearn.linear_model import LogisticRegression
+from test_groups_estimators import _people
+
+import skdp
+from skdp import BudgetAccountant
+from skdp.ensemble._blocks import _group_block_indices, _vote_histogram
+from skdp.mechanisms import check_random_source
+from skdp.utils._groups import group_blocks
+from skdp.utils._privacy_unit import PrivacyUnit
+
+K = 3
+
+pytestmark = pytest.mark.filterwarnings("ignore::skdp.exceptions.NoiseDominatedWarning")
+
+
+def _small_groups():
+    """8 groups of 1 to 5 rows (some rows repeated) and a binary label."""
+    rng = np.random.default_rng(3)
+    sizes = [1, 5, 2, 4, 3, 1, 5, 2]
+    groups = np.repeat(np.arange(len(sizes)), sizes)
+    X = rng.integers(0, 3, size=(groups.size, 2)).astype(float)
+    y = (X[:, 0] + groups) % 2
+    return X, y.astype(int), groups
+
+
+def _block_contents(blocks, X, y, groups):
+    """Each block as the tuple of its rows (content and group), in order."""
+    return [tuple((groups[r], *X[r], y[r]) for r in rows.tolist()) for rows in blocks]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_removing_any_group_changes_one_block_and_keeps_groups_whole(seed):
+    X, y, groups = _small_groups()
+    n_blocks = 4
+
+    def blocks_of(keep):
+        source = check_random_source(seed)
+        unit = PrivacyUnit(groups[keep], K)
+        blocks = _group_block_indices(unit, n_blocks, source, X[keep], y[keep])
+        return _block_contents(blocks, X[keep], y[keep], groups[keep])
+
+    full = blocks_of(np.ones(groups.size, dtype=bool))
+    for contents in full:  # a whole group in one block, at most K of its rows
+        for g in np.unique(groups):
+            rows = [row for row in contents if row[0] == g]
+            assert len(rows) in (0, min(K, np.sum(groups == g)))
+    for g in np.unique(groups):
+        without = blocks_of(groups != g)
+        changed = [b for b in range(n_blocks) if full[b] != without[b]]
+        assert len(changed) == 1
+        assert {row[0] for row in full[changed[0]]} - {
+            row[0] for row in without[changed[0]]
+        } == {g}
+
+
+def test_the_blocks_are_the_same_for_any_row_order():
+    X, y, groups = _small_groups()
+    order = np.random.default_rng(0).permutation(groups.size)
+    a = group_blocks(groups, 3, 11, [X, y])
+    b = [
+        order[rows] for rows in group_blocks(groups[order], 3, 11, [X[order], y[order]])
+    ]
+    # the same rows in each block, and the same contents in the same order
+    # (equal rows of two groups may swap: no fit can tell them apart)
+    assert [sorted(rows.tolist()) for rows in a] == [sorted(r.tolist()) for r in b]
+    no_group = np.zeros(groups.size, dtype=int)
+    assert _block_contents(a, X, y, no_group) == _block_contents(b, X, y, no_group)
+
+
+def _vote_model(seed, accountant=None):
+    return skdp.SampleAggregateEstimator(
+        DummyClassifier(),
+        aggregate="vote",
+        n_blocks=4,
+        classes=[0, 1],
+        max_rows_per_group=K,
+        accountant=accountant or BudgetAccountant(),
+        random_state=seed,
+    )
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_one_group_moves_one_vote_of_sample_and_aggregate(seed):
+    # brute force over every group removed: the vote histogram of any query
+    # row moves by one vote at most (the sensitivity the noise is set for)
+    X, y, groups = _small_groups()
+    queries = np.array([[0.0, 0.0], [2.0, 1.0]])
+
+    def votes(keep):
+        model = _vote_model(seed).fit(X[keep], y[keep], groups=groups[keep])
+        return _vote_histogram(model.estimators_, queries, model.classes_)
+
+    full = votes(np.ones(groups.size, dtype=bool))
+    for g in np.unique(groups):
+        moved = np.abs(full - votes(groups != g))
+        assert moved.max() <= 1 and moved.sum(axis=1).max() <= 2
+
+
+def test_sample_aggregate_refuses_groups_without_a_bound_before_the_charge():
+    X, y, groups = _people()
+    accountant = BudgetAccountant()
+    model = skdp.SampleAggregateEstimator(
+        LogisticRegression(), classes=[0, 1], n_blocks=5, accountant=accountant
+    )
+    with pytest.raises(ValueError, match=r"max_rows_per_group=5\)"):
+        model.fit(X, y, groups=groups)
+    with pytest.raises(ValueError, match="fit got no groups"):
+        model.set_params(max_rows_per_group=K).fit(X, y)
+    with pytest.raises(ValueError, match="one label per row"):
+        model.fit(X, y, groups=groups[:-1])
+    assert len(accountant.entries) == 0
+
+
+@pytest.mark.parametrize("aggregate", ["parameters", "vote"])
+def test_sample_aggregate_releases_the_same_for_any_row_order(aggregate):
+    X, y, groups = _people()
+    order = np.random.default_rng(1).permutation(groups.size)
+    model = skdp.SampleAggregateEstimator(
+        LogisticRegression(),
+        classes=[0, 1],
+        n_blocks=10,
+        aggregate=aggregate,
+        max_rows_per_group=K,
+        accountant=BudgetAccountant(),
+    )
+    queries = X[:5]
+    released = []
+    for rows in (np.arange(groups.size), order):
+        fitted = model.set_params(random_state=0).fit(
+            X[rows], y[rows], groups=groups[rows]
+        )
+        coef = fitted.estimator_.coef_ if aggregate == "parameters" else None
+        released.append((fitted.predict(queries), coef))
+    np.testing.assert_array_equal(released[0][0], released[1][0])
+    np.testing.assert_array_equal(released[0][1], released[1][1])
+
+
+def test_sample_aggregate_names_the_unit_of_its_fit_and_predict_charges():
+    X, y, groups = _people()
+    accountant = BudgetAccountant()
+    model = _vote_model(0, accountant).fit(X, y, groups=groups)
+    model.predict(X[:2])
+    labels = [e.label for e in accountant.entries]
+    assert len(labels) == 2
+    assert all(lab.endswith(f"(unit: group of <= {K} rows)") for lab in labels)
