@@ -46,6 +46,13 @@ GROUP_ESTIMATORS = [
         n_blocks=4,
         max_rows_per_group=K,
     ),
+    skdp.NoisyMaxSearchCV(
+        LogisticRegression(max_iter=5),
+        {"C": [0.01, 1.0]},
+        n_blocks=4,
+        refit=False,
+        max_rows_per_group=K,
+    ),
 ]
 
 

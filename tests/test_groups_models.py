@@ -1,10 +1,10 @@
 """Meta-estimators and models with ``fit(..., groups=...)``: sample-and-
-aggregate keeps every group in one block.
+aggregate and NoisyMaxSearchCV keep every group in one block.
 
 Brute force on small data with several rows per group (every group removed
 in turn: one block changes, one vote moves), the refusals before the
 charge, the same release for any row order, and the unit in the ledger.
-The audit and its twin (a group split across blocks) are in
+The audits and their twins (a group split across blocks) are in
 tests/audit/test_group_sample_aggregate_audit.py.
 """
 
@@ -12,12 +12,15 @@ import numpy as np
 import pytest
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GroupKFold
 from test_groups_estimators import _people
 
 import skdp
 from skdp import BudgetAccountant
 from skdp.ensemble._blocks import _group_block_indices, _vote_histogram
 from skdp.mechanisms import check_random_source
+from skdp.model_selection import NoisyMaxSearchCV, _search_selection
+from skdp.model_selection._subsample import _splits
 from skdp.utils._groups import group_blocks
 from skdp.utils._privacy_unit import PrivacyUnit
 
@@ -153,6 +156,85 @@ def test_sample_aggregate_names_the_unit_of_its_fit_and_predict_charges():
     accountant = BudgetAccountant()
     model = _vote_model(0, accountant).fit(X, y, groups=groups)
     model.predict(X[:2])
+    labels = [e.label for e in accountant.entries]
+    assert len(labels) == 2
+    assert all(lab.endswith(f"(unit: group of <= {K} rows)") for lab in labels)
+
+
+# -- NoisyMaxSearchCV ----------------------------------------------------------
+def _search(**params):
+    defaults = {
+        "n_blocks": 5,
+        "refit": False,
+        "max_rows_per_group": K,
+        "accountant": BudgetAccountant(delta=1.0),
+        "random_state": 0,
+    }
+    return NoisyMaxSearchCV(
+        LogisticRegression(), {"C": [1e-3, 1.0]}, **{**defaults, **params}
+    )
+
+
+def test_each_block_of_the_search_holds_whole_groups(monkeypatch):
+    X, y, groups = _people()
+    seen = []
+
+    def spy(candidates, X, y, blocks, **kwargs):
+        seen.append((blocks, kwargs["groups"]))
+        return [0] * len(blocks)
+
+    monkeypatch.setattr(_search_selection, "block_votes", spy)
+    _search().fit(X, y, groups=groups)
+    ((blocks, passed),) = seen
+    np.testing.assert_array_equal(passed, groups)
+    block_of = np.empty(groups.size, dtype=int)
+    for b, rows in enumerate(blocks):
+        block_of[rows] = b
+    assert sorted(np.concatenate(blocks).tolist()) == list(range(groups.size))
+    for g in np.unique(groups):
+        assert np.unique(block_of[groups == g]).size == 1
+
+
+@pytest.mark.parametrize("cv", [1, 2, GroupKFold(3)], ids=["half", "int", "splitter"])
+def test_a_blocks_internal_split_keeps_groups_whole(cv):
+    X, y, groups = _people(40)
+    for train, test in _splits(LogisticRegression(), X, y, cv, groups):
+        assert not set(groups[train]) & set(groups[test])
+        assert train.size and test.size
+
+
+def test_the_search_refuses_what_its_groups_cannot_cover_before_the_charge():
+    X, y, groups = _people()
+    accountant = BudgetAccountant(delta=1.0)
+    cases = [
+        (_search(max_rows_per_group=None), groups, r"max_rows_per_group=5\)"),
+        (_search(), None, "fit got no groups"),
+        (_search(refit=lambda p: skdp.PrivatePCA()), groups, "takes no groups"),
+        (
+            NoisyMaxSearchCV(
+                skdp.PrivateLogisticRegression(classes=[0, 1]),
+                {"C": [1.0]},
+                method="holdout",
+                max_rows_per_group=K,
+            ),
+            groups,
+            "method='subsample'",
+        ),
+    ]
+    for search, passed, message in cases:
+        with pytest.raises(ValueError, match=message):
+            search.set_params(accountant=accountant).fit(X, y, groups=passed)
+    assert len(accountant.entries) == 0
+
+
+def test_the_search_refits_with_groups_and_names_the_unit():
+    X, y, groups = _people()
+    accountant = BudgetAccountant(delta=1.0)
+    refit = lambda params: skdp.PrivateLogisticRegression(  # noqa: E731
+        classes=[0, 1], **params
+    )
+    search = _search(refit=refit, accountant=accountant).fit(X, y, groups=groups)
+    assert search.best_estimator_.max_rows_per_group == K
     labels = [e.label for e in accountant.entries]
     assert len(labels) == 2
     assert all(lab.endswith(f"(unit: group of <= {K} rows)") for lab in labels)

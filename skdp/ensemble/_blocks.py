@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import clone
 
 from skdp.mechanisms._selection import _select_many
-from skdp.utils._groups import group_blocks, kept_rows
+from skdp.utils._groups import group_blocks, group_codes, kept_rows
 from skdp.utils._warnings import silenced
 
 _TEMPLATE_ROWS_PER_CLASS = 2
@@ -27,6 +27,21 @@ def _block_labels(n_samples, n_blocks, source):
     """
     labels = source.integers(n_blocks, size=n_samples)
     return labels.astype(np.min_scalar_type(max(n_blocks - 1, 0)))
+
+
+def _group_block_labels(groups, n_blocks, source):
+    """One block label per row, the same for all rows of a group.
+
+    Each group gets an independent uniform label (:func:`_block_labels` over
+    the groups' codes): with or without any one group, the other groups'
+    labels are independent and uniform, so the partitions couple with every
+    other group in the same block and the added group in one block (the
+    argument of the row labels, for groups). Unlike
+    :func:`_group_block_indices` it reads no row content, so it takes any
+    ``X`` (a DataFrame of strings); the rows keep their input order.
+    """
+    codes, n_codes = group_codes(groups)
+    return _block_labels(n_codes, n_blocks, source)[codes]
 
 
 def _block_indices(labels, n_blocks):

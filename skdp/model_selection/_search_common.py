@@ -5,13 +5,19 @@
 model, ``best_estimator_``, and delegate to it.
 """
 
+import numpy as np
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from skdp.model_selection._cost import is_param
 
-__all__ = ["BestEstimatorMixin", "check_search_rows", "seed_if_reproducible"]
+__all__ = [
+    "BestEstimatorMixin",
+    "check_search_rows",
+    "in_memory_shape",
+    "seed_if_reproducible",
+]
 
 _MAX_SEED = 2**31 - 1
 
@@ -167,3 +173,11 @@ class BestEstimatorMixin:
         check_is_fitted(self, "best_estimator_")
         kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
         return self.best_estimator_.score(X, y, **kwargs)
+
+
+def in_memory_shape(X):
+    """``X`` for the groups check: a pandas DataFrame is in memory (only its
+    row count is read); anything else as it is (a Dask input is refused)."""
+    if type(X).__module__.split(".")[0] == "pandas":
+        return np.empty((X.shape[0], 0))
+    return X

@@ -1,6 +1,7 @@
-"""An audit of sample-and-aggregate's vote with groups as the privacy unit,
-and its twin that splits a group across blocks (each row to the block of
-its own hash), which the audit must catch."""
+"""Audits of sample-and-aggregate's vote and of NoisyMaxSearchCV's
+subsample vote with groups as the privacy unit, and their twins that split
+a group across blocks (each row to a block of its own), which the audits
+must catch."""
 
 import numpy as np
 import pytest
@@ -16,8 +17,10 @@ from skdp.ensemble._blocks import (
     _vote_histogram,
 )
 from skdp.mechanisms import check_random_source
+from skdp.model_selection import NoisyMaxSearchCV, _search_selection
 from skdp.utils._groups import row_hashes
 from skdp.utils._privacy_unit import PrivacyUnit
+from skdp.utils._progress import Progress
 
 pytestmark = pytest.mark.filterwarnings("ignore::skdp.exceptions.NoiseDominatedWarning")
 
@@ -28,7 +31,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::skdp.exceptions.NoiseDominatedW
 EPS, N_BLOCKS, K = 1.0, 20, 20
 CLASSES = np.array([0, 1])
 QUERY = np.zeros((1, 1))
-# the twin scores about 2.4 at this size (its true epsilon is far larger)
+# the twins score about 2.4 at this size (their true epsilon is far larger)
 AUDIT = {"n_samples": 400, "n_pilot": 100, "random_state": 0}
 D0 = (np.zeros((1, 1)), np.array([0]), np.array([0]))
 D1 = (
@@ -78,4 +81,42 @@ def _rows_split_across_blocks(groups, n_blocks, seed, columns):
 def test_audit_catches_a_group_split_across_blocks(monkeypatch):
     monkeypatch.setattr(_blocks, "group_blocks", _rows_split_across_blocks)
     mutant = audit_mechanism(_released_label, D0, D1, **AUDIT)
+    assert mutant.epsilon_lower_bound > EPS
+
+
+# -- NoisyMaxSearchCV(method="subsample"): the same neighbours. The blocks'
+# votes are stubbed by the majority label of the block (a vote may be any
+# function of its block's rows; the audit is of the partition and the
+# selection, the steps that groups change).
+SEARCH = NoisyMaxSearchCV(
+    DummyClassifier(), {"strategy": ["prior"]}, n_blocks=N_BLOCKS, epsilon=EPS
+)
+PLAN = {"candidates": [DummyClassifier(), DummyClassifier()]}
+
+
+def _majority_votes(candidates, X, y, blocks, **kwargs):
+    return [-1 if b.size == 0 else int(np.bincount(y[b]).argmax()) for b in blocks]
+
+
+def _selected(data, seed):
+    X, y, groups = data
+    source = check_random_source(seed)
+    return SEARCH._select_subsample(X, y, PLAN, source, Progress("", 0), groups)
+
+
+@pytest.fixture
+def stubbed_votes(monkeypatch):
+    monkeypatch.setattr(_search_selection, "block_votes", _majority_votes)
+
+
+def test_audit_of_the_grouped_search_passes(stubbed_votes):
+    assert_dp(_selected, D0, D1, EPS, **AUDIT)
+
+
+def test_audit_catches_a_search_that_splits_a_group(stubbed_votes, monkeypatch):
+    def row_labels(groups, n_blocks, source):
+        return _blocks._block_labels(len(groups), n_blocks, source)
+
+    monkeypatch.setattr(_search_selection, "_group_block_labels", row_labels)
+    mutant = audit_mechanism(_selected, D0, D1, **AUDIT)
     assert mutant.epsilon_lower_bound > EPS
