@@ -53,6 +53,7 @@ GROUP_ESTIMATORS = [
         refit=False,
         max_rows_per_group=K,
     ),
+    skdp.PrivatePCA(2, max_rows_per_group=K),
 ]
 
 

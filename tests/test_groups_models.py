@@ -1,5 +1,6 @@
 """Meta-estimators and models with ``fit(..., groups=...)``: sample-and-
-aggregate and NoisyMaxSearchCV keep every group in one block.
+aggregate and NoisyMaxSearchCV keep every group in one block; PrivatePCA's
+three releases move by k times the row's bound.
 
 Brute force on small data with several rows per group (every group removed
 in turn: one block changes, one vote moves), the refusals before the
@@ -10,14 +11,19 @@ tests/audit/test_group_sample_aggregate_audit.py.
 
 import numpy as np
 import pytest
+from sklearn.decomposition import PCA
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 from test_groups_estimators import _people
+from test_groups_sensitivity import BASE_X, ROWS, _changes
+from test_groups_sensitivity import K as SENSITIVITY_K
 
 import skdp
 from skdp import BudgetAccountant
+from skdp.decomposition._pca_scales import centred_moments_gram, norm_histogram
 from skdp.ensemble._blocks import _group_block_indices, _vote_histogram
+from skdp.linear_model._scaling import exponent_histogram
 from skdp.mechanisms import check_random_source
 from skdp.model_selection import NoisyMaxSearchCV, _search_selection
 from skdp.model_selection._subsample import _splits
@@ -238,3 +244,89 @@ def test_the_search_refits_with_groups_and_names_the_unit():
     labels = [e.label for e in accountant.entries]
     assert len(labels) == 2
     assert all(lab.endswith(f"(unit: group of <= {K} rows)") for lab in labels)
+
+
+# -- PrivatePCA ------------------------------------------------------------------
+class _Counts:
+    """Integer counts as the exact ``(numerators, exponent)`` the brute
+    force of tests/test_groups_sensitivity.py reads."""
+
+    def __init__(self, counts):
+        self.numerators, self.exponent = np.ravel(counts), 0
+
+
+def _hit(histogram):
+    """The bins the brute force's rows can reach (the others stay 0)."""
+    rows = np.vstack([BASE_X, [row for row, _ in ROWS]])
+    return np.flatnonzero(np.ravel(histogram(rows)))
+
+
+NORM_BINS = _hit(lambda X: norm_histogram(X, 0.5))
+EXPONENT_BINS = _hit(exponent_histogram)
+PCA_STATISTICS = {
+    # (statistic of the bounded rows, the row's L2 bound)
+    "exponent histogram": (
+        lambda X, y: _Counts(np.ravel(exponent_histogram(X))[EXPONENT_BINS]),
+        np.sqrt(2),
+    ),
+    "norm histogram": (
+        lambda X, y: _Counts(norm_histogram(X, 0.5)[NORM_BINS]),
+        1.0,
+    ),
+    "second moments": (lambda X, y: centred_moments_gram(X, 0.5, 1.5), 1.0),
+}
+
+
+@pytest.mark.parametrize("what", list(PCA_STATISTICS))
+def test_pca_releases_move_by_k_times_the_rows_bound(what):
+    # every group of 1 to k + 1 rows over a grid added to a base of groups;
+    # tests/test_groups_sensitivity.py's brute force, with its k
+    statistic, row_bound = PCA_STATISTICS[what]
+    for seed in range(2):
+        worst = _changes(statistic, seed)[1]
+        assert worst <= SENSITIVITY_K * row_bound + 1e-9
+        assert worst >= 0.5 * SENSITIVITY_K * row_bound  # the bound is approached
+    assert _changes(statistic, bound=False)[1] > SENSITIVITY_K * row_bound + 1e-9
+
+
+def _pca(**params):
+    return skdp.PrivatePCA(
+        2, max_rows_per_group=K, accountant=BudgetAccountant(delta=1.0), **params
+    )
+
+
+def test_pca_noise_is_k_times_the_rows_and_the_release_ignores_row_order():
+    X, _, groups = _people()
+    grouped = _pca(random_state=0).fit(X, groups=groups)
+    row = _pca(random_state=0).set_params(max_rows_per_group=None).fit(X)
+    assert grouped.noise_std_ == pytest.approx(K * row.noise_std_, rel=1e-15)
+    order = np.random.default_rng(1).permutation(groups.size)
+    shuffled = _pca(random_state=0).fit(X[order], groups=groups[order])
+    np.testing.assert_array_equal(shuffled.components_, grouped.components_)
+    np.testing.assert_array_equal(shuffled.mean_, grouped.mean_)
+
+
+def test_pca_refuses_groups_without_a_bound_before_the_charge():
+    X, _, groups = _people()
+    accountant = BudgetAccountant(delta=1.0)
+    with pytest.raises(ValueError, match=r"max_rows_per_group=5\)"):
+        skdp.PrivatePCA(accountant=accountant).fit(X, groups=groups)
+    with pytest.raises(ValueError, match="fit got no groups"):
+        skdp.PrivatePCA(max_rows_per_group=K, accountant=accountant).fit(X)
+    assert len(accountant.entries) == 0
+
+
+def test_pca_with_one_row_per_duplicated_person_converges_to_pca_on_people():
+    # k = 1 keeps one copy of each person: as epsilon grows the axes are
+    # scikit-learn's on the de-duplicated table
+    rng = np.random.default_rng(2)
+    people = rng.normal(size=(3000, 2)) @ [[2.0, 1.0], [0.0, 0.5]]
+    groups = np.repeat(np.arange(3000), rng.integers(1, 6, 3000))
+    copies = people[groups]
+    pca = skdp.PrivatePCA(2, epsilon=1e9, max_rows_per_group=1)
+    pca.set_params(accountant=BudgetAccountant(delta=1.0), random_state=0)
+    fitted = pca.fit(copies, groups=groups)
+    reference = PCA(2).fit(people)
+    np.testing.assert_allclose(
+        np.abs(fitted.components_), np.abs(reference.components_), atol=1e-3
+    )
