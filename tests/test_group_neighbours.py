@@ -54,6 +54,16 @@ GROUP_ESTIMATORS = [
         max_rows_per_group=K,
     ),
     skdp.PrivatePCA(2, max_rows_per_group=K),
+    skdp.PrivateDecisionTreeClassifier(
+        bounds=(-1e300, 1e300), classes=[0, 1], max_rows_per_group=K
+    ),
+    skdp.PrivateRandomForestClassifier(
+        3,
+        bounds=(-1e300, 1e300),
+        classes=[0, 1],
+        tree_rows="disjoint",
+        max_rows_per_group=K,
+    ),
 ]
 
 

@@ -1,6 +1,6 @@
 """Meta-estimators and models with ``fit(..., groups=...)``: sample-and-
 aggregate and NoisyMaxSearchCV keep every group in one block; PrivatePCA's
-three releases move by k times the row's bound.
+three releases and the trees' leaf counts move by k times the row's bound.
 
 Brute force on small data with several rows per group (every group removed
 in turn: one block changes, one vote moves), the refusals before the
@@ -11,12 +11,20 @@ tests/audit/test_group_sample_aggregate_audit.py.
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.decomposition import PCA
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 from test_groups_estimators import _people
-from test_groups_sensitivity import BASE_X, ROWS, _changes
+from test_groups_sensitivity import (
+    BASE_GROUPS,
+    BASE_X,
+    BASE_Y,
+    ROWS,
+    _changes,
+    _groups_to_add,
+)
 from test_groups_sensitivity import K as SENSITIVITY_K
 
 import skdp
@@ -27,6 +35,9 @@ from skdp.linear_model._scaling import exponent_histogram
 from skdp.mechanisms import check_random_source
 from skdp.model_selection import NoisyMaxSearchCV, _search_selection
 from skdp.model_selection._subsample import _splits
+from skdp.tree import _fit as _tree_fit
+from skdp.tree._leaf_counts import group_leaf_count_sensitivity
+from skdp.tree._random_tree import draw_random_splits
 from skdp.utils._groups import group_blocks
 from skdp.utils._privacy_unit import PrivacyUnit
 
@@ -330,3 +341,90 @@ def test_pca_with_one_row_per_duplicated_person_converges_to_pca_on_people():
     np.testing.assert_allclose(
         np.abs(fitted.components_), np.abs(reference.components_), atol=1e-3
     )
+
+
+# -- PrivateDecisionTreeClassifier, PrivateRandomForestClassifier ----------------
+def _forest_count_changes(tree_rows, n_trees, bound=True):
+    """Largest L1 and L2 change of the exact leaf counts over every group of
+    1 to k + 1 grid rows added to the base (tests/test_groups_sensitivity.py's
+    domain), each side bounded to k rows per group first."""
+    lower, upper = np.array([-3.0, -3.0]), np.array([2.0, 2.0])
+    features, thresholds = draw_random_splits(
+        lower, upper, 2, check_random_source(0), n_trees
+    )
+
+    def counts(X, y, groups):
+        source = check_random_source(1)
+        if bound:
+            unit = PrivacyUnit(groups, SENSITIVITY_K)
+            X, y, groups = _tree_fit._bounded(unit, source, X, y)
+        return _tree_fit.forest_counts(
+            X, y, 2, features, thresholds, tree_rows, source, groups
+        )[0].ravel()
+
+    base = counts(BASE_X, BASE_Y, BASE_GROUPS)
+    worst_l1 = worst_l2 = 0.0
+    for added in _groups_to_add():
+        X = np.vstack([BASE_X, [row for row, _ in added]])
+        y = np.append(BASE_Y, [label for _, label in added])
+        groups = np.append(BASE_GROUPS, np.full(len(added), 99))
+        diff = counts(X, y, groups) - base
+        worst_l1 = max(worst_l1, float(np.abs(diff).sum()))
+        worst_l2 = max(worst_l2, float(np.sqrt((diff**2).sum())))
+    return worst_l1, worst_l2
+
+
+@pytest.mark.parametrize(
+    "tree_rows, n_trees, per_row",
+    [("all", 1, 1), ("all", 3, 3), ("disjoint", 3, 1)],
+    ids=["tree", "forest_all", "forest_disjoint"],
+)
+def test_leaf_counts_move_by_k_times_the_rows_bound(tree_rows, n_trees, per_row):
+    k = SENSITIVITY_K
+    l1, l2 = group_leaf_count_sensitivity(per_row, k)
+    assert (l1, l2) == (k * per_row, k * np.sqrt(per_row))  # hand-derived
+    worst_l1, worst_l2 = _forest_count_changes(tree_rows, n_trees)
+    assert worst_l1 == l1 and worst_l2 == pytest.approx(l2)  # attained
+    unbounded = _forest_count_changes(tree_rows, n_trees, bound=False)
+    assert unbounded[0] > l1
+
+
+def _trees():
+    common = {"bounds": (0, 10), "classes": [0, 1], "max_rows_per_group": K}
+    return [
+        skdp.PrivateDecisionTreeClassifier(**common),
+        skdp.PrivateRandomForestClassifier(3, tree_rows="disjoint", **common),
+    ]
+
+
+@pytest.mark.parametrize("tree", _trees(), ids=["tree", "forest"])
+def test_trees_noise_is_k_times_the_rows_and_ignores_row_order(tree):
+    X, y, groups = _people()
+    accountant = BudgetAccountant()
+    grouped = clone(tree).set_params(accountant=accountant, random_state=0)
+    grouped.fit(X, y, groups=groups)
+    row = clone(tree).set_params(accountant=accountant, max_rows_per_group=None)
+    assert grouped.noise_std_ == pytest.approx(K * row.fit(X, y).noise_std_, rel=1e-15)
+    order = np.random.default_rng(1).permutation(groups.size)
+    shuffled = clone(grouped).fit(X[order], y[order], groups=groups[order])
+    np.testing.assert_array_equal(shuffled.predict_proba(X), grouped.predict_proba(X))
+    assert accountant.entries[0].label.endswith(f"(unit: group of <= {K} rows)")
+
+
+@pytest.mark.parametrize(
+    "params, fix",
+    [
+        ({"max_rows_per_group": None}, r"max_rows_per_group=5\)"),
+        ({"classes": None}, "classes="),
+        ({"bounds": None}, "bounds="),
+    ],
+    ids=["no_bound", "private_labels", "private_bounds"],
+)
+def test_trees_refuse_what_is_stated_for_one_row_before_the_charge(params, fix):
+    X, y, groups = _people()
+    accountant = BudgetAccountant(delta=1.0)
+    for tree in _trees():
+        model = clone(tree).set_params(accountant=accountant, **params)
+        with pytest.raises(ValueError, match=fix):
+            model.fit(X, y, groups=groups)
+    assert len(accountant.entries) == 0
