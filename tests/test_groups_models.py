@@ -226,7 +226,11 @@ def test_the_search_refuses_what_its_groups_cannot_cover_before_the_charge():
     cases = [
         (_search(max_rows_per_group=None), groups, r"max_rows_per_group=5\)"),
         (_search(), None, "fit got no groups"),
-        (_search(refit=lambda p: skdp.PrivatePCA()), groups, "takes no groups"),
+        (
+            _search(refit=lambda p: skdp.PrivateHistGradientBoostingClassifier()),
+            groups,
+            "takes no groups",
+        ),
         (
             NoisyMaxSearchCV(
                 skdp.PrivateLogisticRegression(classes=[0, 1]),
