@@ -64,6 +64,7 @@ GROUP_ESTIMATORS = [
         tree_rows="disjoint",
         max_rows_per_group=K,
     ),
+    skdp.PrivateKMeans(2, bounds=(-1e300, 1e300), max_rows_per_group=K),
 ]
 
 

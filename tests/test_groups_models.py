@@ -1,6 +1,7 @@
 """Meta-estimators and models with ``fit(..., groups=...)``: sample-and-
 aggregate and NoisyMaxSearchCV keep every group in one block; PrivatePCA's
-three releases and the trees' leaf counts move by k times the row's bound.
+three releases, the trees' leaf counts and k-means' split sums move by k
+times the row's bound.
 
 Brute force on small data with several rows per group (every group removed
 in turn: one block changes, one vote moves), the refusals before the
@@ -29,6 +30,8 @@ from test_groups_sensitivity import K as SENSITIVITY_K
 
 import skdp
 from skdp import BudgetAccountant
+from skdp.cluster import _kmeans
+from skdp.cluster._kmeans import cluster_split_sums
 from skdp.decomposition._pca_scales import centred_moments_gram, norm_histogram
 from skdp.ensemble._blocks import _group_block_indices, _vote_histogram
 from skdp.linear_model._scaling import exponent_histogram
@@ -432,3 +435,45 @@ def test_trees_refuse_what_is_stated_for_one_row_before_the_charge(params, fix):
         with pytest.raises(ValueError, match=fix):
             model.fit(X, y, groups=groups)
     assert len(accountant.entries) == 0
+
+
+# -- PrivateKMeans ---------------------------------------------------------------
+CENTRES = np.array([[0.0, 0.0], [1.5, 1.5]])
+
+
+def test_cluster_split_sums_move_by_k_times_the_rows_bound():
+    # each row moves its cluster's 2d split sums by at most sqrt(d) in L2
+    def statistic(X, y):
+        return cluster_split_sums(X, CENTRES, np.full(2, -3.0), np.full(2, 2.0))
+
+    bound = SENSITIVITY_K * np.sqrt(2.0)
+    for seed in range(2):
+        worst = _changes(statistic, seed)[1]
+        assert bound * 0.7 <= worst <= bound + 1e-9
+    assert _changes(statistic, bound=False)[1] > bound + 1e-9
+
+
+def test_kmeans_noise_is_k_times_the_rows_and_ignores_row_order(monkeypatch):
+    X, _, groups = _people()
+    multipliers = []
+    release = _kmeans.gaussian_release
+
+    def spy(statistic, sensitivity, multiplier, **kwargs):
+        multipliers.append(multiplier)
+        return release(statistic, sensitivity, multiplier, **kwargs)
+
+    monkeypatch.setattr(_kmeans, "gaussian_release", spy)
+    model = skdp.PrivateKMeans(
+        2, bounds=(0, 10), max_rows_per_group=K, random_state=0
+    ).set_params(accountant=BudgetAccountant(delta=1.0))
+    grouped = clone(model).fit(X, groups=groups)
+    n_steps = len(multipliers)
+    clone(model).set_params(max_rows_per_group=None).fit(X)
+    np.testing.assert_array_equal(
+        multipliers[:n_steps], K * np.asarray(multipliers[n_steps:])
+    )
+    order = np.random.default_rng(1).permutation(groups.size)
+    shuffled = clone(model).fit(X[order], groups=groups[order])
+    np.testing.assert_array_equal(shuffled.cluster_centers_, grouped.cluster_centers_)
+    with pytest.raises(ValueError, match=r"max_rows_per_group=5\)"):
+        clone(model).set_params(max_rows_per_group=None).fit(X, groups=groups)
