@@ -13,10 +13,13 @@ tests/audit/test_group_sample_aggregate_audit.py.
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.compose import make_column_transformer
 from sklearn.decomposition import PCA
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder
 from test_groups_estimators import _people
 from test_groups_sensitivity import (
     BASE_GROUPS,
@@ -213,6 +216,27 @@ def test_each_block_of_the_search_holds_whole_groups(monkeypatch):
     assert sorted(np.concatenate(blocks).tolist()) == list(range(groups.size))
     for g in np.unique(groups):
         assert np.unique(block_of[groups == g]).size == 1
+
+
+def test_the_search_takes_groups_with_a_dataframe_of_strings():
+    # the blocks read only the group labels, never the rows: any X the
+    # candidates take (here a string column, encoded inside the pipeline)
+    pd = pytest.importorskip("pandas")
+    X, y, groups = _people()
+    frame = pd.DataFrame({"a": X[:, 0], "c": np.where(X[:, 1] > 5, "hi", "lo")})
+    encode = make_column_transformer(
+        (OneHotEncoder(categories=[["hi", "lo"]]), ["c"]), remainder="passthrough"
+    )
+    search = NoisyMaxSearchCV(
+        make_pipeline(encode, LogisticRegression()),
+        {"logisticregression__C": [1e-3, 1.0]},
+        n_blocks=5,
+        refit=False,
+        max_rows_per_group=K,
+        accountant=BudgetAccountant(),
+        random_state=0,
+    )
+    assert search.fit(frame, y, groups=groups.astype(str)).best_index_ in (0, 1)
 
 
 @pytest.mark.parametrize("cv", [1, 2, GroupKFold(3)], ids=["half", "int", "splitter"])

@@ -8,7 +8,7 @@ model, ``best_estimator_``, and delegate to it.
 import numpy as np
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import _num_samples, check_array, check_is_fitted
 
 from skdp.model_selection._cost import is_param
 
@@ -176,8 +176,10 @@ class BestEstimatorMixin:
 
 
 def in_memory_shape(X):
-    """``X`` for the groups check: a pandas DataFrame is in memory (only its
-    row count is read); anything else as it is (a Dask input is refused)."""
-    if type(X).__module__.split(".")[0] == "pandas":
-        return np.empty((X.shape[0], 0))
-    return X
+    """``X`` for the groups check (:meth:`~skdp.utils._privacy_unit.
+    GroupsMixin._privacy_unit`): a Dask input as it is (refused there);
+    anything else the search takes (a DataFrame, a list of rows) is in
+    memory, and only its row count is read."""
+    if type(X).__module__.split(".")[0] == "dask":
+        return X
+    return np.empty((_num_samples(X), 0))
