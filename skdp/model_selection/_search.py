@@ -442,7 +442,7 @@ class NoisyMaxSearchCV(
         progress = Progress(type(self).__name__, self.verbose)
         progress(1, self._plan_message(plan))
         accountant = self._charge(
-            [(unit.label(label), cost) for label, cost in items], unit=unit
+            [(unit.label(label), *cost) for label, *cost in items], unit=unit
         )
         self.cost_ = sum_costs([cost for _, cost in items])
         progress(

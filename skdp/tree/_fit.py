@@ -182,7 +182,7 @@ def fit_random_trees(estimator, X, y, n_trees, tree_rows, groups=None):
     )
     source = check_random_source(estimator.random_state)
     items = _cost_items(labels.cost_items(), bounds, eps_counts, delta)
-    estimator._charge([(unit.label(what), cost) for what, cost in items], unit=unit)
+    estimator._charge([(unit.label(what), *cost) for what, *cost in items], unit=unit)
     # after the charge: nothing below raises, warns or branches on the data
     # (LabelPlan.run's refusal is a function of the released label set)
     classes, X, codes = labels.run(X, y, source)
