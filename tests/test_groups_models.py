@@ -501,3 +501,31 @@ def test_kmeans_noise_is_k_times_the_rows_and_ignores_row_order(monkeypatch):
     np.testing.assert_array_equal(shuffled.cluster_centers_, grouped.cluster_centers_)
     with pytest.raises(ValueError, match=r"max_rows_per_group=5\)"):
         clone(model).set_params(max_rows_per_group=None).fit(X, groups=groups)
+
+
+# -- every estimator of this file ---------------------------------------------------
+def _grouped_models():
+    return [
+        skdp.SampleAggregateEstimator(LogisticRegression(), classes=[0, 1], n_blocks=5),
+        _search(),
+        skdp.PrivatePCA(2),
+        *_trees(),
+        skdp.PrivateKMeans(2, bounds=(0, 10)),
+    ]
+
+
+@pytest.mark.parametrize("k", [1, 2**40, 10**30])
+def test_a_bound_at_either_end_fits_or_is_refused_before_the_charge(k):
+    # a huge k makes the noise too large for some samplers: refused before
+    # the charge (nothing spent), never an error after it
+    X, y, groups = _people(60)
+    for model in _grouped_models():
+        accountant = BudgetAccountant(delta=1.0)
+        model.set_params(max_rows_per_group=k, accountant=accountant, random_state=0)
+        try:
+            model.fit(X, y, groups=groups)
+        except ValueError as exc:
+            assert "max_rows_per_group" in str(exc) or "epsilon" in str(exc)
+            assert len(accountant.entries) == 0
+        else:
+            assert k <= 2**53
