@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
+from sklearn.linear_model import LogisticRegression
 from test_neighbours import (
     EXTREME_ROWS,
     SKDP_WARNINGS,
@@ -54,6 +55,32 @@ GROUP_ESTIMATORS = [
     skdp.PrivateKBinsDiscretizer(bounds=(0, 1e5), max_rows_per_group=K),
     # epsilon 1: the zeros of column 1 always kept, no rounded normal value
     skdp.PrivateOneHotEncoder(epsilon=1.0, max_rows_per_group=K),
+    # models and meta-estimators (h-gmodels)
+    skdp.SampleAggregateEstimator(
+        LogisticRegression(max_iter=5),  # unscaled rows: lbfgs's 100 took 1 s
+        classes=[0, 1],
+        n_blocks=4,
+        max_rows_per_group=K,
+    ),
+    skdp.NoisyMaxSearchCV(
+        LogisticRegression(max_iter=5),
+        {"C": [0.01, 1.0]},
+        n_blocks=4,
+        refit=False,
+        max_rows_per_group=K,
+    ),
+    skdp.PrivatePCA(2, max_rows_per_group=K),
+    skdp.PrivateDecisionTreeClassifier(
+        bounds=(-1e300, 1e300), classes=[0, 1], max_rows_per_group=K
+    ),
+    skdp.PrivateRandomForestClassifier(
+        3,
+        bounds=(-1e300, 1e300),
+        classes=[0, 1],
+        tree_rows="disjoint",
+        max_rows_per_group=K,
+    ),
+    skdp.PrivateKMeans(2, bounds=(-1e300, 1e300), max_rows_per_group=K),
 ]
 
 

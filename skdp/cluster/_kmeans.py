@@ -17,7 +17,11 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skdp.base import PrivateEstimatorMixin
-from skdp.linear_model._release import check_release_plan, gaussian_fit_cost
+from skdp.linear_model._release import (
+    check_release_plan,
+    gaussian_fit_cost,
+    unit_multipliers,
+)
 from skdp.mechanisms import (
     check_random_source,
     gaussian_noise_multipliers,
@@ -27,6 +31,7 @@ from skdp.mechanisms._grid import FixedPoint
 from skdp.sensitivity import exact_split_sums
 from skdp.stats._joint_histogram import MAX_CELLS
 from skdp.utils._dask import row_statistic, validate_rows
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_required_bounds
 
 __all__ = ["PrivateKMeans", "centres_from_split_sums", "cluster_split_sums"]
@@ -133,6 +138,7 @@ def reduce_centres(centres, weights, n_clusters, seed, lower, upper):
 
 
 class PrivateKMeans(
+    GroupsMixin,
     PrivateEstimatorMixin,
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
@@ -171,6 +177,10 @@ class PrivateKMeans(
         ``n_clusters``.
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(X, groups=...)``
+        (required then, refused without): the noise is ``k`` times the
+        row's (Notes, and :ref:`user_level_privacy`).
     random_state : int, RandomState instance or None, default=None
         Noise and the initial centres. ``None`` draws from the operating
         system's CSPRNG.
@@ -208,6 +218,15 @@ class PrivateKMeans(
     Gaussian mechanism calibrated to (ε, δ), and its zCDP cost is recorded
     for the accountant. The split-sum basis carries the cluster's count at
     no extra sensitivity (see :class:`~skdp.PrivateMean`).
+
+    **Groups** (``fit(X, groups=g)``, ``max_rows_per_group=k``; add/remove
+    one whole group). Each group keeps at most k rows (a keyed choice among
+    its own rows, the same for any row order); in every step its rows move
+    the split sums of their clusters by at most ``k sqrt(d)`` (triangle
+    inequality; k equal rows in one cluster attain it; brute-forced in
+    tests/test_groups_models.py), so every multiplier is multiplied by k
+    (:func:`~skdp.linear_model._release.unit_multipliers`): each step has
+    the row's noise-to-sensitivity ratio and the fit the same (ε, δ).
 
     **Initialisation** (``init="split"``, after Linde, Buzo and Gray 1980).
     From the centre of the bounds, every centre is doubled (moved apart by
@@ -250,6 +269,7 @@ class PrivateKMeans(
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"split", "uniform"})],
         "init_clusters": [Interval(Integral, 2, None, closed="left"), None],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -265,6 +285,7 @@ class PrivateKMeans(
         init="split",
         init_clusters=None,
         accountant=None,
+        max_rows_per_group=None,
         random_state=None,
     ):
         self.n_clusters = n_clusters
@@ -274,6 +295,7 @@ class PrivateKMeans(
         self.max_iter = max_iter
         self.init = init
         self.init_clusters = init_clusters
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
@@ -292,7 +314,7 @@ class PrivateKMeans(
         return [2**level for level in range(1, levels + 1)] + [k] * self.max_iter
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Release the private centres.
 
         Parameters
@@ -303,6 +325,9 @@ class PrivateKMeans(
             exactly.
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``:
+            neighbours add or remove one whole group (Notes). None: one row.
 
         Returns
         -------
@@ -312,6 +337,7 @@ class PrivateKMeans(
         d = X.shape[1]
         name = type(self).__name__
         lower, upper = check_required_bounds(self.bounds, d, name)
+        unit = self._privacy_unit(groups, X)
         if self.init_clusters is not None and self.init_clusters < self.n_clusters:
             raise ValueError(
                 f"{name}: init_clusters={self.init_clusters} must be at least "
@@ -330,6 +356,7 @@ class PrivateKMeans(
         sensitivity, multipliers = lloyd_release_plan(
             d, len(steps), self.epsilon, self.delta
         )
+        multipliers = unit_multipliers(multipliers, unit.unit_rows)
         check_release_plan(
             name,
             [
@@ -340,7 +367,9 @@ class PrivateKMeans(
         source = check_random_source(self.random_state)
         # public randomness for the starting centres (not noise on data)
         seeds = np.random.default_rng(source.uint64(size=4))
-        self._charge([(f"{len(steps)} noisy Lloyd steps", self._fit_cost(d))])
+        label = unit.label(f"{len(steps)} noisy Lloyd steps")
+        self._charge([(label, self._fit_cost(d))], unit=unit)
+        (X,) = unit.bound(source, X)
 
         if self.init == "uniform":
             centres = seeds.uniform(lower, upper, size=(steps[0], d))
@@ -365,7 +394,7 @@ class PrivateKMeans(
         self.n_iter_ = self.max_iter
         return self
 
-    def fit_predict(self, X, y=None):
+    def fit_predict(self, X, y=None, groups=None):
         """Fit, then return the nearest centre of each training row.
 
         The estimator keeps no ``labels_`` (scikit-learn's clusterers do): its
@@ -378,12 +407,14 @@ class PrivateKMeans(
         X : array-like of shape (n_samples, n_features)
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            As for :meth:`fit`.
 
         Returns
         -------
         labels : ndarray of shape (n_samples,)
         """
-        return self.fit(X).predict(X)
+        return self.fit(X, groups=groups).predict(X)
 
     def predict(self, X):
         """The nearest centre of each row (post-processing, free).

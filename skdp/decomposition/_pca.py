@@ -30,6 +30,7 @@ from skdp.linear_model._release import (
     check_release_plan,
     gaussian_fit_cost,
     noisy_gram,
+    unit_multipliers,
 )
 from skdp.linear_model._scaling import (
     N_BINS,
@@ -45,6 +46,7 @@ from skdp.mechanisms import (
 from skdp.preprocessing._affine import saturated
 from skdp.sensitivity._linear import check_term_size
 from skdp.utils._dask import row_statistic, validate_rows
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import validate_private_data
 
 __all__ = ["PrivatePCA"]
@@ -120,6 +122,7 @@ def clip_norm(max_norm, rule, told):
 
 
 class PrivatePCA(
+    GroupsMixin,
     PrivateEstimatorMixin,
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
@@ -157,6 +160,10 @@ class PrivatePCA(
         is ``FALLBACK_NORM = 1`` and a stated ``max_norm`` replaces it.
         **Default change:** it was 1.0, which scaled every row of unscaled
         data to norm 1 (a PCA of the rows' directions).
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(X, groups=...)``
+        (required then, refused without): every noise scale is ``k`` times
+        the row's (Notes, and :ref:`user_level_privacy`).
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -239,6 +246,19 @@ class PrivatePCA(
     and a difference ``x - m`` that overflows becomes the largest double of
     its sign (a per-value rule) before clipping.
 
+    **Groups** (``fit(X, groups=g)`` with ``max_rows_per_group=k``;
+    add/remove one whole group). Each group keeps at most k rows (a keyed
+    choice among its own rows), and adds at most k terms to each release,
+    each within the row's bound: ``k sqrt(d)``, ``k`` and ``k`` (triangle
+    inequality, attained by k equal rows; brute-forced in
+    tests/test_groups_models.py). Every multiplier is multiplied by k
+    (:func:`~skdp.linear_model._release.unit_multipliers`, as for the
+    linear models), so each release has the row's noise-to-sensitivity
+    ratio and the composition the same ``(epsilon, delta)``. The centre and
+    the clipping norm are chosen from releases of that composition, so
+    they are stated for the group too (nothing to pass publicly); their
+    thresholds are in noise deviations, which grow with k.
+
     **Privacy.** Gaussian mechanisms with the analytic calibration (Balle
     and Wang 2018), exact discrete noise on a power-of-two grid, noise
     multipliers ``r_i = R / sqrt(s_i)`` for the public shares
@@ -290,6 +310,7 @@ class PrivatePCA(
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "max_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -301,6 +322,7 @@ class PrivatePCA(
         epsilon=1.0,
         delta=1e-6,
         max_norm=None,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -308,6 +330,7 @@ class PrivatePCA(
         self.epsilon = epsilon
         self.delta = delta
         self.max_norm = max_norm
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 
@@ -315,7 +338,7 @@ class PrivatePCA(
         return gaussian_fit_cost(self.epsilon, self.delta)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Charge ``(epsilon, delta)`` and release the principal axes.
 
         Parameters
@@ -325,6 +348,9 @@ class PrivatePCA(
             cluster (see :ref:`dask`).
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``:
+            neighbours add or remove one whole group (Notes). None: one row.
 
         Returns
         -------
@@ -346,8 +372,12 @@ class PrivatePCA(
                 "are in units of max_norm², which must be a normal float; use "
                 "1e-150 <= max_norm <= 1e150 (scale the features instead)."
             )
-        centre_multiplier, norm_multiplier, multiplier = gaussian_noise_multipliers(
-            self.epsilon, self.delta, [CENTRE_SHARE, NORM_SHARE, GRAM_SHARE]
+        unit = self._privacy_unit(groups, X)
+        centre_multiplier, norm_multiplier, multiplier = unit_multipliers(
+            gaussian_noise_multipliers(
+                self.epsilon, self.delta, [CENTRE_SHARE, NORM_SHARE, GRAM_SHARE]
+            ),
+            unit.unit_rows,
         )
         check_release_plan(
             type(self).__name__,
@@ -355,7 +385,8 @@ class PrivatePCA(
         )
         source = check_random_source(self.random_state)
         cost = gaussian_fit_cost(self.epsilon, self.delta)
-        self._charge([(_RELEASE_LABEL, cost)])
+        self._charge([(unit.label(_RELEASE_LABEL), cost)], unit=unit)
+        (X,) = unit.bound(source, X)
 
         # nothing after the charge may warn on the data: at a large max_norm
         # a noisy mean far beyond it (a tiny count) overflows its square

@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.base import clone
 
 from skdp.mechanisms._selection import _select_many
+from skdp.utils._groups import group_blocks, group_codes, kept_rows
 from skdp.utils._warnings import silenced
 
 _TEMPLATE_ROWS_PER_CLASS = 2
@@ -28,11 +29,45 @@ def _block_labels(n_samples, n_blocks, source):
     return labels.astype(np.min_scalar_type(max(n_blocks - 1, 0)))
 
 
+def _group_block_labels(groups, n_blocks, source):
+    """One block label per row, the same for all rows of a group.
+
+    Each group gets an independent uniform label (:func:`_block_labels` over
+    the groups' codes): with or without any one group, the other groups'
+    labels are independent and uniform, so the partitions couple with every
+    other group in the same block and the added group in one block (the
+    argument of the row labels, for groups). Unlike
+    :func:`_group_block_indices` it reads no row content, so it takes any
+    ``X`` (a DataFrame of strings); the rows keep their input order.
+    """
+    codes, n_codes = group_codes(groups)
+    return _block_labels(n_codes, n_blocks, source)[codes]
+
+
 def _block_indices(labels, n_blocks):
     """Row indices of each of exactly ``n_blocks`` blocks (some may be empty)."""
     order = np.argsort(labels, kind="stable")
     counts = np.bincount(labels, minlength=n_blocks)
     return np.split(order, np.cumsum(counts)[:-1])
+
+
+def _group_block_indices(unit, n_blocks, source, X, y):
+    """Row indices of each of ``n_blocks`` blocks, a whole group in one.
+
+    Each group first keeps at most ``unit.max_rows`` rows
+    (:func:`~skdp.utils._groups.kept_rows`), then goes whole to the block of
+    its keyed hash (:func:`~skdp.utils._groups.group_blocks`); both keys are
+    drawn from ``source``, and both choices are functions of the group's own
+    rows, so adding or removing a group changes one block only. ``y`` is
+    numeric (class indices for a classifier).
+    """
+    columns = [X, y]
+    kept = kept_rows(unit.groups, unit.max_rows, int(source.uint64()), columns)
+    kept_columns = [c[kept] for c in columns]
+    blocks = group_blocks(
+        unit.groups[kept], n_blocks, int(source.uint64()), kept_columns
+    )
+    return [kept[rows] for rows in blocks]
 
 
 def _average_blocks(outputs, n_blocks):

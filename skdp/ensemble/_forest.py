@@ -63,6 +63,11 @@ default=None
     delta : float, default=1e-6
         Total δ of one ``fit``; with Laplace noise only the private label
         selection (``classes=None``) spends it.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(X, y, groups=...)``
+        (required then, refused without; ``classes`` and ``bounds`` must
+        then be stated): the noise is ``k`` times the row's (Notes, and
+        :ref:`user_level_privacy`).
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -118,6 +123,13 @@ default=None
     default) a row moves ``n_estimators`` counts by 1: L1 sensitivity
     ``n_estimators``, L2 ``sqrt(n_estimators)`` (both brute-forced in the
     tests).
+
+    **Groups** (``max_rows_per_group=k``): as for the tree, at most k rows
+    per group and k times the row's sensitivity: ``k n_estimators`` (L1)
+    and ``k sqrt(n_estimators)`` (L2) with ``"all"``; with ``"disjoint"``
+    each whole group goes to the tree of its keyed hash (a function of the
+    group's own rows, the same for any row order), so one group moves one
+    tree's counts by at most k (L1 and L2).
 
     **Which rows per tree.** With Laplace noise the two choices have the
     same signal-to-noise ratio per leaf (``n/(T L)`` rows against noise
@@ -185,6 +197,7 @@ default=None
         upper_limit=1e9,
         mechanism="laplace",
         delta=1e-6,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -198,6 +211,7 @@ default=None
         self.upper_limit = upper_limit
         self.mechanism = mechanism
         self.delta = delta
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 

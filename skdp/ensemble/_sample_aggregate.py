@@ -29,6 +29,7 @@ from skdp.ensemble._blocks import (
     _estimator_key,
     _fit_blocks,
     _fit_template,
+    _group_block_indices,
     _Layout,
     _noisy_vote,
     _vote_histogram,
@@ -43,6 +44,7 @@ from skdp.ensemble._output_space import (
 )
 from skdp.mechanisms import check_random_source, laplace_mechanism
 from skdp.mechanisms._additive import additive_cost
+from skdp.utils._privacy_unit import GroupsMixin, PrivacyUnit
 from skdp.utils._progress import Progress, plural
 from skdp.utils._validation import check_public_classes, validate_private_data
 from skdp.utils._warnings import silenced
@@ -67,7 +69,7 @@ def _parametric_has(attr):
 
 
 class SampleAggregateEstimator(
-    PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator
+    GroupsMixin, PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator
 ):
     """Sample-and-aggregate: a private classifier or regressor from any estimator.
 
@@ -154,6 +156,11 @@ class SampleAggregateEstimator(
         Charged by ``fit`` (``'parameters'``) or by each ``predict``
         (``'vote'``, ``'mean'``); ``None`` uses the default accountant in
         effect at the time of the call.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): a whole group goes to one block,
+        at most ``k`` of its rows (see Notes, **Groups**, and
+        :ref:`user_level_privacy`). The noise does not grow with ``k``.
     random_state : int, RandomState instance or None, default=None
         Source of the block labels, the block estimators' seeds and all noise.
         ``None`` draws from the operating system's CSPRNG; an int gives
@@ -269,6 +276,23 @@ class SampleAggregateEstimator(
     has norm above R); the signal-to-noise ratio of the released direction
     does not depend on r. Degenerate blocks output the origin.
 
+    **Groups** (``fit(X, y, groups=g)`` with ``max_rows_per_group=k``).
+    Neighbours add or remove one whole group. Each group keeps at most k of
+    its rows (a keyed choice among its own rows, the same for any row
+    order), then goes whole to one block: the block of its keyed hash, a
+    wrapping sum of its rows' hashes (:func:`~skdp.utils._groups.group_blocks`,
+    rows ordered within a block by hash and content). Both are functions of
+    the keys and the group's own rows, so for any keys adding or removing a
+    group leaves every other block's rows (and order) unchanged and changes
+    one block, exactly as one row does without groups: the sensitivities
+    above (one block's output, one vote) hold for a group of any size, and
+    the noise does not grow with k, which only limits how much one group
+    weighs in its block. A mutation that splits a group across blocks (row
+    labels) lets one group move up to k votes, which the audit catches
+    (``tests/audit/test_group_sample_aggregate_audit.py``). The release is
+    the same for any order of the rows (given the seed). Predict-time charges
+    name the unit too.
+
     **Budget.** ``'parameters'``: one ledger entry ``(epsilon, delta)``
     charged in ``fit`` after validation and before any block is fitted or
     dispatched. ``'vote'``/``'mean'``: ``fit`` releases nothing and charges
@@ -351,6 +375,7 @@ class SampleAggregateEstimator(
         "classes": ["array-like", None],
         "n_jobs": [Integral, None],
         "accountant": [HasMethods(["spend_many"]), None],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -368,6 +393,7 @@ class SampleAggregateEstimator(
         classes=None,
         n_jobs=None,
         accountant=None,
+        max_rows_per_group=None,
         random_state=None,
         verbose=0,
     ):
@@ -381,6 +407,7 @@ class SampleAggregateEstimator(
         self.classes = classes
         self.n_jobs = n_jobs
         self.accountant = accountant
+        self.max_rows_per_group = max_rows_per_group
         self.random_state = random_state
         self.verbose = verbose
 
@@ -546,7 +573,7 @@ class SampleAggregateEstimator(
         return k
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Fit the blocks and, for ``'parameters'``, release the private model.
 
         Parameters
@@ -555,6 +582,10 @@ class SampleAggregateEstimator(
             Training data.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets (one column for classifiers).
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``:
+            neighbours add or remove one whole group, and a group is never
+            split across blocks (Notes). None: one row.
 
         Returns
         -------
@@ -574,6 +605,7 @@ class SampleAggregateEstimator(
         if not regressor:
             check_classification_targets(y)
             classes = self._public_classes(y)
+        unit = self._privacy_unit(groups, X)
         mode, template, layout, space = self._resolve(kind, X.shape[1], classes, y)
         source = check_random_source(self.random_state)
         k = self._choose_n_blocks(mode, space, layout, X.shape[1], classes, y)
@@ -585,17 +617,22 @@ class SampleAggregateEstimator(
             )
         if mode == "parameters":
             cost = additive_cost(self.epsilon, self.delta)
-            self._charge([("averaged block parameters", cost)])
+            self._charge([(unit.label("averaged block parameters"), cost)], unit=unit)
         else:
-            self._charge([])  # releases nothing; predict charges per row
+            self._charge([], unit=unit)  # releases nothing; predict charges per row
 
         progress = Progress(type(self).__name__, self.verbose)
         rule = " (the 'auto' rule)" if self.n_blocks == "auto" else ""
         progress(1, f"Fitting {plural(k, 'block')}{rule}, aggregate={mode!r}")
         start = time.perf_counter()
         seeds = source.integers(_MAX_SEED, size=k)
-        blocks = _block_indices(_block_labels(X.shape[0], k, source), k)
         codes = None if classes is None else np.searchsorted(classes, y)
+        if unit.groups is None:
+            blocks = _block_indices(_block_labels(X.shape[0], k, source), k)
+        else:  # whole groups, at most max_rows_per_group rows each
+            blocks = _group_block_indices(
+                unit, k, source, X, y if codes is None else codes
+            )
         n_tasks = min(k, effective_n_jobs(self.n_jobs))
         # One BLAS thread per fit: blocks are small, and nested BLAS threads
         # oversubscribe the cores (measured 5x slower on a loaded machine).
@@ -649,14 +686,17 @@ class SampleAggregateEstimator(
         self._query_epsilon = float(self.epsilon)
         self._y_shape_tail = y.shape[1:]
         self._source = source
+        # the unit of the predict-time charges (its bound, not the labels)
+        self._unit = unit if unit.groups is None else unit._replace(groups=())
         return self
 
     # -- prediction ----------------------------------------------------------
     def _charge_rows(self, n_rows):
         """Charge ``epsilon`` per query row (one ledger entry each)."""
         before_eps, before_delta = self.epsilon_spent_, self.delta_spent_
-        label = f"predict ({self.aggregate_}): one query row"
-        self._charge([(label, self._query_epsilon, 0.0)] * n_rows)
+        unit = getattr(self, "_unit", PrivacyUnit(None, 1))
+        label = unit.label(f"predict ({self.aggregate_}): one query row")
+        self._charge([(label, self._query_epsilon, 0.0)] * n_rows, unit=unit)
         self.epsilon_spent_ += before_eps
         self.delta_spent_ += before_delta
 

@@ -431,7 +431,7 @@ class _ProbeAccountant(BudgetAccountant):
         raise _ChargeReached
 
 
-def check_fit_inputs(estimator, X, y):
+def check_fit_inputs(estimator, X, y, **fit_params):
     """Run ``estimator.fit`` up to its first charge, so its input errors raise now.
 
     skdp estimators validate their parameters and input (public
@@ -444,7 +444,7 @@ def check_fit_inputs(estimator, X, y):
     """
     model = route_accountant(clone(estimator), _ProbeAccountant())
     try:
-        model.fit(X, y)
+        model.fit(X, y, **fit_params)
     except _ChargeReached:
         pass
 

@@ -39,10 +39,10 @@ _HOLDOUT_SCORINGS = ("accuracy", "neg_absolute_error", "neg_squared_error")
 _SCORE_GRID = 2.0**-24
 
 
-def _fit_prepaid(candidate, cost, X, y):
+def _fit_prepaid(candidate, cost, X, y, **fit_params):
     """Fit a private candidate under an accountant holding exactly its cost."""
     model = route_accountant(clone(candidate), prepaid_accountant(cost))
-    return model.fit(X, y)
+    return model.fit(X, y, **fit_params)
 
 
 def fit_on_part(candidate, cost, X, y):

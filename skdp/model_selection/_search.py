@@ -19,7 +19,7 @@ from skdp.model_selection._holdout import (
     check_fits_on_zero_rows,
     check_holdout_targets,
 )
-from skdp.model_selection._search_common import BestEstimatorMixin
+from skdp.model_selection._search_common import BestEstimatorMixin, in_memory_shape
 from skdp.model_selection._search_plan import SearchPlanMixin
 from skdp.model_selection._search_selection import SearchSelectionMixin
 from skdp.model_selection._subsample import (  # noqa: F401 (re-exported)
@@ -30,6 +30,7 @@ from skdp.model_selection._subsample import (  # noqa: F401 (re-exported)
     select_by_votes,
     vote_histogram,
 )
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._progress import Progress, format_params
 
 __all__ = ["NoisyMaxSearchCV"]
@@ -39,6 +40,7 @@ class NoisyMaxSearchCV(
     SearchPlanMixin,
     SearchSelectionMixin,
     BestEstimatorMixin,
+    GroupsMixin,
     PrivateEstimatorMixin,
     MetaEstimatorMixin,
     BaseEstimator,
@@ -127,6 +129,12 @@ class NoisyMaxSearchCV(
     accountant : BudgetAccountant or None, default=None
         Charged for the whole cost; ``None`` uses the default accountant.
         Candidates' own ``accountant`` parameters are overridden.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without; ``"subsample"`` only). A whole
+        group goes to one block, so the vote does not depend on ``k``; the
+        refit estimator gets this ``k`` (it must take groups). See Notes,
+        **Groups**, and :ref:`user_level_privacy`.
     random_state : None, int or numpy.random.RandomState, default=None
         Source of the partition, the selection noise and the candidates'
         seeds. ``None`` draws from the operating system's secure generator.
@@ -267,6 +275,15 @@ class NoisyMaxSearchCV(
     by the refit estimator itself (up to its charge), so it sees exactly
     the input it accepted.
 
+    **Groups** (``fit(X, y, groups=g)``, ``max_rows_per_group=k``;
+    ``"subsample"`` only). Neighbours add or remove a whole group. Each
+    group gets an independent uniform block label, so with or without any
+    one group the others' labels are alike and that group lands in one
+    block: one vote moves, for a group of any size (``k`` does not enter
+    the selection). A block's internal split keeps groups whole (``cv=1``
+    alternates them, an integer uses group k-fold, a splitter gets
+    ``groups``); the refit gets ``groups`` and this ``k``.
+
     The refit is charged at the largest cost among the candidates (the
     winner is unknown when the charge is made). Candidate and refit fits run
     under a fresh accountant holding exactly their share of the charge, so a
@@ -325,6 +342,7 @@ class NoisyMaxSearchCV(
         "refit": ["boolean", callable],
         "n_jobs": [Integral, None],
         "accountant": [HasMethods(["spend_many"]), None],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -344,6 +362,7 @@ class NoisyMaxSearchCV(
         refit=True,
         n_jobs=None,
         accountant=None,
+        max_rows_per_group=None,
         random_state=None,
         verbose=0,
     ):
@@ -359,6 +378,7 @@ class NoisyMaxSearchCV(
         self.refit = refit
         self.n_jobs = n_jobs
         self.accountant = accountant
+        self.max_rows_per_group = max_rows_per_group
         self.random_state = random_state
         self.verbose = verbose
 
@@ -378,7 +398,7 @@ class NoisyMaxSearchCV(
 
     # -- fit -----------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, groups=None):
         """Select a configuration privately and, if asked, refit it privately.
 
         Parameters
@@ -387,6 +407,11 @@ class NoisyMaxSearchCV(
             Training data (any input the estimator accepts, e.g. a DataFrame).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``:
+            neighbours add or remove one whole group; each block holds whole
+            groups, its internal split keeps them whole, and the refit gets
+            them (Notes). None: one row.
 
         Returns
         -------
@@ -401,12 +426,14 @@ class NoisyMaxSearchCV(
         X, y = indexable(X, y)
         n_features = X.shape[1] if hasattr(X, "shape") and X.ndim == 2 else None
         plan, items = self._plan(n_features)
+        unit = self._privacy_unit(groups, in_memory_shape(X))
+        fit_params = {} if unit.groups is None else {"groups": unit.groups}
         self._resolve_accountant().check(sum_costs([cost for _, cost in items]))
         self._check_rows(X, y)
         if self.method == "holdout":
             y = check_holdout_targets(self.estimator, y)
         for model in plan["refits"] or ():
-            check_fit_inputs(model, X, y)
+            check_fit_inputs(model, X, y, **fit_params)
         if self.method == "holdout":
             for model in plan["candidates"]:
                 check_fit_inputs(model, X, y)
@@ -414,7 +441,9 @@ class NoisyMaxSearchCV(
         source = check_random_source(self.random_state)
         progress = Progress(type(self).__name__, self.verbose)
         progress(1, self._plan_message(plan))
-        accountant = self._charge(items)
+        accountant = self._charge(
+            [(unit.label(label), *cost) for label, *cost in items], unit=unit
+        )
         self.cost_ = sum_costs([cost for _, cost in items])
         progress(
             1,
@@ -423,7 +452,9 @@ class NoisyMaxSearchCV(
         )
 
         if self.method == "subsample":
-            self.best_index_ = self._select_subsample(X, y, plan, source, progress)
+            self.best_index_ = self._select_subsample(
+                X, y, plan, source, progress, unit.groups
+            )
             trained = None
         else:
             self.best_index_, trained = self._select_holdout(
@@ -443,7 +474,7 @@ class NoisyMaxSearchCV(
             model = self._seed_if_reproducible(plan["refits"][self.best_index_], source)
             best = progress.timed(
                 1,
-                lambda: _fit_prepaid(model, plan["refit_cost"], X, y),
+                lambda: _fit_prepaid(model, plan["refit_cost"], X, y, **fit_params),
                 "END refit of the selected candidate on all rows",
             )
         elif trained is not None:

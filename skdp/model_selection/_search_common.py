@@ -5,13 +5,19 @@
 model, ``best_estimator_``, and delegate to it.
 """
 
+import numpy as np
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import _num_samples, check_array, check_is_fitted
 
 from skdp.model_selection._cost import is_param
 
-__all__ = ["BestEstimatorMixin", "check_search_rows", "seed_if_reproducible"]
+__all__ = [
+    "BestEstimatorMixin",
+    "check_search_rows",
+    "in_memory_shape",
+    "seed_if_reproducible",
+]
 
 _MAX_SEED = 2**31 - 1
 
@@ -167,3 +173,13 @@ class BestEstimatorMixin:
         check_is_fitted(self, "best_estimator_")
         kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
         return self.best_estimator_.score(X, y, **kwargs)
+
+
+def in_memory_shape(X):
+    """``X`` for the groups check (:meth:`~skdp.utils._privacy_unit.
+    GroupsMixin._privacy_unit`): a Dask input as it is (refused there);
+    anything else the search takes (a DataFrame, a list of rows) is in
+    memory, and only its row count is read."""
+    if type(X).__module__.split(".")[0] == "dask":
+        return X
+    return np.empty((_num_samples(X), 0))

@@ -61,7 +61,22 @@ class SearchPlanMixin:
                     "best_params_ only, or refit=callable(params) returning a "
                     "private estimator."
                 ) from exc
+        if self.max_rows_per_group is not None:
+            models = [self._with_group_bound(model) for model in models]
         return models
+
+    def _with_group_bound(self, model):
+        """The refit model with the search's ``max_rows_per_group``: one
+        bound states the unit of the whole fit (selection and refit)."""
+        if "max_rows_per_group" not in model.get_params(deep=False):
+            raise ValueError(
+                f"{type(self).__name__}: with groups the refit fits all the rows "
+                f"with groups, but {type(model).__name__} takes no groups (no "
+                "max_rows_per_group parameter). Pass refit=False to release "
+                "best_params_ only, or refit=callable(params) returning a "
+                "private estimator that takes groups. Nothing was charged."
+            )
+        return model.set_params(max_rows_per_group=self.max_rows_per_group)
 
     def _holdout_scoring(self):
         kind = get_tags(self.estimator).estimator_type
@@ -90,6 +105,14 @@ class SearchPlanMixin:
         refits = self._refit_models(grid)
         eps = check_epsilon(self.epsilon)
         plan = {"grid": grid, "candidates": candidates, "refits": refits}
+        if self.method == "holdout" and self.max_rows_per_group is not None:
+            raise ValueError(
+                f"{type(self).__name__}: method='holdout' does not take groups "
+                "(a held-out group of k rows would move every score by k rows' "
+                "scores, and the candidates would need groups too). Use "
+                "method='subsample', whose vote holds for a group of any size. "
+                "Nothing was charged."
+            )
         if self.method == "subsample":
             # no check of n_blocks against the row count, which is private:
             # a block without rows (or whose fits fail) abstains

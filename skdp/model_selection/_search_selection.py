@@ -11,7 +11,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 from threadpoolctl import threadpool_limits
 
-from skdp.ensemble._blocks import _block_indices, _block_labels
+from skdp.ensemble._blocks import _block_indices, _block_labels, _group_block_labels
 from skdp.metrics._selection_scoring import selection_scoring
 from skdp.model_selection._cost import route_accountant
 from skdp.model_selection._holdout import (
@@ -50,9 +50,13 @@ class SearchSelectionMixin:
                 calls
             )
 
-    def _select_subsample(self, X, y, plan, source, progress):
+    def _select_subsample(self, X, y, plan, source, progress, groups=None):
         k = int(self.n_blocks)
-        blocks = _block_indices(_block_labels(_num_samples(X), k, source), k)
+        if groups is None:
+            labels = _block_labels(_num_samples(X), k, source)
+        else:  # a whole group in one block
+            labels = _group_block_labels(groups, k, source)
+        blocks = _block_indices(labels, k)
         seeds = source.integers(_MAX_SEED, size=k)  # each block's own randomness
         choices = block_votes(
             plan["candidates"],
@@ -64,6 +68,7 @@ class SearchSelectionMixin:
             n_jobs=self.n_jobs,
             progress=progress,
             seeds=seeds,
+            groups=groups,
         )
         votes = vote_histogram(choices, len(plan["candidates"]))
         return select_by_votes(votes, self.epsilon, source)

@@ -22,7 +22,7 @@ from numbers import Integral, Number
 import numpy as np
 from sklearn.base import ClassifierMixin, clone, is_classifier
 from sklearn.metrics import accuracy_score, check_scoring
-from sklearn.model_selection import check_cv
+from sklearn.model_selection import GroupKFold, StratifiedGroupKFold, check_cv
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.metaestimators import _safe_split
 from sklearn.utils.parallel import Parallel, delayed
@@ -63,21 +63,53 @@ def _half_split(estimator, y, n_rows):
     return np.sort(order[::2]), np.sort(order[1::2])
 
 
-def _splits(estimator, X, y, cv):
-    """The ``(train, test)`` index pairs of a block's internal folds."""
+def _group_half_split(groups):
+    """``cv=1`` with groups: whole groups alternate between the halves.
+
+    The groups are taken in the order of their first row in the block (the
+    first to training), so no group has rows on both sides.
+    """
+    _, first, codes = np.unique(groups, return_index=True, return_inverse=True)
+    rank = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+    to_train = rank[codes.ravel()] % 2 == 0
+    return np.flatnonzero(to_train), np.flatnonzero(~to_train)
+
+
+def _group_splitter(estimator, cv):
+    """An integer ``cv`` with groups: scikit-learn's group k-fold, stratified
+    for classifiers (as ``check_cv`` stratifies without groups)."""
+    if is_classifier(estimator):
+        return StratifiedGroupKFold(n_splits=cv)
+    return GroupKFold(n_splits=cv)
+
+
+def _splits(estimator, X, y, cv, groups=None):
+    """The ``(train, test)`` index pairs of a block's internal folds.
+
+    With ``groups`` (the block's labels) no group is split between a fold's
+    training and test rows: ``cv=1`` alternates whole groups, an integer
+    uses group k-fold, and a splitter gets ``groups`` in ``split``.
+    """
+    if groups is None:
+        if is_one_split(cv):
+            return [_half_split(estimator, y, _num_samples(X))]
+        return check_cv(cv, y, classifier=is_classifier(estimator)).split(X, y)
     if is_one_split(cv):
-        return [_half_split(estimator, y, _num_samples(X))]
-    return check_cv(cv, y, classifier=is_classifier(estimator)).split(X, y)
+        return [_group_half_split(groups)]
+    if isinstance(cv, Integral):
+        return _group_splitter(estimator, cv).split(X, y, groups)
+    return check_cv(cv, y, classifier=is_classifier(estimator)).split(X, y, groups)
 
 
-def _fold_data(estimator, X, y, cv):
+def _fold_data(estimator, X, y, cv, groups=None):
     """``(X_train, y_train, X_test, y_test)`` of each internal fold.
 
     The splitter is the one ``cross_val_score`` would build for
-    ``estimator`` (stratified for classifiers when ``cv`` is an integer).
+    ``estimator`` (stratified for classifiers when ``cv`` is an integer;
+    by group with ``groups``, see :func:`_splits`).
     """
     folds = []
-    for train, test in _splits(estimator, X, y, cv):
+    for train, test in _splits(estimator, X, y, cv, groups):
         X_train, y_train = _fold_rows(estimator, X, y, train)
         X_test, y_test = _fold_rows(estimator, X, y, test, train)
         folds.append((X_train, y_train, X_test, y_test))
@@ -198,7 +230,7 @@ def _seeded_splitter(cv, seed):
     return seeded
 
 
-def _candidate_scores(candidates, X, y, cv, scoring, keys=None, seed=0):
+def _candidate_scores(candidates, X, y, cv, scoring, keys=None, seed=0, groups=None):
     """Mean internal CV score of each candidate on one block; ``-inf`` if none.
 
     Fits run under a throw-away accountant (one per block: cloning keeps an
@@ -231,28 +263,29 @@ def _candidate_scores(candidates, X, y, cv, scoring, keys=None, seed=0):
             try:
                 key = _fold_key(model)
                 if key not in folds_by_key:
-                    folds_by_key[key] = _fold_data(model, X, y, cv)
+                    folds_by_key[key] = _fold_data(model, X, y, cv, groups)
             except Exception:
                 continue  # e.g. fewer rows than folds: no score
             means[i] = _mean_fold_score(model, folds_by_key[key], scoring)
     return means
 
 
-def _block_vote(candidates, X, y, cv, scoring, keys=None, seed=0):
+def _block_vote(candidates, X, y, cv, scoring, keys=None, seed=0, groups=None):
     """Index of the candidate with the best internal CV score, or abstain.
 
     Nothing a block computes is released except this index, which enters the
     noisy vote. Ties go to the first candidate; a block where no candidate
     has a score (no rows, fewer rows than folds, every fit failing) abstains.
     """
-    means = _candidate_scores(candidates, X, y, cv, scoring, keys, seed)
+    means = _candidate_scores(candidates, X, y, cv, scoring, keys, seed, groups)
     return _ABSTAIN if np.all(means == -np.inf) else int(np.argmax(means))
 
 
-def _timed_block_vote(candidates, keys, X, y, cv, scoring, seed):
+def _timed_block_vote(candidates, keys, X, y, cv, scoring, seed, groups=None):
     """:func:`_block_vote` and its wall time in seconds (for ``verbose``)."""
     start = time.perf_counter()
-    vote = _block_vote(candidates, *indexable(X, y), cv, scoring, keys, seed)
+    X, y = indexable(X, y)
+    vote = _block_vote(candidates, X, y, cv, scoring, keys, seed, groups)
     return vote, time.perf_counter() - start
 
 
@@ -271,12 +304,15 @@ def _preferred_workers(candidates):
     return "processes"
 
 
-def block_votes(candidates, X, y, blocks, *, cv, scoring, n_jobs, progress, seeds=None):
+def block_votes(
+    candidates, X, y, blocks, *, cv, scoring, n_jobs, progress, seeds=None, groups=None
+):
     """One vote per block, one joblib task per block.
 
     ``seeds[b]`` is block ``b``'s seed for every ``random_state`` of its fits
     (:func:`_candidate_scores`); the caller draws them from its source
-    before the blocks run (all 0 when None).
+    before the blocks run (all 0 when None). ``groups`` (one label per row,
+    or None) is passed to each block's internal split (:func:`_splits`).
 
     The tasks prefer worker processes: the block fits are small and hold the
     GIL for much of their time, so threads do not run them in parallel
@@ -294,7 +330,14 @@ def block_votes(candidates, X, y, blocks, *, cv, scoring, n_jobs, progress, seed
         seeds = np.zeros(k, dtype=np.int64)
     calls = (
         delayed(_timed_block_vote)(
-            candidates, keys, _rows(X, idx), _rows(y, idx), cv, scoring, int(seed)
+            candidates,
+            keys,
+            _rows(X, idx),
+            _rows(y, idx),
+            cv,
+            scoring,
+            int(seed),
+            None if groups is None else groups[idx],
         )
         for idx, seed in zip(blocks, seeds, strict=True)
     )

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.tree._fit import fit_random_trees, forest_proba, random_trees_cost
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import validate_private_data
 
 __all__ = ["BaseRandomTreesClassifier", "PrivateDecisionTreeClassifier"]
@@ -19,7 +20,9 @@ __all__ = ["BaseRandomTreesClassifier", "PrivateDecisionTreeClassifier"]
 MAX_DEPTH = 20
 
 
-class BaseRandomTreesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
+class BaseRandomTreesClassifier(
+    GroupsMixin, PrivateEstimatorMixin, ClassifierMixin, BaseEstimator
+):
     """What the private tree and forest share: parameters, fit and predict."""
 
     _parameter_constraints = {
@@ -31,6 +34,7 @@ class BaseRandomTreesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         "upper_limit": [Interval(Real, 0, None, closed="neither")],
         "mechanism": [StrOptions({"laplace", "gaussian"})],
         "delta": [Interval(Real, 0, 1, closed="left")],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -39,7 +43,7 @@ class BaseRandomTreesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         return 1, "all"
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, groups=None):
         """Charge the budget, draw the random splits and release the leaves.
 
         Parameters
@@ -49,13 +53,17 @@ class BaseRandomTreesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         y : array-like of shape (n_samples,)
             Class labels, all in the public ``classes`` when stated
             (refused before the charge otherwise).
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit, with ``max_rows_per_group`` (and public
+            ``classes`` and ``bounds``): neighbours add or remove one whole
+            group (Notes). None: one row.
 
         Returns
         -------
         self : object
         """
         n_trees, tree_rows = self._n_trees_and_rows()
-        release = fit_random_trees(self, X, y, n_trees, tree_rows)
+        release = fit_random_trees(self, X, y, n_trees, tree_rows, groups)
         self.classes_ = release.classes
         self.lower_, self.upper_ = release.lower, release.upper
         self.noise_std_ = release.noise_std
@@ -171,6 +179,11 @@ default=None
     delta : float, default=1e-6
         Total δ of one ``fit``. With Laplace noise only the private label
         selection (``classes=None``) spends it.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(X, y, groups=...)``
+        (required then, refused without; ``classes`` and ``bounds`` must
+        then be stated): the noise is ``k`` times the row's (Notes, and
+        :ref:`user_level_privacy`).
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -225,6 +238,16 @@ default=None
     the counts cost the same and keep the class proportions that
     ``predict_proba`` and the forest's average need.
 
+    **Groups** (``fit(X, y, groups=g)``, ``max_rows_per_group=k``;
+    add/remove one whole group). Each group keeps at most k rows (a keyed
+    choice among its own rows, the same for any row order); its rows move
+    the counts by at most k in L1 and L2 (k equal rows in one leaf and
+    class: :func:`~skdp.tree._leaf_counts.group_leaf_count_sensitivity`,
+    brute-forced in tests/test_groups_models.py), so the noise is k times
+    the row's. The label selection and the bounds search are stated for one
+    row: with groups ``classes`` and ``bounds`` must be stated (refused
+    before the charge otherwise).
+
     **Probabilities** (post-processing, a public rule:
     :func:`~skdp.tree._leaf_counts.leaf_probabilities`): negative counts
     become 0, a node's counts are the sums of its leaves', and each node's
@@ -276,6 +299,7 @@ default=None
         upper_limit=1e9,
         mechanism="laplace",
         delta=1e-6,
+        max_rows_per_group=None,
         accountant=None,
         random_state=None,
     ):
@@ -287,6 +311,7 @@ default=None
         self.upper_limit = upper_limit
         self.mechanism = mechanism
         self.delta = delta
+        self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
 

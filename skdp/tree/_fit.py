@@ -21,6 +21,7 @@ from skdp.tree._leaf_counts import (
 )
 from skdp.tree._random_tree import draw_random_splits, leaf_indices
 from skdp.utils._cells import as_cells
+from skdp.utils._groups import group_blocks, kept_rows
 from skdp.utils._validation import validate_private_data
 
 #: Most leaf counts one fit may release (``n_estimators × 2**max_depth ×
@@ -103,10 +104,19 @@ def _trees_per_row(n_trees, tree_rows):
     return 1 if tree_rows == "disjoint" else n_trees
 
 
-def _plan(estimator, X, y, n_trees, tree_rows):
+def _plan(estimator, X, y, n_trees, tree_rows, unit):
     """Every refusal happens here, before the charge."""
     name = type(estimator).__name__
     model_delta = estimator.mechanism == "gaussian"
+    unit.refuse_private(
+        estimator, "label set", "classes=[...]", estimator.classes is None
+    )
+    unit.refuse_private(
+        estimator,
+        "bounds",
+        "bounds=(lower, upper)",
+        BoundsPlan.chooses_privately(estimator.bounds)[0],
+    )
     labels, (eps_model, delta_model) = LabelPlan.from_estimator(
         estimator.classes, estimator.epsilon, estimator.delta, y, name, model_delta
     )
@@ -124,7 +134,9 @@ def _plan(estimator, X, y, n_trees, tree_rows):
     n_values = n_trees * 2**estimator.max_depth * n_classes
     _check_size(name, n_trees, estimator.max_depth, labels.classes)
     per_row = _trees_per_row(n_trees, tree_rows)
-    problem = leaf_count_problem(n_values, per_row, eps_counts, delta_model)
+    problem = leaf_count_problem(
+        n_values, per_row, eps_counts, delta_model, unit.unit_rows
+    )
     if problem is not None:
         raise ValueError(
             f"{name} cannot release its leaf counts at epsilon={eps_counts!r}: "
@@ -148,12 +160,15 @@ def _check_size(name, n_trees, max_depth, classes):
         )
 
 
-def fit_random_trees(estimator, X, y, n_trees, tree_rows):
+def fit_random_trees(estimator, X, y, n_trees, tree_rows, groups=None):
     """Validate, charge, and release ``n_trees`` random trees' leaves.
 
     ``tree_rows`` is ``"disjoint"`` (each row counted in one tree drawn
-    uniformly at random, independently of the data and of the other rows)
-    or ``"all"`` (every row in every tree).
+    uniformly at random, independently of the data and of the other rows;
+    with ``groups``, each whole group in the tree of its keyed hash) or
+    ``"all"`` (every row in every tree). With ``groups`` each group keeps at
+    most ``estimator.max_rows_per_group`` rows and the sensitivity is that
+    many times the row's.
 
     Returns
     -------
@@ -161,20 +176,27 @@ def fit_random_trees(estimator, X, y, n_trees, tree_rows):
     """
     X, y = validate_private_data(estimator, X, as_cells(y))
     check_classification_targets(y)
-    labels, bounds, (eps_counts, delta) = _plan(estimator, X, y, n_trees, tree_rows)
+    unit = estimator._privacy_unit(groups, X)
+    labels, bounds, (eps_counts, delta) = _plan(
+        estimator, X, y, n_trees, tree_rows, unit
+    )
     source = check_random_source(estimator.random_state)
-    estimator._charge(_cost_items(labels.cost_items(), bounds, eps_counts, delta))
+    items = _cost_items(labels.cost_items(), bounds, eps_counts, delta)
+    estimator._charge([(unit.label(what), *cost) for what, *cost in items], unit=unit)
     # after the charge: nothing below raises, warns or branches on the data
     # (LabelPlan.run's refusal is a function of the released label set)
     classes, X, codes = labels.run(X, y, source)
+    X, codes, groups = _bounded(unit, source, X, codes)
     lower, upper = bounds.run(X, source, estimator)
     features, thresholds = draw_random_splits(
         lower, upper, estimator.max_depth, source, n_trees
     )
     counts, per_row = forest_counts(
-        X, codes, classes.size, features, thresholds, tree_rows, source
+        X, codes, classes.size, features, thresholds, tree_rows, source, groups
     )
-    noisy, noise_std = release_leaf_counts(counts, per_row, eps_counts, delta, source)
+    noisy, noise_std = release_leaf_counts(
+        counts, per_row, eps_counts, delta, source, unit.unit_rows
+    )
     return ForestRelease(
         classes=classes,
         lower=lower,
@@ -187,22 +209,40 @@ def fit_random_trees(estimator, X, y, n_trees, tree_rows):
     )
 
 
-def forest_counts(X, codes, n_classes, features, thresholds, tree_rows, source):
+def _bounded(unit, source, X, codes):
+    """``X``, ``codes`` and the group labels of the kept rows (at most
+    ``k`` per group, :func:`~skdp.utils._groups.kept_rows`); unchanged, with
+    no labels, without groups."""
+    if unit.groups is None:
+        return X, codes, None
+    kept = kept_rows(unit.groups, unit.max_rows, int(source.uint64()), [X, codes])
+    return X[kept], codes[kept], unit.groups[kept]
+
+
+def forest_counts(
+    X, codes, n_classes, features, thresholds, tree_rows, source, groups=None
+):
     """The trees' exact leaf class counts, and in how many trees a row counts.
 
     Every row reaches one leaf per tree; with ``tree_rows="disjoint"`` (and
     more than one tree) each row is counted in one tree drawn uniformly from
-    ``source``, independently of the data and of the other rows, else in
-    every tree (:func:`~skdp.tree._leaf_counts.leaf_count_sensitivity` of
-    the second value is the release's sensitivity).
+    ``source``, independently of the data and of the other rows (with
+    ``groups``: each whole group in the tree of its keyed hash,
+    :func:`~skdp.utils._groups.group_blocks`, the same for any row order),
+    else in every tree (:func:`~skdp.tree._leaf_counts.leaf_count_sensitivity`
+    of the second value is the release's sensitivity, per row of the unit).
     """
     n_trees, n_nodes = features.shape
-    tree_of_row = None
-    if tree_rows == "disjoint" and n_trees > 1:
-        tree_of_row = source.integers(n_trees, size=X.shape[0]).astype(np.intp)
+    if tree_rows == "disjoint" and n_trees > 1 and groups is not None:
+        trees = group_blocks(groups, n_trees, int(source.uint64()), [X, codes])
+    else:
+        tree_of_row = None
+        if tree_rows == "disjoint" and n_trees > 1:
+            tree_of_row = source.integers(n_trees, size=X.shape[0]).astype(np.intp)
+        trees = rows_of_trees(tree_of_row, n_trees)
     counts = np.empty((n_trees, n_nodes + 1, n_classes), dtype=np.int64)
     # one tree at a time: memory of the rows, not of rows x trees
-    for tree, rows in enumerate(rows_of_trees(tree_of_row, n_trees)):
+    for tree, rows in enumerate(trees):
         one = slice(tree, tree + 1)
         leaves = leaf_indices(X[rows], features[one], thresholds[one])
         counts[one] = leaf_class_counts(leaves, codes[rows], n_nodes + 1, n_classes)

@@ -12,6 +12,7 @@ from skdp.mechanisms._additive import (
 )
 
 __all__ = [
+    "group_leaf_count_sensitivity",
     "leaf_class_counts",
     "leaf_count_problem",
     "leaf_count_sensitivity",
@@ -64,22 +65,39 @@ def leaf_count_sensitivity(trees_per_row):
     return float(trees_per_row), math.sqrt(trees_per_row)
 
 
-def leaf_count_problem(n_values, trees_per_row, epsilon, delta):
+def group_leaf_count_sensitivity(trees_per_row, unit_rows):
+    """``(L1, L2)`` sensitivity for add/remove of one unit of at most
+    ``unit_rows`` rows (1: one row, :func:`leaf_count_sensitivity`).
+
+    Each of the unit's rows moves the counts by the row's vector (one count
+    in each tree it is counted in), so the unit moves them by at most
+    ``unit_rows`` times the row's L1 and L2 norms (triangle inequality),
+    attained by equal rows (same leaf and class in every tree). With whole
+    groups in one tree (``tree_rows="disjoint"``), ``trees_per_row`` is 1.
+    """
+    l1, l2 = leaf_count_sensitivity(trees_per_row)
+    if unit_rows == 1:
+        return l1, l2
+    return l1 * unit_rows, l2 * unit_rows
+
+
+def leaf_count_problem(n_values, trees_per_row, epsilon, delta, unit_rows=1):
     """Why the release of ``n_values`` counts cannot run, or None (public;
     checked before the charge)."""
-    l1, l2 = leaf_count_sensitivity(trees_per_row)
+    l1, l2 = group_leaf_count_sensitivity(trees_per_row, unit_rows)
     return additive_release_problem(l1, l2, epsilon, delta, n_values)
 
 
-def release_leaf_counts(counts, trees_per_row, epsilon, delta, source):
+def release_leaf_counts(counts, trees_per_row, epsilon, delta, source, unit_rows=1):
     """Noisy leaf counts and the public noise standard deviation of each.
 
     Laplace noise of scale ``L1 / epsilon`` (``delta == 0``, ε-DP) or the
     analytic Gaussian for the L2 sensitivity (``(ε, δ)``-DP), exact discrete
     noise (:func:`~skdp.mechanisms._additive.additive_release`) on the exact
-    integer counts.
+    integer counts. ``unit_rows``: the privacy unit's rows
+    (:func:`group_leaf_count_sensitivity`).
     """
-    l1, l2 = leaf_count_sensitivity(trees_per_row)
+    l1, l2 = group_leaf_count_sensitivity(trees_per_row, unit_rows)
     noisy = additive_release(counts.astype(float), l1, l2, epsilon, delta, source)
     noise_std = math.sqrt(additive_noise_variance(l1, l2, epsilon, delta))
     return noisy, noise_std

@@ -44,7 +44,13 @@ re-sort of the groups tied at the cut only.
 import numpy as np
 from scipy import sparse
 
-__all__ = ["as_group_labels", "group_codes", "kept_rows", "row_hashes"]
+__all__ = [
+    "as_group_labels",
+    "group_blocks",
+    "group_codes",
+    "kept_rows",
+    "row_hashes",
+]
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -346,3 +352,57 @@ def kept_rows(groups, max_rows_per_group, seed, columns):
     kept = np.concatenate([rows[~tied_groups & (rank < k)], exact])
     kept.sort()
     return kept
+
+
+def group_blocks(groups, n_blocks, seed, columns):
+    """Rows of each of ``n_blocks`` blocks, a whole group in one block.
+
+    A group's block is its keyed hash modulo ``n_blocks``: the wrapping sum
+    of its rows' :func:`row_hashes` (an order-free combination of the
+    multiset of its rows), mixed once more. It is a function of the seed and
+    the group's own rows only, so adding or removing a group leaves every
+    other group in its block (and the added group lands in one block).
+    Within a block the rows are ordered by (hash, content), the same order
+    for any order of the input. The modulo's bias is below
+    ``n_blocks / 2**64``, and it only moves the blocks' sizes (utility),
+    never which blocks a group can change.
+
+    Parameters
+    ----------
+    groups : array-like of shape (n_samples,)
+        Group labels (equal labels are one group).
+    n_blocks : int
+        Number of blocks, public.
+    seed : int
+        Key of the hash, in ``[0, 2**64)``; never read from the data.
+    columns : sequence of array-like or sparse matrix
+        The rows' content (numbers), each with ``n_samples`` rows.
+
+    Returns
+    -------
+    blocks : list of ``n_blocks`` ndarrays of intp
+        Row indices of each block (some may be empty).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.utils._groups import group_blocks
+    >>> X = np.arange(6.0)[:, None]
+    >>> blocks = group_blocks([0, 0, 1, 1, 2, 2], 4, 7, [X])
+    >>> sorted(int(r) for b in blocks for r in b)
+    [0, 1, 2, 3, 4, 5]
+    >>> block_of = {int(r): b for b, rows in enumerate(blocks) for r in rows}
+    >>> all(block_of[2 * g] == block_of[2 * g + 1] for g in range(3))
+    True
+    """
+    codes, n_codes = group_codes(groups)
+    hashes = row_hashes(seed, columns)
+    per_group = np.zeros(n_codes, dtype=np.uint64)
+    np.add.at(per_group, codes, hashes)  # uint64: wraps, order-free
+    _mix(per_group)
+    labels = (per_group % np.uint64(n_blocks)).astype(np.int64)[codes]
+    order = np.lexsort(
+        [*reversed(_content_key(columns, np.arange(codes.size))), hashes, labels]
+    )
+    counts = np.bincount(labels, minlength=n_blocks)
+    return np.split(order, np.cumsum(counts)[:-1])
