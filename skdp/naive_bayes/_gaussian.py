@@ -9,14 +9,12 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from skdp.accounting import PrivacyCost
-from skdp.accounting._composition import budget_left
 from skdp.base import PrivateEstimatorMixin
-from skdp.mechanisms._additive import additive_cost
 from skdp.mechanisms._labels import LabelPlan
+from skdp.naive_bayes._cost import naive_bayes_fit_cost
 from skdp.preprocessing._standard import fit_moment_sums
 from skdp.sensitivity import moments_from_sums
-from skdp.stats._mean import BoundsPlan, warn_if_noise_dominated
+from skdp.stats._mean import warn_if_noise_dominated
 from skdp.utils._cells import as_cells
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import JOINED_CODES, public_dask_classes, validate_dask_xy
@@ -395,29 +393,7 @@ default=None
         return self
 
     def _fit_cost(self, n_features=None):
-        """The items ``fit`` charges, each with its mechanism (public
-        parameters only), so that a tight accountant plans what it records;
-        private bounds with ``n_features=None`` (their search splits ε per
-        feature) give the ``(epsilon, delta)`` upper bound instead."""
-        selection, (eps_model, delta_model) = LabelPlan.split(
-            self.classes, self.epsilon, self.delta, self.mechanism == "gaussian"
-        )
-        labels = (
-            [] if selection is None else LabelPlan(None, *selection, "").cost_items()
-        )
-        private_bounds, _ = BoundsPlan.chooses_privately(self.bounds)
-        if private_bounds and n_features is None:
-            cost = PrivacyCost(eps_model, delta_model)
-            return cost if selection is None else PrivacyCost(*selection) + cost
-        bounds_items, eps_bounds = [], 0.0
-        if private_bounds:
-            plan = BoundsPlan.build(
-                self.bounds, n_features, eps_model * self.bounds_share, self.upper_limit
-            )
-            bounds_items, eps_bounds = plan.cost_items(), plan.epsilon
-        sums = additive_cost(budget_left(eps_model, eps_bounds), delta_model)
-        items = [*labels, *bounds_items, ("moment sums", sums)]
-        return self._cost_of_items(items)
+        return naive_bayes_fit_cost(self, n_features)
 
     def _check_priors(self, n_classes):
         if self.priors is None:
