@@ -194,8 +194,8 @@ class PrivateLinearRegression(
     weights. One ``(x, y, w)`` row moves them by ``w ||q||² <= 1`` and
     ``w |t| ||q|| <= 1`` (in floats: ``fl(sqrt(w)) <= 1`` and truncation
     never grows a magnitude), so the noise is unchanged; all weights 1 give
-    the unweighted fit bit for bit. The target range and the feature scales
-    are histograms of every row alike, unweighted: they choose clipping
+    the unweighted fit bit for bit. The target range, the feature scales and
+    the row norms are histograms of every row alike, unweighted: they choose clipping
     and scaling (public rules of released values), not the estimate, and an
     unweighted histogram has the same sensitivity; a row of weight 0 can
     widen them, not bias the estimate. A weight must belong to its own row;
