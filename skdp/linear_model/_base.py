@@ -10,6 +10,11 @@ from sklearn.linear_model._base import LinearModel
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from skdp.base import PrivateEstimatorMixin
+from skdp.linear_model._linear_plan import (
+    check_norm,
+    check_target_bounds,
+    release_plan,
+)
 from skdp.linear_model._release import (
     GaussianFitMixin,
     check_release_plan,
@@ -23,12 +28,11 @@ from skdp.linear_model._release import (
     unit_multipliers,
     warn_noise_dominated,
 )
+from skdp.linear_model._row_norms import ROW_NORM_SHARE, release_row_norm
 from skdp.linear_model._scaling import (
-    N_BINS,
     SCALE_SHARE,
     FeatureScaling,
     cells_stored_once,
-    histogram_sensitivity,
     scale_rows,
     to_user_units,
 )
@@ -44,11 +48,7 @@ from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import validate_dask_xy, xy_statistic
 from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._sample_weight import check_row_weights
-from skdp.utils._validation import (
-    check_bounds,
-    check_finite_width,
-    validate_private_data,
-)
+from skdp.utils._validation import validate_private_data
 
 __all__ = ["PrivateLinearRegression"]
 
@@ -61,42 +61,6 @@ GRAM_SHARE = 0.5
 #: 3e-5 / 1e-4 / 3e-4 / 1e-3, and 0.058 at 3e-3; the diabetes set's gap
 #: stays at 0.006 (its rows are all covered by then).
 NORM_NOISE = 1e-3
-
-
-def _check_norm(value):
-    if value is None:
-        raise ValueError(
-            "PrivateLinearRegression needs data_norm, a public bound on the L2 "
-            "norm of a row of X (from the feature schema, e.g. sqrt(n_features) "
-            "for features scaled to [-1, 1]; never from the data). Rows above "
-            "it are scaled down to it. To get one privately, clip or scale the "
-            "features first (skdp.DPClipper with norm='l2')."
-        )
-    return float(value)
-
-
-def _release_plan(private_target, private_scales, multipliers, d, size):
-    """``(what, sensitivity, multiplier, n_values)`` of every release."""
-    plan, multipliers = [], list(multipliers)
-    if private_target:
-        target = histogram_sensitivity(1)
-        plan.append(("target range", target, multipliers.pop(0), N_BINS))
-    if private_scales:
-        features = histogram_sensitivity(d)
-        plan.append(("feature scales", features, multipliers.pop(0), d * N_BINS))
-    return [
-        *plan,
-        ("Gram matrix", 1.0, multipliers[0], size * (size + 1) // 2),
-        ("cross products", 1.0, multipliers[1], size),
-    ]
-
-
-def _check_target_bounds(bounds):
-    if bounds is None:
-        return None, None  # released privately (TARGET_SHARE)
-    low, high = check_bounds(bounds, 1, name="target_bounds")
-    check_finite_width(low, high, "PrivateLinearRegression (target_bounds)")
-    return float(low[0]), float(high[0])
 
 
 class PrivateLinearRegression(
@@ -139,7 +103,8 @@ class PrivateLinearRegression(
             default=None
         Where the per-feature location and scale come from: ``None``
         releases them privately with ``SCALE_SHARE`` = 30 % of the fit's
-        Gaussian budget (see :class:`PrivateLogisticRegression`);
+        Gaussian budget (see :class:`PrivateLogisticRegression`), of which
+        ``ROW_NORM_SHARE`` = 5 % releases the scaled rows' largest norm;
         ``(lower, upper)`` states them, free; ``"scaled"`` uses the features
         as given (then ``data_norm`` is required).
     alpha : float, default=0.0
@@ -184,8 +149,11 @@ class PrivateLinearRegression(
     mapped back to the user's units (post-processing). ``B`` is then the
     stated ``data_norm``, ``sqrt(d)`` with stated bounds (every scaled row
     is within it), or with private scales ``min(reach, max(sqrt(d), sqrt(τ
-    Ñ / (r sqrt(D)))))``, ``τ = NORM_NOISE``: ``reach`` bounds the scaled rows of
-    every histogram bin above the noise and ``Ñ`` is the released count
+    Ñ / (r sqrt(D)))))``, ``τ = NORM_NOISE``: ``reach`` is the released
+    largest norm of the scaled rows (a histogram of their norms, one count a
+    row: L2 sensitivity 1; :func:`~skdp.linear_model._row_norms.release_row_norm`),
+    at most the norm of the per-feature bounds of the histogram bins above
+    the noise, and ``Ñ`` is the released count
     (:func:`~skdp.linear_model._scaling.released_reach`), ``r`` the Gram
     release's multiplier; as the noise vanishes nothing is clipped and the
     fit converges to least squares. A NoiseDominatedWarning says when the
@@ -226,8 +194,8 @@ class PrivateLinearRegression(
     weights. One ``(x, y, w)`` row moves them by ``w ||q||² <= 1`` and
     ``w |t| ||q|| <= 1`` (in floats: ``fl(sqrt(w)) <= 1`` and truncation
     never grows a magnitude), so the noise is unchanged; all weights 1 give
-    the unweighted fit bit for bit. The target range and the feature scales
-    are histograms of every row alike, unweighted: they choose clipping
+    the unweighted fit bit for bit. The target range, the feature scales and
+    the row norms are histograms of every row alike, unweighted: they choose clipping
     and scaling (public rules of released values), not the estimate, and an
     unweighted histogram has the same sensitivity; a row of weight 0 can
     widen them, not bias the estimate. A weight must belong to its own row;
@@ -238,8 +206,8 @@ class PrivateLinearRegression(
     most ``k`` times a row's bound: each multiplier is ``k`` times the
     row's (:func:`~skdp.linear_model._release.unit_multipliers`).
 
-    **Privacy.** The releases (target range, feature scales, Gram matrix,
-    cross products) are Gaussian mechanisms with noise multipliers
+    **Privacy.** The releases (target range, feature scales, row norms,
+    Gram matrix, cross products) are Gaussian mechanisms with noise multipliers
     ``R / sqrt(s_i)`` for public shares ``s_i`` summing to 1,
     ``R = analytic_gaussian_sigma(1, epsilon, delta)``; their composition
     is exactly ``1/R``-GDP, i.e. ``(epsilon, delta)``-DP (Dong, Roth and
@@ -335,7 +303,7 @@ class PrivateLinearRegression(
         self : PrivateLinearRegression
         """
         name = type(self).__name__
-        low, high = _check_target_bounds(self.target_bounds)
+        low, high = check_target_bounds(self.target_bounds)
         intercept = bool(self.fit_intercept)
         dask = is_dask_collection(X) or is_dask_collection(y)
         if dask:
@@ -354,18 +322,19 @@ class PrivateLinearRegression(
         sample_weight = check_row_weights(self, sample_weight, data if dask else X)
         unit = self._privacy_unit(groups, data if dask else X)
         scaling = FeatureScaling(self._feature_bounds(), d, name)
-        norm = _check_norm(self.data_norm) if scaling.kind == "none" else None
+        norm = check_norm(self.data_norm) if scaling.kind == "none" else None
         size = d + intercept
         check_term_size(size * size)
         shares = [GRAM_SHARE, 1.0 - GRAM_SHARE]
         if scaling.private:
-            shares = [SCALE_SHARE] + [(1.0 - SCALE_SHARE) * v for v in shares]
+            scales = [SCALE_SHARE - ROW_NORM_SHARE, ROW_NORM_SHARE]
+            shares = scales + [(1.0 - SCALE_SHARE) * v for v in shares]
         private_target = low is None
         if private_target:
             shares = [TARGET_SHARE] + [(1.0 - TARGET_SHARE) * v for v in shares]
         multipliers = gaussian_noise_multipliers(self.epsilon, self.delta, shares)
         multipliers = unit_multipliers(multipliers, unit.unit_rows)
-        plan = _release_plan(private_target, scaling.private, multipliers, d, size)
+        plan = release_plan(private_target, scaling.private, multipliers, d, size)
         check_release_plan(name, plan)
         source = check_random_source(self.random_state)
         cost = gaussian_fit_cost(self.epsilon, self.delta)
@@ -381,6 +350,7 @@ class PrivateLinearRegression(
 
         # no intercept: no location either (it would move the origin)
         uncentred = sparse.issparse(X) or not intercept
+        rows = None
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
             if private_target:
                 low, high = release_target_range(data, multipliers[0], source, name)
@@ -388,11 +358,12 @@ class PrivateLinearRegression(
             if scaling.private:
                 names = getattr(self, "feature_names_in_", None)
                 affine = scaling.release(data, multipliers[0], source, uncentred, names)
-                multipliers = multipliers[1:]
+                rows = release_row_norm(data, affine, multipliers[1], source)
+                multipliers = multipliers[2:]
             else:
                 affine = scaling.public_map(uncentred)
             if norm is None:
-                norm = self._scaled_norm(scaling, d, multipliers[0])
+                norm = self._scaled_norm(scaling, d, multipliers[0], rows)
             if dask:
                 args = (norm, low, high, intercept, affine)
             else:
@@ -411,13 +382,15 @@ class PrivateLinearRegression(
         warn_noise_dominated(name, causes)  # from released values only
         return self
 
-    def _scaled_norm(self, scaling, d, gram_multiplier):
+    def _scaled_norm(self, scaling, d, gram_multiplier, rows=None):
         """``data_norm`` in scaled units: the stated one, or the rule.
 
         Stated bounds map every feature into ``[-1, 1]``: ``sqrt(d)`` bounds
         every row. Private scales: ``min(reach, max(sqrt(d), sqrt(τ Ñ / (r
-        sqrt(D)))))`` with ``reach`` the norm of the released per-feature
-        bounds on ``|z|`` and ``Ñ`` the released count
+        sqrt(D)))))`` with ``reach`` the released largest row norm
+        (:func:`~skdp.linear_model._row_norms.release_row_norm`) where it
+        rose above the noise, capped by the norm of the released per-feature
+        bounds on ``|z|``, ``Ñ`` the released count
         (:func:`~skdp.linear_model._scaling.released_reach`), ``r`` the Gram
         matrix's noise multiplier and ``τ = NORM_NOISE``: clip no more than
         the noise makes worthwhile, and not at all once the noise vanishes
@@ -427,14 +400,11 @@ class PrivateLinearRegression(
         (B² (1 + intercept))`` to the Gram matrix, whose noise has spectral
         norm about ``2 r sqrt(D)``; the relative noise ``r sqrt(D) B² / (Ñ
         m)`` grows like ``B²``, and ``B² = τ Ñ / (r sqrt(D))`` holds it at
-        ``τ`` for ``m = 1``. The rule was ``B = τ Ñ / (r sqrt(D))``, linear
-        in ``1 / r``: at eps = 1e6 it reached ``B = 66`` on the synthetic
-        table of the consistency tests, whose 1e-3 column (``m = 0.016``)
-        then fell below the noise floor of the eigenvalues (0.0055 against
-        0.014) and was shrunk to 0.37 of its coefficient (R² 0.753 against
-        least squares' 0.903, whose exact sums on the fixed-point grid give
-        0.9034: the grid was not the cause); at eps = 100 it chose ``B =
-        18`` (R² 0.39) where the square root gives ``B = 2.6`` (R² 0.86).
+        ``τ`` for ``m = 1`` (the linear rule ``B = τ Ñ / (r sqrt(D))``
+        reached ``B = 66`` at eps = 1e6 on the consistency tests' synthetic
+        table: R² 0.753 against least squares' 0.903). The box's diagonal
+        alone as ``reach`` left the diabetes set at R² 0.344 against 0.359
+        at eps = 1e6 (``B = 3.6`` for rows of norm at most 1.35).
         """
         if self.data_norm is not None:
             return float(self.data_norm)
@@ -442,6 +412,9 @@ class PrivateLinearRegression(
         if not scaling.private:
             return root
         reach = float(np.sqrt(np.sum(np.square(scaling.reach_))))
+        largest, told = rows
+        if told:  # the released largest row norm: tighter than the box's
+            reach = min(reach, largest)
         size = d + bool(self.fit_intercept)
         wanted = math.sqrt(
             NORM_NOISE * scaling.count_ / (gram_multiplier * math.sqrt(size))

@@ -12,9 +12,11 @@ exponentials in ``r_p``, both evaluated with additions of positive terms
 only (a running ``logaddexp``; for the window, sums inside chunks of 64
 and dyadic runs of whole chunks), time ``O(m N log N)`` and memory
 ``O(m N)`` for ``N`` states. States come in blocks of equal rank (the empty
-runs of the grid), so ``N`` is the number of blocks (up to ``2**split + 2``
-per distinct value: 33 million for Adult's fnlwgt at ε >= 128, some 10 GB
-for five levels), and ``k`` outputs may share a block. The
+runs of the grid, and the top states of a small atom), so ``N`` is the
+number of blocks (``min(a, 2**split) + 2`` at most for a distinct value of
+``a`` rows: about 54,000 for Adult's fnlwgt at any ε, where one block per
+split state made 33 million at ε >= 128, 493 s and 12.5 GB for five
+levels), and ``k`` outputs may share a block. The
 backward pass draws the last state, then each earlier one given the next
 (Gillenwater, Joseph and Kulesza 2021, Algorithm 1, on a public grid).
 """

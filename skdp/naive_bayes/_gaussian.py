@@ -9,9 +9,9 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms._labels import LabelPlan
+from skdp.naive_bayes._cost import naive_bayes_fit_cost
 from skdp.preprocessing._standard import fit_moment_sums
 from skdp.sensitivity import moments_from_sums
 from skdp.stats._mean import warn_if_noise_dominated
@@ -393,11 +393,7 @@ default=None
         return self
 
     def _fit_cost(self, n_features=None):
-        selection, model = LabelPlan.split(
-            self.classes, self.epsilon, self.delta, self.mechanism == "gaussian"
-        )
-        cost = PrivacyCost(*model)
-        return cost if selection is None else PrivacyCost(*selection) + cost
+        return naive_bayes_fit_cost(self, n_features)
 
     def _check_priors(self, n_classes):
         if self.priors is None:

@@ -4,14 +4,20 @@ The joint release (:func:`skdp.mechanisms._joint_quantile.joint_quantile_blocks`
 chooses ``m`` ordered outputs on a public grid ``c_0 < c_1 < ...`` (in
 :class:`~skdp.preprocessing.PrivateQuantile`, the
 :class:`~skdp.sensitivity._quantile_grid.RelativeGrid` of the bounds).
-Each grid point carries ``S = 2**SPLIT_BITS + 1`` *states* ``(i, s)``,
-``s = 0, 1/(S-1), ..., 1`` (each in ``w_i`` copies, a public multiplicity
-that sets the point's base measure, see :func:`rank_blocks`), with the rank
+Each grid point carries ``S = 2**b + 1`` *states* ``(i, t)``, ``t = 0, 1,
+..., 2**b`` (``b = SPLIT_BITS`` or more, see :func:`refined_split_bits`;
+each state in ``w_i`` copies, a public multiplicity that sets the point's
+base measure, see :func:`rank_blocks`), with the rank
 
-    r(i, s) = lo_i + s a_i,   lo_i = #{x < c_i},   a_i = #{x = c_i},
+    r(i, t) = lo_i + g_t(a_i),   lo_i = #{x < c_i},   a_i = #{x = c_i},
+    g_t(a) = min(t, a) if a <= 2**b, else t a / 2**b   (:func:`atom_offsets`),
 
-so a grid point equal to a tied value (an atom) spans its rank interval and
-a grid point between data values is a single rank. For strictly increasing
+so a grid point equal to a tied value (an atom) spans its rank interval
+(every rank of a small atom is a state, the rest of its states sit at its
+top; a large atom is split evenly) and a grid point between data values is
+a single rank. (Until the states of small atoms became integer ranks,
+``g_t(a) = t a / 2**b`` for every atom: each atom was ``S`` blocks of the
+sampler, 33 million for Adult's fnlwgt at 12 split bits.) For strictly increasing
 states ``t_1 < ... < t_m`` (ordered by grid index, then ``s``) the utility is
 
     u = -Σ_{j=1}^{m+1} |r_j - r_{j-1} - (q_j - q_{j-1}) n|,
@@ -22,8 +28,11 @@ Gillenwater, Joseph and Kulesza 2021, with ties as atoms).
 
 **Sensitivity 2 under add/remove one row.** Add a row ``x``. For a fixed
 state, ``r`` is unchanged if ``c_i < x``, grows by 1 if ``c_i > x`` and by
-``s`` in [0, 1] if ``c_i = x``; along the increasing states these changes
-``Δr_j`` are non-decreasing from ``Δr_0 = 0`` to ``Δr_{m+1} = 1``, so the
+``g_t(a + 1) - g_t(a)`` if ``c_i = x``: that is ``1[t > a]`` for ``a <
+2**b``, ``t / 2**b`` for ``a >= 2**b`` (at ``a = 2**b``, ``t a / 2**b
+- t = t / 2**b``), in [0, 1] and non-decreasing in ``t`` either way. Along
+the increasing states these changes ``Δr_j`` are therefore non-decreasing
+from ``Δr_0 = 0`` to ``Δr_{m+1} = 1``, so the
 gaps change by ``Σ_j |Δr_j - Δr_{j-1}| = 1`` in total, and the targets by
 ``Σ_j (q_j - q_{j-1}) = 1``: ``|Δu| <= 2``. Removing a row is the same
 pair read backwards. Checked by brute force in the tests. Copies of a state
@@ -38,6 +47,7 @@ from skdp.sensitivity._quantile_grid import _grid_floor
 __all__ = [
     "SPLIT_BITS",
     "STATES_PER_POINT",
+    "atom_offsets",
     "grid_rank_counts",
     "joint_quantile_utility",
     "rank_blocks",
@@ -71,8 +81,9 @@ def refined_split_bits(refine):
     output's ranks over that width (the sum of two gap errors is flat
     between them): with 5 bits a quantile after an 85 % atom of 3,000 rows
     was up to 14 ranks off at any ε. One more bit per bit of refinement
-    shrinks this flat stretch with ε, up to ``a / 8192``; the blocks of a
-    column grow to at most ``4098 d + 1`` for ``d`` distinct values.
+    shrinks this flat stretch with ε, up to ``a / 8192`` (none for atoms of
+    at most ``2**bits`` rows, whose every rank is a state); an atom of
+    ``a`` rows is ``min(a, 2**bits) + 1`` blocks of the sampler.
 
     Examples
     --------
@@ -186,12 +197,15 @@ def rank_blocks(below, atoms, split_bits=SPLIT_BITS, multiplicity=None):
     in ``w_i`` copies (``multiplicity``, public; 1 by default): the copies
     make a point's share of the base measure ``S w_i``. Consecutive grid
     points with no row at or between them have states of one rank; they
-    form one *gap block* of ``S Σ w_i`` states. Each rank state of a point
-    with rows on it (an atom) is a block of its ``w_i`` copies. The blocks
+    form one *gap block* of ``S Σ w_i`` states. On a point with ``a`` rows
+    on it (an atom), each of its first ``min(a, 2**split_bits)`` states is a
+    block of its ``w_i`` copies, and the states from there on (one rank,
+    the atom's top) one block. The blocks
     list the states in order: expanding each block to ``sizes`` copies of
     its rank gives :func:`rank_states` with each state repeated ``w_i``
-    times (tested). There are at most ``(S + 1) d + 1`` blocks for ``d``
-    distinct clipped values, whatever the grid size.
+    times (tested). There are at most ``Σ (min(a, S - 1) + 2) + 1 <= n +
+    2 d + 1`` blocks for ``d`` distinct clipped values of ``a`` rows each,
+    whatever the grid size.
 
     Parameters
     ----------
@@ -256,20 +270,27 @@ def _segment_blocks(starts, below, atoms, copies, span, split_bits):
     alone and gives ``S`` blocks of ``copies`` states; a gap gives one
     block of ``S span`` states.
     """
-    per_point = (1 << split_bits) + 1
+    steps = 1 << split_bits
+    per_point = steps + 1
     is_atom = atoms > 0
-    repeats = np.where(is_atom, per_point, 1)
+    # an atom's states t < min(a, 2**bits) have ranks of their own; the
+    # states from t = min(a, 2**bits) on share the atom's top rank
+    own = np.minimum(atoms, steps)
+    repeats = np.where(is_atom, own + 1, 1)
     segment = np.repeat(np.arange(starts.size), repeats)
     first_block = np.cumsum(repeats) - repeats
     state = np.arange(segment.size) - first_block[segment]
-    split = state / float(1 << split_bits)  # exact: a multiple of 2**-bits
-    ranks = below[segment] + atoms[segment] * split
+    ranks = below[segment] + atom_offsets(state, atoms[segment], split_bits)
     span = np.asarray(span, dtype=np.int64)
     if span.size and int(span.max()) >= (1 << 62) // per_point:
         # Python ints: S times a span of up to 2**57 copies exceeds int64
         span = np.array([int(x) for x in span], dtype=object)
         copies = np.array([int(x) for x in copies], dtype=object)
-    sizes = np.where(is_atom, copies, per_point * span)[segment]
+    top = state == own[segment]  # the atom's last block: its shared states
+    states_in_block = np.where(top, steps + 1 - own[segment], 1)
+    sizes = np.where(
+        is_atom[segment], copies[segment] * states_in_block, (per_point * span)[segment]
+    )
     return (
         ranks.astype(np.float64),
         sizes,
@@ -389,9 +410,33 @@ def rank_states(below, atoms, split_bits=SPLIT_BITS):
     >>> rank_states(np.array([0, 4]), np.array([4, 0]), split_bits=1).tolist()
     [0.0, 2.0, 4.0, 4.0, 4.0, 4.0]
     """
-    splits = np.arange((1 << split_bits) + 1) / float(1 << split_bits)
-    ranks = below[:, None] + atoms[:, None] * splits[None, :]
+    states = np.arange((1 << split_bits) + 1)[None, :]
+    ranks = below[:, None] + atom_offsets(states, atoms[:, None], split_bits)
     return ranks.ravel().astype(np.float64)
+
+
+def atom_offsets(state, atoms, split_bits=SPLIT_BITS):
+    """Rank of state ``t`` of a grid point above its ``lo``: ``g_t(a)``.
+
+    ``min(t, a)`` for an atom of ``a <= 2**split_bits`` rows (every rank
+    inside it is a state, the rest of the states sit at its top), else
+    ``t a / 2**split_bits`` (evenly spread). Either way ``g_t(a + 1) -
+    g_t(a)`` lies in [0, 1] and does not decrease with ``t``, which the
+    sensitivity (module docstring) needs. Exact in floats: an integer, or
+    ``a`` times a multiple of ``2**-split_bits``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.sensitivity._joint_quantile import atom_offsets
+    >>> atom_offsets(np.arange(5), np.array(2), 2).tolist()
+    [0.0, 1.0, 2.0, 2.0, 2.0]
+    >>> atom_offsets(np.arange(5), np.array(8), 2).tolist()
+    [0.0, 2.0, 4.0, 6.0, 8.0]
+    """
+    steps = 1 << split_bits
+    spread = atoms * (state / float(steps))  # exact: a multiple of 2**-bits
+    return np.where(atoms <= steps, np.minimum(state, atoms), spread).astype(np.float64)
 
 
 def joint_quantile_utility(ranks, n, levels):

@@ -174,11 +174,12 @@ default=None
     grid ``{j 2**k} ∩ [L, U]`` of 2**11 to 2**12 points, refined near 0 as a
     floating-point format of 9 significant bits (256 points per binade over
     24 binades, uniform below), at most 21,505 points. Each grid point
-    carries 33 states whose ranks split its atom (the rows equal to it)
-    evenly, each in ``step / finest step`` copies so that a point's base
-    measure is its step (uniform, as in Smith's and Gillenwater et al.'s
-    continuous mechanisms: the finer points near 0 do not pull the release
-    there), and the utility is minus the total gap error
+    carries 33 states whose ranks run through its atom (the ``a`` rows
+    equal to it): one rank each, then its top, for ``a <= 32``, an even
+    split of it for larger atoms; each state in ``step / finest step``
+    copies so that a point's base measure is its step (uniform, as in
+    Smith's and Gillenwater et al.'s continuous mechanisms: the finer points
+    near 0 do not pull the release there), and the utility is minus the total gap error
     ``Σ_j |r_j - r_{j-1} - (q_j - q_{j-1}) n|`` of Gillenwater, Joseph and
     Kulesza (2021), whose sensitivity under add/remove one row is 2 for any
     ``m`` (:mod:`skdp.sensitivity._joint_quantile`, brute-forced in the
@@ -193,7 +194,8 @@ default=None
     *Refined with ε (public rule).* With ``r = clip(floor(log2(ε/d)), 0,
     10)`` the grid has ``r`` more bits everywhere (relative ``2**-(8 + r)``,
     coarse step ``(U - L)/2**(11 + r)``, ``24 + r`` binades) and each point
-    ``min(r, 7)`` more split bits (``2**(5 + min(r, 7)) + 1`` states): the
+    ``min(r, 7)`` more split bits (``2**(5 + min(r, 7)) + 1`` states; an
+    atom of ``a`` rows costs ``min(a, 2**(5 + min(r, 7))) + 1`` blocks): the
     rows of one grid cell, and the flat stretch the gap utility leaves after
     an output inside an atom, would otherwise stay as an error at any ε
     (6 ranks at ε = 1e6 before). The grid is a function of the bounds and ε
