@@ -22,6 +22,7 @@ from skdp.stats._quantile_joint import (
 from skdp.stats._quantile_release import (
     candidate_grid,
     check_quantile_levels,
+    check_selection_epsilon,
     exponential_release,
     permute_and_flip_release,
     sorted_clipped_column,
@@ -375,6 +376,10 @@ default=None
         epsilon = self._quantile_epsilon()
         self._unit_rows = unit.unit_rows
         row_epsilon = unit.row_budget(self, epsilon)[0]
+        with unit.planning_at_row_budget(self):
+            check_selection_epsilon(
+                self.method, levels, row_epsilon / (levels.size * n_features)
+            )
         source = check_random_source(self.random_state)
         items = [
             *bounds_plan.cost_items(),
