@@ -26,6 +26,7 @@ __all__ = [
     "smooth_plan",
     "smooth_release",
     "smooth_sensitivities",
+    "split_within",
     "total_epsilon",
 ]
 
@@ -95,6 +96,17 @@ def total_epsilon(n_features, eps_feature):
     if Fraction(total) < n_features * Fraction(eps_feature):
         total = math.nextafter(total, math.inf)
     return total
+
+
+def split_within(epsilon, n_features):
+    """The largest float ``e <= epsilon`` whose ``d`` shares ``fl(e/d)`` add
+    up to at most ``epsilon`` exactly: a budget that must not be exceeded
+    (e.g. ``ε_r`` of a group, whose cost ``k ε_r`` is charged as ``ε``),
+    where :func:`total_epsilon` would round the charge up instead."""
+    e = epsilon
+    while e > 0.0 and n_features * Fraction(e / n_features) > Fraction(epsilon):
+        e = math.nextafter(e, 0.0)
+    return e
 
 
 class SmoothPlan(NamedTuple):
