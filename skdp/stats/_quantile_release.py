@@ -128,8 +128,9 @@ def exponential_release(
 UNDERFLOW_GAP = 750.0
 
 
-def check_selection_epsilon(method, levels, epsilon_each):
-    """Refuse, before the charge, a per-release ε the sampler cannot run at.
+def check_selection_epsilon(method, levels, epsilon, n_features):
+    """Refuse, before the charge, a per-release ε the sampler cannot run at:
+    ``epsilon / (levels.size * n_features)``, as the releases split it.
 
     Public: the exponential mechanism's first window ``(UNDERFLOW_GAP +
     ln(points)) / scale`` rows (``scale = ε/(2 max(q, 1 - q))``, at most
@@ -141,6 +142,7 @@ def check_selection_epsilon(method, levels, epsilon_each):
     """
     if method == "joint":
         return
+    epsilon_each = epsilon / (levels.size * n_features)
     problem = not epsilon_each > 0.0
     if method == "exponential" and not problem:
         sensitivity = float(np.max(np.maximum(levels, 1.0 - levels)))
