@@ -373,7 +373,6 @@ default=None
         elif self.method == "joint":
             check_joint_levels(levels, [0.0], [bounds_plan.svt.widths[0]])
         epsilon = self._quantile_epsilon()
-        self._unit_rows = unit.unit_rows
         row_epsilon = unit.row_budget(self, epsilon)[0]
         with unit.planning_at_row_budget(self):
             check_selection_epsilon(self.method, levels, row_epsilon, n_features)
@@ -388,7 +387,7 @@ default=None
 
         with np.errstate(all="ignore"):  # after the charge nothing may warn
             released = self._release(X, lower, upper, levels, row_epsilon, source)
-        self.quantiles_ = released
+        self.quantiles_, self._unit_rows = released, unit.unit_rows
         self.lower_, self.upper_ = lower, upper
         return self
 

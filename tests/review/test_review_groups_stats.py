@@ -218,3 +218,26 @@ def test_a_pipeline_refusing_groups_in_a_later_step_charges_nothing():
             with pytest.raises(ValueError, match="max_rows_per_group is None"):
                 pipe.fit(X, groups=groups)
     assert accountant.entries == ()
+
+
+# --- a refused refit leaves the fitted unit (rank_error_bound) alone -------
+
+
+def test_a_refused_refit_keeps_the_rank_error_bound_of_the_fitted_groups():
+    # _unit_rows was set before the charge: a refit refused for its budget
+    # left quantiles_ of groups of <= 3 rows with the bound of one row, a
+    # rank error k = 3 times too small
+    X, groups = _grouped()
+    model = skdp.PrivateQuantile(
+        bounds=(0, 10),
+        max_rows_per_group=3,
+        accountant=skdp.BudgetAccountant(),
+        random_state=0,
+    ).fit(X, groups=groups)
+    fitted = model.rank_error_bound()
+    model.set_params(
+        max_rows_per_group=None, accountant=skdp.BudgetAccountant(epsilon=0.5)
+    )
+    with pytest.raises(skdp.BudgetExceededError):
+        model.fit(X)
+    np.testing.assert_array_equal(model.rank_error_bound(), fitted)
