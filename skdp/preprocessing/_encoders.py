@@ -125,9 +125,24 @@ def _content(column, name):
         raw = [v.encode("utf-8", "surrogatepass") for v in distinct.tolist()]
         return _digests(raw)[inverse.ravel()]
     order, inverse, _ = distinct_cells(column, name)
-    return _digests([repr(key).encode("utf-8", "surrogatepass") for key in order])[
-        inverse
-    ]
+    return _digests([_key_bytes(key) for key in order])[inverse]
+
+
+def _key_bytes(key):
+    """The bytes of a cell's key ``(rank, canonical value)``, for any value:
+    an int in hexadecimal (Python refuses ints of more than 4300 digits in
+    decimal, which made ``repr`` raise after the charge), a float by its
+    ``hex``, a string as UTF-8 (lone surrogates kept)."""
+    rank, value = key
+    if isinstance(value, str):
+        kind, payload = "s", value.encode("utf-8", "surrogatepass")
+    elif isinstance(value, bool):
+        kind, payload = "b", bytes([value])
+    elif isinstance(value, int):
+        kind, payload = "i", format(value, "x").encode()
+    else:
+        kind, payload = "f", float(value).hex().encode()
+    return f"{rank}{kind}".encode() + payload
 
 
 def _codes(column, cats, name):
@@ -358,8 +373,10 @@ class PrivateOneHotEncoder(
         source = check_random_source(self.random_state)
         label = unit.label(f"categories of {d} column(s)")
         self._charge([(label, self.epsilon, self.delta)], unit)
-        content = [_content(column, j) for j, column in enumerate(columns)]
-        kept = unit.kept(source, *content)
+        kept = slice(None)  # one row: every row (and no digest to compute)
+        if unit.groups is not None:
+            content = [_content(column, j) for j, column in enumerate(columns)]
+            kept = unit.kept(source, *content)
         self.categories_, self.category_counts_ = [], []
         for j, column in enumerate(c[kept] for c in columns):
             values, counts = _distinct_counts(column, j)

@@ -403,9 +403,10 @@ class IQRScale(
         n_features = X.shape[1]
         bounds = iqr_bounds(self.bounds, n_features)
         base, width = grid_parameters(self.base, self.width)
-        eps_grid, threshold, cap = iqr_parameters(
-            *unit.row_budget(self, self.epsilon, self.delta), n_features
-        )
+        with unit.planning_at_row_budget(self):
+            eps_grid, threshold, cap = iqr_parameters(
+                *unit.row_budget(self, self.epsilon, self.delta), n_features
+            )
         sizes = [*range(1, n_features + 1), 2 * n_features]  # releases, tests
         check_ptr_noise("IQRScale", eps_grid, sizes)
         source = check_random_source(self.random_state)

@@ -15,7 +15,7 @@ from skdp.sensitivity import log_grid_bin, quartile_ranks, select_order_statisti
 # One selection serves the IQR and both grids (the public functions would each
 # partition the data again): the window helpers of the sensitivity module.
 from skdp.sensitivity._iqr import _instability_from, _iqr_from
-from skdp.stats._ptr import CAP_FAILURE_PROBABILITY
+from skdp.stats._ptr import CAP_FAILURE_PROBABILITY, check_ptr_cap
 from skdp.utils._validation import check_bounds, check_finite_width
 
 __all__ = [
@@ -49,8 +49,9 @@ def iqr_parameters(epsilon, delta, n_features):
     """
     eps_grid = epsilon / (4.0 * n_features)
     threshold = 1.0 + math.log(2.0 * n_features / delta) / eps_grid
-    cap = math.ceil(threshold + math.log(1.0 / CAP_FAILURE_PROBABILITY) / eps_grid)
-    return eps_grid, threshold, cap
+    cap = threshold + math.log(1.0 / CAP_FAILURE_PROBABILITY) / eps_grid
+    check_ptr_cap(cap, eps_grid)
+    return eps_grid, threshold, math.ceil(cap)
 
 
 def _usable(iqr):

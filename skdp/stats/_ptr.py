@@ -34,6 +34,7 @@ __all__ = [
     "PTRMedian",
     "PTRRefusedError",
     "PTRRefusedWarning",
+    "check_ptr_cap",
     "lower_medians",
     "median_distances",
     "ptr_parameters",
@@ -69,8 +70,21 @@ def ptr_parameters(epsilon, delta, n_features):
     """
     eps_feature = epsilon / (2.0 * n_features)
     threshold = math.log(n_features / delta) / eps_feature
-    cap = math.ceil(threshold + math.log(1.0 / CAP_FAILURE_PROBABILITY) / eps_feature)
-    return eps_feature, threshold, max(cap, 1)
+    cap = threshold + math.log(1.0 / CAP_FAILURE_PROBABILITY) / eps_feature
+    check_ptr_cap(cap, eps_feature)
+    return eps_feature, threshold, max(math.ceil(cap), 1)
+
+
+def check_ptr_cap(cap, eps_each):
+    """Refuse (before the charge) a test whose threshold and cap ``K`` leave
+    the floats: an ``ε`` per test so small that ``ln(d/δ)/ε`` overflows
+    (``math.ceil`` of it raised a bare ``OverflowError``)."""
+    if not math.isfinite(cap):
+        raise ValueError(
+            f"the epsilon of each stability test, {eps_each!r}, is too small: "
+            "its threshold ln(d/delta)/epsilon overflows the floats; raise "
+            "epsilon or delta, or fit fewer features. Nothing was charged."
+        )
 
 
 def check_ptr_noise(name, eps_each, sizes):
@@ -425,9 +439,10 @@ class PTRMedian(
         lower, upper = check_required_bounds(self.bounds, n_features, "PTRMedian")
         proposals = check_proposals(self.proposed_sensitivity, n_features)
         check_release_range(lower, upper, proposals, "PTRMedian")
-        eps_f, threshold, cap = ptr_parameters(
-            *unit.row_budget(self, self.epsilon, self.delta), n_features
-        )
+        with unit.planning_at_row_budget(self):
+            eps_f, threshold, cap = ptr_parameters(
+                *unit.row_budget(self, self.epsilon, self.delta), n_features
+            )
         check_ptr_noise("PTRMedian", eps_f, range(1, n_features + 1))
         source = check_random_source(self.random_state)
         half = self.epsilon / 2.0

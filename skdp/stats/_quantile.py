@@ -22,6 +22,7 @@ from skdp.stats._quantile_joint import (
 from skdp.stats._quantile_release import (
     candidate_grid,
     check_quantile_levels,
+    check_selection_epsilon,
     exponential_release,
     permute_and_flip_release,
     sorted_clipped_column,
@@ -254,11 +255,10 @@ default=None
     ``k max(q, 1 - q)`` (attained by ``k`` equal rows), ``2k`` for the joint
     gap utility (brute-forced in ``tests/test_groups_stats.py``). The
     selections run at ``ε_r = ε/k`` rounded down
-    (:func:`~skdp.accounting._group_privacy.row_budget_for_groups`), the law
-    of sensitivity ``k Δ`` at ε: rank errors are ``k`` times a row's
-    (``rank_error_bound``). The bound search (``bounds=None``) counts rows
-    and runs for groups alike (:class:`SVTClipSelector`, Notes). The ledger
-    charges the stated ε.
+    (:func:`~skdp.accounting._group_privacy.row_budget_for_groups`; group
+    privacy): rank errors are ``k`` times a row's (``rank_error_bound``).
+    The bound search (``bounds=None``) runs for groups alike
+    (:class:`SVTClipSelector`, Notes). The ledger charges the stated ε.
 
     **Floating point.** Both methods output points of a public set (the grid,
     or the candidates). The class weights are computed in floating point:
@@ -375,8 +375,9 @@ default=None
         elif self.method == "joint":
             check_joint_levels(levels, [0.0], [bounds_plan.svt.widths[0]])
         epsilon = self._quantile_epsilon()
-        self._unit_rows = unit.unit_rows
         row_epsilon = unit.row_budget(self, epsilon)[0]
+        with unit.planning_at_row_budget(self):
+            check_selection_epsilon(self.method, levels, row_epsilon, n_features)
         source = check_random_source(self.random_state)
         items = [
             *bounds_plan.cost_items(),
@@ -388,7 +389,7 @@ default=None
 
         with np.errstate(all="ignore"):  # after the charge nothing may warn
             released = self._release(X, lower, upper, levels, row_epsilon, source)
-        self.quantiles_ = released
+        self.quantiles_, self._unit_rows = released, unit.unit_rows
         self.lower_, self.upper_ = lower, upper
         return self
 
@@ -406,8 +407,7 @@ default=None
         return self.epsilon
 
     def _row_epsilon(self, epsilon):
-        """The ε at which the selections run: ``epsilon``, or for groups of
-        at most ``k`` rows the largest ``ε_r`` with ``k ε_r <= epsilon``."""
+        """The selections' ε: ``epsilon``, or ``ε_r`` with ``k ε_r <= ε``."""
         k = getattr(self, "_unit_rows", 1)
         return epsilon if k == 1 else row_budget_for_groups(epsilon, 0.0, k)[0]
 

@@ -8,6 +8,7 @@ The estimator's Notes give the derivations; this module imports no
 scikit-learn, so ``skdp describe`` can use it without the estimator.
 """
 
+import math
 from numbers import Integral
 
 import numpy as np
@@ -27,6 +28,7 @@ from skdp.sensitivity._quantile_grid import grid_score_classes, quantile_grid_ex
 __all__ = [
     "candidate_grid",
     "check_quantile_levels",
+    "check_selection_epsilon",
     "exponential_release",
     "permute_and_flip_release",
     "sorted_clipped_column",
@@ -124,6 +126,35 @@ def exponential_release(
 #: further than this below the largest get probability exactly 0 in the
 #: sampler, so they need not be computed.
 UNDERFLOW_GAP = 750.0
+
+
+def check_selection_epsilon(method, levels, epsilon, n_features):
+    """Refuse, before the charge, a per-release ε the sampler cannot run at:
+    ``epsilon / (levels.size * n_features)``, as the releases split it.
+
+    Public: the exponential mechanism's first window ``(UNDERFLOW_GAP +
+    ln(points)) / scale`` rows (``scale = ε/(2 max(q, 1 - q))``, at most
+    ``2**54 + 1`` points: every grid index is at most ``2**53`` in
+    magnitude) must be a finite double, and
+    permute-and-flip needs ``ε > 0``; an ``ε`` that underflowed (a tiny
+    ``epsilon``, or ``epsilon / max_rows_per_group`` with groups) made the
+    release raise after the charge. The joint release runs at any ``ε > 0``.
+    """
+    if method == "joint":
+        return
+    epsilon_each = epsilon / (levels.size * n_features)
+    problem = not epsilon_each > 0.0
+    if method == "exponential" and not problem:
+        sensitivity = float(np.max(np.maximum(levels, 1.0 - levels)))
+        scale = epsilon_each / (2.0 * sensitivity)
+        points = math.log(2.0**55)
+        problem = not (scale > 0.0 and math.isfinite((UNDERFLOW_GAP + points) / scale))
+    if problem:
+        raise ValueError(
+            f"the epsilon of each {method} release, {epsilon_each!r}, is too small "
+            "for its sampler (its noise scale leaves the float range); raise "
+            "epsilon or release fewer levels or features. Nothing was charged."
+        )
 
 
 def _windowed_classes(sorted_clipped, lower, upper, exponent, q, scale):

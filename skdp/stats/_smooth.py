@@ -24,6 +24,7 @@ from skdp.stats._smooth_release import (  # re-exported, as before
     smooth_plan,
     smooth_release,  # noqa: F401
     smooth_sensitivities,  # noqa: F401
+    split_within,
     total_epsilon,
 )
 from skdp.utils._privacy_unit import GroupsMixin
@@ -312,13 +313,16 @@ class SmoothSensitivityMedian(
             )
         delta = self.delta if self.noise == "laplace" else 0.0
         row_epsilon, row_delta = unit.row_budget(self, self.epsilon, delta)
+        # one row: the charge is the exact sum of the features' shares; a
+        # group: the stated budget, which covers k times that sum only if
+        # the shares add up to at most ε_r (fl(ε_r/d) may round up)
+        epsilon = self.epsilon
+        if unit.groups is not None:
+            row_epsilon = split_within(row_epsilon, n_features)
         plan = smooth_plan(row_epsilon, row_delta, lower, upper, self.noise)
         source = check_random_source(self.random_state)
-        # one row: the exact sum of the features' shares; a group: the stated
-        # budget, which covers the group cost of the row-level run
-        epsilon = total_epsilon(n_features, plan.eps_feature)
-        if unit.groups is not None:
-            epsilon = self.epsilon
+        if unit.groups is None:
+            epsilon = total_epsilon(n_features, plan.eps_feature)
         label = unit.label("smooth-sensitivity releases")
         self._charge([(label, epsilon, delta)], unit=unit)
         (X,) = unit.bound(source, X)

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from skdp.accounting._composition import _fits
 from skdp.mechanisms._grid import floor_log2
 from skdp.mechanisms._smooth_noise import lattice_release
 from skdp.sensitivity import median_smooth_sensitivity
@@ -26,6 +27,7 @@ __all__ = [
     "smooth_plan",
     "smooth_release",
     "smooth_sensitivities",
+    "split_within",
     "total_epsilon",
 ]
 
@@ -95,6 +97,19 @@ def total_epsilon(n_features, eps_feature):
     if Fraction(total) < n_features * Fraction(eps_feature):
         total = math.nextafter(total, math.inf)
     return total
+
+
+def split_within(epsilon, n_features):
+    """The largest float ``e <= epsilon`` whose ``d`` shares ``fl(e/d)`` add
+    up to at most ``epsilon`` exactly: a budget that must not be exceeded
+    (e.g. ``ε_r`` of a group, whose cost ``k ε_r`` is charged as ``ε``),
+    where :func:`total_epsilon` would round the charge up instead. The
+    rule of :func:`skdp.tools._arrays.equal_shares` (``_fits``), stepping
+    the total rather than the share, since the plan divides it itself."""
+    e = epsilon
+    while e > 0.0 and not _fits([e / n_features] * n_features, epsilon):
+        e = math.nextafter(e, 0.0)
+    return e
 
 
 class SmoothPlan(NamedTuple):
