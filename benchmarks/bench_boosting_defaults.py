@@ -51,6 +51,18 @@ CANDIDATES = {
     "bins 32, depth 4, 50 x 0.3": dict(
         max_bins=32, max_depth=4, max_iter=50, learning_rate=0.3
     ),
+    "bins 8, depth 3, 30 x 0.3, features 0.5": dict(
+        max_bins=8, max_depth=3, max_iter=30, learning_rate=0.3, max_features=0.5
+    ),
+    "bins 8, depth 3, 30 x 0.3, features 0.3": dict(
+        max_bins=8, max_depth=3, max_iter=30, learning_rate=0.3, max_features=0.3
+    ),
+    "bins 8, depth 3, 50 x 0.3, features 0.3": dict(
+        max_bins=8, max_depth=3, max_iter=50, learning_rate=0.3, max_features=0.3
+    ),
+    "bins 8, depth 3, 50 x 0.3, features 0.15": dict(
+        max_bins=8, max_depth=3, max_iter=50, learning_rate=0.3, max_features=0.15
+    ),
 }
 
 

@@ -77,7 +77,7 @@ def test_releases_compose_to_the_charged_gaussian(monkeypatch, n_classes, bounds
     that was charged; a round's levels or trees not composed would exceed it."""
     calls = record_releases(monkeypatch)
     X, y = data(600, classes=n_classes)
-    params = {**SMALL, "max_depth": 3}
+    params = {**SMALL, "max_depth": 3, "max_features": 1.0}
     clf = PrivateHistGradientBoostingClassifier(
         classes=list(range(n_classes)),
         feature_bounds=bounds,
@@ -93,6 +93,26 @@ def test_releases_compose_to_the_charged_gaussian(monkeypatch, n_classes, bounds
     level = [s for s, _ in calls if s == pytest.approx(math.sqrt(d * (1 + 1 / 16)))]
     assert len(level) == trees * params["max_depth"]
     assert clf.n_trees_per_iteration_ == (1 if n_classes == 2 else n_classes)
+
+
+def test_sampled_features_lower_the_level_sensitivity_not_the_charge(monkeypatch):
+    """max_features=0.5 of 4 features: every level is released at
+    sqrt(2 (1 + 1/16)) (two features per node), the releases still compose
+    to the charged Gaussian, and fit_cost is unchanged."""
+    calls = record_releases(monkeypatch)
+    X, y = data(600)
+    acc = accountant()
+    clf = PrivateHistGradientBoostingClassifier(
+        classes=[0, 1], max_features=0.5, accountant=acc, random_state=0, **SMALL
+    )
+    assert fit_cost(clf) == fit_cost(clf.set_params(max_features=1.0))
+    clf.set_params(max_features=0.5).fit(X, y)
+    level = [s for s, _ in calls if s == pytest.approx(math.sqrt(2 * (1 + 1 / 16)))]
+    assert len(level) == SMALL["max_iter"] * SMALL["max_depth"]
+    assert not [s for s, _ in calls if s == pytest.approx(math.sqrt(4 * 17 / 16))]
+    charged = gaussian_fit_cost(1.0, 1e-6).noise_multiplier
+    assert sum(1 / r**2 for _, r in calls) == pytest.approx(1 / charged**2, rel=1e-9)
+    assert tuple(acc.total()) == pytest.approx((1.0, 1e-6), rel=1e-15)
 
 
 def test_regressor_releases_compose_with_a_private_target_range(monkeypatch):
@@ -217,6 +237,7 @@ def test_negligible_noise_is_scikit_learns_boosting_on_the_same_bins():
     X, y = data(6000, seed=3)
     train, test = slice(0, 4000), slice(4000, None)
     params = {"max_iter": 20, "max_depth": 3, "learning_rate": 0.3, "max_bins": 16}
+    params["max_features"] = 1.0  # scikit-learn's default (no sampling)
     clf = PrivateHistGradientBoostingClassifier(
         epsilon=1e7,
         classes=[0, 1],
@@ -244,6 +265,7 @@ def test_negligible_noise_regressor_is_scikit_learns_on_the_same_bins():
     X = rng.uniform(-3, 3, size=(3000, 3))
     y = np.sin(X[:, 0]) + 0.5 * X[:, 1]
     params = {"max_iter": 30, "max_depth": 3, "learning_rate": 0.3, "max_bins": 16}
+    params["max_features"] = 1.0  # scikit-learn's default (no sampling)
     reg = PrivateHistGradientBoostingRegressor(
         epsilon=1e7,
         target_bounds=(-3, 3),

@@ -11,10 +11,13 @@ regressor, a target a thousand times outside its bounds.
 
 Twins the audit must catch: the leaf sums of a regressor whose target is not
 clipped to its bounds (a leaf without clipping); every release calibrated to
-the whole budget (a round's levels and leaves not composed).
+the whole budget (a round's levels and leaves not composed); a level of
+``max_features < 1`` that releases every feature at the sensitivity of the
+sampled ones.
 """
 
 import numpy as np
+import pytest
 
 from skdp.audit import assert_dp, audit_mechanism
 from skdp.ensemble import PrivateHistGradientBoostingRegressor
@@ -25,6 +28,8 @@ from skdp.ensemble._hist_gradient_boosting.grower import (
 from skdp.ensemble._hist_gradient_boosting.histogram import (
     exact_level_histograms,
     level_sensitivity,
+    release_level_histograms,
+    sampled_features,
 )
 from skdp.ensemble._hist_gradient_boosting.loss import SquaredError, on_grid
 from skdp.mechanisms import (
@@ -109,5 +114,52 @@ def test_boosting_round_passes_and_leaf_without_clipping_twin_is_caught():
 
 def test_releases_not_composed_twin_is_caught():
     twin, d0, d1 = round_releases("not composed", n_rounds=12)
+    bad = audit_mechanism(twin, d0, d1, delta=DELTA, **FAST)
+    assert bad.epsilon_lower_bound > EPS + MARGIN, str(bad)
+
+
+N_FEATURES = 12  # one public bin per feature; one feature sampled per node
+
+
+def sampled_level(variant="correct"):
+    """One level of ``max_features=1/12``: the root releases the sums of its
+    one sampled feature at the sensitivity of one feature, with the whole
+    budget. Twin: every feature released at that sensitivity (the sampling
+    claimed but not done)."""
+    offsets = np.arange(N_FEATURES + 1)
+    ratio = gaussian_noise_multipliers(EPS, DELTA, [1.0])[0]
+    sens = level_sensitivity(1, 1.0, 0.25)
+    d0 = (np.zeros((2, N_FEATURES), dtype=np.uint8), np.array([0.5, -0.5]))
+    d1 = (np.zeros((3, N_FEATURES), dtype=np.uint8), np.array([0.5, -0.5, -1.0]))
+
+    def sums(data):
+        binned, g = data
+        h = np.full(g.size, 0.25)
+        node = np.zeros(g.size, dtype=int)
+        return exact_level_histograms(binned, offsets, node, 1, g, h)
+
+    a, b = sums(d0), sums(d1)
+
+    def mech(data, random_state, n_runs):
+        source = check_random_source(random_state)
+        value = np.repeat(sums(data), n_runs, axis=1)  # one node per run
+        mask = sampled_features(n_runs, N_FEATURES, 1, source)
+        columns = mask
+        released = None if variant == "all features" else columns
+        noisy = release_level_histograms(value, sens, ratio, source, released)
+        shown = columns if released is not None else np.ones_like(columns)
+        weight = ((b - a) / (ratio * sens) ** 2) * shown
+        return np.sum((noisy - (a + b) / 2) * weight, axis=(0, 2))
+
+    return mech, d0, d1
+
+
+@pytest.mark.slow  # about 9 s; the unmarked fast checks of the same guarantee:
+# test_histogram's brute-forced sampled sensitivity and test_gradient_boosting's
+# composition of the sampled releases to the charged Gaussian
+def test_sampled_features_pass_and_all_features_twin_is_caught():
+    mech, d0, d1 = sampled_level()
+    assert_dp(mech, d0, d1, EPS, DELTA, **FAST)
+    twin, d0, d1 = sampled_level("all features")
     bad = audit_mechanism(twin, d0, d1, delta=DELTA, **FAST)
     assert bad.epsilon_lower_bound > EPS + MARGIN, str(bad)

@@ -10,8 +10,10 @@ from skdp.ensemble._hist_gradient_boosting.histogram import (
     exact_level_histograms,
     level_sensitivity,
     release_level_histograms,
+    sampled_features,
 )
 from skdp.ensemble._hist_gradient_boosting.loss import GRID_BITS, on_grid
+from skdp.mechanisms import check_random_source
 
 OFFSETS = np.array([0, 2, 5])  # feature 0: 2 bins, feature 1: 3 bins
 
@@ -120,3 +122,54 @@ def test_release_keeps_the_shape_and_adds_noise():
     noisy = release_level_histograms(sums, 2.0, 3.0, np.random.RandomState(0))
     assert noisy.shape == sums.shape
     assert 4.0 < noisy.std() < 8.0  # deviation 6 = 3 * 2, 40 values
+
+
+def test_sampled_features_release_moves_by_the_sampled_sensitivity():
+    """Brute force with two of three features sampled per node: the
+    released sums (the sampled columns only) move by at most
+    sqrt(m (g_max² + h_max²)) with m = 2, not d = 3, with equality."""
+    offsets = np.array([0, 2, 4, 6])
+    columns = np.repeat(np.array([[True, False, True], [False, True, True]]), 2, 1)
+    domain = [
+        (b, nd, gv, hv)
+        for b, nd in itertools.product((0, 1), (0, 1))
+        for gv, hv in ((-1.0, 0.25), (1.0, 0.0))
+    ]
+
+    def released(rows):
+        if not rows:
+            return np.zeros((2, int(columns.sum())))
+        a = np.array(rows)
+        binned = np.repeat(a[:, :1], 3, axis=1).astype(np.uint8)
+        sums = exact_level_histograms(
+            binned, offsets, a[:, 1].astype(int), 2, a[:, 2], a[:, 3]
+        )
+        return sums[:, columns]
+
+    worst = 0.0
+    for size in (0, 1, 2):
+        for data in itertools.combinations(domain, size):
+            for extra in domain:
+                moved = released([*data, extra]) - released(data)
+                moved = np.sqrt((moved**2).sum())
+                worst = max(worst, moved)
+    assert worst == level_sensitivity(2, 1.0, 0.25)
+    assert level_sensitivity(2, 1.0, 0.25) < level_sensitivity(3, 1.0, 0.25)
+
+
+def test_sampled_features_are_m_per_node_uniform_and_none_for_all():
+    source = check_random_source(0)
+    assert sampled_features(4, 5, 5, source) is None
+    mask = sampled_features(3000, 5, 2, source)
+    assert mask.shape == (3000, 5) and np.all(mask.sum(axis=1) == 2)
+    # each feature in 2/5 of the nodes: 1200 ± 4.5 sd (sd = sqrt(3000 .4 .6))
+    assert np.all(np.abs(mask.sum(axis=0) - 1200) < 4.5 * np.sqrt(720))
+
+
+def test_unsampled_columns_are_not_released():
+    sums = np.arange(24.0).reshape(2, 2, 6)
+    columns = np.zeros((2, 6), dtype=bool)
+    columns[0, :2] = columns[1, 4:] = True
+    noisy = release_level_histograms(sums, 1.0, 1e-9, check_random_source(0), columns)
+    assert np.all(noisy[:, ~columns] == 0.0)
+    np.testing.assert_allclose(noisy[:, columns], sums[:, columns], atol=1e-6)

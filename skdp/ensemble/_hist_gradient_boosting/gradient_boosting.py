@@ -1,5 +1,6 @@
 """Private histogram gradient boosting: the estimators, thin over the stages."""
 
+from collections import deque
 from numbers import Integral, Real
 
 import numpy as np
@@ -69,6 +70,7 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
+        "max_features": [Interval(Real, 0, 1, closed="right")],
         "feature_bounds": ["array-like", None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
@@ -103,16 +105,16 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
     def _boost(self, binned, target, loss, multipliers, source):
         """The rounds: ``max_iter`` times, one tree per raw score."""
         offsets = np.concatenate([[0], np.cumsum(self._bin_mapper.n_bins)])
-        k = loss.n_trees_per_iteration
+        k, bounds = loss.n_trees_per_iteration, (loss.g_max, loss.h_max)
         self._baseline = release_baseline(loss, target, k, multipliers[0], source)
         multipliers = multipliers[1:]
         raw = np.zeros((binned.shape[0], k)) + self._baseline
         joint = joint_bins(binned, offsets, self.max_depth)
         self._predictors = []
-        per_round = self.max_depth + 1
-        for it in range(self.max_iter):
-            round_multipliers = multipliers[it * per_round : (it + 1) * per_round]
-            plan = TreePlan.of_round(self, round_multipliers, k, loss.g_max, loss.h_max)
+        step = self.max_depth + 1  # a round's releases: its levels, its leaves
+        for at in range(0, self.max_iter * step, step):
+            shares = multipliers[at : at + step]
+            plan = TreePlan.of_round(self, shares, k, *bounds, binned.shape[1])
             g, h = loss.gradients(raw, target)
             trees = []
             for c in range(k):
@@ -135,10 +137,7 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
             yield self._offset + self._scale * raw if copy else raw
 
     def _raw(self, X):
-        stages = self._raw_stages(X, copy=False)
-        raw = next(stages)
-        for raw in stages:  # noqa: B007 (the last stage is the model)
-            pass
+        (raw,) = deque(self._raw_stages(X, copy=False), maxlen=1)  # the model
         return self._offset + self._scale * raw
 
     @property
@@ -170,6 +169,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         learning_rate=0.3,
         max_bins=8,
         l2_regularization=0.0,
+        max_features=0.3,
         feature_bounds=None,
         classes=None,
         max_classes=32,
@@ -183,6 +183,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         self.learning_rate = learning_rate
         self.max_bins = max_bins
         self.l2_regularization = l2_regularization
+        self.max_features = max_features
         self.feature_bounds = feature_bounds
         self.classes = classes
         self.max_classes = max_classes
@@ -226,9 +227,8 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         loss = BinaryLogistic()
         check_plan(self, name, (n, d), multipliers, len(extra) + 1, k, loss)
         source = check_random_source(self.random_state)
-        self._charge(
-            [*labels.cost_items(), ("boosted trees", gaussian_fit_cost(epsilon, delta))]
-        )
+        cost = ("boosted trees", gaussian_fit_cost(epsilon, delta))
+        self._charge([*labels.cost_items(), cost])
 
         classes, X, codes = keep_planned_classes(
             *labels.run(X, y, source), self.max_classes
@@ -373,6 +373,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         learning_rate=0.3,
         max_bins=8,
         l2_regularization=0.0,
+        max_features=0.3,
         feature_bounds=None,
         target_bounds=None,
         accountant=None,
@@ -385,6 +386,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         self.learning_rate = learning_rate
         self.max_bins = max_bins
         self.l2_regularization = l2_regularization
+        self.max_features = max_features
         self.feature_bounds = feature_bounds
         self.target_bounds = target_bounds
         self.accountant = accountant
