@@ -25,9 +25,7 @@ from skdp.ensemble._hist_gradient_boosting._plan import (
 )
 from skdp.ensemble._hist_gradient_boosting.binning import (
     BinMapper,
-    cell_counts,
-    cuts_from_counts,
-    release_cell_counts,
+    release_private_bins,
     warn_collapsed_bins,
 )
 from skdp.ensemble._hist_gradient_boosting.grower import (
@@ -93,14 +91,12 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
         return gaussian_noise_multipliers(epsilon, delta, self._shares(extra))
 
     def _release_bins(self, X, mapper, multipliers, source):
-        """The bin mapper (private bins use the first multiplier)."""
+        """The bin mapper and ``X`` binned (private bins: first multiplier)."""
         if mapper is not None:
-            return mapper, multipliers
-        noisy = release_cell_counts(cell_counts(X), multipliers[0], source)
-        noise_sd = multipliers[0] * np.sqrt(X.shape[1])
-        mapper = BinMapper(cuts=cuts_from_counts(noisy, noise_sd, self.max_bins))
+            return mapper, mapper.transform(X), multipliers
+        mapper, binned = release_private_bins(X, multipliers[0], self.max_bins, source)
         self._bins_collapsed = bool(np.all(mapper.n_bins == 1))  # released
-        return mapper, multipliers[1:]
+        return mapper, binned, multipliers[1:]
 
     def _boost(self, binned, target, loss, multipliers, source):
         """The rounds: ``max_iter`` times, one tree per raw score."""
@@ -236,10 +232,9 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         n_classes = classes.size
         loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
-            self._bin_mapper, multipliers = self._release_bins(
+            self._bin_mapper, binned, multipliers = self._release_bins(
                 X, mapper, multipliers, source
             )
-            binned = self._bin_mapper.transform(X)
             self._boost(binned, codes, loss, multipliers, source)
         self.classes_ = classes
         self.n_trees_per_iteration_ = loss.n_trees_per_iteration
@@ -435,12 +430,12 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
                 multipliers = np.delete(multipliers, len(extra) - 1)
             else:
                 low, high = stated
-            self._bin_mapper, multipliers = self._release_bins(
+            self._bin_mapper, binned, multipliers = self._release_bins(
                 X, mapper, multipliers, source
             )
             mid, half = low / 2 + high / 2, high / 2 - low / 2
             z = on_grid((np.clip(y, low, high) - mid) / half, 1.0)
-            self._boost(self._bin_mapper.transform(X), z, loss, multipliers, source)
+            self._boost(binned, z, loss, multipliers, source)
         self.target_range_ = np.array([low, high])
         self._offset, self._scale = mid, half
         self.n_trees_per_iteration_ = 1
