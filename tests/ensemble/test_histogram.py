@@ -173,3 +173,66 @@ def test_unsampled_columns_are_not_released():
     noisy = release_level_histograms(sums, 1.0, 1e-9, check_random_source(0), columns)
     assert np.all(noisy[:, ~columns] == 0.0)
     np.testing.assert_allclose(noisy[:, columns], sums[:, columns], atol=1e-6)
+
+
+def test_a_group_of_k_rows_moves_a_level_and_the_leaves_by_k_times_a_row():
+    """Brute force with groups: adding a group of up to k = 2 rows (any
+    nodes, bins, leaves; extreme g, h) to datasets of up to one row moves
+    a level's histograms by at most k sqrt(d (g_max² + h_max²)) and the
+    leaf sums by at most k sqrt(g_max² + h_max²), with equality (k equal
+    rows at the bounds): the noise multipliers scale by k."""
+    from skdp.ensemble._hist_gradient_boosting.grower import (
+        exact_leaf_sums,
+        leaf_sensitivity,
+    )
+
+    domain = [
+        (b0, b1, nd, gv, hv)
+        for b0, b1, nd in itertools.product((0, 1), (0, 2), (0, 1))
+        for gv, hv in ((-1.0, 0.25), (1.0, 0.0))
+    ]
+
+    def releases(rows):
+        if not rows:
+            return np.zeros(2 * 2 * OFFSETS[-1]), np.zeros(4)
+        a = np.array(rows)
+        node = a[:, 2].astype(int)
+        hist = exact_level_histograms(
+            a[:, :2].astype(np.uint8), OFFSETS, node, 2, a[:, 3], a[:, 4]
+        )
+        return hist.ravel(), exact_leaf_sums(node, 2, a[:, 3], a[:, 4]).ravel()
+
+    k, worst = 2, [0.0, 0.0]
+    for size in (0, 1):
+        for data in itertools.combinations(domain[::3], size):
+            before = releases(list(data))
+            for group in itertools.combinations_with_replacement(domain, k):
+                after = releases([*data, *group])
+                for i in range(2):
+                    moved = np.sqrt(((after[i] - before[i]) ** 2).sum())
+                    worst[i] = max(worst[i], moved)
+    assert worst[0] == k * level_sensitivity(2, 1.0, 0.25)
+    assert worst[1] == k * leaf_sensitivity(1.0, 0.25)
+
+
+def test_many_one_bin_features_are_summed_without_too_many_axes():
+    """85 features of one bin (collapsed private bins): their joint table
+    had 86 axes, beyond numpy's 64, and the fit raised after the charge."""
+    n, d = 50, 85
+    binned = np.zeros((n, d), dtype=np.uint8)
+    binned[:, -1] = np.arange(n) % 2  # a last feature of two bins
+    offsets = np.concatenate([np.arange(d), [d + 1]])
+    g = on_grid(np.linspace(-1, 1, n), 1.0)
+    h = np.full(n, 0.25)
+    sums = exact_level_histograms(binned, offsets, np.zeros(n, int), 1, g, h)
+    expected = brute_force_histograms_for(binned, offsets, g, h)
+    np.testing.assert_array_equal(sums[:, 0], expected)
+
+
+def brute_force_histograms_for(binned, offsets, g, h):
+    out = np.zeros((2, offsets[-1]))
+    for row in range(binned.shape[0]):
+        for j in range(binned.shape[1]):
+            out[0, offsets[j] + binned[row, j]] += g[row]
+            out[1, offsets[j] + binned[row, j]] += h[row]
+    return out

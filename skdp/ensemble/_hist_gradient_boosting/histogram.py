@@ -117,12 +117,21 @@ class JointBins:
         return sums
 
 
+#: The most features in one group: its joint table has one axis per feature
+#: plus the node axis, and numpy arrays have at most 64 axes (features of one
+#: bin, e.g. collapsed private bins, would otherwise join one group without
+#: end: 85 of them raised after the charge).
+MAX_GROUP_FEATURES = 32
+
+
 def _consecutive_groups(widths, cap):
-    """Runs of consecutive features with at most ``cap`` joint bins (a
-    feature with more bins is a group alone)."""
+    """Runs of consecutive features with at most ``cap`` joint bins and at
+    most ``MAX_GROUP_FEATURES`` features (a feature with more bins is a
+    group alone)."""
     groups, size = [], cap + 1
     for j, width in enumerate(widths):
-        if size * width > cap:
+        full = bool(groups) and len(groups[-1]) >= MAX_GROUP_FEATURES
+        if size * width > cap or full:
             groups.append([])
             size = 1
         groups[-1].append(j)
