@@ -372,3 +372,56 @@ def test_noise_beyond_the_sampler_is_refused_before_the_charge(bounds):
     with pytest.raises(ValueError, match="Nothing was charged"):
         clf.fit(X, y)
     assert not acc.entries
+
+
+@pytest.mark.parametrize(
+    "params,groups,match",
+    [
+        ({"classes": [0, 1]}, True, "max_rows_per_group is None"),
+        ({"classes": [0, 1], "max_rows_per_group": 2}, False, "got no groups"),
+        ({"max_rows_per_group": 2}, True, "label set must be public"),
+    ],
+)
+def test_groups_are_refused_before_the_charge(params, groups, match):
+    X, y = data()
+    acc = accountant()
+    clf = PrivateHistGradientBoostingClassifier(accountant=acc, **SMALL, **params)
+    with pytest.raises(ValueError, match=match):
+        clf.fit(X, y, groups=np.arange(y.size) // 3 if groups else None)
+    assert not acc.entries
+
+
+@pytest.mark.parametrize("cls", ["classifier", "regressor"])
+def test_groups_scale_every_release_by_k_and_ignore_the_row_order(monkeypatch, cls):
+    """Every release's noise multiplier is k = 3 times the row-level fit's
+    (Σ 1/r² = 1/(k R)²), the ledger names the unit, and the fit is the same
+    for the rows in another order (the bounding is order-invariant)."""
+    from skdp.linear_model import _scaling
+
+    calls = record_releases(monkeypatch)
+    real = _scaling.gaussian_release
+
+    def spy(value, sens, multiplier, *, random_state=None):  # the target range
+        calls.append((sens, multiplier))
+        return real(value, sens, multiplier, random_state=random_state)
+
+    monkeypatch.setattr(_scaling, "gaussian_release", spy)
+    X, y = data(900)
+    groups = np.arange(y.size) % 150  # 6 rows each, 3 kept
+    make = {
+        "classifier": lambda: PrivateHistGradientBoostingClassifier(
+            classes=[0, 1], **SMALL
+        ),
+        "regressor": lambda: PrivateHistGradientBoostingRegressor(**SMALL),
+    }[cls]
+    acc = accountant()
+    common = {"max_rows_per_group": 3, "random_state": 0, "accountant": acc}
+    est = make().set_params(**common).fit(X, y, groups=groups)
+    charged = gaussian_fit_cost(1.0, 1e-6).noise_multiplier
+    inverse = sum(1 / r**2 for _, r in calls)
+    assert inverse == pytest.approx(1 / (3 * charged) ** 2, rel=1e-9)
+    assert "group of <= 3 rows" in acc.entries[-1].label
+    order = np.random.default_rng(1).permutation(y.size)
+    again = make().set_params(**common).fit(X[order], y[order], groups=groups[order])
+    predict = "decision_function" if cls == "classifier" else "predict"
+    np.testing.assert_array_equal(getattr(est, predict)(X), getattr(again, predict)(X))

@@ -13,7 +13,8 @@ Twins the audit must catch: the leaf sums of a regressor whose target is not
 clipped to its bounds (a leaf without clipping); every release calibrated to
 the whole budget (a round's levels and leaves not composed); a level of
 ``max_features < 1`` that releases every feature at the sensitivity of the
-sampled ones.
+sampled ones; a fit with groups whose bounding to ``max_rows_per_group``
+rows is skipped.
 """
 
 import numpy as np
@@ -37,6 +38,7 @@ from skdp.mechanisms import (
     gaussian_noise_multipliers,
     gaussian_release,
 )
+from skdp.utils._privacy_unit import PrivacyUnit
 
 EPS, DELTA = 1.0, 1e-6
 MARGIN = 0.25
@@ -161,5 +163,57 @@ def test_sampled_features_pass_and_all_features_twin_is_caught():
     mech, d0, d1 = sampled_level()
     assert_dp(mech, d0, d1, EPS, DELTA, **FAST)
     twin, d0, d1 = sampled_level("all features")
+    bad = audit_mechanism(twin, d0, d1, delta=DELTA, **FAST)
+    assert bad.epsilon_lower_bound > EPS + MARGIN, str(bad)
+
+
+K = 2  # rows kept per group
+
+
+def grouped_round(skip_bounding=False):
+    """One round of the regressor with groups of at most K rows: D1 adds a
+    group of 5K rows at the worst case (the target far outside its bounds);
+    the fit keeps K of them (PrivacyUnit.bound) and its multipliers are K
+    times a row's. Twin: the bounding skipped (all 5K rows kept, the noise
+    still for K)."""
+    est = PrivateHistGradientBoostingRegressor(max_iter=1, max_depth=1)
+    ratios = K * gaussian_noise_multipliers(EPS, DELTA, est._shares([]))
+    binned, y = neighbours()[0]
+    d0 = (binned, y, np.arange(y.size))
+    extra = np.ones((5 * K, 1), dtype=np.uint8)
+    d1 = (
+        np.vstack([binned, extra]),
+        np.append(y, [-1e3 * HIGH] * (5 * K)),
+        np.append(d0[2], [99] * (5 * K)),
+    )
+    kept = {}
+    for data in (d0, d1):
+        unit = PrivacyUnit(data[2], K)
+        columns = (
+            data[:2] if skip_bounding else unit.bound(check_random_source(0), *data[:2])
+        )
+        kept[id(data)] = release_sums(columns, "correct")
+    sens = kept[id(d0)][1]
+
+    def mech(data, random_state, n_runs):
+        source = check_random_source(random_state)
+        stat = np.zeros(n_runs)
+        for k, ratio in enumerate(ratios):
+            i = 0 if k == 0 else 2 - k % 2
+            a, b = kept[id(d0)][0][i], kept[id(d1)][0][i]
+            noisy = gaussian_release(
+                np.tile(kept[id(data)][0][i], (n_runs, 1)), sens[i], ratio,
+                random_state=source,
+            )  # fmt: skip
+            stat += (noisy - (a + b) / 2) @ (b - a) / (ratio * sens[i]) ** 2
+        return stat
+
+    return mech, d0, d1
+
+
+def test_grouped_round_passes_and_skipped_bounding_twin_is_caught():
+    mech, d0, d1 = grouped_round()
+    assert_dp(mech, d0, d1, EPS, DELTA, **FAST)
+    twin, d0, d1 = grouped_round(skip_bounding=True)
     bad = audit_mechanism(twin, d0, d1, delta=DELTA, **FAST)
     assert bad.epsilon_lower_bound > EPS + MARGIN, str(bad)

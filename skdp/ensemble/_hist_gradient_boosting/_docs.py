@@ -58,6 +58,23 @@ _NOTES = r"""
     :meth:`_fit_cost` is exactly what ``fit`` charges. After the charge no
     branch, warning or exception depends on the data.
 
+    **Groups (user-level privacy).** With ``groups`` and
+    ``max_rows_per_group = k``, neighbours add or remove one whole group,
+    which first keeps at most ``k`` rows by a rule on its own rows only
+    (:func:`~skdp.utils._groups.kept_rows`). Its kept rows may lie in
+    different nodes, leaves, bins and cells, each moving a release by at
+    most a row's L2 sensitivity above, so the group moves each by at most
+    ``k`` times it (triangle inequality; attained by ``k`` equal rows at
+    the bounds): every noise multiplier is ``k`` times a row's, the route
+    of scaled sensitivities (every release is a Gaussian sum of bounded
+    per-row terms; the splits and leaf values stay post-processing, with
+    the noise allowances of ``λ`` scaled alike). The label set must be
+    public with groups (``classes=[...]``); private bins and the
+    regressor's private target range are released for the group (their
+    counts move by at most ``k`` per feature). Brute-forced with several
+    rows per group in ``tests/ensemble/test_histogram.py`` and audited
+    against a twin that skips the bounding.
+
     **Private bins** (``feature_bounds=None``). Every double lies in one
     cell of a public grid: its sign, binary exponent (clamped to
     ``[-32, 32)``) and three leading significand bits, 8 cells per binade.
@@ -178,7 +195,12 @@ _PARAMS = """    epsilon : float, default=1.0
 default=None
         Public ``(lower, upper)`` per feature: ``max_bins`` equal-width bins
         between them, free (values outside fall in the end bins). ``None``
-        releases quantile bins privately (see Notes)."""
+        releases quantile bins privately (see Notes).
+    max_rows_per_group : int, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (user-level privacy): each group keeps at most ``k`` of its rows and
+        every release's noise is ``k`` times a row's (see Notes). None: the
+        unit is one row."""
 
 _ATTRS = """    n_iter_ : int
         Number of rounds (``max_iter``).
@@ -194,8 +216,28 @@ _ATTRS = """    n_iter_ : int
         Names of features seen during ``fit``, for string column names."""
 
 
+_SCORE = """The model's default score on ``(X, y)`` (not private: it reads ``y``).
+
+        {kind}. On private rows the score is a release: exact, and charged
+        to no accountant; evaluate privately with :mod:`skdp.metrics` (see
+        :ref:`evaluating`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+
+
 def write_docstrings(classifier, regressor):
     """Set the two estimators' docstrings (they share most of it)."""
+    classifier.score.__doc__ = _SCORE.format(kind="Accuracy")
+    regressor.score.__doc__ = _SCORE.format(kind="R²")
     classifier.__doc__ = f"""Differentially private
     histogram gradient boosting for classification.
 
