@@ -18,7 +18,6 @@ rows is skipped.
 """
 
 import numpy as np
-import pytest
 
 from skdp.audit import assert_dp, audit_mechanism
 from skdp.ensemble import PrivateHistGradientBoostingRegressor
@@ -156,9 +155,6 @@ def sampled_level(variant="correct"):
     return mech, d0, d1
 
 
-@pytest.mark.slow  # about 9 s; the unmarked fast checks of the same guarantee:
-# test_histogram's brute-forced sampled sensitivity and test_gradient_boosting's
-# composition of the sampled releases to the charged Gaussian
 def test_sampled_features_pass_and_all_features_twin_is_caught():
     mech, d0, d1 = sampled_level()
     assert_dp(mech, d0, d1, EPS, DELTA, **FAST)
