@@ -1,14 +1,14 @@
 """Defaults and design of the private histogram gradient boosting, measured.
 
 For each candidate setting of ``PrivateHistGradientBoostingClassifier``
-(``max_bins``, ``max_depth``, ``max_iter``, ``learning_rate``), the median
-accuracy and ROC AUC over seeds at ε = 1 (δ = 1e-6, public label set,
-private bins) on four real tables: UCI Adult (14 columns, categoricals as
-their sorted category codes, a public schema), scikit-learn's breast cancer,
-statsmodels' ``fair`` and ISLP's ``Default`` (``benchmarks/_real_tables.py``);
-one split each (``test_size=0.25, random_state=0``). Reference rows:
-``PrivateLogisticRegression`` at the same ε and non-private
-``HistGradientBoostingClassifier``.
+(``max_bins``, ``max_depth``, ``max_iter``, ``learning_rate``,
+``max_features``), the median accuracy and ROC AUC over seeds at ε = 1 (δ =
+1e-6, public label set, private bins) on four real tables: UCI Adult (14
+columns, categoricals as their sorted category codes, a public schema),
+scikit-learn's breast cancer, statsmodels' ``fair`` and ISLP's ``Default``
+(``benchmarks/_real_tables.py``); one split each (``test_size=0.25,
+random_state=0``). Reference rows: ``PrivateLogisticRegression`` at the same
+ε and non-private ``HistGradientBoostingClassifier``.
 
 Reproduce::
 
@@ -36,20 +36,26 @@ from skdp.linear_model import PrivateLogisticRegression
 ADULT = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "adult.csv.gz"
 DELTA = 1e-6
 CANDIDATES = {
-    "bins 8, depth 3, 30 x 0.3": dict(
-        max_bins=8, max_depth=3, max_iter=30, learning_rate=0.3
+    "bins 8, depth 3, 30 x 0.3, features 0.3 (the defaults)": dict(
+        max_bins=8, max_depth=3, max_iter=30, learning_rate=0.3, max_features=0.3
     ),
-    "bins 8, depth 2, 30 x 0.5": dict(
-        max_bins=8, max_depth=2, max_iter=30, learning_rate=0.5
+    "bins 8, depth 3, 30 x 0.3, every feature (the old defaults)": dict(
+        max_bins=8, max_depth=3, max_iter=30, learning_rate=0.3, max_features=1.0
     ),
-    "bins 8, depth 3, 50 x 0.3": dict(
-        max_bins=8, max_depth=3, max_iter=50, learning_rate=0.3
+    "bins 8, depth 3, 30 x 0.3, features 0.5": dict(
+        max_bins=8, max_depth=3, max_iter=30, learning_rate=0.3, max_features=0.5
     ),
-    "bins 16, depth 3, 30 x 0.3": dict(
-        max_bins=16, max_depth=3, max_iter=30, learning_rate=0.3
+    "bins 8, depth 3, 50 x 0.3, features 0.15": dict(
+        max_bins=8, max_depth=3, max_iter=50, learning_rate=0.3, max_features=0.15
     ),
-    "bins 32, depth 4, 50 x 0.3": dict(
-        max_bins=32, max_depth=4, max_iter=50, learning_rate=0.3
+    "bins 8, depth 2, 30 x 0.5, features 0.3": dict(
+        max_bins=8, max_depth=2, max_iter=30, learning_rate=0.5, max_features=0.3
+    ),
+    "bins 8, depth 2, 50 x 0.5, features 0.3": dict(
+        max_bins=8, max_depth=2, max_iter=50, learning_rate=0.5, max_features=0.3
+    ),
+    "bins 16, depth 3, 30 x 0.3, features 0.3": dict(
+        max_bins=16, max_depth=3, max_iter=30, learning_rate=0.3, max_features=0.3
     ),
 }
 

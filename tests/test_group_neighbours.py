@@ -81,6 +81,13 @@ GROUP_ESTIMATORS = [
         max_rows_per_group=K,
     ),
     skdp.PrivateKMeans(2, bounds=(-1e300, 1e300), max_rows_per_group=K),
+    # boosting (area: skdp/ensemble/_hist_gradient_boosting)
+    skdp.PrivateHistGradientBoostingClassifier(
+        epsilon=10.0, classes=[0, 1], max_iter=2, max_depth=2, max_rows_per_group=K
+    ),
+    skdp.PrivateHistGradientBoostingRegressor(
+        epsilon=10.0, max_iter=2, max_depth=2, max_rows_per_group=K
+    ),
 ]
 
 

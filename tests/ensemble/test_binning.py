@@ -130,3 +130,33 @@ def test_every_nonzero_value_below_the_grid_is_in_the_first_cell_of_its_sign():
     assert grid_cells(below).tolist() == [zero + 1] * below.size
     assert grid_cells(-below).tolist() == [zero - 1] * below.size
     assert grid_cells(np.array([0.0, -0.0])).tolist() == [zero, zero]
+
+
+def test_a_fit_reads_each_value_s_grid_cell_once(monkeypatch):
+    """The private bins' counts and the binned X share one cell table:
+    grid_cells runs once per feature (it ran twice: counts, then bins), and
+    binning from the table is binning from the values."""
+    from skdp import BudgetAccountant
+    from skdp.ensemble import PrivateHistGradientBoostingClassifier
+
+    calls = []
+    real = binning.grid_cells
+
+    def count(values):
+        calls.append(values.shape)
+        return real(values)
+
+    monkeypatch.setattr(binning, "grid_cells", count)
+    rng = np.random.default_rng(0)
+    X = rng.lognormal(size=(3000, 3)) * np.array([1.0, -1e-6, 1e6])
+    y = (X[:, 0] > 1).astype(int)
+    clf = PrivateHistGradientBoostingClassifier(
+        1e3, classes=[0, 1], max_iter=1, max_depth=1, random_state=0,
+        accountant=BudgetAccountant(delta=0.5),
+    ).fit(X, y)  # fmt: skip
+    assert calls == [(3000,)] * 3
+    mapper = clf._bin_mapper
+    np.testing.assert_array_equal(
+        mapper.transform(X, binning.grid_cell_table(X)), mapper.transform(X)
+    )
+    assert mapper.n_bins.min() > 1

@@ -77,7 +77,7 @@ def test_releases_compose_to_the_charged_gaussian(monkeypatch, n_classes, bounds
     that was charged; a round's levels or trees not composed would exceed it."""
     calls = record_releases(monkeypatch)
     X, y = data(600, classes=n_classes)
-    params = {**SMALL, "max_depth": 3}
+    params = {**SMALL, "max_depth": 3, "max_features": 1.0}
     clf = PrivateHistGradientBoostingClassifier(
         classes=list(range(n_classes)),
         feature_bounds=bounds,
@@ -93,6 +93,26 @@ def test_releases_compose_to_the_charged_gaussian(monkeypatch, n_classes, bounds
     level = [s for s, _ in calls if s == pytest.approx(math.sqrt(d * (1 + 1 / 16)))]
     assert len(level) == trees * params["max_depth"]
     assert clf.n_trees_per_iteration_ == (1 if n_classes == 2 else n_classes)
+
+
+def test_sampled_features_lower_the_level_sensitivity_not_the_charge(monkeypatch):
+    """max_features=0.5 of 4 features: every level is released at
+    sqrt(2 (1 + 1/16)) (two features per node), the releases still compose
+    to the charged Gaussian, and fit_cost is unchanged."""
+    calls = record_releases(monkeypatch)
+    X, y = data(600)
+    acc = accountant()
+    clf = PrivateHistGradientBoostingClassifier(
+        classes=[0, 1], max_features=0.5, accountant=acc, random_state=0, **SMALL
+    )
+    assert fit_cost(clf) == fit_cost(clf.set_params(max_features=1.0))
+    clf.set_params(max_features=0.5).fit(X, y)
+    level = [s for s, _ in calls if s == pytest.approx(math.sqrt(2 * (1 + 1 / 16)))]
+    assert len(level) == SMALL["max_iter"] * SMALL["max_depth"]
+    assert not [s for s, _ in calls if s == pytest.approx(math.sqrt(4 * 17 / 16))]
+    charged = gaussian_fit_cost(1.0, 1e-6).noise_multiplier
+    assert sum(1 / r**2 for _, r in calls) == pytest.approx(1 / charged**2, rel=1e-9)
+    assert tuple(acc.total()) == pytest.approx((1.0, 1e-6), rel=1e-15)
 
 
 def test_regressor_releases_compose_with_a_private_target_range(monkeypatch):
@@ -217,6 +237,7 @@ def test_negligible_noise_is_scikit_learns_boosting_on_the_same_bins():
     X, y = data(6000, seed=3)
     train, test = slice(0, 4000), slice(4000, None)
     params = {"max_iter": 20, "max_depth": 3, "learning_rate": 0.3, "max_bins": 16}
+    params["max_features"] = 1.0  # scikit-learn's default (no sampling)
     clf = PrivateHistGradientBoostingClassifier(
         epsilon=1e7,
         classes=[0, 1],
@@ -244,6 +265,7 @@ def test_negligible_noise_regressor_is_scikit_learns_on_the_same_bins():
     X = rng.uniform(-3, 3, size=(3000, 3))
     y = np.sin(X[:, 0]) + 0.5 * X[:, 1]
     params = {"max_iter": 30, "max_depth": 3, "learning_rate": 0.3, "max_bins": 16}
+    params["max_features"] = 1.0  # scikit-learn's default (no sampling)
     reg = PrivateHistGradientBoostingRegressor(
         epsilon=1e7,
         target_bounds=(-3, 3),
@@ -350,3 +372,56 @@ def test_noise_beyond_the_sampler_is_refused_before_the_charge(bounds):
     with pytest.raises(ValueError, match="Nothing was charged"):
         clf.fit(X, y)
     assert not acc.entries
+
+
+@pytest.mark.parametrize(
+    "params,groups,match",
+    [
+        ({"classes": [0, 1]}, True, "max_rows_per_group is None"),
+        ({"classes": [0, 1], "max_rows_per_group": 2}, False, "got no groups"),
+        ({"max_rows_per_group": 2}, True, "label set must be public"),
+    ],
+)
+def test_groups_are_refused_before_the_charge(params, groups, match):
+    X, y = data()
+    acc = accountant()
+    clf = PrivateHistGradientBoostingClassifier(accountant=acc, **SMALL, **params)
+    with pytest.raises(ValueError, match=match):
+        clf.fit(X, y, groups=np.arange(y.size) // 3 if groups else None)
+    assert not acc.entries
+
+
+@pytest.mark.parametrize("cls", ["classifier", "regressor"])
+def test_groups_scale_every_release_by_k_and_ignore_the_row_order(monkeypatch, cls):
+    """Every release's noise multiplier is k = 3 times the row-level fit's
+    (Σ 1/r² = 1/(k R)²), the ledger names the unit, and the fit is the same
+    for the rows in another order (the bounding is order-invariant)."""
+    from skdp.linear_model import _scaling
+
+    calls = record_releases(monkeypatch)
+    real = _scaling.gaussian_release
+
+    def spy(value, sens, multiplier, *, random_state=None):  # the target range
+        calls.append((sens, multiplier))
+        return real(value, sens, multiplier, random_state=random_state)
+
+    monkeypatch.setattr(_scaling, "gaussian_release", spy)
+    X, y = data(900)
+    groups = np.arange(y.size) % 150  # 6 rows each, 3 kept
+    make = {
+        "classifier": lambda: PrivateHistGradientBoostingClassifier(
+            classes=[0, 1], **SMALL
+        ),
+        "regressor": lambda: PrivateHistGradientBoostingRegressor(**SMALL),
+    }[cls]
+    acc = accountant()
+    common = {"max_rows_per_group": 3, "random_state": 0, "accountant": acc}
+    est = make().set_params(**common).fit(X, y, groups=groups)
+    charged = gaussian_fit_cost(1.0, 1e-6).noise_multiplier
+    inverse = sum(1 / r**2 for _, r in calls)
+    assert inverse == pytest.approx(1 / (3 * charged) ** 2, rel=1e-9)
+    assert "group of <= 3 rows" in acc.entries[-1].label
+    order = np.random.default_rng(1).permutation(y.size)
+    again = make().set_params(**common).fit(X[order], y[order], groups=groups[order])
+    predict = "decision_function" if cls == "classifier" else "predict"
+    np.testing.assert_array_equal(getattr(est, predict)(X), getattr(again, predict)(X))

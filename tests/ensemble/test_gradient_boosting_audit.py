@@ -11,7 +11,10 @@ regressor, a target a thousand times outside its bounds.
 
 Twins the audit must catch: the leaf sums of a regressor whose target is not
 clipped to its bounds (a leaf without clipping); every release calibrated to
-the whole budget (a round's levels and leaves not composed).
+the whole budget (a round's levels and leaves not composed); a level of
+``max_features < 1`` that releases every feature at the sensitivity of the
+sampled ones; a fit with groups whose bounding to ``max_rows_per_group``
+rows is skipped.
 """
 
 import numpy as np
@@ -25,6 +28,8 @@ from skdp.ensemble._hist_gradient_boosting.grower import (
 from skdp.ensemble._hist_gradient_boosting.histogram import (
     exact_level_histograms,
     level_sensitivity,
+    release_level_histograms,
+    sampled_features,
 )
 from skdp.ensemble._hist_gradient_boosting.loss import SquaredError, on_grid
 from skdp.mechanisms import (
@@ -32,6 +37,7 @@ from skdp.mechanisms import (
     gaussian_noise_multipliers,
     gaussian_release,
 )
+from skdp.utils._privacy_unit import PrivacyUnit
 
 EPS, DELTA = 1.0, 1e-6
 MARGIN = 0.25
@@ -109,5 +115,101 @@ def test_boosting_round_passes_and_leaf_without_clipping_twin_is_caught():
 
 def test_releases_not_composed_twin_is_caught():
     twin, d0, d1 = round_releases("not composed", n_rounds=12)
+    bad = audit_mechanism(twin, d0, d1, delta=DELTA, **FAST)
+    assert bad.epsilon_lower_bound > EPS + MARGIN, str(bad)
+
+
+N_FEATURES = 12  # one public bin per feature; one feature sampled per node
+
+
+def sampled_level(variant="correct"):
+    """One level of ``max_features=1/12``: the root releases the sums of its
+    one sampled feature at the sensitivity of one feature, with the whole
+    budget. Twin: every feature released at that sensitivity (the sampling
+    claimed but not done)."""
+    offsets = np.arange(N_FEATURES + 1)
+    ratio = gaussian_noise_multipliers(EPS, DELTA, [1.0])[0]
+    sens = level_sensitivity(1, 1.0, 0.25)
+    d0 = (np.zeros((2, N_FEATURES), dtype=np.uint8), np.array([0.5, -0.5]))
+    d1 = (np.zeros((3, N_FEATURES), dtype=np.uint8), np.array([0.5, -0.5, -1.0]))
+
+    def sums(data):
+        binned, g = data
+        h = np.full(g.size, 0.25)
+        node = np.zeros(g.size, dtype=int)
+        return exact_level_histograms(binned, offsets, node, 1, g, h)
+
+    a, b = sums(d0), sums(d1)
+
+    def mech(data, random_state, n_runs):
+        source = check_random_source(random_state)
+        value = np.repeat(sums(data), n_runs, axis=1)  # one node per run
+        mask = sampled_features(n_runs, N_FEATURES, 1, source)
+        columns = mask
+        released = None if variant == "all features" else columns
+        noisy = release_level_histograms(value, sens, ratio, source, released)
+        shown = columns if released is not None else np.ones_like(columns)
+        weight = ((b - a) / (ratio * sens) ** 2) * shown
+        return np.sum((noisy - (a + b) / 2) * weight, axis=(0, 2))
+
+    return mech, d0, d1
+
+
+def test_sampled_features_pass_and_all_features_twin_is_caught():
+    mech, d0, d1 = sampled_level()
+    assert_dp(mech, d0, d1, EPS, DELTA, **FAST)
+    twin, d0, d1 = sampled_level("all features")
+    bad = audit_mechanism(twin, d0, d1, delta=DELTA, **FAST)
+    assert bad.epsilon_lower_bound > EPS + MARGIN, str(bad)
+
+
+K = 2  # rows kept per group
+
+
+def grouped_round(skip_bounding=False):
+    """One round of the regressor with groups of at most K rows: D1 adds a
+    group of 5K rows at the worst case (the target far outside its bounds);
+    the fit keeps K of them (PrivacyUnit.bound) and its multipliers are K
+    times a row's. Twin: the bounding skipped (all 5K rows kept, the noise
+    still for K)."""
+    est = PrivateHistGradientBoostingRegressor(max_iter=1, max_depth=1)
+    ratios = K * gaussian_noise_multipliers(EPS, DELTA, est._shares([]))
+    binned, y = neighbours()[0]
+    d0 = (binned, y, np.arange(y.size))
+    extra = np.ones((5 * K, 1), dtype=np.uint8)
+    d1 = (
+        np.vstack([binned, extra]),
+        np.append(y, [-1e3 * HIGH] * (5 * K)),
+        np.append(d0[2], [99] * (5 * K)),
+    )
+    kept = {}
+    for data in (d0, d1):
+        unit = PrivacyUnit(data[2], K)
+        columns = (
+            data[:2] if skip_bounding else unit.bound(check_random_source(0), *data[:2])
+        )
+        kept[id(data)] = release_sums(columns, "correct")
+    sens = kept[id(d0)][1]
+
+    def mech(data, random_state, n_runs):
+        source = check_random_source(random_state)
+        stat = np.zeros(n_runs)
+        for k, ratio in enumerate(ratios):
+            i = 0 if k == 0 else 2 - k % 2
+            a, b = kept[id(d0)][0][i], kept[id(d1)][0][i]
+            noisy = gaussian_release(
+                np.tile(kept[id(data)][0][i], (n_runs, 1)), sens[i], ratio,
+                random_state=source,
+            )  # fmt: skip
+            stat += (noisy - (a + b) / 2) @ (b - a) / (ratio * sens[i]) ** 2
+        return stat
+
+    return mech, d0, d1
+
+
+def test_grouped_round_passes_and_skipped_bounding_twin_is_caught():
+    mech, d0, d1 = grouped_round()
+    assert_dp(mech, d0, d1, EPS, DELTA, **FAST)
+    twin, d0, d1 = grouped_round(skip_bounding=True)
     bad = audit_mechanism(twin, d0, d1, delta=DELTA, **FAST)
     assert bad.epsilon_lower_bound > EPS + MARGIN, str(bad)

@@ -15,6 +15,8 @@ from skdp.ensemble._hist_gradient_boosting.grower import (
     leaf_sensitivity,
 )
 from skdp.ensemble._hist_gradient_boosting.loss import on_grid
+from skdp.ensemble._hist_gradient_boosting.splitting import NO_SPLIT
+from skdp.mechanisms import check_random_source
 
 
 def greedy_reference(binned, g, h, depth, lam, lr):
@@ -101,9 +103,9 @@ def test_one_release_per_level_and_one_for_the_leaves(monkeypatch):
     calls = []
     real = grower.release_level_histograms
 
-    def count_levels(sums, sens, multiplier, source):
+    def count_levels(sums, sens, multiplier, source, columns=None):
         calls.append(("level", sums.shape, sens, multiplier))
-        return real(sums, sens, multiplier, source)
+        return real(sums, sens, multiplier, source, columns)
 
     monkeypatch.setattr(grower, "release_level_histograms", count_levels)
     rng = np.random.default_rng(0)
@@ -135,3 +137,34 @@ def test_deep_noise_free_tree_is_the_greedy_tree():
     values, ref_leaf = greedy_reference(binned, g, h, 6, 0.5 + MIN_HESSIAN, 0.1)
     np.testing.assert_allclose(tree.predict_binned(binned), values[ref_leaf])
     np.testing.assert_array_equal(tree.leaf_of(binned), leaf)
+
+
+def test_each_node_splits_on_one_of_its_sampled_features(monkeypatch):
+    """max_features: a node's split (noise-free here, so the greedy one over
+    its sampled features) is on a feature the node sampled; the gain of
+    the others is never looked at."""
+    masks = []
+    real = grower.sampled_features
+
+    def record(n_nodes, d, m, source):
+        mask = real(n_nodes, d, m, source)
+        masks.append(mask)
+        return mask
+
+    monkeypatch.setattr(grower, "sampled_features", record)
+    rng = np.random.default_rng(3)
+    n = 400
+    binned = rng.integers(0, 4, (n, 4)).astype(np.uint8)
+    g = on_grid(np.tanh(binned.sum(axis=1) - 6.0 + rng.normal(size=n)), 1.0)
+    h = on_grid(rng.uniform(0, 0.25, n), 0.25)
+    plan = TreePlan(3, None, None, 1.0, 0.25, 0.5, 0.1, max_features=1)
+    tree, _ = grow_tree(binned, np.arange(0, 17, 4), g, h, plan, check_random_source(0))
+    assert [m.shape for m in masks] == [(1, 4), (2, 4), (4, 4)]
+    splits = 0
+    for mask, feature, threshold in zip(
+        masks, tree.features, tree.thresholds, strict=True
+    ):
+        split = threshold < NO_SPLIT
+        assert np.all(mask[np.flatnonzero(split), feature[split]])
+        splits += split.sum()
+    assert splits == 7  # every node found a useful split on its one feature

@@ -187,7 +187,7 @@ def test_label_set_of_max_classes_is_in_the_run_time_plan(monkeypatch):
 def test_private_bins_of_too_many_features_are_refused_before_the_charge(
     monkeypatch,
 ):
-    monkeypatch.setattr(gb_module, "cell_counts", _no_tree)
+    monkeypatch.setattr(gb_module, "release_private_bins", _no_tree)
     d = (1 << 24) // N_CELLS + 1
     X = np.zeros((2, d))
     acc = _acc()

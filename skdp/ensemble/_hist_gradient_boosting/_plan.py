@@ -4,7 +4,10 @@ refusals that must happen before the charge."""
 import numpy as np
 
 from skdp.ensemble._hist_gradient_boosting.binning import N_CELLS
-from skdp.ensemble._hist_gradient_boosting.grower import leaf_sensitivity
+from skdp.ensemble._hist_gradient_boosting.grower import (
+    leaf_sensitivity,
+    sampled_per_node,
+)
 from skdp.ensemble._hist_gradient_boosting.histogram import level_sensitivity
 from skdp.ensemble._hist_gradient_boosting.loss import MAX_ROWS
 from skdp.linear_model._release import check_release_plan
@@ -130,7 +133,9 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss, targe
         ),
         (
             "deepest histograms",
-            level_sensitivity(d, loss.g_max, loss.h_max),
+            level_sensitivity(
+                sampled_per_node(estimator.max_features, d), loss.g_max, loss.h_max
+            ),
             level,
             2 * width << (estimator.max_depth - 1),
         ),

@@ -26,8 +26,10 @@ __all__ = [
     "cell_counts",
     "cell_lower_edges",
     "cuts_from_counts",
+    "grid_cell_table",
     "grid_cells",
     "release_cell_counts",
+    "release_private_bins",
     "warn_collapsed_bins",
 ]
 
@@ -86,17 +88,29 @@ def cell_lower_edges():
     return np.concatenate([-high[::-1], [0.0], low])
 
 
-def cell_counts(X):
+def grid_cell_table(X):
+    """:func:`grid_cells` of every value as uint16 (``N_CELLS < 2**16``),
+    shape ``(n, d)``, Fortran order: a fit computes it once, for its cell
+    counts and its bins (a quarter of ``X``'s memory)."""
+    cells = np.empty(X.shape, dtype=np.uint16, order="F")
+    for j in range(X.shape[1]):
+        cells[:, j] = grid_cells(X[:, j])
+    return cells
+
+
+def cell_counts(X, cells=None):
     """Exact row counts of every (feature, cell), shape ``(d, N_CELLS)``.
 
     **Sensitivity (add/remove one row).** A row falls in exactly one cell of
     each feature: the counts move by 1 in ``d`` places, L2 norm ``sqrt(d)``.
-    Integer counts (int64), exact for any number of rows.
+    Integer counts (int64), exact for any number of rows. ``cells``:
+    :func:`grid_cell_table` of ``X`` when the caller has it.
     """
     d = X.shape[1]
     counts = np.zeros((d, N_CELLS), dtype=np.int64)
     for j in range(d):
-        counts[j] = np.bincount(grid_cells(X[:, j]), minlength=N_CELLS)
+        column = grid_cells(X[:, j]) if cells is None else cells[:, j]
+        counts[j] = np.bincount(column, minlength=N_CELLS)
     return counts
 
 
@@ -139,6 +153,18 @@ def cuts_from_counts(noisy, noise_sd, max_bins):
         last = last[last < np.flatnonzero(mass)[-1]]  # no empty last bin
         cuts.append(np.unique(last + 1))
     return cuts
+
+
+def release_private_bins(X, multiplier, max_bins, source):
+    """Private bins and ``X`` binned on them: the cell counts released
+    (:func:`release_cell_counts`), the cuts by the public rule
+    (:func:`cuts_from_counts`); each value's cell is computed once, for its
+    count and its bin (:func:`grid_cell_table`)."""
+    cells = grid_cell_table(X)
+    noisy = release_cell_counts(cell_counts(X, cells), multiplier, source)
+    noise_sd = multiplier * np.sqrt(X.shape[1])
+    mapper = BinMapper(cuts=cuts_from_counts(noisy, noise_sd, max_bins))
+    return mapper, mapper.transform(X, cells)
 
 
 def warn_collapsed_bins(name):
@@ -218,14 +244,17 @@ class BinMapper:
             dtype
         )
 
-    def transform(self, X):
+    def transform(self, X, cells=None):
         """Bin indices of ``X`` (finite), shape ``(n, d)``, Fortran order
-        (the histograms read one feature at a time)."""
+        (the histograms read one feature at a time). ``cells``:
+        :func:`grid_cell_table` of ``X`` when the caller has it (private
+        bins read a value's cell only)."""
         dtype = np.uint8 if self.n_bins.max() <= 256 else np.uint16
         out = np.empty(X.shape, dtype=dtype, order="F")
         for j in range(X.shape[1]):
             if self.edges is not None:
                 out[:, j] = bin_indices(X[:, j], np.asarray(self.edges[j], dtype=float))
             else:
-                out[:, j] = self._cell_bins(j, dtype)[grid_cells(X[:, j])]
+                column = grid_cells(X[:, j]) if cells is None else cells[:, j]
+                out[:, j] = self._cell_bins(j, dtype)[column]
         return out

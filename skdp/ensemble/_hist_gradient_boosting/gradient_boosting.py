@@ -1,5 +1,6 @@
 """Private histogram gradient boosting: the estimators, thin over the stages."""
 
+from collections import deque
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,9 +25,7 @@ from skdp.ensemble._hist_gradient_boosting._plan import (
 )
 from skdp.ensemble._hist_gradient_boosting.binning import (
     BinMapper,
-    cell_counts,
-    cuts_from_counts,
-    release_cell_counts,
+    release_private_bins,
     warn_collapsed_bins,
 )
 from skdp.ensemble._hist_gradient_boosting.grower import (
@@ -42,11 +41,12 @@ from skdp.ensemble._hist_gradient_boosting.loss import (
     release_baseline,
 )
 from skdp.ensemble._hist_gradient_boosting.predictor import staged_raw_scores
-from skdp.linear_model._release import gaussian_fit_cost
+from skdp.linear_model._release import gaussian_fit_cost, unit_multipliers
 from skdp.linear_model._target_range import TARGET_SHARE, release_target_range
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.mechanisms._labels import LabelPlan
 from skdp.utils._cells import as_cells
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_bounds, validate_private_data
 
 __all__ = [
@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 
-class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
+class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
     """What the classifier and the regressor share: plan, bins, rounds."""
 
     _parameter_constraints = {
@@ -69,6 +69,8 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
+        "max_features": [Interval(Real, 0, 1, closed="right")],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "feature_bounds": ["array-like", None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
@@ -84,35 +86,35 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
     def _shares(self, extra_shares):
         return release_shares(extra_shares, self.max_iter, self.max_depth)
 
-    def _multipliers(self, name, d, n_trees, epsilon, delta, extra, **target):
+    def _multipliers(self, name, d, n_trees, epsilon, delta, extra, unit, **target):
         """The releases' noise multipliers, once the fit's size is accepted
-        (refused before the charge and before its shares are built)."""
+        (refused before the charge and before its shares are built); ``k``
+        times a row's for a group of ``k`` rows (see Notes)."""
         check_run_time(self, name, d, n_trees, **target)
-        return gaussian_noise_multipliers(epsilon, delta, self._shares(extra))
+        multipliers = gaussian_noise_multipliers(epsilon, delta, self._shares(extra))
+        return np.asarray(unit_multipliers(multipliers, unit.unit_rows), dtype=float)
 
     def _release_bins(self, X, mapper, multipliers, source):
-        """The bin mapper (private bins use the first multiplier)."""
+        """The bin mapper and ``X`` binned (private bins: first multiplier)."""
         if mapper is not None:
-            return mapper, multipliers
-        noisy = release_cell_counts(cell_counts(X), multipliers[0], source)
-        noise_sd = multipliers[0] * np.sqrt(X.shape[1])
-        mapper = BinMapper(cuts=cuts_from_counts(noisy, noise_sd, self.max_bins))
+            return mapper, mapper.transform(X), multipliers
+        mapper, binned = release_private_bins(X, multipliers[0], self.max_bins, source)
         self._bins_collapsed = bool(np.all(mapper.n_bins == 1))  # released
-        return mapper, multipliers[1:]
+        return mapper, binned, multipliers[1:]
 
     def _boost(self, binned, target, loss, multipliers, source):
         """The rounds: ``max_iter`` times, one tree per raw score."""
         offsets = np.concatenate([[0], np.cumsum(self._bin_mapper.n_bins)])
-        k = loss.n_trees_per_iteration
+        k, bounds = loss.n_trees_per_iteration, (loss.g_max, loss.h_max)
         self._baseline = release_baseline(loss, target, k, multipliers[0], source)
         multipliers = multipliers[1:]
         raw = np.zeros((binned.shape[0], k)) + self._baseline
         joint = joint_bins(binned, offsets, self.max_depth)
         self._predictors = []
-        per_round = self.max_depth + 1
-        for it in range(self.max_iter):
-            round_multipliers = multipliers[it * per_round : (it + 1) * per_round]
-            plan = TreePlan.of_round(self, round_multipliers, k, loss.g_max, loss.h_max)
+        step = self.max_depth + 1  # a round's releases: its levels, its leaves
+        for at in range(0, self.max_iter * step, step):
+            shares = multipliers[at : at + step]
+            plan = TreePlan.of_round(self, shares, k, *bounds, binned.shape[1])
             g, h = loss.gradients(raw, target)
             trees = []
             for c in range(k):
@@ -135,10 +137,7 @@ class _BaseBoosting(PrivateEstimatorMixin, BaseEstimator):
             yield self._offset + self._scale * raw if copy else raw
 
     def _raw(self, X):
-        stages = self._raw_stages(X, copy=False)
-        raw = next(stages)
-        for raw in stages:  # noqa: B007 (the last stage is the model)
-            pass
+        (raw,) = deque(self._raw_stages(X, copy=False), maxlen=1)  # the model
         return self._offset + self._scale * raw
 
     @property
@@ -170,7 +169,9 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         learning_rate=0.3,
         max_bins=8,
         l2_regularization=0.0,
+        max_features=0.3,
         feature_bounds=None,
+        max_rows_per_group=None,
         classes=None,
         max_classes=32,
         accountant=None,
@@ -183,7 +184,9 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         self.learning_rate = learning_rate
         self.max_bins = max_bins
         self.l2_regularization = l2_regularization
+        self.max_features = max_features
         self.feature_bounds = feature_bounds
+        self.max_rows_per_group = max_rows_per_group
         self.classes = classes
         self.max_classes = max_classes
         self.accountant = accountant
@@ -197,7 +200,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         return model if selection is None else PrivacyCost(*selection) + model
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, groups=None):
         """Charge ``(epsilon, delta)`` and fit the private model.
 
         Parameters
@@ -207,6 +210,9 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
             the charge).
         y : array-like of shape (n_samples,)
             Class labels, all in ``classes`` when it is given.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit, with ``max_rows_per_group`` and the
+            public ``classes`` (see Notes). None: one row.
 
         Returns
         -------
@@ -222,24 +228,25 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         mapper = self._bin_plan(d)
         extra = [] if mapper is not None else [BIN_SHARE]
         k = planned_trees(labels.classes, self.max_classes)
-        multipliers = self._multipliers(name, d, k, epsilon, delta, extra)
+        unit = self._privacy_unit(groups, X)
+        unit.refuse_private(self, "label set", "classes=[...]", self.classes is None)
+        multipliers = self._multipliers(name, d, k, epsilon, delta, extra, unit)
         loss = BinaryLogistic()
         check_plan(self, name, (n, d), multipliers, len(extra) + 1, k, loss)
         source = check_random_source(self.random_state)
-        self._charge(
-            [*labels.cost_items(), ("boosted trees", gaussian_fit_cost(epsilon, delta))]
-        )
+        cost = (unit.label("boosted trees"), gaussian_fit_cost(epsilon, delta))
+        self._charge([*labels.cost_items(), cost], unit=unit)
 
+        X, y = unit.bound(source, X, y)  # at most k rows per group
         classes, X, codes = keep_planned_classes(
             *labels.run(X, y, source), self.max_classes
         )
         n_classes = classes.size
         loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
-            self._bin_mapper, multipliers = self._release_bins(
+            self._bin_mapper, binned, multipliers = self._release_bins(
                 X, mapper, multipliers, source
             )
-            binned = self._bin_mapper.transform(X)
             self._boost(binned, codes, loss, multipliers, source)
         self.classes_ = classes
         self.n_trees_per_iteration_ = loss.n_trees_per_iteration
@@ -322,23 +329,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
-    def score(self, X, y, sample_weight=None):
-        """The model's default score on ``(X, y)`` (not private: it reads ``y``).
-
-        Accuracy. On private rows the score is a release: exact, and charged
-        to no accountant; evaluate privately with :mod:`skdp.metrics` (see
-        :ref:`evaluating`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        score : float
-        """
+    def score(self, X, y, sample_weight=None):  # its docstring: _docs.py
         return super().score(X, y, sample_weight=sample_weight)
 
     def staged_predict(self, X):
@@ -373,7 +364,9 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         learning_rate=0.3,
         max_bins=8,
         l2_regularization=0.0,
+        max_features=0.3,
         feature_bounds=None,
+        max_rows_per_group=None,
         target_bounds=None,
         accountant=None,
         random_state=None,
@@ -385,7 +378,9 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         self.learning_rate = learning_rate
         self.max_bins = max_bins
         self.l2_regularization = l2_regularization
+        self.max_features = max_features
         self.feature_bounds = feature_bounds
+        self.max_rows_per_group = max_rows_per_group
         self.target_bounds = target_bounds
         self.accountant = accountant
         self.random_state = random_state
@@ -394,7 +389,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         return gaussian_fit_cost(self.epsilon, self.delta)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, groups=None):
         """Charge ``(epsilon, delta)`` and fit the private model.
 
         Parameters
@@ -404,6 +399,9 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
             the charge).
         y : array-like of shape (n_samples,)
             Targets (finite), clipped to ``target_bounds``.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit, with ``max_rows_per_group`` (see
+            Notes). None: one row.
 
         Returns
         -------
@@ -416,14 +414,17 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         mapper = self._bin_plan(d)
         extra = [] if mapper is not None else [BIN_SHARE]
         extra += [] if stated is not None else [TARGET_SHARE]
+        unit = self._privacy_unit(groups, X)
         multipliers = self._multipliers(
-            name, d, 1, self.epsilon, self.delta, extra, private_target=stated is None
+            name, d, 1, self.epsilon, self.delta, extra, unit, private_target=not stated
         )
         loss = SquaredError()
         target = None if stated is not None else multipliers[len(extra) - 1]
         check_plan(self, name, (n, d), multipliers, len(extra) + 1, 1, loss, target)
         source = check_random_source(self.random_state)
-        self._charge([("boosted trees", gaussian_fit_cost(self.epsilon, self.delta))])
+        cost = gaussian_fit_cost(self.epsilon, self.delta)
+        self._charge([(unit.label("boosted trees"), cost)], unit=unit)
+        X, y = unit.bound(source, X, y)  # at most k rows per group
 
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
             if stated is None:
@@ -433,12 +434,12 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
                 multipliers = np.delete(multipliers, len(extra) - 1)
             else:
                 low, high = stated
-            self._bin_mapper, multipliers = self._release_bins(
+            self._bin_mapper, binned, multipliers = self._release_bins(
                 X, mapper, multipliers, source
             )
             mid, half = low / 2 + high / 2, high / 2 - low / 2
             z = on_grid((np.clip(y, low, high) - mid) / half, 1.0)
-            self._boost(self._bin_mapper.transform(X), z, loss, multipliers, source)
+            self._boost(binned, z, loss, multipliers, source)
         self.target_range_ = np.array([low, high])
         self._offset, self._scale = mid, half
         self.n_trees_per_iteration_ = 1
@@ -459,23 +460,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         """
         return self._raw(X)[:, 0]
 
-    def score(self, X, y, sample_weight=None):
-        """The model's default score on ``(X, y)`` (not private: it reads ``y``).
-
-        R². On private rows the score is a release: exact, and charged
-        to no accountant; evaluate privately with :mod:`skdp.metrics` (see
-        :ref:`evaluating`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        score : float
-        """
+    def score(self, X, y, sample_weight=None):  # its docstring: _docs.py
         return super().score(X, y, sample_weight=sample_weight)
 
     def staged_predict(self, X):

@@ -16,6 +16,7 @@ from skdp.ensemble._hist_gradient_boosting.histogram import (
     JointBins,
     level_sensitivity,
     release_level_histograms,
+    sampled_features,
 )
 from skdp.ensemble._hist_gradient_boosting.predictor import TreePredictor
 from skdp.ensemble._hist_gradient_boosting.splitting import NO_SPLIT, best_splits
@@ -40,6 +41,12 @@ LEAF_NOISE_ALLOWANCE = 1.0
 MIN_HESSIAN = 1e-3
 
 
+def sampled_per_node(max_features, n_features):
+    """scikit-learn's rule: ``max(1, int(max_features * n_features))``
+    features per node (public: a parameter and the data's width)."""
+    return max(1, int(max_features * n_features))
+
+
 def leaf_sensitivity(g_max, h_max):
     """L2 sensitivity of the leaf sums: ``sqrt(g_max² + h_max²)``.
 
@@ -53,8 +60,8 @@ def leaf_sensitivity(g_max, h_max):
 @dataclass(frozen=True)
 class TreePlan:
     """Public parameters of one tree: depth, noise multipliers (``None``:
-    no noise, for tests of the limit), bounds of ``g`` and ``h``, ``λ``
-    and the learning rate."""
+    no noise, for tests of the limit), bounds of ``g`` and ``h``, ``λ``,
+    the learning rate and the features each node samples (``None``: all)."""
 
     depth: int
     level_multiplier: float | None
@@ -63,9 +70,10 @@ class TreePlan:
     h_max: float
     l2_regularization: float
     learning_rate: float
+    max_features: int | None = None
 
     @classmethod
-    def of_round(cls, estimator, round_multipliers, k, g_max, h_max):
+    def of_round(cls, estimator, round_multipliers, k, g_max, h_max, n_features):
         """The plan of a round's trees: its ``k`` trees share its shares
         (multipliers times ``sqrt(k)``); ``None`` multipliers: no noise."""
         level = leaf = None
@@ -80,12 +88,18 @@ class TreePlan:
             h_max,
             float(estimator.l2_regularization),
             float(estimator.learning_rate),
+            sampled_per_node(estimator.max_features, n_features),
         )
+
+    def n_sampled(self, n_features):
+        """How many features a node releases and splits on."""
+        return n_features if self.max_features is None else self.max_features
 
     def split_lambda(self, n_features):
         noise = 0.0
         if self.level_multiplier is not None:
-            sens = level_sensitivity(n_features, self.g_max, self.h_max)
+            m = self.n_sampled(n_features)
+            sens = level_sensitivity(m, self.g_max, self.h_max)
             noise = NOISE_ALLOWANCE * self.level_multiplier * sens
         return self.l2_regularization + noise + MIN_HESSIAN
 
@@ -132,11 +146,11 @@ def _exact_sums(joint, node, n_nodes, g, h, parent):
     return sums
 
 
-def _release(sums, n_features, plan, source):
+def _release(sums, m, plan, source, columns):
     if plan.level_multiplier is None:
         return sums
-    sens = level_sensitivity(n_features, plan.g_max, plan.h_max)
-    return release_level_histograms(sums, sens, plan.level_multiplier, source)
+    sens = level_sensitivity(m, plan.g_max, plan.h_max)
+    return release_level_histograms(sums, sens, plan.level_multiplier, source, columns)
 
 
 #: Up to this many nodes a level routes its rows node by node (a few passes
@@ -168,13 +182,18 @@ def grow_tree(binned, offsets, g, h, plan, source, joint=None):
     if joint is None:
         joint = joint_bins(binned, offsets, plan.depth)
     node = np.zeros(binned.shape[0], dtype=np.intp)
-    lam = plan.split_lambda(binned.shape[1])
+    d = binned.shape[1]
+    m = plan.n_sampled(d)
+    lam = plan.split_lambda(d)
+    feature_of = np.repeat(np.arange(d), np.diff(offsets))
     features, thresholds, exact = [], [], None
     for level in range(plan.depth):
         n_nodes = 1 << level
         exact = _exact_sums(joint, node, n_nodes, g, h, exact)
-        hist = _release(exact, binned.shape[1], plan, source)
-        feature, threshold = best_splits(hist, offsets, lam)
+        sampled = sampled_features(n_nodes, d, m, source)
+        columns = None if sampled is None else sampled[:, feature_of]
+        hist = _release(exact, m, plan, source, columns)
+        feature, threshold = best_splits(hist, offsets, lam, columns)
         features.append(feature)
         thresholds.append(threshold)
         node = _children(binned, node, feature, threshold)

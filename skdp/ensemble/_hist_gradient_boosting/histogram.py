@@ -17,6 +17,7 @@ __all__ = [
     "exact_level_histograms",
     "level_sensitivity",
     "release_level_histograms",
+    "sampled_features",
 ]
 
 
@@ -28,8 +29,34 @@ def level_sensitivity(n_features, g_max, h_max):
     and adds its gradient (``|g| <= g_max``) and hessian (``|h| <= h_max``)
     to that bin's two sums: ``2d`` sums move, by at most ``g_max`` and
     ``h_max``. Brute-forced in ``tests/ensemble/test_histogram.py``.
+
+    With ``max_features < 1`` each node releases the histograms of its own
+    ``m`` sampled features only (:func:`sampled_features`, drawn without
+    reading the data): a row is in one node and there in one bin of each of
+    its ``m`` features, so ``n_features`` is ``m`` (also brute-forced).
     """
     return math.sqrt(n_features * (g_max**2 + h_max**2))
+
+
+def sampled_features(n_nodes, n_features, n_sampled, source):
+    """Each node's ``n_sampled`` features, uniformly without replacement.
+
+    Drawn from ``source`` alone (never from the data), a fixed number of
+    draws for public sizes; ``None`` when every feature is kept (then
+    nothing is drawn).
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (n_nodes, n_features), or None
+        ``mask[i, j]``: node ``i`` releases and splits on feature ``j``.
+    """
+    if n_sampled >= n_features:
+        return None
+    keys = source.integers(1 << 62, size=(n_nodes, n_features))
+    chosen = np.argsort(keys, axis=1, kind="stable")[:, :n_sampled]
+    mask = np.zeros((n_nodes, n_features), dtype=bool)
+    np.put_along_axis(mask, chosen, True, axis=1)
+    return mask
 
 
 #: Features are summed in groups whose joint bins number at most this many
@@ -90,12 +117,21 @@ class JointBins:
         return sums
 
 
+#: The most features in one group: its joint table has one axis per feature
+#: plus the node axis, and numpy arrays have at most 64 axes (features of one
+#: bin, e.g. collapsed private bins, would otherwise join one group without
+#: end: 85 of them raised after the charge).
+MAX_GROUP_FEATURES = 32
+
+
 def _consecutive_groups(widths, cap):
-    """Runs of consecutive features with at most ``cap`` joint bins (a
-    feature with more bins is a group alone)."""
+    """Runs of consecutive features with at most ``cap`` joint bins and at
+    most ``MAX_GROUP_FEATURES`` features (a feature with more bins is a
+    group alone)."""
     groups, size = [], cap + 1
     for j, width in enumerate(widths):
-        if size * width > cap:
+        full = bool(groups) and len(groups[-1]) >= MAX_GROUP_FEATURES
+        if size * width > cap or full:
             groups.append([])
             size = 1
         groups[-1].append(j)
@@ -133,8 +169,18 @@ def exact_level_histograms(binned, offsets, node, n_nodes, g, h, rows=None):
     return JointBins(binned, offsets, n_nodes).level_sums(node, n_nodes, g, h)
 
 
-def release_level_histograms(sums, sensitivity, multiplier, source):
-    """The private step: all of a level's sums with Gaussian noise, one
-    release of L2 sensitivity ``sensitivity`` (:func:`level_sensitivity`)."""
-    noisy = gaussian_release(sums, sensitivity, multiplier, random_state=source)
-    return np.asarray(noisy, dtype=float).reshape(sums.shape)
+def release_level_histograms(sums, sensitivity, multiplier, source, columns=None):
+    """The private step: a level's sums with Gaussian noise, one release of
+    L2 sensitivity ``sensitivity`` (:func:`level_sensitivity`).
+
+    ``columns`` (bool, shape ``(n_nodes, n_columns)``, or None for all) are
+    the sums released; the others are not released and come back as 0.
+    """
+    if columns is None:
+        noisy = gaussian_release(sums, sensitivity, multiplier, random_state=source)
+        return np.asarray(noisy, dtype=float).reshape(sums.shape)
+    kept = sums[:, columns]
+    noisy = gaussian_release(kept, sensitivity, multiplier, random_state=source)
+    out = np.zeros(sums.shape)
+    out[:, columns] = np.asarray(noisy, dtype=float).reshape(kept.shape)
+    return out

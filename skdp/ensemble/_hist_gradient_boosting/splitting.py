@@ -19,7 +19,7 @@ def _term(gradient, hessian, lam):
     return gradient**2 / (np.maximum(hessian, 0.0) + lam)
 
 
-def best_splits(histograms, offsets, lam):
+def best_splits(histograms, offsets, lam, columns=None):
     """Feature and threshold bin of the best split of every node.
 
     Parameters
@@ -32,6 +32,9 @@ def best_splits(histograms, offsets, lam):
     lam : float
         ``λ > 0`` of the gain (L2 regularisation plus the public noise
         allowance of the estimator).
+    columns : ndarray of bool, shape (n_nodes, n_columns), default=None
+        The columns each node may split on (its sampled features); None:
+        all.
 
     Returns
     -------
@@ -53,6 +56,8 @@ def best_splits(histograms, offsets, lam):
     gain -= _term(total[0], total[1], lam)
     column = np.arange(offsets[-1])
     gain[:, column == last] = -np.inf  # the last bin of a feature: no split
+    if columns is not None:
+        gain[~columns] = -np.inf  # a feature the node did not sample
     best = np.argmax(gain, axis=1)
     positive = gain[np.arange(n_nodes), best] > 0
     feature = np.where(positive, feature_of[best], 0)
