@@ -178,9 +178,9 @@ default=None
     carries 33 states whose ranks run through its atom (the ``a`` rows
     equal to it): one rank each, then its top, for ``a <= 32``, an even
     split of it for larger atoms; each state in ``step / finest step``
-    copies so that a point's base measure is its step (uniform, as in
-    Smith's and Gillenwater et al.'s continuous mechanisms: the finer points
-    near 0 do not pull the release there), and the utility is minus the total gap error
+    copies so that a point's base measure is its step (uniform, as in Smith's
+    and Gillenwater et al.'s continuous mechanisms: the finer points near 0
+    do not pull the release there), and the utility is minus the gap error
     ``Σ_j |r_j - r_{j-1} - (q_j - q_{j-1}) n|`` of Gillenwater, Joseph and
     Kulesza (2021), whose sensitivity under add/remove one row is 2 for any
     ``m`` (:mod:`skdp.sensitivity._joint_quantile`, brute-forced in the
@@ -223,8 +223,8 @@ default=None
 
     **Budget split (public).** ``"joint"``: one release per feature at
     ``ε/d``. Otherwise each of the ``k`` levels of each of the ``d`` features
-    is one release at ``ε / (k d)``. Basic composition gives ε. One ledger
-    entry per ``fit`` records it.
+    is one release at ``ε / (k d)``. Basic composition gives ε, recorded in
+    one ledger entry per ``fit``.
 
     **Private bounds.** With ``bounds=None`` (or ``(lower, None)``), the
     bounds are released first by the search of :class:`PrivateMean` with
