@@ -222,9 +222,8 @@ default=None
     exactly.
 
     **Budget split (public).** ``"joint"``: one release per feature at
-    ``ε/d``. Otherwise each of the ``k`` levels of each of the ``d`` features
-    is one release at ``ε / (k d)``. Basic composition gives ε, recorded in
-    one ledger entry per ``fit``.
+    ``ε/d``; else one per level and feature at ``ε / (k d)`` (``k`` levels,
+    ``d`` features); they compose to ε, one ledger entry per ``fit``.
 
     **Private bounds.** With ``bounds=None`` (or ``(lower, None)``), the
     bounds are released first by the search of :class:`PrivateMean` with
