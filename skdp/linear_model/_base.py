@@ -28,7 +28,11 @@ from skdp.linear_model._release import (
     unit_multipliers,
     warn_noise_dominated,
 )
-from skdp.linear_model._row_norms import ROW_NORM_SHARE, release_row_norm
+from skdp.linear_model._row_norms import (
+    ROW_NORM_SHARE,
+    release_row_norm,
+    row_norm_cap,
+)
 from skdp.linear_model._scaling import (
     SCALE_SHARE,
     FeatureScaling,
@@ -389,8 +393,8 @@ class PrivateLinearRegression(
         every row. Private scales: ``min(reach, max(sqrt(d), sqrt(τ Ñ / (r
         sqrt(D)))))`` with ``reach`` the released largest row norm
         (:func:`~skdp.linear_model._row_norms.release_row_norm`) where it
-        rose above the noise, capped by the norm of the released per-feature
-        bounds on ``|z|``, ``Ñ`` the released count
+        rose above the noise (at least ``MIN_ROW_NORM``), capped by the norm
+        of the released per-feature bounds on ``|z|``, ``Ñ`` the released count
         (:func:`~skdp.linear_model._scaling.released_reach`), ``r`` the Gram
         matrix's noise multiplier and ``τ = NORM_NOISE``: clip no more than
         the noise makes worthwhile, and not at all once the noise vanishes
@@ -412,9 +416,7 @@ class PrivateLinearRegression(
         if not scaling.private:
             return root
         reach = float(np.sqrt(np.sum(np.square(scaling.reach_))))
-        largest, told = rows
-        if told:  # the released largest row norm: tighter than the box's
-            reach = min(reach, largest)
+        reach = min(reach, row_norm_cap(rows))  # the released largest row norm
         size = d + bool(self.fit_intercept)
         wanted = math.sqrt(
             NORM_NOISE * scaling.count_ / (gram_multiplier * math.sqrt(size))

@@ -15,6 +15,8 @@ imported where used: ``skdp.decomposition`` imports the linear models'
 helpers, so a module-level import would close a circle of packages.
 """
 
+import math
+
 import numpy as np
 from scipy import sparse
 
@@ -23,10 +25,12 @@ from skdp.mechanisms import gaussian_release
 from skdp.utils._dask_xy import xy_statistic
 
 __all__ = [
+    "MIN_ROW_NORM",
     "N_NORM_BINS",
     "ROW_NORM_SHARE",
     "release_norm_counts",
     "release_row_norm",
+    "row_norm_cap",
     "xy_row_norm_histogram",
 ]
 
@@ -38,6 +42,16 @@ N_NORM_BINS = 4096
 #: from the feature scales' share, so the model's releases keep theirs).
 #: Public.
 ROW_NORM_SHARE = 0.05
+
+#: The released largest norm caps the clipping norm down to this many scaled
+#: units, no further. Rows within it of their location sit there to within
+#: the float resolution of the scaling (``(x - l) / s`` is rounded to
+#: ``2**-52`` of ``|x| / s``): a clipping norm ``B`` that small grows the
+#: coefficients like ``1 / B``, and their intercept in the user's units,
+#: ``b - Σ coef_j l_j``, cancels to rounding noise (two constant features at
+#: 3.0 predicted 1e133 or 0 for a mean of 0.96, where the box's diagonal
+#: gave 1.18 and 0.963). ``2**-26`` keeps half of the significand. Public.
+MIN_ROW_NORM = 2.0**-26
 
 
 def xy_row_norm_histogram(X, y, affine):
@@ -80,3 +94,11 @@ def release_row_norm(data, affine, multiplier, source):
 
     counts = xy_statistic(data, xy_row_norm_histogram, affine)
     return norm_rule(release_norm_counts(counts, multiplier, source), multiplier)
+
+
+def row_norm_cap(rows):
+    """Cap on the clipping norm from :func:`release_row_norm`'s ``(norm,
+    told)``: the released norm, at least ``MIN_ROW_NORM``; ``inf`` when no
+    bin rose above the noise (post-processing)."""
+    largest, told = rows
+    return max(largest, MIN_ROW_NORM) if told else math.inf
