@@ -1,17 +1,15 @@
 """Private classification metrics from one noisy confusion matrix."""
 
-import numpy as np
-
 from skdp.metrics import _tables
 from skdp.metrics._confusion import PrivateConfusionMatrix, check_average
 from skdp.metrics._inputs import (
     check_dask_labels,
     check_labels,
-    check_pair,
     is_dask_pair,
+    label_rows,
     paired_rows,
 )
-from skdp.metrics._release import ReleasePlan
+from skdp.metrics._release import ReleasePlan, metric_unit
 from skdp.utils._dask import row_statistic
 
 __all__ = [
@@ -26,22 +24,6 @@ __all__ = [
 ]
 
 
-def _label_rows(y_true, y_pred, labels, caller):
-    """In-memory rows ``(true, predicted)``; a label outside the public set
-    is refused (an input error, like a NaN value) before the charge."""
-    y_true, y_pred = check_pair(y_true, y_pred, ("y_true", "y_pred"))
-    for name, values in (("y_true", y_true), ("y_pred", y_pred)):
-        if np.any(_tables.encode_labels(values, labels) < 0):
-            raise ValueError(
-                f"{caller}: {name} holds labels outside the public "
-                f"labels={labels.tolist()!r}; add them to labels or drop those "
-                "rows with a public rule. Nothing was charged."
-            )
-    rows = np.empty((y_true.shape[0], 2), dtype=np.result_type(y_true, y_pred))
-    rows[:, 0], rows[:, 1] = y_true, y_pred
-    return rows
-
-
 def private_confusion_matrix(
     y_true,
     y_pred,
@@ -49,6 +31,8 @@ def private_confusion_matrix(
     labels,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -71,6 +55,12 @@ def private_confusion_matrix(
         ε of the release.
     delta : float, default=0.0
         0: Laplace noise (ε-DP); > 0: the analytic Gaussian ((ε, δ)-DP).
+    groups : array-like of shape (n_samples,), default=None
+        Each test row's person, with ``max_rows_per_group``: neighbours add
+        or remove one whole group, of which at most ``k`` rows are kept
+        (:ref:`user_level_privacy`; in memory only). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged before the labels are read; ``None`` uses the default
         accountant in effect.
@@ -93,7 +83,9 @@ def private_confusion_matrix(
     cell is the rounded image of an exact random variable whose support
     does not depend on the data. ε-DP (or (ε, δ)-DP) under add/remove-one-
     row neighbours of the test set; the model is public here (a release of
-    its own fit).
+    its own fit). With ``groups``, a group of at most ``k`` kept rows adds
+    at most ``k`` to the cells (L1 and L2 ``k``, attained when its rows
+    share a cell): the noise is ``k`` times the row's.
 
     **Labels.** ``labels`` is public; a label of ``y_true`` or ``y_pred``
     outside it is refused before the charge (an input error, as a NaN is).
@@ -114,13 +106,17 @@ def private_confusion_matrix(
     """
     caller = "private_confusion_matrix"
     labels = check_labels(labels, caller)
-    plan = ReleasePlan(labels.size**2, 1.0, 1.0, epsilon, delta, random_state)
+    unit = metric_unit(caller, groups, max_rows_per_group, y_true)
+    k = float(unit.unit_rows)
+    plan = ReleasePlan(labels.size**2, k, k, epsilon, delta, random_state, unit)
     if is_dask_pair(y_true, y_pred):
         check_dask_labels(labels, caller)
         rows = paired_rows(y_true, y_pred)
     else:
-        rows = _label_rows(y_true, y_pred, labels, caller)
+        rows, codes = label_rows(y_true, y_pred, labels, caller)
     plan.charge(accountant, f"{caller}: {labels.size}x{labels.size} cells")
+    if unit.groups is not None:  # in memory: Dask is refused with groups
+        rows = rows[plan.kept(codes)]
     exact = row_statistic(rows, _tables.contingency_counts, labels)
     return PrivateConfusionMatrix(plan.release(exact), labels, plan.variance)
 
