@@ -15,7 +15,6 @@ from skdp.utils._dask import row_statistic
 __all__ = [
     "private_accuracy_score",
     "private_balanced_accuracy_score",
-    "private_classification_report",
     "private_confusion_matrix",
     "private_f1_score",
     "private_precision_recall_fscore_support",
@@ -128,6 +127,8 @@ def private_accuracy_score(
     labels,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -137,6 +138,8 @@ def private_accuracy_score(
     ----------
     y_true, y_pred, labels, epsilon, delta, accountant, random_state
         As for :func:`private_confusion_matrix`.
+    groups, max_rows_per_group
+        As for :func:`private_confusion_matrix` (one whole group as the unit).
 
     Returns
     -------
@@ -165,6 +168,8 @@ def private_accuracy_score(
         labels=labels,
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     ).accuracy()
@@ -177,6 +182,8 @@ def private_balanced_accuracy_score(
     labels,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -186,6 +193,8 @@ def private_balanced_accuracy_score(
     ----------
     y_true, y_pred, labels, epsilon, delta, accountant, random_state
         As for :func:`private_confusion_matrix`.
+    groups, max_rows_per_group
+        As for :func:`private_confusion_matrix` (one whole group as the unit).
 
     Returns
     -------
@@ -213,6 +222,8 @@ def private_balanced_accuracy_score(
         labels=labels,
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     ).balanced_accuracy()
@@ -227,6 +238,8 @@ def private_precision_recall_fscore_support(
     pos_label=1,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -236,6 +249,8 @@ def private_precision_recall_fscore_support(
     ----------
     y_true, y_pred, labels, epsilon, delta, accountant, random_state
         As for :func:`private_confusion_matrix`.
+    groups, max_rows_per_group
+        As for :func:`private_confusion_matrix` (one whole group as the unit).
     average : {None, "binary", "micro", "macro", "weighted"}, default=None
         As in :func:`sklearn.metrics.precision_recall_fscore_support`.
     pos_label : scalar, default=1
@@ -268,6 +283,8 @@ def private_precision_recall_fscore_support(
         labels=labels,
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     ).precision_recall_fscore_support(average=average, pos_label=pos_label)
@@ -288,6 +305,8 @@ def private_precision_score(
     pos_label=1,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -297,6 +316,8 @@ def private_precision_score(
     ----------
     y_true, y_pred, labels, epsilon, delta, accountant, random_state
         As for :func:`private_confusion_matrix`.
+    groups, max_rows_per_group
+        As for :func:`private_confusion_matrix` (one whole group as the unit).
     average : {None, "binary", "micro", "macro", "weighted"}, default="binary"
         As in :func:`sklearn.metrics.precision_score`.
     pos_label : scalar, default=1
@@ -328,6 +349,8 @@ def private_precision_score(
         pos_label,
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )
@@ -342,6 +365,8 @@ def private_recall_score(
     pos_label=1,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -351,6 +376,8 @@ def private_recall_score(
     ----------
     y_true, y_pred, labels, epsilon, delta, accountant, random_state
         As for :func:`private_confusion_matrix`.
+    groups, max_rows_per_group
+        As for :func:`private_confusion_matrix` (one whole group as the unit).
     average : {None, "binary", "micro", "macro", "weighted"}, default="binary"
     pos_label : scalar, default=1
 
@@ -381,6 +408,8 @@ def private_recall_score(
         pos_label,
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )
@@ -395,6 +424,8 @@ def private_f1_score(
     pos_label=1,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -404,6 +435,8 @@ def private_f1_score(
     ----------
     y_true, y_pred, labels, epsilon, delta, accountant, random_state
         As for :func:`private_confusion_matrix`.
+    groups, max_rows_per_group
+        As for :func:`private_confusion_matrix` (one whole group as the unit).
     average : {None, "binary", "micro", "macro", "weighted"}, default="binary"
     pos_label : scalar, default=1
 
@@ -434,61 +467,8 @@ def private_f1_score(
         pos_label,
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )
-
-
-def private_classification_report(
-    y_true,
-    y_pred,
-    *,
-    labels,
-    epsilon=1.0,
-    delta=0.0,
-    accountant=None,
-    random_state=None,
-):
-    """Every classification metric from one private confusion matrix (one charge).
-
-    Parameters
-    ----------
-    y_true, y_pred, labels, epsilon, delta, accountant, random_state
-        As for :func:`private_confusion_matrix`.
-
-    Returns
-    -------
-    report : dict
-        scikit-learn's ``classification_report(..., output_dict=True)``
-        layout (per label, ``"accuracy"``, ``"macro avg"``,
-        ``"weighted avg"``) plus ``"balanced accuracy"``; every value a
-        :class:`PrivateEstimate`.
-
-    Notes
-    -----
-    One release of sensitivity 1 (:func:`private_confusion_matrix`); all
-    the metrics are post-processing of it, so the whole report costs ε (and
-    δ) once.
-
-    Examples
-    --------
-    >>> from skdp import BudgetAccountant
-    >>> from skdp.metrics import private_classification_report
-    >>> acc = BudgetAccountant(epsilon=1.0)
-    >>> report = private_classification_report(
-    ...     [0] * 500 + [1] * 500, [0] * 400 + [1] * 600, labels=[0, 1],
-    ...     accountant=acc, random_state=0)
-    >>> round(report["accuracy"].value, 2), round(report["1"]["recall"].value, 2)
-    (0.9, 1.0)
-    >>> acc.total()
-    (1.0, 0.0)
-    """
-    return private_confusion_matrix(
-        y_true,
-        y_pred,
-        labels=labels,
-        epsilon=epsilon,
-        delta=delta,
-        accountant=accountant,
-        random_state=random_state,
-    ).report()

@@ -187,3 +187,51 @@ def test_audit_catches_a_confusion_matrix_that_skips_the_bounding(monkeypatch):
     monkeypatch.setattr(PrivacyUnit, "kept", lambda self, source, *c: slice(None))
     mutant = audit_mechanism(released_cell, D0, D1, **AUDIT)
     assert mutant.epsilon_lower_bound > EPS
+
+
+WRAPPERS = (
+    [
+        (name, {"labels": [0, 1]}, "label")
+        for name in [
+            "private_accuracy_score",
+            "private_balanced_accuracy_score",
+            "private_precision_score",
+            "private_recall_score",
+            "private_f1_score",
+            "private_precision_recall_fscore_support",
+            "private_classification_report",
+        ]
+    ]
+    + [
+        (name, {}, "score")
+        for name in [
+            "private_roc_auc_score",
+            "private_roc_curve",
+            "private_precision_recall_curve",
+            "private_average_precision_score",
+            "private_calibration_curve",
+        ]
+    ]
+    + [
+        (name, {"target_bounds": (0, 1)}, "target")
+        for name in [
+            "private_mean_squared_error",
+            "private_mean_absolute_error",
+            "private_r2_score",
+            "private_explained_variance_score",
+        ]
+    ]
+)
+
+
+@pytest.mark.parametrize("name, public, kind", WRAPPERS)
+def test_every_metric_passes_the_unit_on_to_its_release(name, public, kind):
+    import skdp.metrics
+
+    predictions = {"label": (P > 0.5).astype(int), "score": P, "target": P}[kind]
+    accountant = BudgetAccountant()
+    getattr(skdp.metrics, name)(
+        Y, predictions, groups=GROUPS, max_rows_per_group=3,
+        accountant=accountant, random_state=0, **public,
+    )  # fmt: skip
+    assert [(e.unit, e.group_rows) for e in accountant.entries] == [("group", 3)]
