@@ -235,3 +235,11 @@ def test_every_metric_passes_the_unit_on_to_its_release(name, public, kind):
         accountant=accountant, random_state=0, **public,
     )  # fmt: skip
     assert [(e.unit, e.group_rows) for e in accountant.entries] == [("group", 3)]
+
+
+@pytest.mark.parametrize("unit", [{"max_rows_per_group": 3}, {"groups": GROUPS}])
+def test_a_scorer_refuses_groups_and_names_the_metric_call_instead(unit):
+    from skdp.metrics import make_private_scorer
+
+    with pytest.raises(ValueError, match="groups=person, max_rows_per_group=k"):
+        make_private_scorer("accuracy", epsilon=0.5, labels=[0, 1], **unit)
