@@ -33,24 +33,30 @@ B = (0.0, 10.0)
 
 # every function that takes groups, called on its kind of input
 CALLS = {
-    "mean": lambda **kw: tools.mean(FULL, 1.0, B, axis=0, **kw),
-    "sum": lambda **kw: tools.sum(FULL, 1.0, B, axis=0, **kw),
-    "count_nonzero": lambda **kw: tools.count_nonzero(FULL, 1.0, axis=0, **kw),
-    "var": lambda **kw: tools.var(FULL, 1.0, B, axis=0, **kw),
-    "std": lambda **kw: tools.std(FULL, 1.0, B, axis=0, **kw),
-    "histogram": lambda **kw: tools.histogram(FULL[:, 0], 1.0, 3, B, **kw),
-    "histogram_edges": lambda **kw: tools.histogram(FULL[:, 0], 1.0, [0, 5, 10], **kw),
-    "histogramdd": lambda **kw: tools.histogramdd(FULL, 1.0, 2, B, **kw),
-    "histogram2d": lambda **kw: tools.histogram2d(
+    "mean": lambda X, FULL, **kw: tools.mean(FULL, 1.0, B, axis=0, **kw),
+    "sum": lambda X, FULL, **kw: tools.sum(FULL, 1.0, B, axis=0, **kw),
+    "count_nonzero": lambda X, FULL, **kw: tools.count_nonzero(FULL, 1.0, axis=0, **kw),
+    "var": lambda X, FULL, **kw: tools.var(FULL, 1.0, B, axis=0, **kw),
+    "std": lambda X, FULL, **kw: tools.std(FULL, 1.0, B, axis=0, **kw),
+    "histogram": lambda X, FULL, **kw: tools.histogram(FULL[:, 0], 1.0, 3, B, **kw),
+    "histogram_edges": lambda X, FULL, **kw: tools.histogram(
+        FULL[:, 0], 1.0, [0, 5, 10], **kw
+    ),
+    "histogramdd": lambda X, FULL, **kw: tools.histogramdd(FULL, 1.0, 2, B, **kw),
+    "histogram2d": lambda X, FULL, **kw: tools.histogram2d(
         FULL[:, 0], FULL[:, 1], 1.0, 2, B, **kw
     ),
-    "nanmean": lambda **kw: tools.nanmean(X, 1.0, B, axis=0, **kw),
-    "nansum": lambda **kw: tools.nansum(X, 1.0, B, axis=0, **kw),
-    "nanvar": lambda **kw: tools.nanvar(X, 1.0, B, axis=0, **kw),
-    "nanstd": lambda **kw: tools.nanstd(X, 1.0, B, axis=0, **kw),
-    "nanquantile": lambda **kw: tools.nanquantile(X, 0.5, 1.0, B, axis=0, **kw),
-    "nanpercentile": lambda **kw: tools.nanpercentile(X, 50, 1.0, B, axis=0, **kw),
-    "nanmedian": lambda **kw: tools.nanmedian(X, 1.0, B, axis=0, **kw),
+    "nanmean": lambda X, FULL, **kw: tools.nanmean(X, 1.0, B, axis=0, **kw),
+    "nansum": lambda X, FULL, **kw: tools.nansum(X, 1.0, B, axis=0, **kw),
+    "nanvar": lambda X, FULL, **kw: tools.nanvar(X, 1.0, B, axis=0, **kw),
+    "nanstd": lambda X, FULL, **kw: tools.nanstd(X, 1.0, B, axis=0, **kw),
+    "nanquantile": lambda X, FULL, **kw: tools.nanquantile(
+        X, 0.5, 1.0, B, axis=0, **kw
+    ),
+    "nanpercentile": lambda X, FULL, **kw: tools.nanpercentile(
+        X, 50, 1.0, B, axis=0, **kw
+    ),
+    "nanmedian": lambda X, FULL, **kw: tools.nanmedian(X, 1.0, B, axis=0, **kw),
 }
 
 
@@ -69,14 +75,14 @@ def test_groups_without_a_bound_and_a_bound_without_groups_are_refused(
 ):
     accountant = BudgetAccountant()
     with pytest.raises(ValueError, match=match):
-        CALLS[name](accountant=accountant, random_state=0, **unit)
+        CALLS[name](X, FULL, accountant=accountant, random_state=0, **unit)
     assert accountant.total() == (0.0, 0.0)
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_every_charge_records_the_group_unit(name):
     accountant = BudgetAccountant()
-    CALLS[name](groups=GROUPS, max_rows_per_group=3, accountant=accountant)
+    CALLS[name](X, FULL, groups=GROUPS, max_rows_per_group=3, accountant=accountant)
     assert accountant.entries
     for entry in accountant.entries:
         assert (entry.unit, entry.group_rows) == ("group", 3), entry
@@ -89,18 +95,13 @@ def test_every_charge_records_the_group_unit(name):
 def test_the_release_does_not_depend_on_the_row_order(name):
     order = RNG.permutation(60)
     kw = {"max_rows_per_group": 2, "random_state": 3}
-    first = CALLS[name](groups=GROUPS, accountant=BudgetAccountant(), **kw)
-    global X, FULL
-    saved = X, FULL
-    try:
-        X, FULL = X[order], FULL[order]
-        second = CALLS[name](groups=GROUPS[order], accountant=BudgetAccountant(), **kw)
-    finally:
-        X, FULL = saved
-    np.testing.assert_array_equal(
-        np.asarray(first[0] if name == "histogramdd" else first),
-        np.asarray(second[0] if name == "histogramdd" else second),
+    first = CALLS[name](X, FULL, groups=GROUPS, accountant=BudgetAccountant(), **kw)
+    second = CALLS[name](
+        X[order], FULL[order], groups=GROUPS[order], accountant=BudgetAccountant(), **kw
     )
+    if name == "histogramdd":  # (counts, edges)
+        first, second = first[0], second[0]
+    np.testing.assert_array_equal(first, second)
 
 
 def _kept(column_values, groups, k, seed=7):
