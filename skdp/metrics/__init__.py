@@ -10,13 +10,13 @@ see :ref:`evaluating`.
 from skdp.metrics._classification import (
     private_accuracy_score,
     private_balanced_accuracy_score,
-    private_classification_report,
     private_confusion_matrix,
     private_f1_score,
     private_precision_recall_fscore_support,
     private_precision_score,
     private_recall_score,
 )
+from skdp.metrics._classification_report import private_classification_report
 from skdp.metrics._confusion import PrivateConfusionMatrix
 from skdp.metrics._histograms import PrivateScoreHistograms
 from skdp.metrics._log_loss import private_log_loss

@@ -1,45 +1,26 @@
 """Private classification metrics from one noisy confusion matrix."""
 
-import numpy as np
-
 from skdp.metrics import _tables
 from skdp.metrics._confusion import PrivateConfusionMatrix, check_average
 from skdp.metrics._inputs import (
     check_dask_labels,
     check_labels,
-    check_pair,
     is_dask_pair,
+    label_rows,
     paired_rows,
 )
-from skdp.metrics._release import ReleasePlan
+from skdp.metrics._release import ReleasePlan, metric_unit
 from skdp.utils._dask import row_statistic
 
 __all__ = [
     "private_accuracy_score",
     "private_balanced_accuracy_score",
-    "private_classification_report",
     "private_confusion_matrix",
     "private_f1_score",
     "private_precision_recall_fscore_support",
     "private_precision_score",
     "private_recall_score",
 ]
-
-
-def _label_rows(y_true, y_pred, labels, caller):
-    """In-memory rows ``(true, predicted)``; a label outside the public set
-    is refused (an input error, like a NaN value) before the charge."""
-    y_true, y_pred = check_pair(y_true, y_pred, ("y_true", "y_pred"))
-    for name, values in (("y_true", y_true), ("y_pred", y_pred)):
-        if np.any(_tables.encode_labels(values, labels) < 0):
-            raise ValueError(
-                f"{caller}: {name} holds labels outside the public "
-                f"labels={labels.tolist()!r}; add them to labels or drop those "
-                "rows with a public rule. Nothing was charged."
-            )
-    rows = np.empty((y_true.shape[0], 2), dtype=np.result_type(y_true, y_pred))
-    rows[:, 0], rows[:, 1] = y_true, y_pred
-    return rows
 
 
 def private_confusion_matrix(
@@ -49,6 +30,8 @@ def private_confusion_matrix(
     labels,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -71,6 +54,12 @@ def private_confusion_matrix(
         ε of the release.
     delta : float, default=0.0
         0: Laplace noise (ε-DP); > 0: the analytic Gaussian ((ε, δ)-DP).
+    groups : array-like of shape (n_samples,), default=None
+        Each test row's person, with ``max_rows_per_group``: neighbours add
+        or remove one whole group, of which at most ``k`` rows are kept
+        (:ref:`user_level_privacy`; in memory only). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged before the labels are read; ``None`` uses the default
         accountant in effect.
@@ -93,7 +82,9 @@ def private_confusion_matrix(
     cell is the rounded image of an exact random variable whose support
     does not depend on the data. ε-DP (or (ε, δ)-DP) under add/remove-one-
     row neighbours of the test set; the model is public here (a release of
-    its own fit).
+    its own fit). With ``groups``, a group of at most ``k`` kept rows adds
+    at most ``k`` to the cells (L1 and L2 ``k``, attained when its rows
+    share a cell): the noise is ``k`` times the row's.
 
     **Labels.** ``labels`` is public; a label of ``y_true`` or ``y_pred``
     outside it is refused before the charge (an input error, as a NaN is).
@@ -114,13 +105,17 @@ def private_confusion_matrix(
     """
     caller = "private_confusion_matrix"
     labels = check_labels(labels, caller)
-    plan = ReleasePlan(labels.size**2, 1.0, 1.0, epsilon, delta, random_state)
+    unit = metric_unit(caller, groups, max_rows_per_group, y_true)
+    k = float(unit.unit_rows)
+    plan = ReleasePlan(labels.size**2, k, k, epsilon, delta, random_state, unit)
     if is_dask_pair(y_true, y_pred):
         check_dask_labels(labels, caller)
         rows = paired_rows(y_true, y_pred)
     else:
-        rows = _label_rows(y_true, y_pred, labels, caller)
+        rows, codes = label_rows(y_true, y_pred, labels, caller)
     plan.charge(accountant, f"{caller}: {labels.size}x{labels.size} cells")
+    if unit.groups is not None:  # in memory: Dask is refused with groups
+        rows = rows[plan.kept(codes)]
     exact = row_statistic(rows, _tables.contingency_counts, labels)
     return PrivateConfusionMatrix(plan.release(exact), labels, plan.variance)
 
@@ -132,6 +127,8 @@ def private_accuracy_score(
     labels,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -141,6 +138,8 @@ def private_accuracy_score(
     ----------
     y_true, y_pred, labels, epsilon, delta, accountant, random_state
         As for :func:`private_confusion_matrix`.
+    groups, max_rows_per_group
+        As for :func:`private_confusion_matrix` (one whole group as the unit).
 
     Returns
     -------
@@ -169,6 +168,8 @@ def private_accuracy_score(
         labels=labels,
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     ).accuracy()
@@ -181,6 +182,8 @@ def private_balanced_accuracy_score(
     labels,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -190,6 +193,8 @@ def private_balanced_accuracy_score(
     ----------
     y_true, y_pred, labels, epsilon, delta, accountant, random_state
         As for :func:`private_confusion_matrix`.
+    groups, max_rows_per_group
+        As for :func:`private_confusion_matrix` (one whole group as the unit).
 
     Returns
     -------
@@ -217,6 +222,8 @@ def private_balanced_accuracy_score(
         labels=labels,
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     ).balanced_accuracy()
@@ -231,6 +238,8 @@ def private_precision_recall_fscore_support(
     pos_label=1,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -240,6 +249,8 @@ def private_precision_recall_fscore_support(
     ----------
     y_true, y_pred, labels, epsilon, delta, accountant, random_state
         As for :func:`private_confusion_matrix`.
+    groups, max_rows_per_group
+        As for :func:`private_confusion_matrix` (one whole group as the unit).
     average : {None, "binary", "micro", "macro", "weighted"}, default=None
         As in :func:`sklearn.metrics.precision_recall_fscore_support`.
     pos_label : scalar, default=1
@@ -272,6 +283,8 @@ def private_precision_recall_fscore_support(
         labels=labels,
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     ).precision_recall_fscore_support(average=average, pos_label=pos_label)
@@ -292,6 +305,8 @@ def private_precision_score(
     pos_label=1,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -301,6 +316,8 @@ def private_precision_score(
     ----------
     y_true, y_pred, labels, epsilon, delta, accountant, random_state
         As for :func:`private_confusion_matrix`.
+    groups, max_rows_per_group
+        As for :func:`private_confusion_matrix` (one whole group as the unit).
     average : {None, "binary", "micro", "macro", "weighted"}, default="binary"
         As in :func:`sklearn.metrics.precision_score`.
     pos_label : scalar, default=1
@@ -332,6 +349,8 @@ def private_precision_score(
         pos_label,
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )
@@ -346,6 +365,8 @@ def private_recall_score(
     pos_label=1,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -355,6 +376,8 @@ def private_recall_score(
     ----------
     y_true, y_pred, labels, epsilon, delta, accountant, random_state
         As for :func:`private_confusion_matrix`.
+    groups, max_rows_per_group
+        As for :func:`private_confusion_matrix` (one whole group as the unit).
     average : {None, "binary", "micro", "macro", "weighted"}, default="binary"
     pos_label : scalar, default=1
 
@@ -385,6 +408,8 @@ def private_recall_score(
         pos_label,
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )
@@ -399,6 +424,8 @@ def private_f1_score(
     pos_label=1,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -408,6 +435,8 @@ def private_f1_score(
     ----------
     y_true, y_pred, labels, epsilon, delta, accountant, random_state
         As for :func:`private_confusion_matrix`.
+    groups, max_rows_per_group
+        As for :func:`private_confusion_matrix` (one whole group as the unit).
     average : {None, "binary", "micro", "macro", "weighted"}, default="binary"
     pos_label : scalar, default=1
 
@@ -438,61 +467,8 @@ def private_f1_score(
         pos_label,
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )
-
-
-def private_classification_report(
-    y_true,
-    y_pred,
-    *,
-    labels,
-    epsilon=1.0,
-    delta=0.0,
-    accountant=None,
-    random_state=None,
-):
-    """Every classification metric from one private confusion matrix (one charge).
-
-    Parameters
-    ----------
-    y_true, y_pred, labels, epsilon, delta, accountant, random_state
-        As for :func:`private_confusion_matrix`.
-
-    Returns
-    -------
-    report : dict
-        scikit-learn's ``classification_report(..., output_dict=True)``
-        layout (per label, ``"accuracy"``, ``"macro avg"``,
-        ``"weighted avg"``) plus ``"balanced accuracy"``; every value a
-        :class:`PrivateEstimate`.
-
-    Notes
-    -----
-    One release of sensitivity 1 (:func:`private_confusion_matrix`); all
-    the metrics are post-processing of it, so the whole report costs ε (and
-    δ) once.
-
-    Examples
-    --------
-    >>> from skdp import BudgetAccountant
-    >>> from skdp.metrics import private_classification_report
-    >>> acc = BudgetAccountant(epsilon=1.0)
-    >>> report = private_classification_report(
-    ...     [0] * 500 + [1] * 500, [0] * 400 + [1] * 600, labels=[0, 1],
-    ...     accountant=acc, random_state=0)
-    >>> round(report["accuracy"].value, 2), round(report["1"]["recall"].value, 2)
-    (0.9, 1.0)
-    >>> acc.total()
-    (1.0, 0.0)
-    """
-    return private_confusion_matrix(
-        y_true,
-        y_pred,
-        labels=labels,
-        epsilon=epsilon,
-        delta=delta,
-        accountant=accountant,
-        random_state=random_state,
-    ).report()

@@ -2,9 +2,16 @@
 
 import numpy as np
 
+from skdp.metrics._tables import encode_labels
 from skdp.utils._dask import ChunkedRows, is_dask_collection
 
-__all__ = ["check_dask_labels", "check_labels", "check_pair", "paired_rows"]
+__all__ = [
+    "check_dask_labels",
+    "check_labels",
+    "check_pair",
+    "label_rows",
+    "paired_rows",
+]
 
 
 def check_labels(labels, caller):
@@ -51,6 +58,24 @@ def check_pair(first, second, names):
             "they must describe the same rows. Nothing was charged."
         )
     return a, b
+
+
+def label_rows(y_true, y_pred, labels, caller):
+    """In-memory rows ``(true, predicted)`` and their label indices, shape
+    (n, 2); a label outside the public set is refused (an input error, like
+    a NaN value) before the charge."""
+    y_true, y_pred = check_pair(y_true, y_pred, ("y_true", "y_pred"))
+    codes = np.column_stack([encode_labels(v, labels) for v in (y_true, y_pred)])
+    for name, column in zip(("y_true", "y_pred"), codes.T, strict=True):
+        if np.any(column < 0):
+            raise ValueError(
+                f"{caller}: {name} holds labels outside the public "
+                f"labels={labels.tolist()!r}; add them to labels or drop those "
+                "rows with a public rule. Nothing was charged."
+            )
+    rows = np.empty((y_true.shape[0], 2), dtype=np.result_type(y_true, y_pred))
+    rows[:, 0], rows[:, 1] = y_true, y_pred
+    return rows, codes
 
 
 def is_dask_pair(first, second):

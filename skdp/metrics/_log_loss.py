@@ -4,7 +4,7 @@ import numpy as np
 
 from skdp.metrics._inputs import check_dask_labels, check_labels, is_dask_pair
 from skdp.metrics._regression import _estimate, _moments
-from skdp.metrics._release import ReleasePlan
+from skdp.metrics._release import ReleasePlan, metric_unit
 from skdp.metrics._tables import encode_labels
 from skdp.sensitivity import exact_moment_sums
 from skdp.utils._dask import ChunkedRows, row_statistic
@@ -89,6 +89,8 @@ def private_log_loss(
     eps=1e-15,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -109,8 +111,9 @@ def private_log_loss(
     eps : float, default=1e-15
         Public clip: probabilities are clipped to ``[eps, 1]``, so a row's
         loss lies in ``[0, -log(eps)]`` (about 34.5 by default).
-    epsilon, delta, accountant, random_state
-        As for :func:`private_mean_squared_error`.
+    epsilon, delta, groups, max_rows_per_group, accountant, random_state
+        As for :func:`private_mean_squared_error` (with ``groups``, a group
+        of at most ``k`` kept rows moves the sums by ``k`` times a row).
 
     Returns
     -------
@@ -137,7 +140,9 @@ def private_log_loss(
     """
     if not (isinstance(eps, float | int) and 0 < eps < 1):
         raise ValueError(f"eps must be in (0, 1); got {eps!r}. Nothing was charged.")
-    plan = ReleasePlan(3, 1.0, 1.0, epsilon, delta, random_state)
+    unit = metric_unit("private_log_loss", groups, max_rows_per_group, y_true)
+    k = float(unit.unit_rows)
+    plan = ReleasePlan(3, k, k, epsilon, delta, random_state, unit)
     if is_dask_pair(y_true, y_prob):
         labels = check_labels(labels, "private_log_loss")
         rows = _dask_rows(y_true, y_prob, labels)
@@ -146,6 +151,8 @@ def private_log_loss(
     else:
         p_true = _true_probabilities(y_true, y_prob, labels)
         plan.charge(accountant, "private_log_loss: clipped sum of losses")
+        if unit.groups is not None:  # a row's content as the release sees it
+            p_true = p_true[plan.kept(p_true)]
         exact = log_loss_sums(p_true[:, None], float(eps))
     flat = plan.release(exact).ravel()
     low, high = np.array([0.0]), np.array([-np.log(eps)])

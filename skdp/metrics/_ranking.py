@@ -12,7 +12,7 @@ from skdp.metrics._inputs import (
     is_dask_pair,
     paired_rows,
 )
-from skdp.metrics._release import ReleasePlan
+from skdp.metrics._release import ReleasePlan, metric_unit
 from skdp.utils._dask import row_statistic
 from skdp.utils._validation import check_required_bounds
 
@@ -91,6 +91,8 @@ def private_score_histograms(
     score_range=(0.0, 1.0),
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -121,6 +123,12 @@ def private_score_histograms(
         ε of the release.
     delta : float, default=0.0
         0: Laplace noise (ε-DP); > 0: the analytic Gaussian ((ε, δ)-DP).
+    groups : array-like of shape (n_samples,), default=None
+        Each test row's person, with ``max_rows_per_group``: neighbours add
+        or remove one whole group, of which at most ``k`` rows are kept
+        (:ref:`user_level_privacy`; in memory only). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged before the labels are read.
     random_state : int, RandomState instance or None, default=None
@@ -135,7 +143,9 @@ def private_score_histograms(
     **Sensitivity (add/remove one test row).** A row adds 1 to one bin of
     one of the two histograms: the ``2 * bins`` counts move by 1 in L1 and
     L2 norm. Exact integer counts, exact discrete noise on a power-of-two
-    grid (:func:`~skdp.mechanisms._additive.additive_release`).
+    grid (:func:`~skdp.mechanisms._additive.additive_release`). With
+    ``groups``, a group of at most ``k`` kept rows moves them by ``k`` (L1
+    and L2, attained when its rows share a bin): noise ``k`` times the row's.
 
     **Bins.** The noise on the AUC grows with the number of bins (each
     count's noise meets the count of the other class below it): its
@@ -157,13 +167,17 @@ def private_score_histograms(
     0.86
     """
     edges = check_bins(bins, score_range)
-    plan = ReleasePlan(2 * (edges.size - 1), 1.0, 1.0, epsilon, delta, random_state)
+    unit = metric_unit(_CALLER, groups, max_rows_per_group, y_true)
+    k, size = float(unit.unit_rows), 2 * (edges.size - 1)
+    plan = ReleasePlan(size, k, k, epsilon, delta, random_state, unit)
     if is_dask_pair(y_true, y_score):
         check_dask_labels([pos_label], _CALLER)
         rows, label = paired_rows(y_true, y_score), pos_label
     else:
         rows, label = _score_rows(y_true, y_score, pos_label), 1.0
     plan.charge(accountant, f"{_CALLER}: 2 x {edges.size - 1} bins")
+    if unit.groups is not None:  # in memory: Dask is refused with groups
+        rows = rows[plan.kept(rows)]
     exact = row_statistic(rows, _tables.score_histogram_counts, label, edges)
     return PrivateScoreHistograms(plan.release(exact), edges, plan.variance)
 
@@ -177,7 +191,8 @@ def private_roc_auc_score(y_true, y_score, **kwargs):
         As for :func:`private_score_histograms`.
     **kwargs
         ``pos_label``, ``bins``, ``score_range``, ``epsilon``, ``delta``,
-        ``accountant``, ``random_state`` of :func:`private_score_histograms`.
+        ``groups``, ``max_rows_per_group``, ``accountant``, ``random_state``
+        of :func:`private_score_histograms`.
 
     Returns
     -------

@@ -10,7 +10,12 @@ magnitude ``|e|``, with ``y`` and ``ŷ`` clipped to the public target bounds.
 import numpy as np
 
 from skdp.metrics._inputs import check_pair, is_dask_pair, paired_rows
-from skdp.metrics._release import PrivateEstimate, ReleasePlan, noise_std_error
+from skdp.metrics._release import (
+    PrivateEstimate,
+    ReleasePlan,
+    metric_unit,
+    noise_std_error,
+)
 from skdp.sensitivity import exact_moment_sums, moments_from_sums
 from skdp.sensitivity._mean import per_feature_sensitivities
 from skdp.utils._dask import row_statistic
@@ -150,8 +155,8 @@ def _released_sums(y_true, y_pred, target_bounds, columns, caller, **budget):
     """Check, charge and release the sums of ``columns``; return the
     released flat vector, the public noise variance and the column bounds.
 
-    ``budget`` holds ``epsilon``, ``delta``, ``accountant`` and
-    ``random_state``.
+    ``budget`` holds ``epsilon``, ``delta``, ``groups``,
+    ``max_rows_per_group``, ``accountant`` and ``random_state``.
     """
     lower, upper = check_required_bounds(target_bounds, 1, caller)
     lower, upper = float(lower[0]), float(upper[0])
@@ -166,17 +171,14 @@ def _released_sums(y_true, y_pred, target_bounds, columns, caller, **budget):
             f"{caller}: the residual bounds ±(upper - lower) of target_bounds="
             f"{target_bounds!r} overflow; narrow the bounds. Nothing was charged."
         )
-    l1, l2 = per_feature_sensitivities(len(columns))
-    plan = ReleasePlan(
-        3 * len(columns),
-        l1,
-        l2,
-        budget["epsilon"],
-        budget["delta"],
-        budget["random_state"],
-    )
+    unit = metric_unit(caller, budget["groups"], budget["max_rows_per_group"], y_true)
+    l1, l2 = per_feature_sensitivities(len(columns), unit.unit_rows)
+    size, eps, delta = 3 * len(columns), budget["epsilon"], budget["delta"]
+    plan = ReleasePlan(size, l1, l2, eps, delta, budget["random_state"], unit)
     rows = _regression_rows(y_true, y_pred)
     plan.charge(budget["accountant"], f"{caller}: clipped sums of {list(columns)}")
+    if unit.groups is not None:  # in memory: Dask is refused with groups
+        rows = rows[plan.kept(rows)]
     exact = row_statistic(rows, regression_sums, lower, upper, columns)
     return plan.release(exact).ravel(), plan.variance, low, high
 
@@ -220,6 +222,13 @@ _SHARED_DOC = """
         ε of the release.
     delta : float, default=0.0
         0: Laplace noise (ε-DP); > 0: the analytic Gaussian ((ε, δ)-DP).
+    groups : array-like of shape (n_samples,), default=None
+        Each test row's person, with ``max_rows_per_group``: neighbours add
+        or remove one whole group, of which at most ``k`` rows are kept
+        (:ref:`user_level_privacy`; in memory only); every sensitivity
+        below is then ``k`` times the row's. None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged before the targets are read.
     random_state : int, RandomState instance or None, default=None
@@ -234,6 +243,8 @@ def private_mean_squared_error(
     target_bounds,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -269,6 +280,8 @@ def private_mean_squared_error(
         "private_mean_squared_error",
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )
@@ -281,6 +294,8 @@ def private_mean_absolute_error(
     target_bounds,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -314,6 +329,8 @@ def private_mean_absolute_error(
         "private_mean_absolute_error",
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )
@@ -326,6 +343,8 @@ def private_r2_score(
     target_bounds,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -361,6 +380,8 @@ def private_r2_score(
         "private_r2_score",
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )
@@ -373,6 +394,8 @@ def private_explained_variance_score(
     target_bounds,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -406,6 +429,8 @@ def private_explained_variance_score(
         "private_explained_variance_score",
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )
@@ -418,6 +443,8 @@ def private_regression_report(
     target_bounds,
     epsilon=1.0,
     delta=0.0,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -452,6 +479,8 @@ def private_regression_report(
         "private_regression_report",
         epsilon=epsilon,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )

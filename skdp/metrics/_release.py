@@ -19,9 +19,14 @@ from skdp.mechanisms._additive import (
     additive_release,
     additive_release_problem,
 )
+from skdp.utils._dask import is_dask_collection
+from skdp.utils._function_unit import function_unit, stated_for_unit
+from skdp.utils._privacy_unit import PrivacyUnit
 from skdp.utils._validation import check_delta, check_epsilon
 
-__all__ = ["PrivateEstimate", "ReleasePlan", "noise_std_error"]
+__all__ = ["PrivateEstimate", "ReleasePlan", "metric_unit", "noise_std_error"]
+
+_ONE_ROW = PrivacyUnit(None, 1)
 
 # Rows of the finite-difference matrix evaluated at once (bounds the memory
 # of a gradient over many released values: 256 x size floats per output).
@@ -87,9 +92,15 @@ class ReleasePlan:
     a power-of-two grid (:func:`~skdp.mechanisms._additive.additive_release`).
     Every check happens in the constructor, so that :meth:`charge` and
     :meth:`release` cannot fail on the data afterwards.
+
+    ``unit`` is the release's privacy unit (:func:`metric_unit`; None: one
+    row): ``l1`` and ``l2`` are then stated for it (the caller multiplies
+    the row's by ``unit.unit_rows``), the charge carries it and
+    :meth:`kept` bounds the rows.
     """
 
-    def __init__(self, size, l1, l2, epsilon, delta, random_state):
+    def __init__(self, size, l1, l2, epsilon, delta, random_state, unit=None):
+        self.unit = _ONE_ROW if unit is None else unit
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.size, self.l1, self.l2 = int(size), float(l1), float(l2)
@@ -107,13 +118,30 @@ class ReleasePlan:
     def charge(self, accountant, label):
         """Charge the release's cost to ``accountant`` (one ledger entry)."""
         caller = f"The private metric {label.split(':', 1)[0]!r}"
-        resolve_accountant(accountant, caller).spend_many([(label, self.cost)])
+        items = stated_for_unit([(label, self.cost)], self.unit)
+        resolve_accountant(accountant, caller).spend_many(items)
+
+    def kept(self, *columns):
+        """Indices of the rows kept for the unit (at most ``k`` per group,
+        a keyed rule on the numeric ``columns`` that stand for each row's
+        content); every row for one row. After the charge."""
+        return self.unit.kept(self.source, *columns)
 
     def release(self, exact):
         """The noisy values of ``exact`` (a float array or a FixedPoint)."""
         return additive_release(
             exact, self.l1, self.l2, self.epsilon, self.delta, self.source
         )
+
+
+def metric_unit(caller, groups, max_rows_per_group, y_true):
+    """The privacy unit of a metric's release, checked before the charge
+    (:func:`~skdp.utils._function_unit.function_unit`; Dask input is
+    refused with groups)."""
+    if groups is None and max_rows_per_group is None:
+        return _ONE_ROW
+    rows = y_true if is_dask_collection(y_true) else np.asarray(y_true)
+    return function_unit(caller, groups, max_rows_per_group, rows)
 
 
 def noise_std_error(statistic, released, variance):

@@ -14,6 +14,7 @@ from skdp.accounting._default import (
 from skdp.mechanisms._additive import additive_cost
 from skdp.metrics import _classification, _log_loss, _ranking, _regression
 from skdp.metrics._scorer_rows import (
+    check_row_level_scorer,
     column_of,
     columns_in_order,
     predictions_row_by_row,
@@ -447,7 +448,8 @@ def make_private_scorer(metric, *, epsilon=1.0, delta=0.0, **kwargs):
         Public parameters of the metric: ``labels`` (classification; by
         default a private model's ``classes_``, or its ``classes``
         parameter), ``average``, ``pos_label``, ``bins``, ``score_range``,
-        ``target_bounds`` (required for regression), ``eps``.
+        ``target_bounds`` (required for regression), ``eps``. The unit is
+        one test row: ``groups`` is refused (:ref:`user_level_privacy`).
 
     Returns
     -------
@@ -492,4 +494,5 @@ def make_private_scorer(metric, *, epsilon=1.0, delta=0.0, **kwargs):
             f"The private {name!r} scorer needs the public "
             "target_bounds=(lower, upper)."
         )
+    check_row_level_scorer(kwargs)
     return PrivateScorer(name, check_epsilon(epsilon), check_delta(delta), kwargs)

@@ -8,11 +8,29 @@ from sklearn.utils import _safe_indexing
 from skdp.metrics._tables import encode_labels
 
 __all__ = [
+    "check_row_level_scorer",
     "column_of",
     "columns_in_order",
     "predictions_row_by_row",
     "usable_per_row",
 ]
+
+
+def check_row_level_scorer(kwargs):
+    """Refuse ``groups`` and ``max_rows_per_group`` for a scorer: a scorer
+    is called by a search or ``cross_validate`` on test folds with no route
+    for the groups of the fold's rows (and the folds' parallel composition
+    would need every group within one fold), so its unit stays one row."""
+    stated = sorted({"groups", "max_rows_per_group"} & set(kwargs))
+    if stated:
+        raise ValueError(
+            f"make_private_scorer does not take {', '.join(stated)}: a private "
+            "scorer protects one test row, since no search or cross_validate "
+            "routes each test fold's groups to it. For a person-level score, "
+            "call the metric on a held-out set yourself, e.g. "
+            "private_accuracy_score(y, model.predict(X), labels=..., "
+            "groups=person, max_rows_per_group=k)."
+        )
 
 
 def column_of(classes, label):

@@ -12,9 +12,11 @@ the statistic (:class:`~skdp.PrivateMean`, :class:`~skdp.PrivateStandardScaler`,
 guarantee, the sensitivity and the ledger entries are the estimator's. Each
 takes ``epsilon``, public ``bounds`` (or the estimator's private default, where
 it has one), ``accountant=`` and ``random_state=``; the privacy unit is a row,
-the first axis of the array. numpy's ``keepdims`` (and ``dtype``, where numpy
-has it) shape and cast the released values; ``density=True`` of the
-histograms normalises the released counts (post-processing).
+the first axis of the array, or with ``groups=`` and a public
+``max_rows_per_group=k`` one whole group of rows (:ref:`user_level_privacy`).
+numpy's ``keepdims`` (and ``dtype``, where numpy has it) shape and cast the
+released values; ``density=True`` of the histograms normalises the released
+counts (post-processing).
 """
 
 from skdp._lazy import attach

@@ -14,6 +14,7 @@ import numpy as np
 
 from skdp.accounting._composition import _fits
 from skdp.accounting._default import charged_default
+from skdp.utils._function_unit import stated_for_unit
 
 __all__ = [
     "Rows",
@@ -155,12 +156,16 @@ def mechanism_of(delta):
     return "gaussian" if delta > 0 else "laplace"
 
 
-def charge_function(accountant, items):
+def charge_function(accountant, items, unit=None):
     """Charge ``(label, PrivacyCost)`` items atomically, before the data is read.
 
     ``accountant=None`` is the default accountant in effect now (as for an
     estimator's ``fit``; refused in a worker process where none is in effect).
+    ``unit`` (a :class:`~skdp.utils._privacy_unit.PrivacyUnit`, or None for
+    one row) is named in the labels and carried by the costs.
     """
+    if unit is not None:
+        items = stated_for_unit(items, unit)
     if accountant is None:
         accountant = charged_default("An skdp.tools function")
     if not hasattr(accountant, "spend_many"):

@@ -13,8 +13,10 @@ from skdp.tools._arrays import mechanism_of
 __all__ = ["histogram", "histogram2d", "histogramdd"]
 
 
-def _estimator_kwargs(epsilon, bounds, delta, accountant, random_state):
+def _estimator_kwargs(epsilon, bounds, delta, max_rows_per_group, budget):
+    accountant, random_state = budget
     return {
+        "max_rows_per_group": max_rows_per_group,
         "epsilon": epsilon,
         "bounds": bounds,
         "mechanism": mechanism_of(delta),
@@ -60,6 +62,8 @@ def histogram(
     bounds=None,
     density=None,
     *,
+    groups=None,
+    max_rows_per_group=None,
     delta=0.0,
     accountant=None,
     random_state=None,
@@ -88,6 +92,12 @@ def histogram(
         is negative stay negative.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -103,7 +113,8 @@ def histogram(
     -----
     (ε, δ)-DP under add/remove-one-row neighbours: a row is in one bin, so
     the counts have sensitivity 1 (:class:`~skdp.PrivateHistogram`, or
-    :class:`~skdp.PrivateJointHistogram` for edges given by you).
+    :class:`~skdp.PrivateJointHistogram` for edges given by you); with
+    ``groups``, ``k`` for one whole group of at most ``k`` kept rows.
 
     Examples
     --------
@@ -121,12 +132,15 @@ def histogram(
             "histogram takes a 1-D sample; use histogramdd for several columns."
         )
     density = _check_density("histogram", density)
-    kwargs = _estimator_kwargs(epsilon, bounds, delta, accountant, random_state)
+    budget = (accountant, random_state)
+    kwargs = _estimator_kwargs(epsilon, bounds, delta, max_rows_per_group, budget)
     if isinstance(bins, Integral):
-        fitted = PrivateHistogram(bins, **kwargs).fit(values[:, None])
+        fitted = PrivateHistogram(bins, **kwargs).fit(values[:, None], groups=groups)
         counts, edges = fitted.counts_[0], fitted.bin_edges_[0]
     else:
-        fitted = PrivateJointHistogram([bins], **kwargs).fit(values[:, None])
+        fitted = PrivateJointHistogram([bins], **kwargs).fit(
+            values[:, None], groups=groups
+        )
         counts, edges = fitted.counts_, fitted.bin_edges_[0]
     return _normalised(counts, [edges]) if density else counts, edges
 
@@ -138,6 +152,8 @@ def histogramdd(
     bounds=None,
     density=None,
     *,
+    groups=None,
+    max_rows_per_group=None,
     delta=0.0,
     accountant=None,
     random_state=None,
@@ -167,6 +183,12 @@ default=None
         is negative stay negative.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -180,7 +202,8 @@ default=None
     Notes
     -----
     (ε, δ)-DP under add/remove-one-row neighbours: a row is in one cell, so
-    the whole grid has sensitivity 1 (:class:`~skdp.PrivateJointHistogram`).
+    the whole grid has sensitivity 1 (:class:`~skdp.PrivateJointHistogram`);
+    with ``groups``, ``k`` for one whole group of at most ``k`` kept rows.
 
     Examples
     --------
@@ -194,8 +217,9 @@ default=None
            [10000., 10000.]])
     """
     density = _check_density("histogramdd", density)
-    kwargs = _estimator_kwargs(epsilon, bounds, delta, accountant, random_state)
-    fitted = PrivateJointHistogram(bins, **kwargs).fit(sample)
+    budget = (accountant, random_state)
+    kwargs = _estimator_kwargs(epsilon, bounds, delta, max_rows_per_group, budget)
+    fitted = PrivateJointHistogram(bins, **kwargs).fit(sample, groups=groups)
     counts, edges = fitted.counts_, fitted.bin_edges_
     return _normalised(counts, edges) if density else counts, edges
 
@@ -208,6 +232,8 @@ def histogram2d(
     bounds=None,
     density=None,
     *,
+    groups=None,
+    max_rows_per_group=None,
     delta=0.0,
     accountant=None,
     random_state=None,
@@ -235,6 +261,12 @@ default=None
         is negative stay negative.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -269,6 +301,8 @@ default=None
         bounds,
         density,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )

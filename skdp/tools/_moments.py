@@ -28,15 +28,17 @@ def _row_values(rows, bounds, reduce):
     return reduce(clipped, axis=1)[:, None], (reduce(lower), reduce(upper))
 
 
-def _fitted_mean(X, epsilon, bounds, delta, accountant, random_state):
+def _fitted_mean(X, epsilon, bounds, delta, unit, accountant, random_state):
+    groups, max_rows_per_group = unit
     return PrivateMean(
         epsilon,
         bounds=bounds,
         mechanism=mechanism_of(delta),
         delta=delta,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
-    ).fit(X)
+    ).fit(X, groups=groups)
 
 
 def mean(
@@ -47,6 +49,8 @@ def mean(
     dtype=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     delta=0.0,
     accountant=None,
     random_state=None,
@@ -75,6 +79,12 @@ default=None
         Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -86,8 +96,11 @@ default=None
 
     Notes
     -----
-    (ε, δ)-DP under add/remove-one-row neighbours: the release of
-    :class:`~skdp.PrivateMean` (its Notes give the sensitivities), a noisy
+    (ε, δ)-DP under add/remove-one-row neighbours, or of one whole group
+    with ``groups`` (every sensitivity ``k`` times the row's; public
+    ``bounds`` required: the private bound search is stated for one row):
+    the release of :class:`~skdp.PrivateMean` (its Notes give the
+    sensitivities), a noisy
     clipped sum over a noisy count; the row count is not public.
 
     Examples
@@ -101,7 +114,8 @@ default=None
     dtype, keepdims = check_output_options("mean", dtype, keepdims)
     rows = as_rows(array, axis, "mean", whole_array=True)
     X, bounds = _row_values(rows, bounds, np.mean)
-    fitted = _fitted_mean(X, epsilon, bounds, delta, accountant, random_state)
+    unit = (groups, max_rows_per_group)
+    fitted = _fitted_mean(X, epsilon, bounds, delta, unit, accountant, random_state)
     return rows.shape(fitted.mean_, keepdims, dtype)
 
 
@@ -113,6 +127,8 @@ def sum(  # numpy's and diffprivlib's name
     dtype=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     delta=0.0,
     accountant=None,
     random_state=None,
@@ -139,6 +155,12 @@ default=None
         Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -150,7 +172,10 @@ default=None
 
     Notes
     -----
-    (ε, δ)-DP under add/remove-one-row neighbours. The sum is
+    (ε, δ)-DP under add/remove-one-row neighbours, or of one whole group
+    with ``groups`` (every sensitivity ``k`` times the row's; public
+    ``bounds`` required: the private bound search is stated for one row).
+    The sum is
     post-processing of the mean's release: with ``c = (L + U)/2``,
     ``r = (U - L)/2``, the noisy count ``n`` and the noisy centred sum
     ``S = sum (clip(x) - c)/r``, it is ``c n + r S``. For bounds ``(0, U)``
@@ -170,7 +195,8 @@ default=None
     dtype, keepdims = check_output_options("sum", dtype, keepdims)
     rows = as_rows(array, axis, "sum", whole_array=True)
     X, bounds = _row_values(rows, bounds, np.sum)
-    fitted = _fitted_mean(X, epsilon, bounds, delta, accountant, random_state)
+    unit = (groups, max_rows_per_group)
+    fitted = _fitted_mean(X, epsilon, bounds, delta, unit, accountant, random_state)
     return rows.shape(sum_from_mean_release(fitted), keepdims, dtype)
 
 
@@ -188,6 +214,8 @@ def count_nonzero(
     axis=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     delta=0.0,
     accountant=None,
     random_state=None,
@@ -206,6 +234,12 @@ def count_nonzero(
         Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -220,7 +254,8 @@ def count_nonzero(
     -----
     The indicators ``x != 0`` have the public bounds (0, 1), so no bounds
     are asked for; their sum (:func:`sum`) moves by at most 1 per column
-    when a row is added or removed.
+    when a row is added or removed, by at most ``k`` when a group of at
+    most ``k`` kept rows is (``groups``).
 
     Examples
     --------
@@ -239,21 +274,26 @@ def count_nonzero(
         axis,
         keepdims=keepdims,
         delta=delta,
+        groups=groups,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
     )
 
 
-def _fitted_scaler(array, epsilon, bounds, axis, delta, accountant, random_state, name):
+def _fitted_scaler(array, epsilon, bounds, axis, delta, unit, budget, name):
     rows = as_rows(array, axis, name)
+    groups, max_rows_per_group = unit
+    accountant, random_state = budget
     scaler = PrivateStandardScaler(
         epsilon,
         bounds=bounds,
         mechanism=mechanism_of(delta),
         delta=delta,
+        max_rows_per_group=max_rows_per_group,
         accountant=accountant,
         random_state=random_state,
-    ).fit(rows.X)
+    ).fit(rows.X, groups=groups)
     return rows, scaler
 
 
@@ -265,6 +305,8 @@ def var(
     dtype=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     delta=0.0,
     accountant=None,
     random_state=None,
@@ -291,6 +333,12 @@ default=None
         Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -305,7 +353,9 @@ default=None
     -----
     (ε, δ)-DP under add/remove-one-row neighbours: the count, clipped sums
     and sums of squares in one release of sensitivity 1 per feature (the
-    Bernstein sums of :func:`~skdp.sensitivity.exact_moment_sums`).
+    Bernstein sums of :func:`~skdp.sensitivity.exact_moment_sums`); ``k``
+    for one whole group of at most ``k`` kept rows with ``groups`` (public
+    ``bounds`` required).
 
     Examples
     --------
@@ -316,8 +366,9 @@ default=None
     4
     """
     dtype, keepdims = check_output_options("var", dtype, keepdims)
+    unit, budget = (groups, max_rows_per_group), (accountant, random_state)
     rows, scaler = _fitted_scaler(
-        array, epsilon, bounds, axis, delta, accountant, random_state, "var"
+        array, epsilon, bounds, axis, delta, unit, budget, "var"
     )
     return rows.shape(scaler.var_, keepdims, dtype)
 
@@ -330,6 +381,8 @@ def std(
     dtype=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     delta=0.0,
     accountant=None,
     random_state=None,
@@ -354,6 +407,12 @@ default=None
         Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -373,7 +432,8 @@ default=None
     2.0
     """
     dtype, keepdims = check_output_options("std", dtype, keepdims)
+    unit, budget = (groups, max_rows_per_group), (accountant, random_state)
     rows, scaler = _fitted_scaler(
-        array, epsilon, bounds, axis, delta, accountant, random_state, "std"
+        array, epsilon, bounds, axis, delta, unit, budget, "std"
     )
     return rows.shape(np.sqrt(scaler.var_), keepdims, dtype)

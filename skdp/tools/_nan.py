@@ -29,13 +29,16 @@ from skdp.tools._arrays import (
     check_output_options,
     equal_shares,
 )
+from skdp.utils._function_unit import function_unit
+from skdp.utils._privacy_unit import PrivacyUnit
 from skdp.utils._validation import check_delta, check_epsilon, check_required_bounds
 
 __all__ = ["nanmean", "nanstd", "nansum", "nanvar"]
 
 
-def _present_columns(array, axis, bounds, epsilon, delta, function):
-    """Validated rows, bounds and per-column budget; raises before any charge."""
+def _present_columns(array, axis, bounds, epsilon, delta, grouping, function):
+    """Validated rows, bounds, per-column budget and privacy unit; raises
+    before any charge."""
     rows = as_rows(array, axis, function)
     X = rows.X
     if np.isinf(X).any():
@@ -46,33 +49,42 @@ def _present_columns(array, axis, bounds, epsilon, delta, function):
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     d = X.shape[1]
     lower, upper = check_required_bounds(bounds, d, function)
-    return rows, lower, upper, equal_shares(epsilon, d), equal_shares(delta, d)
+    unit = function_unit(function, *grouping, X)
+    return rows, lower, upper, equal_shares(epsilon, d), equal_shares(delta, d), unit
 
 
-def _column(X, j):
+def _column(X, j, unit, source):
+    """Column ``j``'s present values, at most ``k`` per group with groups
+    (kept among the group's present values of that column)."""
     values = X[:, j]
-    return values[~np.isnan(values)][:, None]
+    present = ~np.isnan(values)
+    column = values[present][:, None]
+    if unit.groups is None:
+        return column
+    (kept,) = PrivacyUnit(unit.groups[present], unit.max_rows).bound(source, column)
+    return kept
 
 
-def _mean_releases(array, epsilon, bounds, axis, delta, accountant, random_state, name):
+def _mean_releases(array, epsilon, bounds, axis, delta, grouping, budget, name):
     """Per column: the noisy count and centred sum of its present values."""
-    rows, lower, upper, eps, dlt = _present_columns(
-        array, axis, bounds, epsilon, delta, name
+    rows, lower, upper, eps, dlt, unit = _present_columns(
+        array, axis, bounds, epsilon, delta, grouping, name
     )
-    plan = plan_mean_release(eps, dlt, 1, "gaussian" if dlt > 0 else "laplace")
+    mechanism = "gaussian" if dlt > 0 else "laplace"
+    plan = plan_mean_release(eps, dlt, 1, mechanism, unit_rows=unit.unit_rows)
+    accountant, random_state = budget
     source = check_random_source(random_state)
-    charge_function(
-        accountant,
-        [
-            (f"{name}, column {j}: {label}", cost)
-            for j in range(rows.n_columns)
-            for label, cost in plan.cost_items()
-        ],
-    )
+    items = [
+        (f"{name}, column {j}: {label}", cost)
+        for j in range(rows.n_columns)
+        for label, cost in plan.cost_items()
+    ]
+    charge_function(accountant, items, unit)
     releases = []
     for j in range(rows.n_columns):
         bounds_j = lower[j : j + 1], upper[j : j + 1]
-        statistic = mean_statistic(_column(rows.X, j), *bounds_j, plan.paired)
+        column = _column(rows.X, j, unit, source)
+        statistic = mean_statistic(column, *bounds_j, plan.paired)
         count, sums = release_count_and_sums(statistic, plan, source)
         releases.append((count, sums[0]))
     return rows, lower, upper, releases
@@ -86,6 +98,8 @@ def nanmean(
     dtype=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     delta=0.0,
     accountant=None,
     random_state=None,
@@ -109,6 +123,12 @@ def nanmean(
         Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -124,7 +144,11 @@ def nanmean(
     values are released as :class:`~skdp.PrivateMean` releases one feature
     (a noisy clipped sum over a noisy count: the number of present values
     is not public), with ``ε/d`` and ``δ/d``; a row adds at most one value
-    to each column, so the ``d`` releases compose to (ε, δ). With Laplace
+    to each column, so the ``d`` releases compose to (ε, δ). With
+    ``groups``, at most ``k`` of a group's present values of each column
+    are kept (its own rule per column) and every sensitivity is ``k``
+    times the row's, so one whole group moves each release as ``k`` rows
+    at most would. With Laplace
     noise this is the noise :class:`~skdp.PrivateMean`'s paired release of
     ``d`` features adds (scale ``d/ε`` on each split sum).
 
@@ -138,8 +162,9 @@ def nanmean(
     5.0
     """
     dtype, keepdims = check_output_options("nanmean", dtype, keepdims)
+    grouping, budget = (groups, max_rows_per_group), (accountant, random_state)
     rows, lower, upper, releases = _mean_releases(
-        array, epsilon, bounds, axis, delta, accountant, random_state, "nanmean"
+        array, epsilon, bounds, axis, delta, grouping, budget, "nanmean"
     )
     means = [
         mean_from_release(count, np.array([s]), lower[j : j + 1], upper[j : j + 1])[0]
@@ -156,6 +181,8 @@ def nansum(
     dtype=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     delta=0.0,
     accountant=None,
     random_state=None,
@@ -179,6 +206,12 @@ def nansum(
         Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -203,8 +236,9 @@ def nansum(
     10000.0
     """
     dtype, keepdims = check_output_options("nansum", dtype, keepdims)
+    grouping, budget = (groups, max_rows_per_group), (accountant, random_state)
     rows, lower, upper, releases = _mean_releases(
-        array, epsilon, bounds, axis, delta, accountant, random_state, "nansum"
+        array, epsilon, bounds, axis, delta, grouping, budget, "nansum"
     )
     centre, radius = centre_and_radius(lower, upper)
     counts, sums = np.array(releases).T
@@ -212,26 +246,29 @@ def nansum(
         return rows.shape(centre * counts + radius * sums, keepdims, dtype)
 
 
-def _nan_variances(array, epsilon, bounds, axis, delta, accountant, random_state, name):
-    rows, lower, upper, eps, dlt = _present_columns(
-        array, axis, bounds, epsilon, delta, name
+def _nan_variances(array, epsilon, bounds, axis, delta, grouping, budget, name):
+    rows, lower, upper, eps, dlt, unit = _present_columns(
+        array, axis, bounds, epsilon, delta, grouping, name
     )
-    problem = additive_release_problem(1.0, 1.0, eps, dlt, 3)
+    k = float(unit.unit_rows)
+    problem = additive_release_problem(k, k, eps, dlt, 3)
     if problem is not None:
         raise ValueError(f"{name} cannot release with epsilon={epsilon!r}: {problem}")
+    accountant, random_state = budget
     source = check_random_source(random_state)
     label = "row count, clipped sums and squares"
-    charge_function(
-        accountant,
-        [
-            (f"{name}, column {j}: {label}", additive_cost(eps, dlt))
-            for j in range(rows.n_columns)
-        ],
-    )
+    items = [
+        (f"{name}, column {j}: {label}", additive_cost(eps, dlt))
+        for j in range(rows.n_columns)
+    ]
+    charge_function(accountant, items, unit)
     variances = []
     for j in range(rows.n_columns):
         bounds_j = lower[j : j + 1], upper[j : j + 1]
-        noisy, _ = release_moment_sums(_column(rows.X, j), *bounds_j, eps, dlt, source)
+        column = _column(rows.X, j, unit, source)
+        noisy, _ = release_moment_sums(
+            column, *bounds_j, eps, dlt, source, unit_rows=unit.unit_rows
+        )
         variances.append(moments_from_sums(noisy, *bounds_j)[2][0, 0])
     return rows, np.array(variances)
 
@@ -244,6 +281,8 @@ def nanvar(
     dtype=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     delta=0.0,
     accountant=None,
     random_state=None,
@@ -267,6 +306,12 @@ def nanvar(
         Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -282,7 +327,9 @@ def nanvar(
     (ε, δ)-DP under add/remove-one-row neighbours: per column, the release
     of :class:`~skdp.PrivateStandardScaler` for one feature (count, clipped
     sum and squares of the present values, sensitivity 1) with ``ε/d`` and
-    ``δ/d``; the count of present values stays private.
+    ``δ/d``; the count of present values stays private. With ``groups``,
+    as :func:`nanmean`: at most ``k`` present values of a group per column,
+    sensitivities ``k`` times the row's.
 
     Examples
     --------
@@ -294,8 +341,9 @@ def nanvar(
     4
     """
     dtype, keepdims = check_output_options("nanvar", dtype, keepdims)
+    grouping, budget = (groups, max_rows_per_group), (accountant, random_state)
     rows, variances = _nan_variances(
-        array, epsilon, bounds, axis, delta, accountant, random_state, "nanvar"
+        array, epsilon, bounds, axis, delta, grouping, budget, "nanvar"
     )
     return rows.shape(variances, keepdims, dtype)
 
@@ -308,6 +356,8 @@ def nanstd(
     dtype=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     delta=0.0,
     accountant=None,
     random_state=None,
@@ -331,6 +381,12 @@ def nanstd(
         Keep the reduced axes with size one, as numpy does.
     delta : float, default=0.0
         0 gives Laplace noise (ε-DP); > 0 the analytic Gaussian mechanism.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -351,7 +407,8 @@ def nanstd(
     2.0
     """
     dtype, keepdims = check_output_options("nanstd", dtype, keepdims)
+    grouping, budget = (groups, max_rows_per_group), (accountant, random_state)
     rows, variances = _nan_variances(
-        array, epsilon, bounds, axis, delta, accountant, random_state, "nanstd"
+        array, epsilon, bounds, axis, delta, grouping, budget, "nanstd"
     )
     return rows.shape(np.sqrt(variances), keepdims, dtype)

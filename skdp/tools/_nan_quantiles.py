@@ -27,6 +27,7 @@ from skdp.tools._arrays import (
     equal_shares,
 )
 from skdp.tools._quantiles import shaped_levels
+from skdp.utils._function_unit import function_unit
 from skdp.utils._validation import check_bounds, check_epsilon
 from skdp.utils._warnings import silenced
 from skdp.utils._zero_rows import fits_on_zero_rows
@@ -36,7 +37,7 @@ __all__ = ["nanmedian", "nanpercentile", "nanquantile"]
 _MAX_SEED = 2**31 - 1
 
 
-def _column_estimators(levels, d, epsilon, bounds, random_state, function):
+def _column_estimators(levels, d, epsilon, bounds, unit, random_state, function):
     """One unfitted one-column ``PrivateQuantile`` per column, with its share
     of ε, its bounds (or None: chosen privately) and its seed."""
     share = equal_shares(check_epsilon(epsilon), d)
@@ -61,19 +62,21 @@ def _column_estimators(levels, d, epsilon, bounds, random_state, function):
             np.atleast_1d(levels),
             epsilon=share,
             bounds=per_column[j],
+            max_rows_per_group=None if unit.groups is None else unit.max_rows,
             random_state=seeds[j],
         )
         for j in range(d)
     ]
 
 
-def _present(X, j):
-    column = X[:, j]
-    return column[~np.isnan(column)][:, None]
+def _present(X, j, groups):
+    """Column ``j``'s present values and their groups (None without)."""
+    present = ~np.isnan(X[:, j])
+    return X[present, j][:, None], None if groups is None else groups[present]
 
 
-def _release(array, levels, epsilon, bounds, axis, keepdims, function, accountant,
-             random_state):  # fmt: skip
+def _release(array, levels, epsilon, bounds, axis, keepdims, function, grouping,
+             budget):  # fmt: skip
     """Validate, charge the whole cost once, release each column."""
     levels = np.asarray(levels, dtype=float)
     if levels.ndim > 1:
@@ -88,24 +91,28 @@ def _release(array, levels, epsilon, bounds, axis, keepdims, function, accountan
             "Replace infinite values (or clip them to the bounds) first."
         )
     d = rows.n_columns
-    estimators = _column_estimators(levels, d, epsilon, bounds, random_state, function)
+    unit = function_unit(function, *grouping, rows.X)
+    accountant, random_state = budget
+    estimators = _column_estimators(
+        levels, d, epsilon, bounds, unit, random_state, function
+    )
     empty = rows.X[:0, :1]  # the schema, no value: public checks only
+    no_groups = None if unit.groups is None else unit.groups[:0]
     with fits_on_zero_rows():
         for estimator in estimators:
-            check_fit_inputs(estimator, empty, None)
+            check_fit_inputs(estimator, empty, None, groups=no_groups)
     costs = [fit_cost(estimator) for estimator in estimators]
-    charge_function(
-        accountant,
-        [
-            (f"{function}, column {j}: quantiles of its present values", cost)
-            for j, cost in enumerate(costs)
-        ],
-    )
+    items = [
+        (f"{function}, column {j}: quantiles of its present values", cost)
+        for j, cost in enumerate(costs)
+    ]
+    charge_function(accountant, items, unit)
     released = np.empty((levels.size, d))
     with silenced(), fits_on_zero_rows():
         for j, (estimator, cost) in enumerate(zip(estimators, costs, strict=True)):
             model = route_accountant(estimator, prepaid_accountant(cost))
-            released[:, j] = model.fit(_present(rows.X, j)).quantiles_[:, 0]
+            values, groups = _present(rows.X, j, unit.groups)
+            released[:, j] = model.fit(values, groups=groups).quantiles_[:, 0]
     return shaped_levels(rows, released, keepdims, levels)
 
 
@@ -117,6 +124,8 @@ def nanquantile(
     axis=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -139,6 +148,12 @@ default=None
         0: per column. None: for a 1-D array or one column.
     keepdims : bool, default=False
         Keep the reduced axes with size one, as numpy does.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged once for all columns; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -157,7 +172,9 @@ default=None
     column, so the ``d`` releases compose to ε. The number of present values
     is not public and is never read outside those releases: a column
     without any is released like any other (its quantiles are then noise
-    over the bounds).
+    over the bounds). With ``groups``, each column's present values are
+    bounded to ``k`` per group and released as
+    :class:`~skdp.PrivateQuantile` releases a group (at ``ε/(d k)``).
 
     Examples
     --------
@@ -169,10 +186,10 @@ default=None
     ...                            random_state=0))
     array([25., 75.])
     """
+    grouping, budget = (groups, max_rows_per_group), (accountant, random_state)
     return _release(
-        array, quant, epsilon, bounds, axis, keepdims, "nanquantile", accountant,
-        random_state,
-    )  # fmt: skip
+        array, quant, epsilon, bounds, axis, keepdims, "nanquantile", grouping, budget
+    )
 
 
 def nanpercentile(
@@ -183,6 +200,8 @@ def nanpercentile(
     axis=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -204,6 +223,12 @@ default=None
         As for :func:`nanquantile`.
     keepdims : bool, default=False
         Keep the reduced axes with size one, as numpy does.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -223,10 +248,18 @@ default=None
     90
     """
     levels = np.asarray(percent, dtype=float) / 100
+    grouping, budget = (groups, max_rows_per_group), (accountant, random_state)
     return _release(
-        array, levels, epsilon, bounds, axis, keepdims, "nanpercentile", accountant,
-        random_state,
-    )  # fmt: skip
+        array,
+        levels,
+        epsilon,
+        bounds,
+        axis,
+        keepdims,
+        "nanpercentile",
+        grouping,
+        budget,
+    )
 
 
 def nanmedian(
@@ -236,6 +269,8 @@ def nanmedian(
     axis=None,
     keepdims=False,
     *,
+    groups=None,
+    max_rows_per_group=None,
     accountant=None,
     random_state=None,
 ):
@@ -255,6 +290,12 @@ default=None
         As for :func:`nanquantile`.
     keepdims : bool, default=False
         Keep the reduced axes with size one, as numpy does.
+    groups : array-like of shape (n_samples,), default=None
+        Each row's person (privacy unit), with ``max_rows_per_group``:
+        neighbours add or remove one whole group, of which at most ``k``
+        rows are kept (:ref:`user_level_privacy`). None: one row.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows (required with ``groups``).
     accountant : BudgetAccountant or None, default=None
         Charged; ``None`` is the default accountant.
     random_state : int, RandomState instance or None, default=None
@@ -273,7 +314,7 @@ default=None
     >>> round(tools.nanmedian(x, random_state=0))  # bounds chosen privately
     7
     """
+    grouping, budget = (groups, max_rows_per_group), (accountant, random_state)
     return _release(
-        array, 0.5, epsilon, bounds, axis, keepdims, "nanmedian", accountant,
-        random_state,
-    )  # fmt: skip
+        array, 0.5, epsilon, bounds, axis, keepdims, "nanmedian", grouping, budget
+    )
