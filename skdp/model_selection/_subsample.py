@@ -32,7 +32,7 @@ from threadpoolctl import threadpool_limits
 from skdp.accounting import BudgetAccountant
 from skdp.ensemble._blocks import _seeded_clone, replaces_random_state
 from skdp.mechanisms import permute_and_flip
-from skdp.model_selection._cost import accountant_keys, route_accountant
+from skdp.model_selection._cost import accountant_keys, is_param, route_accountant
 from skdp.utils._groups import group_codes
 from skdp.utils._warnings import silenced
 
@@ -237,6 +237,23 @@ def _seeded_splitter(cv, seed):
     return seeded
 
 
+def _without_group_bound(model):
+    """``model`` with every ``max_rows_per_group`` that is set cleared.
+
+    A block fits its candidates on its rows without ``groups`` (the search's
+    vote is what holds for a group: a whole group is in one block); a
+    candidate stated with a bound refuses a fit without groups, so every
+    block abstained and the selection was a uniform random pick. The refit
+    keeps the search's bound (``SearchPlanMixin._with_group_bound``).
+    """
+    keys = [
+        key
+        for key, value in model.get_params(deep=True).items()
+        if is_param(key, "max_rows_per_group") and value is not None
+    ]
+    return model.set_params(**dict.fromkeys(keys)) if keys else model
+
+
 def _candidate_scores(candidates, X, y, cv, scoring, keys=None, seed=0, groups=None):
     """Mean internal CV score of each candidate on one block; ``-inf`` if none.
 
@@ -268,7 +285,9 @@ def _candidate_scores(candidates, X, y, cv, scoring, keys=None, seed=0, groups=N
     cv = _seeded_splitter(cv, seed)
     with silenced():
         for i, candidate in enumerate(candidates):
-            seeded = _seeded_clone(candidate, seed, keep_integers=True)
+            seeded = _without_group_bound(
+                _seeded_clone(candidate, seed, keep_integers=True)
+            )
             scratch = BudgetAccountant(delta=1.0)
             model = route_accountant(seeded, scratch, keys[i])
             try:
