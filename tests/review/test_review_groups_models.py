@@ -172,3 +172,18 @@ def test_a_blocks_candidates_that_spend_delta_get_a_score():
     ]
     scores = _candidate_scores(candidates, X, y, 2, "accuracy")
     assert np.isfinite(scores).all()
+
+
+def test_a_blocks_candidates_stated_with_a_group_bound_get_a_score():
+    # the natural way to ask for a person-level search states the bound on
+    # the estimator too; the blocks fit candidates without groups, which a
+    # bound refuses: every block abstained (a uniform random pick)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    groups = np.arange(200) // 2
+    candidate = skdp.PrivateLogisticRegression(classes=[0, 1], max_rows_per_group=2)
+    for cv in (1, 2):
+        scores = _candidate_scores([candidate], X, y, cv, "accuracy", groups=groups)
+        assert np.isfinite(scores).all()
+    assert candidate.max_rows_per_group == 2  # the caller's object is untouched
