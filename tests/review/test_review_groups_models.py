@@ -187,3 +187,46 @@ def test_a_blocks_candidates_stated_with_a_group_bound_get_a_score():
         scores = _candidate_scores([candidate], X, y, cv, "accuracy", groups=groups)
         assert np.isfinite(scores).all()
     assert candidate.max_rows_per_group == 2  # the caller's object is untouched
+
+
+# -- holds: routing reaches the grouped models and meta-estimators ----------
+
+
+def test_groups_are_routed_to_the_models_and_the_search():
+    from sklearn import config_context
+    from sklearn.model_selection import GroupKFold, cross_validate
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from skdp.ensemble import SampleAggregateEstimator
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(int)
+    groups = np.arange(60) // 3
+    accountant = BudgetAccountant(delta=1.0)
+    aggregate = SampleAggregateEstimator(
+        LogisticRegression(), n_blocks=3, classes=[0, 1], max_rows_per_group=2
+    )
+    search = NoisyMaxSearchCV(
+        skdp.PrivateLogisticRegression(classes=[0, 1]),
+        {"C": [1.0, 2.0]},
+        n_blocks=3,
+        max_rows_per_group=2,
+    )
+    with config_context(enable_metadata_routing=True):
+        cross_validate(
+            make_pipeline(
+                StandardScaler(), aggregate.set_params(accountant=accountant)
+            ),
+            X,
+            y,
+            params={"groups": groups},
+            cv=GroupKFold(2),
+        )
+        make_pipeline(StandardScaler(), search.set_params(accountant=accountant)).fit(
+            X, y, groups=groups
+        )
+    labels = [entry.label for entry in accountant.entries]
+    assert len(labels) == 4  # 2 folds, the vote and the refit
+    assert all(label.endswith("(unit: group of <= 2 rows)") for label in labels)
