@@ -30,9 +30,13 @@ from sklearn.utils.validation import _num_samples, indexable
 from threadpoolctl import threadpool_limits
 
 from skdp.accounting import BudgetAccountant
-from skdp.ensemble._blocks import _seeded_clone, replaces_random_state
+from skdp.ensemble._blocks import (
+    _seeded_clone,
+    _without_group_bound,
+    replaces_random_state,
+)
 from skdp.mechanisms import permute_and_flip
-from skdp.model_selection._cost import accountant_keys, is_param, route_accountant
+from skdp.model_selection._cost import accountant_keys, route_accountant
 from skdp.utils._groups import group_codes
 from skdp.utils._warnings import silenced
 
@@ -235,23 +239,6 @@ def _seeded_splitter(cv, seed):
     seeded = copy.deepcopy(cv)
     seeded.random_state = int(seed)
     return seeded
-
-
-def _without_group_bound(model):
-    """``model`` with every ``max_rows_per_group`` that is set cleared.
-
-    A block fits its candidates on its rows without ``groups`` (the search's
-    vote is what holds for a group: a whole group is in one block); a
-    candidate stated with a bound refuses a fit without groups, so every
-    block abstained and the selection was a uniform random pick. The refit
-    keeps the search's bound (``SearchPlanMixin._with_group_bound``).
-    """
-    keys = [
-        key
-        for key, value in model.get_params(deep=True).items()
-        if is_param(key, "max_rows_per_group") and value is not None
-    ]
-    return model.set_params(**dict.fromkeys(keys)) if keys else model
 
 
 def _candidate_scores(candidates, X, y, cv, scoring, keys=None, seed=0, groups=None):
