@@ -230,3 +230,23 @@ def test_groups_are_routed_to_the_models_and_the_search():
     labels = [entry.label for entry in accountant.entries]
     assert len(labels) == 4  # 2 folds, the vote and the refit
     assert all(label.endswith("(unit: group of <= 2 rows)") for label in labels)
+
+
+def test_sample_aggregate_blocks_fit_an_estimator_stated_with_a_group_bound():
+    # as for the search: a block fits its clone without groups, which a
+    # bound refuses, so every block failed (all None: abstentions)
+    from skdp.ensemble import SampleAggregateEstimator
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 2))
+    y = (X[:, 0] > 0).astype(int)
+    inner = skdp.PrivateGaussianNB(classes=[0, 1], bounds=(-4, 4), max_rows_per_group=2)
+    model = SampleAggregateEstimator(
+        inner,
+        n_blocks=3,
+        classes=[0, 1],
+        max_rows_per_group=2,
+        accountant=BudgetAccountant(),
+        random_state=0,
+    ).fit(X, y, groups=np.arange(120) // 3)
+    assert all(block is not None for block in model.estimators_)
