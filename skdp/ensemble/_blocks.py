@@ -214,6 +214,24 @@ def _estimator_key(estimator):
 
 
 # -- block fits (run in workers) ---------------------------------------------
+def _without_group_bound(model):
+    """``model`` with every ``max_rows_per_group`` that is set cleared.
+
+    Blocks fit their models on their rows without ``groups``: what holds
+    for a group is that a whole group is in one block, so one group changes
+    one block's output (or vote). A model stated with a bound refuses a fit
+    without groups, so every block failed (sample-and-aggregate: all
+    centres or abstentions; the search: a uniform random pick).
+    """
+    keys = [
+        key
+        for key, value in model.get_params(deep=True).items()
+        if (key == "max_rows_per_group" or key.endswith("__max_rows_per_group"))
+        and value is not None
+    ]
+    return model.set_params(**dict.fromkeys(keys)) if keys else model
+
+
 def _fit_block(estimator, X, y, seed, classes, layout, codes=None):
     """Fit one block, applying the public rules for degenerate blocks.
 
@@ -229,7 +247,7 @@ def _fit_block(estimator, X, y, seed, classes, layout, codes=None):
     if classes is not None and codes.min() == codes.max():
         return None if layout is not None else int(codes[0])
     try:
-        model = _seeded_clone(estimator, seed).fit(X, y)
+        model = _without_group_bound(_seeded_clone(estimator, seed)).fit(X, y)
         return model if layout is None else layout.vector(model)
     except Exception:  # any failure: the block outputs the centre
         return None

@@ -30,9 +30,14 @@ from sklearn.utils.validation import _num_samples, indexable
 from threadpoolctl import threadpool_limits
 
 from skdp.accounting import BudgetAccountant
-from skdp.ensemble._blocks import _seeded_clone, replaces_random_state
+from skdp.ensemble._blocks import (
+    _seeded_clone,
+    _without_group_bound,
+    replaces_random_state,
+)
 from skdp.mechanisms import permute_and_flip
 from skdp.model_selection._cost import accountant_keys, route_accountant
+from skdp.utils._groups import group_codes
 from skdp.utils._warnings import silenced
 
 __all__ = ["block_votes", "select_by_votes", "vote_histogram"]
@@ -88,12 +93,18 @@ def _splits(estimator, X, y, cv, groups=None):
 
     With ``groups`` (the block's labels) no group is split between a fold's
     training and test rows: ``cv=1`` alternates whole groups, an integer
-    uses group k-fold, and a splitter gets ``groups`` in ``split``.
+    uses group k-fold, and a splitter gets ``groups`` in ``split``. The
+    labels are first numbered within the block
+    (:func:`~skdp.utils._groups.group_codes`, equal labels one number): the
+    splitters sort them, which labels of mixed types (``[1, "p2"]``,
+    accepted as groups) made raise, and every block abstained. The numbers
+    are a function of the block's own labels.
     """
     if groups is None:
         if is_one_split(cv):
             return [_half_split(estimator, y, _num_samples(X))]
         return check_cv(cv, y, classifier=is_classifier(estimator)).split(X, y)
+    groups, _ = group_codes(groups)
     if is_one_split(cv):
         return [_group_half_split(groups)]
     if isinstance(cv, Integral):
@@ -233,9 +244,13 @@ def _seeded_splitter(cv, seed):
 def _candidate_scores(candidates, X, y, cv, scoring, keys=None, seed=0, groups=None):
     """Mean internal CV score of each candidate on one block; ``-inf`` if none.
 
-    Fits run under a throw-away accountant (one per block: cloning keeps an
-    accountant, it is not copied), set on the parameters ``keys[i]`` of
-    candidate ``i`` (its ``accountant_keys``, found here if not given). The
+    Fits run under a throw-away accountant (one per candidate in a block,
+    shared by its folds: cloning keeps an accountant, it is not copied), set
+    on the parameters ``keys[i]`` of candidate ``i`` (its
+    ``accountant_keys``, found here if not given). It holds any epsilon and
+    a delta of 1: with ``BudgetAccountant()`` (delta 0) every candidate
+    that spends delta (skdp's linear models by default) was refused, and
+    every block abstained. The
     folds are split once per block (per kind of split, should the candidates
     differ in it), so every candidate is scored on the same folds.
 
@@ -252,13 +267,15 @@ def _candidate_scores(candidates, X, y, cv, scoring, keys=None, seed=0, groups=N
     """
     if keys is None:
         keys = [accountant_keys(candidate) for candidate in candidates]
-    scratch = BudgetAccountant()
     means = np.full(len(candidates), -np.inf)
     folds_by_key = {}
     cv = _seeded_splitter(cv, seed)
     with silenced():
         for i, candidate in enumerate(candidates):
-            seeded = _seeded_clone(candidate, seed, keep_integers=True)
+            seeded = _without_group_bound(
+                _seeded_clone(candidate, seed, keep_integers=True)
+            )
+            scratch = BudgetAccountant(delta=1.0)
             model = route_accountant(seeded, scratch, keys[i])
             try:
                 key = _fold_key(model)

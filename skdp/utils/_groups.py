@@ -152,7 +152,8 @@ def as_group_labels(groups):
     An array (or pandas object) is taken as it is; another sequence is a
     list of labels, whatever they are: tuples stay one label each, not the
     rows of a 2-D array, and a list that mixes strings with other kinds
-    stays objects (numpy would make ``[1, "1"]`` two equal strings).
+    stays objects (numpy would make ``[1, "1"]`` two equal strings), and
+    so do strings ending in NUL (numpy reads ``"a\\x00"`` back as ``"a"``).
     """
     if hasattr(groups, "__array__") or isinstance(groups, np.ndarray):
         return np.asarray(groups)
@@ -162,9 +163,11 @@ def as_group_labels(groups):
     except ValueError:
         labels = None
     if labels is not None and labels.dtype.kind in "US":
-        # numpy turns [1, "1"] into ["1", "1"]: two labels would become one
-        kind = str if labels.dtype.kind == "U" else bytes
-        labels = labels if all(isinstance(v, kind) for v in items) else None
+        # numpy turns [1, "1"] into ["1", "1"], and drops trailing NULs
+        # ("a\x00" is read back as "a"): two labels would become one
+        kind, nul = (str, "\x00") if labels.dtype.kind == "U" else (bytes, b"\x00")
+        plain = all(isinstance(v, kind) and not v.endswith(nul) for v in items)
+        labels = labels if plain else None
     if labels is None or labels.ndim != 1:
         labels = np.empty(len(items), dtype=object)
         labels[:] = items
