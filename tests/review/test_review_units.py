@@ -9,6 +9,7 @@ at most m rows.
 """
 
 import math
+import sqlite3
 import warnings
 from fractions import Fraction
 
@@ -130,3 +131,26 @@ def test_planned_delta_of_a_grouped_multi_step_fit_equals_the_recorded_one():
         model.fit(X, groups=groups)
     recorded = math.fsum(e.cost[1] for e in acc.entries)
     assert math.fsum(p.cost[1] for p in planned) == pytest.approx(recorded)
+
+
+def test_a_person_ledger_refuses_an_unconverted_entry_of_an_older_skdp(tmp_path):
+    # skdp before units inserts a row-level entry with no unit and no counted
+    # cost, and adds its stated ε: in a person-level file of <= 10 rows per
+    # person, two row spends of 0.5 counted 1.0 instead of 10 (checked with
+    # the code of 9efadc0). The file now refuses such an insert.
+    path = tmp_path / "person.sqlite"
+    acc = BudgetAccountant(1.0, unit="group", max_rows_per_group=10, ledger=path)
+    acc.spend(0.04, label="row fit")  # counted 0.4, converted here
+    old_insert = (
+        "INSERT INTO entries (label, epsilon, delta, time, pid, rho, "
+        "noise_multiplier, mechanism) VALUES ('old', 0.5, 0.0, 0.0, 1, NULL, "
+        "NULL, NULL)"
+    )
+    with sqlite3.connect(path) as conn:
+        with pytest.raises(sqlite3.IntegrityError, match="without privacy units"):
+            conn.execute(old_insert)
+    assert [e.label for e in BudgetAccountant.open(path).entries] == ["row fit"]
+    rows = BudgetAccountant(1.0, ledger=tmp_path / "rows.sqlite")
+    with sqlite3.connect(rows.ledger) as conn:  # a row ledger takes it as before
+        conn.execute(old_insert)
+    assert rows.entries[0].unit == "row"
