@@ -178,7 +178,9 @@ class BudgetAccountant(Spending, LedgerReports):
     group (an estimator fitted with ``groups=`` and ``max_rows_per_group=k``
     states its cost for one group of at most ``k`` kept rows). A charge in
     the accountant's own unit counts as stated (a group charge whatever its
-    ``k``: contribution bounding makes it group-level DP). Otherwise it is
+    ``k``: contribution bounding makes it group-level DP; the fit's groups
+    must then be the accountant's, e.g. persons, or unions of them: the
+    accountant cannot check it). Otherwise it is
     converted by group privacy (:mod:`skdp.accounting._group_privacy`;
     Dwork and Roth 2014, Thm 2.2; Vadhan 2017, Lemma 2.2) to ``c`` of its
     units: ``(c ε, δ Σ_{i<c} e^{iε})``, ``c² ρ`` and a Gaussian noise

@@ -123,12 +123,35 @@ def entry_fields(row):
     return (*row[:9], counted)
 
 
+# A process running skdp from before units inserts entries without a unit
+# (read as one row) and adds their stated cost to the totals: in a ledger
+# whose budget is for one group that undercounts a row-level charge m times.
+# Such an entry (another unit than the ledger's, no counted cost) is refused
+# by the file itself, so the older process's spend fails and nothing is
+# recorded. (Executed on its own: its body holds a ';'.)
+_UNIT_REFUSAL = (
+    "this ledger counts its budget per group: an entry in another unit needs "
+    "its converted cost; it was written by a version of skdp without privacy "
+    "units. Upgrade skdp. Nothing was recorded."
+)
+UNIT_TRIGGER = f"""
+CREATE TRIGGER IF NOT EXISTS entries_counted_in_the_ledgers_unit
+BEFORE INSERT ON entries
+WHEN NEW.counted_epsilon IS NULL
+    AND NEW.unit != (SELECT unit FROM budget WHERE id = 0)
+BEGIN
+    SELECT RAISE(ABORT, '{_UNIT_REFUSAL}');
+END
+"""
+
+
 def add_missing_columns(conn):
     """Bring a ledger of an older layout up to date (inside a transaction)."""
     for table, column, declaration in _ADDED_COLUMNS:
         names = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
         if column not in names:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+    conn.execute(UNIT_TRIGGER)
 
 
 def same_budget(given, stored):

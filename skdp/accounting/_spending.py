@@ -70,7 +70,12 @@ class Spending:
             garbage-collected there).
         """
         items = [(label, epsilon, delta)]
-        return self.spend_many(items, unit=unit, group_rows=group_rows)[-1]
+        # the unit only when stated: a subclass may override spend_many(items)
+        # with the signature it had before charges carried a unit
+        stated = {} if unit is None and group_rows is None else {"unit": unit}
+        if group_rows is not None:
+            stated["group_rows"] = group_rows
+        return self.spend_many(items, **stated)[-1]
 
     def spend_many(self, items, *, unit=None, group_rows=None):
         """Record several spends atomically: all of them, or none.
@@ -107,11 +112,19 @@ class Spending:
     def _validate_items(self, items, unit=None, group_rows=None):
         """The items as ledger parts, each with the cost this accountant
         counts for it; refuses (before any charge) what cannot be counted."""
-        if unit is not None:
-            unit, group_rows = check_charge_unit(unit, group_rows)
+        if unit is not None or group_rows is not None:
+            unit, group_rows = check_charge_unit(unit or "row", group_rows)
         parts = []
         for item in items:
-            for part in ledger_parts(*item):
+            atoms = ledger_parts(*item)
+            if unit is not None and {a.unit for a in atoms} == {"row", "group"}:
+                raise ValueError(
+                    f"{atoms[0].label!r}: its cost states one row for some parts "
+                    f"and one group for others; unit={unit!r} would restate them "
+                    "all. Charge it without unit= (each part keeps its own). "
+                    "Nothing was charged."
+                )
+            for part in atoms:
                 if unit is not None:
                     part = self._restated(part, unit, group_rows)
                 parts.append(self._counted(part))

@@ -33,8 +33,8 @@ from fractions import Fraction
 
 from skdp.accounting._composition import exact
 from skdp.accounting._group_privacy import (
+    _binary_up,
     group_delta,
-    group_epsilon,
     group_noise_multiplier,
     group_rho,
 )
@@ -154,7 +154,13 @@ def convert_part(part, c):
     if c == 1:
         return None
     stated = part.epsilon
-    epsilon = _up_to(group_epsilon(stated, c), c * exact(stated), c * Fraction(stated))
+    decimal, binary = c * exact(stated), c * Fraction(stated)
+    # start at most two ulps below the answer (a float whose decimal reading
+    # is >= decimal is less than half an ulp below it): from the binary
+    # product alone, a subnormal ε (whose decimal reading is up to 1.2%
+    # above its binary value) times a large c was ~1e10 ulps short
+    below_decimal = math.nextafter(math.nextafter(_binary_up(decimal), 0.0), 0.0)
+    epsilon = _up_to(max(_binary_up(binary), below_decimal), decimal, binary)
     if not math.isfinite(epsilon):
         raise ValueError(
             f"{part.label!r}: epsilon={part.epsilon} for {c} units is beyond "

@@ -63,7 +63,8 @@ class PrivacyUtilityCurve:
     param_name : str, default="epsilon"
         The parameter that was set to each ε.
     epsilon_spent, delta_spent : float, default=0.0
-        What the accountant recorded during the sweep (every private fit).
+        What the accountant counted during the sweep (every private fit), in
+        the accountant's privacy unit.
 
     Attributes
     ----------
@@ -462,10 +463,15 @@ def privacy_utility_curve(
             )
 
     new_entries = acc.entries[n_entries_before:]
+    # the fits report their costs as stated (in their own privacy unit)
     ledger_eps = sum((exact(e.epsilon) for e in new_entries), Fraction(0))
     ledger_delta = sum((exact(e.delta) for e in new_entries), Fraction(0))
     if all(spent is not None for spent in reported):
         _check_ledger(reported, ledger_eps, ledger_delta)
+    # what the accountant counted, in its unit (a row-level fit counts
+    # max_rows_per_group times in a person-level accountant)
+    counted_eps = sum((exact(e.cost[0]) for e in new_entries), Fraction(0))
+    counted_delta = sum((exact(e.cost[1]) for e in new_entries), Fraction(0))
 
     return PrivacyUtilityCurve(
         epsilons=epsilons,
@@ -474,6 +480,6 @@ def privacy_utility_curve(
         scoring=_scoring_name(scoring),
         estimator_name=plan.owner_name,
         param_name=param_name,
-        epsilon_spent=_float_up(ledger_eps),
-        delta_spent=_float_up(ledger_delta),
+        epsilon_spent=_float_up(counted_eps),
+        delta_spent=_float_up(counted_delta),
     )
