@@ -243,7 +243,7 @@ class PrivateOneHotEncoder(
     ``L d/ε`` and ``τ`` the smallest with ``Σ_i P(m_i + Z >= τ) <= δ/d``
     for the worst such ``m_i`` (Desfontaines et al. 2022, Laplace
     thresholding for a unit touching several partitions; exhaustively
-    checked in ``tests/preprocessing/test_partition_bounds.py``). At ``ε =
+    checked in ``tests/utils/test_partitions.py``). At ``ε =
     1``, ``δ = 1e-6``, ``k = 10``: ``τ = 156`` (``p = c = k``), 142 (``p =
     1``), 45 (``p = 3, c = 1``), 15 (``c = p = 1``), against 161 for ``k``
     alone (the generic route).

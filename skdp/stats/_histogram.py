@@ -110,7 +110,7 @@ class PrivateHistogram(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
     ``L d``, and L2 ``sqrt(d (q c² + r²))`` with ``q = floor(L/c)``, ``r =
     L - q c`` (``Σ m_b²`` is convex, largest at that vertex;
     :func:`~skdp.utils._partitions.partition_contribution`, brute-forced in
-    ``tests/stats/test_partition_bounds.py``). With ``k = 10``, ``c = 1``,
+    ``tests/utils/test_partitions.py``). With ``k = 10``, ``c = 1``,
     ``p = 3`` the Gaussian noise is ``sqrt(3)/10`` of ``k``'s (L2 ``1.73``
     against ``10``), at the price of counting each person at most once per
     bin and in three bins.
