@@ -82,6 +82,10 @@ def check_partition_parameters(epsilon, delta, bound=None):
         ε of the selection.
     delta : float
         δ of the selection.
+    bound : PartitionBound or None, default=None
+        What one privacy unit adds (:func:`~skdp.utils._partitions.
+        partition_contribution`: at most ``p`` partitions, ``c`` rows
+        each, ``L`` in all); None: one row to one partition.
 
     Returns
     -------
@@ -130,6 +134,10 @@ def partition_noise_std(epsilon, bound=None):
     ----------
     epsilon : float
         ε of the selection, ``> 0``.
+    bound : PartitionBound or None, default=None
+        What one privacy unit adds (:func:`~skdp.utils._partitions.
+        partition_contribution`: at most ``p`` partitions, ``c`` rows
+        each, ``L`` in all); None: one row to one partition.
 
     Returns
     -------
@@ -156,6 +164,10 @@ def partition_threshold(epsilon, delta, bound=None):
         ε of the selection, ``> 0``.
     delta : float
         δ of the selection, in (0, 1).
+    bound : PartitionBound or None, default=None
+        What one privacy unit adds (:func:`~skdp.utils._partitions.
+        partition_contribution`: at most ``p`` partitions, ``c`` rows
+        each, ``L`` in all); None: one row to one partition.
 
     Returns
     -------
@@ -211,6 +223,10 @@ def partition_selection(counts, epsilon, delta, *, bound=None, random_state=None
         ε of the selection, ``> 0``.
     delta : float
         δ of the selection, in (0, 1).
+    bound : PartitionBound or None, default=None
+        What one privacy unit adds (:func:`~skdp.utils._partitions.
+        partition_contribution`: at most ``p`` partitions, ``c`` rows
+        each, ``L`` in all); None: one row to one partition.
     random_state : None, int, RandomState or RandomSource, default=None
         Source of randomness, see :func:`check_random_source`.
 
@@ -239,6 +255,15 @@ def partition_selection(counts, epsilon, delta, *, bound=None, random_state=None
     exp(-1/t)) <= δ``. This is the Laplace thresholding of Korolova et al.
     (2009) and Desfontaines, Voss, Gipson and Mandayam (2022), with the
     exact tail of the discrete Laplace noise.
+
+    **A unit adding to several keys (``bound``).** A unit (a group of rows)
+    that adds ``m_i <= c`` rows to at most ``p`` keys, ``Σ m_i <= L``,
+    moves the counts of the keys present without it by at most ``L`` in
+    L1: the scale is ``t = ceil(2**20 L/ε)/2**20 >= L/ε`` (privacy loss at
+    most ``ε`` on those keys). The keys only it touches are released with
+    probability ``Σ_i P(m_i + Z >= τ)``; ``τ`` is the smallest with that
+    sum ``<= δ`` for the worst moves (a vertex of the moves' polytope, the
+    sum being convex; Desfontaines et al. 2022 for the L0/L∞ setting).
 
     References
     ----------
