@@ -206,3 +206,36 @@ def test_audit_catches_a_histogram_that_skips_the_partition_bound(monkeypatch):
     monkeypatch.setattr(_partition_counts, "partition_rows", every_row)
     mutant = audit_mechanism(_released_count, D0, D1, **AUDIT)
     assert mutant.epsilon_lower_bound > EPS
+
+
+@pytest.mark.parametrize(
+    "estimator, params, refused",
+    [
+        # the bounds at the ends of their ranges: p = c = 1 under the
+        # largest k fits (one row per group and value); p = k = 2**53 with
+        # c = 1 is past the selection's 2**20 partitions, refused
+        (
+            ESTIMATORS[2],
+            {"max_partitions_per_group": 1, "max_rows_per_partition": 1},
+            False,
+        ),
+        (ESTIMATORS[2], {"max_rows_per_partition": 1}, True),
+        (ESTIMATORS[2], {"max_rows_per_partition": 2, "epsilon": 2.0**-32}, True),
+        (ESTIMATORS[0], {"max_rows_per_partition": 2**60}, False),
+        (ESTIMATORS[0], {"max_partitions_per_group": 1, "epsilon": 1e-300}, True),
+    ],
+)
+def test_bounds_at_their_extremes_fit_or_are_refused_before_the_charge(
+    estimator, params, refused
+):
+    X, groups = _people(2, 30)
+    accountant = skdp.BudgetAccountant(delta=1.0)
+    model = type(estimator)(**{**estimator.get_params(), **params})
+    model.set_params(max_rows_per_group=2**53, accountant=accountant, random_state=0)
+    if refused:
+        with pytest.raises(ValueError, match="Nothing was charged"):
+            model.fit(X, groups=groups)
+        assert accountant.entries == ()
+    else:
+        model.fit(X, groups=groups)
+        assert np.isfinite(model.noise_std_) and len(accountant.entries) == 1

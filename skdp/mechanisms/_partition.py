@@ -28,7 +28,7 @@ MIN_EPSILON = math.ldexp(1.0, SCALE_BITS) / MAX_LAPLACE_PARAM
 
 #: The most partitions per group :func:`partition_threshold` takes (its
 #: worst case is a maximum over ``1 .. min(p, L)`` touched partitions).
-MAX_PARTITIONS = 1 << 22
+MAX_PARTITIONS = 1 << 20
 
 
 def _scale(epsilon, bound=None):
@@ -105,7 +105,7 @@ def check_partition_parameters(epsilon, delta, bound=None):
         if min(bound.partitions, bound.total) > MAX_PARTITIONS:
             raise ValueError(
                 f"a group may touch {bound.partitions} partitions, more than "
-                f"{MAX_PARTITIONS} = 2**22, the most the selection's threshold "
+                f"{MAX_PARTITIONS} = 2**20, the most the selection's threshold "
                 "is computed for; state a smaller max_partitions_per_group."
             )
         if _scale(epsilon, bound)[0] > MAX_LAPLACE_PARAM:
