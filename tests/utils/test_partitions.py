@@ -157,3 +157,35 @@ def test_one_row_in_one_partition_is_the_row_level_selection():
     assert partition_threshold(1.0, 1e-6, partition_contribution(5)) == 76
     assert partition_threshold(1.0, 1e-6, partition_contribution(5, 1)) == 72
     assert partition_threshold(1.0, 1e-6, partition_contribution(5, 2, 1)) == 30
+
+
+def _selection_law(count, t, threshold, support):
+    """P(not released) and P(noisy count = v), v in ``support``, of one key."""
+    if count == 0:  # an absent key is never released
+        return np.r_[1.0, np.zeros(support.size)]
+    released = np.tanh(1 / (2 * t)) * np.exp(-np.abs(support - count) / t)
+    return np.r_[max(0.0, 1.0 - released.sum()), released]
+
+
+@pytest.mark.parametrize(
+    "k, p, c, epsilon, delta", [(3, 2, 2, 1.0, 1e-3), (4, 2, 1, 0.5, 1e-4)]
+)
+def test_bounded_selection_is_dp_for_every_group_exactly(k, p, c, epsilon, delta):
+    # the exact law of the released (key, noisy count) pairs of the keys a
+    # group touches (absent before, or of count 1 or 40), with and without
+    # it, compared in both directions by the hockey-stick divergence
+    bound = partition_contribution(k, p, c)
+    threshold = partition_threshold(epsilon, delta, bound)
+    num, den = _scale(epsilon, bound)
+    t = num / den
+    support = np.arange(threshold, 40 + k + int(30 * t))
+    worst = 0.0
+    for moves in _moves(k, bound.partitions, bound.per_partition):
+        for before in itertools.product([0, 1, 40], repeat=len(moves)):
+            p0 = p1 = np.ones(1)
+            for b, m in zip(before, moves, strict=True):
+                p0 = np.outer(p0, _selection_law(b, t, threshold, support)).ravel()
+                p1 = np.outer(p1, _selection_law(b + m, t, threshold, support)).ravel()
+            for a, b in ((p0, p1), (p1, p0)):
+                worst = max(worst, np.maximum(a - np.exp(epsilon) * b, 0.0).sum())
+    assert delta / 10 < worst <= delta  # stated, and not far off it
