@@ -88,6 +88,21 @@ GROUP_ESTIMATORS = [
     skdp.PrivateHistGradientBoostingRegressor(
         epsilon=10.0, max_iter=2, max_depth=2, max_rows_per_group=K
     ),
+    # partitions a group touches (area: bins and categories per group)
+    skdp.PrivateHistogram(
+        bounds=(0, 1e5),
+        mechanism="gaussian",
+        delta=1e-6,
+        max_rows_per_group=K,
+        max_partitions_per_group=1,
+        max_rows_per_partition=1,
+    ),
+    skdp.PrivateJointHistogram(
+        3, bounds=(0, 1e5), max_rows_per_group=K, max_partitions_per_group=2
+    ),
+    skdp.PrivateOneHotEncoder(
+        max_rows_per_group=K, max_partitions_per_group=1, max_rows_per_partition=1
+    ),
 ]
 
 

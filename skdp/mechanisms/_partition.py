@@ -1,6 +1,7 @@
 """Private partition selection: keep the keys whose noisy count clears a threshold."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -25,11 +26,48 @@ SCALE_BITS = 20
 MIN_EPSILON = math.ldexp(1.0, SCALE_BITS) / MAX_LAPLACE_PARAM
 
 
-def _scale(epsilon):
-    return math.ceil(math.ldexp(1.0, SCALE_BITS) / epsilon), 1 << SCALE_BITS
+#: The most partitions per group :func:`partition_threshold` takes (its
+#: worst case is a maximum over ``1 .. min(p, L)`` touched partitions).
+MAX_PARTITIONS = 1 << 20
 
 
-def check_partition_parameters(epsilon, delta):
+def _scale(epsilon, bound=None):
+    """Noise scale ``num / den >= L / epsilon`` (``L = bound.total``, 1
+    without a bound), exact: ``num = ceil(2**20 L / epsilon)``."""
+    if bound is None or bound.total == 1:
+        return math.ceil(math.ldexp(1.0, SCALE_BITS) / epsilon), 1 << SCALE_BITS
+    num = Fraction(bound.total << SCALE_BITS) / Fraction(epsilon)
+    return math.ceil(num), 1 << SCALE_BITS
+
+
+def _log_worst_sum(bound, t):
+    """``log max Σ_i exp(m_i / t)`` over a group's moves ``m_i`` in ``[1,
+    c]`` on ``n <= p`` partitions with ``Σ m_i <= L`` (``bound``).
+
+    For ``n`` partitions the sum is convex in the moves, so it is largest
+    at a vertex: as many partitions at ``c`` as ``L - n`` extra rows fill,
+    one at the remainder, the rest at 1 (this vector majorises every
+    other); the maximum over ``n`` is taken exactly, vectorised.
+    """
+    c, total = bound.per_partition, bound.total
+    n = np.arange(1, min(bound.partitions, total) + 1, dtype=np.float64)
+    extra = total - n
+    full = np.minimum(n, extra // (c - 1)) if c > 1 else np.zeros_like(n)
+    rest = extra - full * (c - 1) if c > 1 else np.zeros_like(n)
+    partial = (full < n) & (rest > 0)
+    ones = n - full - partial
+    with np.errstate(divide="ignore"):
+        terms = np.stack(
+            [
+                np.log(full) + c / t,
+                np.where(partial, (1 + rest) / t, -np.inf),
+                np.log(ones) + 1 / t,
+            ]
+        )
+    return float(np.logaddexp.reduce(terms, axis=0).max())
+
+
+def check_partition_parameters(epsilon, delta, bound=None):
     """Refuse ``(epsilon, delta)`` that :func:`partition_selection` cannot run at.
 
     Call it before charging: the selection's exact sampler takes noise
@@ -44,6 +82,10 @@ def check_partition_parameters(epsilon, delta):
         ε of the selection.
     delta : float
         δ of the selection.
+    bound : PartitionBound or None, default=None
+        What one privacy unit adds (:func:`~skdp.utils._partitions.
+        partition_contribution`: at most ``p`` partitions, ``c`` rows
+        each, ``L`` in all); None: one row to one partition.
 
     Returns
     -------
@@ -59,6 +101,21 @@ def check_partition_parameters(epsilon, delta):
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=False)
+    if bound is not None and bound.total > 1:
+        if min(bound.partitions, bound.total) > MAX_PARTITIONS:
+            raise ValueError(
+                f"a group may touch {bound.partitions} partitions, more than "
+                f"{MAX_PARTITIONS} = 2**20, the most the selection's threshold "
+                "is computed for; state a smaller max_partitions_per_group."
+            )
+        if _scale(epsilon, bound)[0] > MAX_LAPLACE_PARAM:
+            raise ValueError(
+                f"epsilon={epsilon!r} is too small for a group adding up to "
+                f"{bound.total} rows: the selection's noise scale "
+                f"{bound.total}/epsilon may not exceed 2**32; pass a larger "
+                "epsilon or smaller bounds."
+            )
+        return epsilon, delta
     if epsilon < MIN_EPSILON:
         raise ValueError(
             f"epsilon={epsilon!r} is below {MIN_EPSILON!r} = 2**-32, the "
@@ -68,7 +125,7 @@ def check_partition_parameters(epsilon, delta):
     return epsilon, delta
 
 
-def partition_noise_std(epsilon):
+def partition_noise_std(epsilon, bound=None):
     """Standard deviation of the selection's discrete Laplace noise.
 
     ``Var Z = 2 e^{-1/t} / (1 - e^{-1/t})²`` for ``P(z) ∝ exp(-|z|/t)``.
@@ -77,6 +134,10 @@ def partition_noise_std(epsilon):
     ----------
     epsilon : float
         ε of the selection, ``> 0``.
+    bound : PartitionBound or None, default=None
+        What one privacy unit adds (:func:`~skdp.utils._partitions.
+        partition_contribution`: at most ``p`` partitions, ``c`` rows
+        each, ``L`` in all); None: one row to one partition.
 
     Returns
     -------
@@ -88,13 +149,13 @@ def partition_noise_std(epsilon):
     >>> round(partition_noise_std(1.0), 3)
     1.357
     """
-    epsilon, _ = check_partition_parameters(epsilon, 0.5)
-    num, den = _scale(epsilon)
+    epsilon, _ = check_partition_parameters(epsilon, 0.5, bound)
+    num, den = _scale(epsilon, bound)
     ratio = math.exp(-den / num)
     return math.sqrt(2.0 * ratio) / -math.expm1(-den / num)
 
 
-def partition_threshold(epsilon, delta):
+def partition_threshold(epsilon, delta, bound=None):
     """The integer threshold ``τ`` of :func:`partition_selection`.
 
     Parameters
@@ -103,6 +164,10 @@ def partition_threshold(epsilon, delta):
         ε of the selection, ``> 0``.
     delta : float
         δ of the selection, in (0, 1).
+    bound : PartitionBound or None, default=None
+        What one privacy unit adds (:func:`~skdp.utils._partitions.
+        partition_contribution`: at most ``p`` partitions, ``c`` rows
+        each, ``L`` in all); None: one row to one partition.
 
     Returns
     -------
@@ -116,7 +181,9 @@ def partition_threshold(epsilon, delta):
     >>> partition_threshold(1.0, 1e-6)
     15
     """
-    epsilon, delta = check_partition_parameters(epsilon, delta)
+    epsilon, delta = check_partition_parameters(epsilon, delta, bound)
+    if bound is not None and bound.total > 1:
+        return _bounded_threshold(epsilon, delta, bound)
     num, den = _scale(epsilon)
     t = num / den
     # P(Z >= m) = exp(-m/t) / (1 + exp(-1/t)) for m >= 1, in logarithms
@@ -129,7 +196,22 @@ def partition_threshold(epsilon, delta):
     return threshold
 
 
-def partition_selection(counts, epsilon, delta, *, random_state=None):
+def _bounded_threshold(epsilon, delta, bound):
+    """``τ`` with ``Σ_i P(m_i + Z >= τ) <= delta`` for every group's moves
+    (:func:`_log_worst_sum`), ``τ > c`` so that each tail is
+    ``exp(-(τ - m_i)/t) / (1 + exp(-1/t))``."""
+    num, den = _scale(epsilon, bound)
+    t = num / den
+    log_norm = math.log1p(math.exp(-1.0 / t))
+    log_worst = _log_worst_sum(bound, t)
+    steps = t * (log_worst - log_norm - math.log(delta))
+    threshold = max(bound.per_partition + 1, math.ceil(steps * (1 + 1e-12)))
+    while log_worst - threshold / t - log_norm > math.log(delta):
+        threshold += 1  # guards the float evaluation above
+    return threshold
+
+
+def partition_selection(counts, epsilon, delta, *, bound=None, random_state=None):
     """Keep the keys whose count plus discrete Laplace noise reaches a threshold.
 
     Parameters
@@ -141,6 +223,10 @@ def partition_selection(counts, epsilon, delta, *, random_state=None):
         ε of the selection, ``> 0``.
     delta : float
         δ of the selection, in (0, 1).
+    bound : PartitionBound or None, default=None
+        What one privacy unit adds (:func:`~skdp.utils._partitions.
+        partition_contribution`: at most ``p`` partitions, ``c`` rows
+        each, ``L`` in all); None: one row to one partition.
     random_state : None, int, RandomState or RandomSource, default=None
         Source of randomness, see :func:`check_random_source`.
 
@@ -170,6 +256,15 @@ def partition_selection(counts, epsilon, delta, *, random_state=None):
     (2009) and Desfontaines, Voss, Gipson and Mandayam (2022), with the
     exact tail of the discrete Laplace noise.
 
+    **A unit adding to several keys (``bound``).** A unit (a group of rows)
+    that adds ``m_i <= c`` rows to at most ``p`` keys, ``Σ m_i <= L``,
+    moves the counts of the keys present without it by at most ``L`` in
+    L1: the scale is ``t = ceil(2**20 L/ε)/2**20 >= L/ε`` (privacy loss at
+    most ``ε`` on those keys). The keys only it touches are released with
+    probability ``Σ_i P(m_i + Z >= τ)``; ``τ`` is the smallest with that
+    sum ``<= δ`` for the worst moves (a vertex of the moves' polytope, the
+    sum being convex; Desfontaines et al. 2022 for the L0/L∞ setting).
+
     References
     ----------
     .. [1] A. Korolova, K. Kenthapadi, N. Mishra and A. Ntoulas, "Releasing
@@ -185,9 +280,9 @@ def partition_selection(counts, epsilon, delta, *, random_state=None):
     [True, False]
     """
     counts = np.asarray(counts, dtype=np.int64)
-    threshold = partition_threshold(epsilon, delta)  # checks the parameters
+    threshold = partition_threshold(epsilon, delta, bound)  # checks them
     source = check_random_source(random_state)
-    num, den = _scale(epsilon)
+    num, den = _scale(epsilon, bound)
     noise = discrete_laplace(num, den, counts.shape, random_state=source)
     noisy = counts + noise
     return noisy >= threshold, noisy.astype(float)

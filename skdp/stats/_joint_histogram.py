@@ -17,9 +17,10 @@ from skdp.mechanisms._additive import (
     additive_release_problem,
 )
 from skdp.mechanisms._grid import FixedPoint
-from skdp.sensitivity._moments import bin_indices
 from skdp.stats._mean_release import check_mechanism_delta
+from skdp.stats._partition_counts import bounded_joint_counts, joint_cells
 from skdp.utils._dask import row_statistic, validate_rows
+from skdp.utils._partitions import seeds_of, stated_partition_bound
 from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_required_bounds
 
@@ -111,10 +112,7 @@ def exact_joint_counts(X, edges):
     sensitivity 1, whatever the number of features.
     """
     shape = tuple(e.size - 1 for e in edges)
-    flat = np.zeros(X.shape[0], dtype=np.intp)
-    for j, feature_edges in enumerate(edges):
-        flat *= shape[j]
-        flat += bin_indices(X[:, j], np.asarray(feature_edges, dtype=float))
+    flat = joint_cells(X, edges)
     counts = np.bincount(flat, minlength=int(np.prod(shape)))
     return FixedPoint(tuple(counts.tolist()), 0, shape)
 
@@ -146,6 +144,12 @@ default=None
     max_rows_per_group : int or None, default=None
         Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
         (required then, refused without): see :ref:`user_level_privacy`.
+    max_partitions_per_group, max_rows_per_partition : int or None, \
+            default=None
+        With groups, public bounds ``p`` on the cells a group adds rows to
+        and ``c`` on the rows it adds to one cell (``None``: ``k``); the
+        noise then follows ``min(k, p c)`` (L1) and ``sqrt(q c² + r²)``
+        (L2), as in :class:`PrivateHistogram` (Notes there).
     accountant : BudgetAccountant or None, default=None
         Charged by ``fit``; ``None`` uses the default accountant at fit time.
     random_state : int, RandomState instance or None, default=None
@@ -193,6 +197,11 @@ default=None
     (``sqrt(Σ c_i²) <= Σ c_i``; attained by ``k`` rows in one cell;
     brute-forced in ``tests/test_groups_stats.py``), so the noise is ``k``
     times the row's (``noise_std_`` and ``confidence_interval`` included).
+    With ``max_partitions_per_group = p`` or ``max_rows_per_partition = c``
+    a group keeps its ``p`` cells of smallest keyed hash and ``c`` rows in
+    each, and the sensitivities become ``L = min(k, p c)`` (L1) and
+    ``sqrt(q c² + r²)`` (L2, ``q = floor(L/c)``, ``r = L - q c``), the
+    bounds of one feature of :class:`PrivateHistogram`.
 
     **Out-of-range values** are a per-row public rule: a value below a
     feature's first edge counts in its first bin, above its last edge in its
@@ -217,6 +226,8 @@ default=None
         "mechanism": [StrOptions({"laplace", "gaussian"})],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
+        "max_partitions_per_group": [Interval(Integral, 1, None, closed="left"), None],
+        "max_rows_per_partition": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
     }
@@ -230,9 +241,13 @@ default=None
         mechanism="laplace",
         delta=0.0,
         max_rows_per_group=None,
+        max_partitions_per_group=None,
+        max_rows_per_partition=None,
         accountant=None,
         random_state=None,
     ):
+        self.max_partitions_per_group = max_partitions_per_group
+        self.max_rows_per_partition = max_rows_per_partition
         self.bins = bins
         self.epsilon = epsilon
         self.bounds = bounds
@@ -266,13 +281,16 @@ default=None
         """
         X = validate_rows(self, X)
         unit = self._privacy_unit(groups, X)
-        k = float(unit.unit_rows)
+        bound = stated_partition_bound(self, unit)
+        k = l2 = float(unit.unit_rows)
+        if bound is not None:
+            k, l2 = bound.l1(), bound.l2()
         name = type(self).__name__
         edges = grid_edges(self.bins, self.bounds, X.shape[1], name)
         check_mechanism_delta(self.mechanism, self.delta)
         shape = tuple(e.size - 1 for e in edges)
         size = int(np.prod(shape))
-        problem = additive_release_problem(k, k, self.epsilon, self.delta, size)
+        problem = additive_release_problem(k, l2, self.epsilon, self.delta, size)
         if problem is not None:
             raise ValueError(
                 f"{name} cannot release {size} counts with epsilon="
@@ -283,14 +301,19 @@ default=None
         cost = additive_cost(self.epsilon, self.delta)
         label = unit.label(f"joint histogram of {X.shape[1]} feature(s)")
         self._charge([(label, cost)], unit=unit)
-        (X,) = unit.bound(source, X)
-        counts = row_statistic(X, exact_joint_counts, edges)
-        self._unit_rows = unit.unit_rows
-        noisy = additive_release(counts, k, k, self.epsilon, self.delta, source)
+        if bound is None:
+            (X,) = unit.bound(source, X)
+            counts = row_statistic(X, exact_joint_counts, edges)
+        else:
+            kept = unit.kept(source, X)
+            groups, seeds = unit.groups[kept], seeds_of(source)
+            counts = bounded_joint_counts(X[kept], edges, groups, bound, seeds)
+        self._sensitivities = (k, l2)
+        noisy = additive_release(counts, k, l2, self.epsilon, self.delta, source)
         self.counts_ = noisy.reshape(shape)
         self.bin_edges_ = edges
         self.noise_std_ = float(
-            np.sqrt(additive_noise_variance(k, k, self.epsilon, self.delta))
+            np.sqrt(additive_noise_variance(k, l2, self.epsilon, self.delta))
         )
         return self
 
@@ -308,7 +331,7 @@ default=None
             ``low`` is at least 0.
         """
         check_is_fitted(self)
-        k = float(getattr(self, "_unit_rows", 1))
+        l1, l2 = getattr(self, "_sensitivities", (1.0, 1.0))
         alpha_each = alpha / self.counts_.size
-        t = additive_noise_bound(alpha_each, k, k, self.epsilon, self.delta)
+        t = additive_noise_bound(alpha_each, l1, l2, self.epsilon, self.delta)
         return np.maximum(self.counts_ - t, 0.0), self.counts_ + t
