@@ -327,9 +327,14 @@ class IQRScale(
         self.accountant = accountant
         self.random_state = random_state
 
+    def _dwork_lei_items(self):
+        """The two parts Dwork–Lei charges: the tests (with δ), the scales."""
+        half = self.epsilon / 2.0
+        return [("stability tests", half, self.delta), ("scale releases", half, 0.0)]
+
     def _fit_cost(self, n_features=None):
-        if self.method == "dwork_lei":
-            return super()._fit_cost(n_features)
+        if self.method == "dwork_lei":  # its parts, as fit charges them
+            return self._cost_of_items(self._dwork_lei_items())
         # the joint method's ledger items do not depend on the number of
         # features; without it, validate against the number the bounds state
         if n_features is None:
@@ -410,8 +415,7 @@ class IQRScale(
         sizes = [*range(1, n_features + 1), 2 * n_features]  # releases, tests
         check_ptr_noise("IQRScale", eps_grid, sizes)
         source = check_random_source(self.random_state)
-        half = self.epsilon / 2.0
-        items = [("stability tests", half, self.delta), ("scale releases", half, 0.0)]
+        items = self._dwork_lei_items()
         self._charge([(unit.label(lab), *c) for lab, *c in items], unit=unit)
         (X,) = unit.bound(source, X)
 

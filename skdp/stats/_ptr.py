@@ -409,6 +409,14 @@ class PTRMedian(
         self.accountant = accountant
         self.random_state = random_state
 
+    def _ptr_items(self):
+        """The two parts ``fit`` charges: the tests (with δ), the medians."""
+        half = self.epsilon / 2.0
+        return [("stability tests", half, self.delta), ("median releases", half, 0.0)]
+
+    def _fit_cost(self, n_features=None):
+        return self._cost_of_items(self._ptr_items())  # its parts, as charged
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, groups=None):
         """Test each feature's stability and release its median.
@@ -445,8 +453,7 @@ class PTRMedian(
             )
         check_ptr_noise("PTRMedian", eps_f, range(1, n_features + 1))
         source = check_random_source(self.random_state)
-        half = self.epsilon / 2.0
-        items = [("stability tests", half, self.delta), ("median releases", half, 0.0)]
+        items = self._ptr_items()
         self._charge([(unit.label(lab), *c) for lab, *c in items], unit=unit)
         (X,) = unit.bound(source, X)
 

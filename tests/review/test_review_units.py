@@ -109,22 +109,20 @@ def test_group_rows_without_a_unit_is_refused_not_dropped():
     assert acc.entries == ()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="fit_cost states a multi-step fit as one (ε, δ) atom; converted for "
-    "one row its δ(1 + e^ε) exceeds the Σ δ_i(1 + e^ε_i) the fit's parts are "
-    "charged (safe, but planned != recorded: check_budget may refuse a fit "
-    "that fits)",
-)
-def test_planned_delta_of_a_grouped_multi_step_fit_equals_the_recorded_one():
+@pytest.mark.parametrize("method", ["ptr", "dwork_lei"])
+def test_planned_delta_of_a_grouped_multi_step_fit_equals_the_recorded_one(method):
+    # fit_cost stated a two-step fit as one (ε, δ) atom: converted for one row
+    # its δ(1 + e^ε) exceeded the Σ δ_i(1 + e^ε_i) of the parts fit charges
+    # (safe, but check_budget could refuse a fit that fits); now the parts
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 10, size=(120, 1))
     groups = np.arange(120) // 4
     acc = BudgetAccountant(10.0, 1e-3)
-    model = skdp.PTRMedian(
-        bounds=(0, 10), proposed_sensitivity=0.5, max_rows_per_group=3,
-        accountant=acc, random_state=0,
-    )  # fmt: skip
+    model = (
+        skdp.PTRMedian(bounds=(0, 10), proposed_sensitivity=0.5)
+        if method == "ptr"
+        else skdp.IQRScale(method="dwork_lei")
+    ).set_params(max_rows_per_group=3, accountant=acc, random_state=0)
     planned = acc._validate_items([("plan", fit_cost(model))])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
