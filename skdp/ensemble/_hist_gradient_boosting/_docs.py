@@ -126,6 +126,32 @@ _NOTES = r"""
     features are drawn); ``max_features=1.0`` is exactly its default's
     limit.
 
+    **Cyclic boosting** (``boosting="cyclic"``). Each round steps through
+    the features in order: for feature ``j`` and each raw score, the
+    gradient and hessian sums ``G_b``, ``H_b`` of each of ``j``'s bins are
+    released with Gaussian noise, every bin's raw score moves by
+    ``-learning_rate G̃_b / (max(H̃_b, 0) + λ)`` (``λ`` the leaves'), and the
+    gradients are recomputed before the next feature: a private additive
+    model (a GAM), the cyclic boosting of InterpretML's DP-EBM (Nori et al.
+    2021) on this estimator's bins and Newton steps. ``max_depth`` and
+    ``max_features`` are not used. A feature's bins partition the rows, so
+    a step's release moves by at most ``sqrt(g_max² + h_max²)`` (the
+    leaves' argument;
+    :func:`~skdp.ensemble._hist_gradient_boosting.cyclic.bin_sensitivity`,
+    brute-forced in ``tests/ensemble/test_cyclic_boosting.py`` and audited
+    against a twin whose rounds are not composed); the ``max_iter * d``
+    steps get equal shares of what the bins and the baseline leave, and a
+    step's ``K`` raw scores split its share (multipliers times
+    ``sqrt(K)``). No split is selected, so no budget goes to histograms
+    that only choose: on Adult with the categoricals as codes (14 columns)
+    at ε = 1, 5 rounds of 32 bins with learning rate 0.5 gave 0.843
+    accuracy / 0.895 ROC AUC against 0.832 / 0.888 for the default trees
+    (3 seeds, the same bins' budget), 0.825 / 0.876 at ε = 0.3 (3 rounds).
+    As ε → ∞ the fit is the backfitted additive model on the bins (each
+    bin's log-odds, for one feature), not scikit-learn's trees. Prefer it
+    when the features are few and carry their effects alone; one-hot
+    columns cost a step each.
+
     **One-hot columns.** The histograms' noise grows with ``sqrt(m)``: on
     Adult one-hot (65 columns) the private logistic model is ahead
     (0.848 / 0.902 against 0.824 / 0.877 at ε = 1); with the categoricals
@@ -155,6 +181,9 @@ _NOTES = r"""
        Boosted Decision Trees with Differential Privacy", CCS 2022.
     .. [3] Q. Li, Z. Wu, Z. Wen and B. He, "Privacy-Preserving Gradient
        Boosting Decision Trees", AAAI 2020.
+    .. [4] H. Nori, R. Caruana, Z. Bu, J. H. Shen and J. Kulkarni,
+       "Accuracy, Interpretability, and Differential Privacy via
+       Explainable Boosting", ICML 2021.
 """
 
 _LABELS = """
@@ -193,6 +222,11 @@ _PARAMS = """    epsilon : float, default=1.0
         only, so the noise of a level scales with the square root of that
         number instead of ``n_features`` (see Notes). ``1.0``: every feature,
         scikit-learn's default.
+    boosting : {"trees", "cyclic"}, default="trees"
+        ``"trees"``: complete trees grown on noisy histograms. ``"cyclic"``:
+        per round, one step per feature in turn, a value per bin from its
+        released sums (a private additive model, see Notes; try
+        ``max_iter=5, max_bins=32, learning_rate=0.5``).
     feature_bounds : tuple of (float or array-like, float or array-like), \
 default=None
         Public ``(lower, upper)`` per feature: ``max_bins`` equal-width bins

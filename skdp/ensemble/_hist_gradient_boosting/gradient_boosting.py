@@ -85,7 +85,7 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         lower, upper = check_bounds(self.feature_bounds, d, name="feature_bounds")
         return BinMapper.public(lower, upper, self.max_bins)
 
-    def _shares(self, extra_shares, d):
+    def _shares(self, extra_shares, d=None):
         cyclic = d if self.boosting == "cyclic" else None
         return release_shares(extra_shares, self.max_iter, self.max_depth, cyclic)
 
