@@ -175,7 +175,9 @@ def check_run_time(estimator, name, d, n_trees, private_target=False):
     than ``MAX_TREES`` trees or ``MAX_NOISE_VALUES`` noise values in all:
     the baseline, private bins and target range once, and per round and
     tree every level's histograms (``2 * 2**l * max_bins * d`` values at
-    level ``l``, at most) and the leaves' sums. Public parameters only."""
+    level ``l``, at most) and the leaves' sums; with ``boosting="cyclic"``
+    per round, tree and feature one step of ``2 * max_bins`` sums (a step
+    counts as a tree). Public parameters only."""
     depth, rounds = estimator.max_depth, estimator.max_iter
     width = estimator.max_bins * d
     once = [("baseline", max(n_trees, 2))]
@@ -195,7 +197,8 @@ def check_run_time(estimator, name, d, n_trees, private_target=False):
     if trees > MAX_TREES or total > MAX_NOISE_VALUES:
         raise ValueError(
             f"{name}: its max_iter={rounds} rounds of {n_trees} tree(s) would "
-            f"grow {trees} trees and draw {total} noise values; a fit grows at "
+            f"grow {trees} trees (a cyclic step per feature counts as one) and "
+            f"draw {total} noise values; a fit grows at "
             f"most {MAX_TREES} trees (2**16) and draws at most "
             f"{MAX_NOISE_VALUES} values (2**27, about 3 minutes of exact noise "
             "at 0.7 million values per second). Lower max_iter, max_depth or "
