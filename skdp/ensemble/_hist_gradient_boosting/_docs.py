@@ -176,7 +176,8 @@ _NOTES = r"""
     feature), a multiclass fit of more than ``2**26`` rows times classes,
     a fit of more than ``2**27`` noise values in all (about 20 seconds to
     3 minutes of exact noise) or ``2**16`` trees (``max_iter`` times the
-    trees per round), or noise beyond the exact sampler.{labels}
+    trees per round; a cyclic step per feature counts as one), or noise
+    beyond the exact sampler.{labels}
 
     References
     ----------
