@@ -118,6 +118,9 @@ ESTIMATORS = [
     skdp.PrivateHistGradientBoostingClassifier(
         epsilon=1e3, max_iter=3, max_depth=2, max_bins=8, random_state=0
     ),
+    skdp.PrivateHistGradientBoostingClassifier(
+        epsilon=1e3, boosting="cyclic", max_iter=3, max_bins=8, random_state=0
+    ),
     skdp.PrivateHistGradientBoostingRegressor(
         epsilon=1e3,
         max_iter=3,

@@ -14,13 +14,18 @@ clipped to its bounds (a leaf without clipping); every release calibrated to
 the whole budget (a round's levels and leaves not composed); a level of
 ``max_features < 1`` that releases every feature at the sensitivity of the
 sampled ones; a fit with groups whose bounding to ``max_rows_per_group``
-rows is skipped.
+rows is skipped; ``boosting="cyclic"`` steps (one release of one feature's
+bin sums each) calibrated to the whole budget (steps not composed).
 """
 
 import numpy as np
 
 from skdp.audit import assert_dp, audit_mechanism
 from skdp.ensemble import PrivateHistGradientBoostingRegressor
+from skdp.ensemble._hist_gradient_boosting.cyclic import (
+    bin_sensitivity,
+    exact_bin_sums,
+)
 from skdp.ensemble._hist_gradient_boosting.grower import (
     exact_leaf_sums,
     leaf_sensitivity,
@@ -211,5 +216,55 @@ def test_grouped_round_passes_and_skipped_bounding_twin_is_caught():
     mech, d0, d1 = grouped_round()
     assert_dp(mech, d0, d1, EPS, DELTA, **FAST)
     twin, d0, d1 = grouped_round(skip_bounding=True)
+    bad = audit_mechanism(twin, d0, d1, delta=DELTA, **FAST)
+    assert bad.epsilon_lower_bound > EPS + MARGIN, str(bad)
+
+
+def cyclic_steps(variant="correct", n_rounds=1):
+    """Rounds of ``boosting="cyclic"`` on two features of two public bins:
+    the baseline, then per round each feature's bin sums, with the
+    estimator's shares; the raw score held at a public 1 and D1 adding a
+    row at the worst case (residual 2, hessian 1) in bin 1 of both
+    features. Twin: every release with the whole budget."""
+    est = PrivateHistGradientBoostingRegressor(boosting="cyclic", max_iter=n_rounds)
+    shares = est._shares([], 2)
+    ratios = gaussian_noise_multipliers(EPS, DELTA, shares)
+    if variant == "not composed":
+        ratios = np.full(len(shares), gaussian_noise_multipliers(EPS, DELTA, [1])[0])
+    loss = SquaredError()
+    d0 = (np.array([[0, 1], [1, 0]], dtype=np.uint8), np.array([1.0, -1.0]))
+    d1 = (np.vstack([d0[0], [[1, 1]]]).astype(np.uint8), np.append(d0[1], -1e3))
+
+    def sums(data):
+        binned, y = data
+        z = on_grid(np.clip(y / HIGH, -1, 1), 1.0)
+        g, h = (a[:, 0] for a in loss.gradients(np.ones((y.size, 1)), z))
+        steps = [exact_bin_sums(binned[:, j], 2, g, h).ravel() for j in (0, 1)]
+        return [loss.baseline_sums(z, 1), *steps]
+
+    released = {id(d): sums(d) for d in (d0, d1)}
+    sens = [loss.baseline_sensitivity, bin_sensitivity(loss.g_max, loss.h_max)]
+
+    def mech(data, random_state, n_runs):
+        source = check_random_source(random_state)
+        stat = np.zeros(n_runs)
+        for k, ratio in enumerate(ratios):
+            i = 0 if k == 0 else 1 + (k - 1) % 2  # baseline, then features
+            a, b = released[id(d0)][i], released[id(d1)][i]
+            s = sens[min(i, 1)]
+            noisy = gaussian_release(
+                np.tile(released[id(data)][i], (n_runs, 1)), s, ratio,
+                random_state=source,
+            )  # fmt: skip
+            stat += (noisy - (a + b) / 2) @ (b - a) / (ratio * s) ** 2
+        return stat
+
+    return mech, d0, d1
+
+
+def test_cyclic_steps_pass_and_steps_not_composed_twin_is_caught():
+    mech, d0, d1 = cyclic_steps(n_rounds=2)
+    assert_dp(mech, d0, d1, EPS, DELTA, **FAST)
+    twin, d0, d1 = cyclic_steps("not composed", n_rounds=4)
     bad = audit_mechanism(twin, d0, d1, delta=DELTA, **FAST)
     assert bad.epsilon_lower_bound > EPS + MARGIN, str(bad)

@@ -126,6 +126,37 @@ _NOTES = r"""
     features are drawn); ``max_features=1.0`` is exactly its default's
     limit.
 
+    **Cyclic boosting** (``boosting="cyclic"``). Each round steps through
+    the features in order: for feature ``j`` and each raw score, the
+    gradient and hessian sums ``G_b``, ``H_b`` of each of ``j``'s bins are
+    released with Gaussian noise, every bin's raw score moves by
+    ``-learning_rate G̃_b / (max(H̃_b, 0) + λ)`` (``λ`` the leaves'), and the
+    gradients are recomputed before the next feature: a private additive
+    model (a GAM), the cyclic boosting of InterpretML's DP-EBM (Nori et al.
+    2021) on this estimator's bins and Newton steps. ``max_depth`` and
+    ``max_features`` are not used. A feature's bins partition the rows, so
+    a step's release moves by at most ``sqrt(g_max² + h_max²)`` (the
+    leaves' argument;
+    :func:`~skdp.ensemble._hist_gradient_boosting.cyclic.bin_sensitivity`,
+    brute-forced in ``tests/ensemble/test_cyclic_boosting.py`` and audited
+    against a twin whose rounds are not composed); the ``max_iter * d``
+    steps get equal shares of what the bins and the baseline leave, and a
+    step's ``K`` raw scores split its share (multipliers times
+    ``sqrt(K)``). No split is selected, so no budget goes to histograms
+    that only choose. Measured with 5 rounds of 32 bins, learning rate 0.5
+    (``benchmarks/bench_tree_models.py``, 5 seeds, accuracy / ROC AUC at ε
+    = 0.3, 1, 3), against the default trees: Adult with the categoricals as
+    codes (14 columns) 0.822 / 0.869, 0.843 / 0.895, 0.851 / 0.907 against
+    0.818 / 0.859, 0.834 / 0.888, 0.835 / 0.891; Adult one-hot (65
+    columns) 0.818 / 0.863, 0.829 / 0.881, 0.849 / 0.902 against 0.818 /
+    0.862, 0.824 / 0.877, 0.837 / 0.891; ties on TV16 and ``Default``,
+    ahead on ``fair``; on Caravan (85 sparse columns) accuracy fell below
+    the majority rate (0.905 against 0.940 at ε = 1; ROC AUC 0.610 against
+    0.568). As ε → ∞ the fit is the additive model of maximum likelihood
+    on the bins (unpenalised logistic regression on the one-hot bins), not
+    scikit-learn's trees. Prefer it when the features are few and carry
+    their effects alone; each column costs a step (one-hot columns too).
+
     **One-hot columns.** The histograms' noise grows with ``sqrt(m)``: on
     Adult one-hot (65 columns) the private logistic model is ahead
     (0.848 / 0.902 against 0.824 / 0.877 at ε = 1); with the categoricals
@@ -145,7 +176,8 @@ _NOTES = r"""
     feature), a multiclass fit of more than ``2**26`` rows times classes,
     a fit of more than ``2**27`` noise values in all (about 20 seconds to
     3 minutes of exact noise) or ``2**16`` trees (``max_iter`` times the
-    trees per round), or noise beyond the exact sampler.{labels}
+    trees per round; a cyclic step per feature counts as one), or noise
+    beyond the exact sampler.{labels}
 
     References
     ----------
@@ -155,6 +187,9 @@ _NOTES = r"""
        Boosted Decision Trees with Differential Privacy", CCS 2022.
     .. [3] Q. Li, Z. Wu, Z. Wen and B. He, "Privacy-Preserving Gradient
        Boosting Decision Trees", AAAI 2020.
+    .. [4] H. Nori, R. Caruana, Z. Bu, J. H. Shen and J. Kulkarni,
+       "Accuracy, Interpretability, and Differential Privacy via
+       Explainable Boosting", ICML 2021.
 """
 
 _LABELS = """
@@ -193,6 +228,11 @@ _PARAMS = """    epsilon : float, default=1.0
         only, so the noise of a level scales with the square root of that
         number instead of ``n_features`` (see Notes). ``1.0``: every feature,
         scikit-learn's default.
+    boosting : {"trees", "cyclic"}, default="trees"
+        ``"trees"``: complete trees grown on noisy histograms. ``"cyclic"``:
+        per round, one step per feature in turn, a value per bin from its
+        released sums (a private additive model, see Notes; try
+        ``max_iter=5, max_bins=32, learning_rate=0.5``).
     feature_bounds : tuple of (float or array-like, float or array-like), \
 default=None
         Public ``(lower, upper)`` per feature: ``max_bins`` equal-width bins

@@ -84,14 +84,18 @@ def keep_planned_classes(classes, X, codes, max_classes):
     return classes[:max_classes], X[kept], codes[kept]
 
 
-def release_shares(extra_shares, max_iter, max_depth):
+def release_shares(extra_shares, max_iter, max_depth, cyclic_features=None):
     """Public shares of the fit's squared GDP parameter, one per release, in
     order: ``extra_shares`` (private bins, target range), the baseline, then
     per round one share for each level's histograms and one for the leaves
     (a round's ``K`` trees split its shares evenly, see the estimators'
-    Notes)."""
+    Notes); with ``cyclic_features=d`` (``boosting="cyclic"``), per round
+    ``d`` equal shares, one per feature's bin sums."""
     extra_shares = [*extra_shares, BASELINE_SHARE]
     rest = 1.0 - sum(extra_shares)
+    if cyclic_features is not None:
+        step = rest / (max_iter * cyclic_features)
+        return [*extra_shares, *([step] * (max_iter * cyclic_features))]
     level = rest * HISTOGRAM_SHARE / (max_iter * max_depth)
     leaf = rest * (1.0 - HISTOGRAM_SHARE) / max_iter
     per_round = [level] * max_depth + [leaf]
@@ -122,29 +126,10 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss, targe
             "max_classes). Nothing was charged."
         )
     width = estimator.max_bins * d
-    level = multipliers[offset] * np.sqrt(n_trees)
-    leaf = multipliers[offset + estimator.max_depth] * np.sqrt(n_trees)
+    baseline = ("baseline", loss.baseline_sensitivity, multipliers[offset - 1])
     plan = [
-        (
-            "baseline",
-            loss.baseline_sensitivity,
-            multipliers[offset - 1],
-            max(n_trees, 2),
-        ),
-        (
-            "deepest histograms",
-            level_sensitivity(
-                sampled_per_node(estimator.max_features, d), loss.g_max, loss.h_max
-            ),
-            level,
-            2 * width << (estimator.max_depth - 1),
-        ),
-        (
-            "leaves",
-            leaf_sensitivity(loss.g_max, loss.h_max),
-            leaf,
-            2 << estimator.max_depth,
-        ),
+        (*baseline, max(n_trees, 2)),
+        *_round_plan(estimator, d, multipliers[offset:], n_trees, loss, width),
     ]
     if estimator.feature_bounds is None:
         plan.append(("private bins", np.sqrt(d), multipliers[0], d * N_CELLS))
@@ -164,13 +149,35 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss, targe
         raise ValueError(f"{message}{hint} Nothing was charged.") from exc
 
 
+def _round_plan(estimator, d, multipliers, n_trees, loss, width):
+    """A round's releases for :func:`check_plan`: (what, sensitivity,
+    multiplier, size)."""
+    k = np.sqrt(n_trees)
+    leaf = leaf_sensitivity(loss.g_max, loss.h_max)
+    if estimator.boosting == "cyclic":
+        return [("bin sums", leaf, multipliers[0] * k, 2 * estimator.max_bins)]
+    m = sampled_per_node(estimator.max_features, d)
+    depth = estimator.max_depth
+    return [
+        (
+            "deepest histograms",
+            level_sensitivity(m, loss.g_max, loss.h_max),
+            multipliers[0] * k,
+            2 * width << (depth - 1),
+        ),
+        ("leaves", leaf, multipliers[depth] * k, 2 << depth),
+    ]
+
+
 def check_run_time(estimator, name, d, n_trees, private_target=False):
     """Refuse, before the charge (and before the plan's shares are built), a
     release of more than ``MAX_RELEASE_VALUES`` values, or a fit of more
     than ``MAX_TREES`` trees or ``MAX_NOISE_VALUES`` noise values in all:
     the baseline, private bins and target range once, and per round and
     tree every level's histograms (``2 * 2**l * max_bins * d`` values at
-    level ``l``, at most) and the leaves' sums. Public parameters only."""
+    level ``l``, at most) and the leaves' sums; with ``boosting="cyclic"``
+    per round, tree and feature one step of ``2 * max_bins`` sums (a step
+    counts as a tree). Public parameters only."""
     depth, rounds = estimator.max_depth, estimator.max_iter
     width = estimator.max_bins * d
     once = [("baseline", max(n_trees, 2))]
@@ -178,15 +185,20 @@ def check_run_time(estimator, name, d, n_trees, private_target=False):
         once.append(("private bins", d * N_CELLS))
     if private_target:
         once.append(("target range", N_BINS))
-    deepest = ("deepest histograms", 2 * width << (depth - 1))
-    _check_sizes(name, [*once, deepest])
-    trees = rounds * n_trees
-    per_tree = 2 * width * ((1 << depth) - 1) + (2 << depth)
+    if estimator.boosting == "cyclic":  # a step per feature: its bins' sums
+        _check_sizes(name, once)
+        trees = rounds * n_trees * d
+        per_tree = 2 * estimator.max_bins
+    else:
+        _check_sizes(name, [*once, ("deepest histograms", 2 * width << (depth - 1))])
+        trees = rounds * n_trees
+        per_tree = 2 * width * ((1 << depth) - 1) + (2 << depth)
     total = sum(size for _, size in once) + trees * per_tree
     if trees > MAX_TREES or total > MAX_NOISE_VALUES:
         raise ValueError(
             f"{name}: its max_iter={rounds} rounds of {n_trees} tree(s) would "
-            f"grow {trees} trees and draw {total} noise values; a fit grows at "
+            f"grow {trees} trees (a cyclic step per feature counts as one) and "
+            f"draw {total} noise values; a fit grows at "
             f"most {MAX_TREES} trees (2**16) and draws at most "
             f"{MAX_NOISE_VALUES} values (2**27, about 3 minutes of exact noise "
             "at 0.7 million values per second). Lower max_iter, max_depth or "

@@ -5,7 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -28,6 +28,7 @@ from skdp.ensemble._hist_gradient_boosting.binning import (
     release_private_bins,
     warn_collapsed_bins,
 )
+from skdp.ensemble._hist_gradient_boosting.cyclic import cyclic_round
 from skdp.ensemble._hist_gradient_boosting.grower import (
     TreePlan,
     grow_tree,
@@ -70,6 +71,7 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
         "max_features": [Interval(Real, 0, 1, closed="right")],
+        "boosting": [StrOptions({"trees", "cyclic"})],
         "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "feature_bounds": ["array-like", None],
         "accountant": [HasMethods(["spend_many"]), None],
@@ -83,15 +85,16 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         lower, upper = check_bounds(self.feature_bounds, d, name="feature_bounds")
         return BinMapper.public(lower, upper, self.max_bins)
 
-    def _shares(self, extra_shares):
-        return release_shares(extra_shares, self.max_iter, self.max_depth)
+    def _shares(self, extra_shares, d=None):
+        cyclic = d if self.boosting == "cyclic" else None
+        return release_shares(extra_shares, self.max_iter, self.max_depth, cyclic)
 
     def _multipliers(self, name, d, n_trees, epsilon, delta, extra, unit, **target):
         """The releases' noise multipliers, once the fit's size is accepted
         (refused before the charge and before its shares are built); ``k``
         times a row's for a group of ``k`` rows (see Notes)."""
         check_run_time(self, name, d, n_trees, **target)
-        multipliers = gaussian_noise_multipliers(epsilon, delta, self._shares(extra))
+        multipliers = gaussian_noise_multipliers(epsilon, delta, self._shares(extra, d))
         return np.asarray(unit_multipliers(multipliers, unit.unit_rows), dtype=float)
 
     def _release_bins(self, X, mapper, multipliers, source):
@@ -103,18 +106,25 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         return mapper, binned, multipliers[1:]
 
     def _boost(self, binned, target, loss, multipliers, source):
-        """The rounds: ``max_iter`` times, one tree per raw score."""
-        offsets = np.concatenate([[0], np.cumsum(self._bin_mapper.n_bins)])
+        """The rounds: ``max_iter`` times, one tree per raw score (with
+        ``boosting="cyclic"``, one step per feature: :mod:`.cyclic`)."""
+        n_bins = self._bin_mapper.n_bins
+        offsets = np.concatenate([[0], np.cumsum(n_bins)])
         k, bounds = loss.n_trees_per_iteration, (loss.g_max, loss.h_max)
         self._baseline = release_baseline(loss, target, k, multipliers[0], source)
         multipliers = multipliers[1:]
         raw = np.zeros((binned.shape[0], k)) + self._baseline
-        joint = joint_bins(binned, offsets, self.max_depth)
+        d, cyclic = binned.shape[1], self.boosting == "cyclic"
+        joint = None if cyclic else joint_bins(binned, offsets, self.max_depth)
         self._predictors = []
-        step = self.max_depth + 1  # a round's releases: its levels, its leaves
+        step = d if cyclic else self.max_depth + 1  # a round's releases
         for at in range(0, self.max_iter * step, step):
             shares = multipliers[at : at + step]
-            plan = TreePlan.of_round(self, shares, k, *bounds, binned.shape[1])
+            plan = TreePlan.of_round(self, shares, k, *bounds, d)
+            if cyclic:
+                round_ = cyclic_round(binned, n_bins, raw, target, loss, plan, source)
+                self._predictors.append(round_)
+                continue
             g, h = loss.gradients(raw, target)
             trees = []
             for c in range(k):
@@ -170,6 +180,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         max_bins=8,
         l2_regularization=0.0,
         max_features=0.3,
+        boosting="trees",
         feature_bounds=None,
         max_rows_per_group=None,
         classes=None,
@@ -185,6 +196,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         self.max_bins = max_bins
         self.l2_regularization = l2_regularization
         self.max_features = max_features
+        self.boosting = boosting
         self.feature_bounds = feature_bounds
         self.max_rows_per_group = max_rows_per_group
         self.classes = classes
@@ -365,6 +377,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         max_bins=8,
         l2_regularization=0.0,
         max_features=0.3,
+        boosting="trees",
         feature_bounds=None,
         max_rows_per_group=None,
         target_bounds=None,
@@ -379,6 +392,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         self.max_bins = max_bins
         self.l2_regularization = l2_regularization
         self.max_features = max_features
+        self.boosting = boosting
         self.feature_bounds = feature_bounds
         self.max_rows_per_group = max_rows_per_group
         self.target_bounds = target_bounds

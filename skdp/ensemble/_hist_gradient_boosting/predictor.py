@@ -8,7 +8,7 @@ the ``2**depth`` leaves carry the values. A node whose threshold is
 
 import numpy as np
 
-__all__ = ["TreePredictor", "staged_raw_scores"]
+__all__ = ["BinTables", "TreePredictor", "staged_raw_scores"]
 
 
 class TreePredictor:
@@ -45,11 +45,33 @@ class TreePredictor:
         return self.leaves[self.leaf_of(binned)]
 
 
+class BinTables:
+    """One round of cyclic boosting for one raw score: a value per bin of
+    each feature in turn.
+
+    Parameters
+    ----------
+    tables : list of ndarray of float
+        ``tables[j]``: each bin of feature ``j``'s raw-score increment
+        (learning rate included).
+    """
+
+    def __init__(self, tables):
+        self.tables = tables
+
+    def predict_binned(self, binned):
+        """The round's raw-score increment for every binned row."""
+        raw = np.zeros(binned.shape[0])
+        for j, table in enumerate(self.tables):
+            raw += table[binned[:, j].astype(np.intp)]
+        return raw
+
+
 def staged_raw_scores(predictors, binned, baseline):
     """Raw scores after each round (one array, updated in place).
 
-    ``predictors`` holds one list of trees per round, one tree per raw
-    score; ``baseline`` is the raw score every tree starts from.
+    ``predictors`` holds one list of trees (or :class:`BinTables`) per
+    round, one per raw score; ``baseline`` is the raw score every tree starts from.
     """
     raw = np.zeros((binned.shape[0], np.size(baseline))) + baseline
     for trees in predictors:

@@ -1,0 +1,73 @@
+"""Cyclic boosting: one table of one feature's bins per step.
+
+``boosting="cyclic"`` steps, per round, through the features in turn: for
+feature ``j`` and each raw score, the gradient and hessian sums of each of
+``j``'s bins, with Gaussian noise (:func:`release_bin_sums`, the only
+private step of this stage), give each bin a Newton step (post-processing),
+and the gradients are recomputed before the next feature. The model is
+additive in the features (a private GAM, as InterpretML's DP-EBM).
+"""
+
+import numpy as np
+
+from skdp.ensemble._hist_gradient_boosting.grower import leaf_sensitivity
+from skdp.ensemble._hist_gradient_boosting.predictor import BinTables
+from skdp.mechanisms import gaussian_release
+
+__all__ = ["bin_sensitivity", "cyclic_round", "exact_bin_sums", "release_bin_sums"]
+
+
+def bin_sensitivity(g_max, h_max):
+    """L2 sensitivity of one feature's bin sums: ``sqrt(g_max² + h_max²)``.
+
+    **Add/remove one row.** A feature's bins partition the rows: a row is
+    in one bin and moves that bin's gradient sum by at most ``g_max`` and
+    its hessian sum by at most ``h_max``; no other sum moves (the leaves'
+    argument, :func:`~.grower.leaf_sensitivity`). Brute-forced in
+    ``tests/ensemble/test_cyclic_boosting.py``.
+    """
+    return leaf_sensitivity(g_max, h_max)
+
+
+def exact_bin_sums(column, n_bins, g, h):
+    """Exact gradient and hessian sums per bin of one binned column, shape
+    ``(2, n_bins)`` (on-grid values: exact in any order)."""
+    column = column.astype(np.intp)
+    return np.stack([np.bincount(column, weights=w, minlength=n_bins) for w in (g, h)])
+
+
+def release_bin_sums(sums, plan, source):
+    """The private step: one feature's bin sums with Gaussian noise, at the
+    step's multiplier (``plan.leaf_multiplier``; None: no noise)."""
+    if plan.leaf_multiplier is None:
+        return sums
+    sens = bin_sensitivity(plan.g_max, plan.h_max)
+    noisy = gaussian_release(sums, sens, plan.leaf_multiplier, random_state=source)
+    return np.asarray(noisy, dtype=float).reshape(sums.shape)
+
+
+def cyclic_round(binned, n_bins, raw, target, loss, plan, source):
+    """One round: a step per feature, in order; ``raw`` is updated in place.
+
+    Each step is one release per raw score whatever the data (a feature of
+    one bin releases its one bin's sums); every bin gets
+    ``-learning_rate * G / (max(H, 0) + λ)``, ``λ`` the leaves'
+    (:meth:`~.grower.TreePlan.leaf_lambda`). Returns one
+    :class:`~.predictor.BinTables` per raw score.
+    """
+    tables = [[] for _ in range(raw.shape[1])]
+    for j, width in enumerate(n_bins):
+        column = binned[:, j].astype(np.intp)
+        g, h = loss.gradients(raw, target)
+        for c, values in enumerate(tables):
+            exact = exact_bin_sums(column, int(width), g[:, c], h[:, c])
+            sums = release_bin_sums(exact, plan, source)
+            with np.errstate(all="ignore"):
+                step = (
+                    -plan.learning_rate
+                    * sums[0]
+                    / (np.maximum(sums[1], 0.0) + plan.leaf_lambda())
+                )
+            values.append(step)
+            raw[:, c] += step[column]
+    return [BinTables(values) for values in tables]
