@@ -14,6 +14,7 @@ from sklearn.utils.validation import (
 )
 
 from skdp.accounting import PrivacyCost
+from skdp.accounting._composition import equal_shares
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source, partition_selection
 from skdp.mechanisms._partition import (
@@ -386,10 +387,13 @@ class PrivateOneHotEncoder(
         return self
 
     def _column_budget(self, d, unit):
-        """``(ε/d, δ/d)`` of each column's selection, as for one row at the
+        """``(ε/d, δ/d)`` of each column's selection (rounded down, so that
+        the ``d`` selections fit in ``(ε, δ)`` exactly), as for one row at the
         unit's row budget; refused before the charge when the selection
         cannot run at it."""
-        eps, delta = unit.row_budget(self, self.epsilon / d, self.delta / d)
+        eps, delta = unit.row_budget(
+            self, equal_shares(self.epsilon, d), equal_shares(self.delta, d)
+        )
         try:
             check_partition_parameters(eps, delta)
         except ValueError as error:

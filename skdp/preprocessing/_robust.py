@@ -12,7 +12,7 @@ from sklearn.base import (
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from skdp.accounting._composition import budget_left
+from skdp.accounting._composition import budget_left, equal_shares
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._additive import check_additive_release
@@ -33,7 +33,7 @@ from skdp.stats._ptr import (
     ptr_release,
 )
 from skdp.stats._quantile_joint import joint_release
-from skdp.stats._smooth_release import smooth_medians, smooth_plan, total_epsilon
+from skdp.stats._smooth_release import smooth_medians, smooth_plan
 from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
@@ -346,8 +346,7 @@ class PrivateRobustScaler(
             ]
         else:
             smooth = smooth_plan(eps_median, delta_half, lower, upper)
-            eps_smooth = total_epsilon(d, smooth.eps_feature)
-            items = [("smooth median releases", eps_smooth, delta_half)]
+            items = [("smooth median releases", eps_median, delta_half)]
         if quartiles:
             items.append(("scale quartiles (0.25, 0.75)", eps_scale, 0.0))
         else:
@@ -380,7 +379,9 @@ class PrivateRobustScaler(
         lower, upper = plan.lower, plan.upper
         if plan.iqr is None:
             d = X.shape[1]
-            scales = quartile_scales(X, lower, upper, plan.eps_scale / d, source)
+            scales = quartile_scales(
+                X, lower, upper, equal_shares(plan.eps_scale, d), source
+            )
             return scales, np.zeros(d, dtype=bool)
         base, width = grid_parameters(self.base, self.width)
         eps_grid, threshold, cap = plan.iqr

@@ -11,7 +11,7 @@ from sklearn.base import (
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from skdp.accounting._composition import budget_left
+from skdp.accounting._composition import budget_left, equal_shares
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing._affine import AffineTransformMixin
@@ -384,7 +384,7 @@ class IQRScale(
         n_features = X.shape[1]
         bounds_plan, items = self._joint_plan(n_features)
         run_bounds = bounds_plan_for_unit(bounds_plan, unit, n_features)
-        epsilon_each = unit.row_budget(self, items[-1][1])[0] / n_features
+        epsilon_each = equal_shares(unit.row_budget(self, items[-1][1])[0], n_features)
         source = check_random_source(self.random_state)
         self._charge([(unit.label(lab), *c) for lab, *c in items], unit=unit)
         (X,) = unit.bound(source, X)

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from skdp.accounting._composition import equal_shares
 from skdp.mechanisms import check_random_source, laplace_mechanism
 from skdp.sensitivity import log_grid_bin, quartile_ranks, select_order_statistics
 
@@ -41,13 +42,14 @@ def iqr_parameters(epsilon, delta, n_features):
     -------
     eps_grid : float
         ``ε' = ε/(4d)``: each of the two grids spends ε' on its test and ε'
-        on its release, for each of the ``d`` features.
+        on its release, for each of the ``d`` features (rounded down:
+        ``4d ε' <= ε`` exactly, :func:`~skdp.accounting._composition.equal_shares`).
     threshold : float
         ``T = 1 + ln(2d/δ)/ε'`` (``δ' = δ/(2d)`` per grid).
     cap : int
         ``K = ceil(T + ln(1/β)/ε')``, ``β = 1e-9``.
     """
-    eps_grid = epsilon / (4.0 * n_features)
+    eps_grid = equal_shares(epsilon, 4 * n_features)
     threshold = 1.0 + math.log(2.0 * n_features / delta) / eps_grid
     cap = threshold + math.log(1.0 / CAP_FAILURE_PROBABILITY) / eps_grid
     check_ptr_cap(cap, eps_grid)

@@ -12,6 +12,7 @@ from sklearn.base import (
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from skdp.accounting._composition import equal_shares
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import PTRRefusedError, PTRRefusedWarning
 from skdp.mechanisms import check_random_source, laplace_mechanism
@@ -61,14 +62,16 @@ def ptr_parameters(epsilon, delta, n_features):
     Returns
     -------
     eps_feature : float
-        ``ε_t = ε_r = ε / (2d)``: the test and the release of each feature.
+        ``ε_t = ε_r = ε / (2d)``, rounded down so that the ``2d`` tests and
+        releases cost at most ε exactly
+        (:func:`~skdp.accounting._composition.equal_shares`).
     threshold : float
         ``T = ln(d/δ) / ε_t``: a feature passes when ``D + Lap(1/ε_t) > T``.
     cap : int
         ``K = ceil(T + ln(1/β) / ε_t)`` with ``β = 1e-9``: ``D`` is computed
         as ``min(D, K)``.
     """
-    eps_feature = epsilon / (2.0 * n_features)
+    eps_feature = equal_shares(epsilon, 2 * n_features)
     threshold = math.log(n_features / delta) / eps_feature
     cap = threshold + math.log(1.0 / CAP_FAILURE_PROBABILITY) / eps_feature
     check_ptr_cap(cap, eps_feature)

@@ -24,8 +24,6 @@ from skdp.stats._smooth_release import (  # re-exported, as before
     smooth_plan,
     smooth_release,  # noqa: F401
     smooth_sensitivities,  # noqa: F401
-    split_within,
-    total_epsilon,
 )
 from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_required_bounds, validate_private_data
@@ -313,18 +311,12 @@ class SmoothSensitivityMedian(
             )
         delta = self.delta if self.noise == "laplace" else 0.0
         row_epsilon, row_delta = unit.row_budget(self, self.epsilon, delta)
-        # one row: the charge is the exact sum of the features' shares; a
-        # group: the stated budget, which covers k times that sum only if
-        # the shares add up to at most ε_r (fl(ε_r/d) may round up)
-        epsilon = self.epsilon
-        if unit.groups is not None:
-            row_epsilon = split_within(row_epsilon, n_features)
+        # the features' shares are rounded down (equal_shares): d ε_f fits
+        # in ε_r, and k ε_r in the ε charged
         plan = smooth_plan(row_epsilon, row_delta, lower, upper, self.noise)
         source = check_random_source(self.random_state)
-        if unit.groups is None:
-            epsilon = total_epsilon(n_features, plan.eps_feature)
         label = unit.label("smooth-sensitivity releases")
-        self._charge([(label, epsilon, delta)], unit=unit)
+        self._charge([(label, self.epsilon, delta)], unit=unit)
         (X,) = unit.bound(source, X)
 
         self.median_ = smooth_medians(X, plan, lower, upper, random_state=source)
