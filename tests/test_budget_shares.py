@@ -239,3 +239,30 @@ def test_the_svt_bound_searches_fit_in_their_part():
         )
         epsilon_run, _ = plan.run_parameters(d, sides)
         assert sides * d * Fraction(epsilon_run) <= Fraction(plan.epsilon_search)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        skdp.PTRMedian(bounds=(0, 10), proposed_sensitivity=0.5),
+        skdp.IQRScale(method="dwork_lei", bounds=(0, 10)),
+        skdp.PrivateRobustScaler(
+            bounds=(0, 10), proposed_sensitivity=0.5, scale_method="dwork_lei"
+        ),
+    ],
+    ids=["ptr", "dwork_lei", "robust"],
+)
+@pytest.mark.parametrize("epsilon", [7.6377461897661405, 0.9101628161400735])
+def test_the_halves_fit_an_accountant_of_exactly_epsilon(estimator, epsilon):
+    # fl(eps/2) twice reads 7.6377461897661406 in decimal for the first
+    # (the robust scaler's four quarters, for the second): an accountant
+    # holding exactly epsilon refused the fit ("needs epsilon=7.63...405;
+    # the budget is epsilon=7.63...405")
+    accountant = skdp.BudgetAccountant(epsilon=epsilon, delta=1e-5)
+    estimator.set_params(
+        epsilon=epsilon, delta=1e-6, accountant=accountant, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        estimator.fit(_data(2))
+    assert sum(exact(e.epsilon) for e in accountant.entries) <= exact(epsilon)

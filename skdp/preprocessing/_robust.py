@@ -303,14 +303,13 @@ class PrivateRobustScaler(
             proposals = check_proposals(self.proposed_sensitivity, d)
             check_release_range(lower, upper, proposals, type(self).__name__)
         # the ledger states each part of the stated (ε, δ); the mechanisms
-        # run as for one row at the unit's row budget (Notes, Groups)
+        # run as for one row, k of them within each part (Notes, Groups)
         stated = self._plan(self.epsilon, self.delta, lower, upper)
         plan = stated
         if unit.groups is not None:
             with unit.planning_at_row_budget(self):  # bounds checked above
-                plan = self._plan(
-                    *unit.row_budget(self, self.epsilon, self.delta), lower, upper
-                )
+                _, delta_r = unit.row_budget(self, self.epsilon, self.delta)
+                plan = self._plan(self.epsilon, delta_r, lower, upper, unit.max_rows)
         source = check_random_source(self.random_state)
         self._charge([(unit.label(lab), *cost) for lab, *cost in stated.items], unit)
         (X,) = unit.bound(source, X)
@@ -328,9 +327,13 @@ class PrivateRobustScaler(
         )
         return self
 
-    def _plan(self, epsilon, delta, lower, upper):
-        """Public constants of the medians' and the scales' releases at
-        ``(epsilon, delta)``, and their ledger items; before the charge."""
+    def _plan(self, epsilon, delta, lower, upper, unit_rows=1):
+        """Public constants of the medians' and the scales' releases and
+        their ledger items, before the charge: ``epsilon`` is the stated
+        total, split into parts whose halves are charged; each release runs
+        at an equal share of its part rounded down, ``unit_rows = k`` times
+        smaller for groups so that ``k`` rows fit in it (``delta``: the
+        row-level ``δ_r``)."""
         d = lower.shape[0]
         eps_median = epsilon * self.median_share
         eps_scale = budget_left(epsilon, eps_median)
@@ -338,21 +341,25 @@ class PrivateRobustScaler(
         delta_half = delta if quartiles else delta / 2.0
         ptr = smooth = iqr = None
         if self.proposed_sensitivity is not None:
-            ptr = ptr_parameters(eps_median, delta_half, d)
+            ptr = ptr_parameters(eps_median, delta_half, d, unit_rows)
             check_ptr_noise(type(self).__name__, ptr[0], d)
+            half = equal_shares(eps_median, 2)
             items = [
-                ("median stability tests", eps_median / 2, delta_half),
-                ("median releases", eps_median / 2, 0.0),
+                ("median stability tests", half, delta_half),
+                ("median releases", half, 0.0),
             ]
         else:
-            smooth = smooth_plan(eps_median, delta_half, lower, upper)
+            run = equal_shares(eps_median, unit_rows)
+            smooth = smooth_plan(run, delta_half, lower, upper)
             items = [("smooth median releases", eps_median, delta_half)]
         if quartiles:
             items.append(("scale quartiles (0.25, 0.75)", eps_scale, 0.0))
+            eps_scale = equal_shares(eps_scale, unit_rows)
         else:
-            iqr = iqr_parameters(eps_scale, delta_half, d)
-            items.append(("scale stability tests", eps_scale / 2, delta_half))
-            items.append(("scale releases", eps_scale / 2, 0.0))
+            iqr = iqr_parameters(eps_scale, delta_half, d, unit_rows)
+            half = equal_shares(eps_scale, 2)
+            items.append(("scale stability tests", half, delta_half))
+            items.append(("scale releases", half, 0.0))
         return _RobustPlan(items, ptr, smooth, iqr, eps_scale, lower, upper)
 
     def _release_medians(self, X, plan, proposals, source):

@@ -404,13 +404,14 @@ class IQRScale(
         bounds = iqr_bounds(self.bounds, n_features)
         base, width = grid_parameters(self.base, self.width)
         with unit.planning_at_row_budget(self):
+            _, delta_r = unit.row_budget(self, self.epsilon, self.delta)
             eps_grid, threshold, cap = iqr_parameters(
-                *unit.row_budget(self, self.epsilon, self.delta), n_features
+                self.epsilon, delta_r, n_features, unit.unit_rows
             )
         sizes = [*range(1, n_features + 1), 2 * n_features]  # releases, tests
         check_ptr_noise("IQRScale", eps_grid, sizes)
         source = check_random_source(self.random_state)
-        half = self.epsilon / 2.0
+        half = equal_shares(self.epsilon, 2)  # ε/2 twice may read above ε
         items = [("stability tests", half, self.delta), ("scale releases", half, 0.0)]
         self._charge([(unit.label(lab), *c) for lab, *c in items], unit=unit)
         (X,) = unit.bound(source, X)

@@ -47,31 +47,34 @@ __all__ = [
 CAP_FAILURE_PROBABILITY = 1e-9
 
 
-def ptr_parameters(epsilon, delta, n_features):
+def ptr_parameters(epsilon, delta, n_features, unit_rows=1):
     """Public per-feature constants of :class:`PTRMedian`.
 
     Parameters
     ----------
     epsilon : float
-        Total ε of the fit.
+        Total ε of the fit, charged as two equal halves (tests, releases).
     delta : float
-        Total δ of the fit, ``0 < delta < 1``.
+        δ of the tests, ``0 < delta < 1`` (for groups, the row-level ``δ_r``).
     n_features : int
         Number of features ``d``.
+    unit_rows : int, default=1
+        Rows ``k`` of a privacy unit: a group's cost is ``k`` times a row's.
 
     Returns
     -------
     eps_feature : float
-        ``ε_t = ε_r = ε / (2d)``, rounded down so that the ``2d`` tests and
-        releases cost at most ε exactly
-        (:func:`~skdp.accounting._composition.equal_shares`).
+        ``ε_t = ε_r = ε / (2dk)``: the test and the release of each feature,
+        rounded down so that ``k d`` of them fit in each charged half
+        (:func:`~skdp.accounting._composition.equal_shares`, both).
     threshold : float
         ``T = ln(d/δ) / ε_t``: a feature passes when ``D + Lap(1/ε_t) > T``.
     cap : int
         ``K = ceil(T + ln(1/β) / ε_t)`` with ``β = 1e-9``: ``D`` is computed
         as ``min(D, K)``.
     """
-    eps_feature = equal_shares(epsilon, 2 * n_features)
+    half = equal_shares(epsilon, 2)
+    eps_feature = equal_shares(half, unit_rows * n_features)
     threshold = math.log(n_features / delta) / eps_feature
     cap = threshold + math.log(1.0 / CAP_FAILURE_PROBABILITY) / eps_feature
     check_ptr_cap(cap, eps_feature)
@@ -443,12 +446,13 @@ class PTRMedian(
         proposals = check_proposals(self.proposed_sensitivity, n_features)
         check_release_range(lower, upper, proposals, "PTRMedian")
         with unit.planning_at_row_budget(self):
+            _, delta_r = unit.row_budget(self, self.epsilon, self.delta)
             eps_f, threshold, cap = ptr_parameters(
-                *unit.row_budget(self, self.epsilon, self.delta), n_features
+                self.epsilon, delta_r, n_features, unit.unit_rows
             )
         check_ptr_noise("PTRMedian", eps_f, range(1, n_features + 1))
         source = check_random_source(self.random_state)
-        half = self.epsilon / 2.0
+        half = equal_shares(self.epsilon, 2)  # ε/2 twice may read above ε
         items = [("stability tests", half, self.delta), ("median releases", half, 0.0)]
         self._charge([(unit.label(lab), *c) for lab, *c in items], unit=unit)
         (X,) = unit.bound(source, X)
