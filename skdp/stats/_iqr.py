@@ -191,7 +191,8 @@ class IQRScale(
     probability at most ``½ exp(-ln(1/δ')) = δ'/2``. Each grid is
     ``(2ε', δ'/2)``-DP, the two grids ``(4ε', δ')`` (the first non-⊥ output
     is post-processing), and the ``d`` features ``(4dε', dδ')``. skdp sets
-    ``ε' = ε/(4d)`` and ``δ' = δ/(2d)``: total (ε, δ/2), with the whole δ
+    ``ε' = ε/(4d)`` (rounded down, each half's ``2d ε'`` within it exactly)
+    and ``δ' = δ/(2d)``: total (ε, δ/2), with the whole δ
     charged (the standard threshold leaves a factor-2 slack). The "1 +" and
     the ``/ε'`` are both needed: without ``/ε'`` (a common misreading) the
     refusal fails with probability ``½ δ'^ε'``, far above δ' for ε' < 1

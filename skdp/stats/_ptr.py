@@ -315,6 +315,8 @@ class PTRMedian(
 
     **Budget split (public).** ``ε_t = ε_r = ε/(2d)`` for every feature;
     ledger entries "stability tests" (ε/2, δ) and "median releases" (ε/2, 0).
+    Every division is rounded down, so that the ``d`` tests and the ``d``
+    releases fit in their halves, and the halves in ε, exactly.
 
     **Groups (user-level privacy).** With ``groups`` and
     ``max_rows_per_group = k``, neighbours add or remove one whole group,

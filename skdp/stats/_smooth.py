@@ -167,9 +167,9 @@ class SmoothSensitivityMedian(
     the factor 0.59. ``tests/preprocessing/test_smooth.py`` checks the
     inequality with the exact pmfs on small scales, all integer shifts up to
     ``α min(t, t')`` and scale ratios up to ``e^{β_0}``. Over ``d`` features,
-    basic composition gives (``d ε_f``, δ)-DP, ``d ε_f = ε`` (charged as
-    the float ``d·ε_f`` rounded up). This follows Nissim, Raskhodnikova and
-    Smith (2007, Lemma 2.9, Laplace with ``α = ε/2``,
+    basic composition gives (``d ε_f``, δ)-DP, ``d ε_f <= ε`` exactly (the
+    float ``ε_f`` is ``ε/d`` rounded down; ε is charged). This follows
+    Nissim, Raskhodnikova and Smith (2007, Lemma 2.9, Laplace with ``α = ε/2``,
     ``β = ε/(2 ln(2/δ))``) with the discrete noise and the float errors made
     explicit, and the ``ε_f/4`` term for ``ε_f > 1``: the release converges
     to the median as ε grows (the noise scale ``2 S/ε_f`` with ``β_0`` rising
