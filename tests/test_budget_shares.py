@@ -266,3 +266,14 @@ def test_the_halves_fit_an_accountant_of_exactly_epsilon(estimator, epsilon):
         warnings.simplefilter("ignore")
         estimator.fit(_data(2))
     assert sum(exact(e.epsilon) for e in accountant.entries) <= exact(epsilon)
+
+
+@pytest.mark.parametrize("delta", [7.599999999999999e-07, 3.0712999999999997e-06])
+def test_the_means_count_and_sums_split_delta_within_it(delta):
+    # delta/2 and delta - delta/2 read above delta in decimal for these
+    from skdp.stats._mean_release import mean_budget_split
+
+    (eps_n, delta_n), (eps_s, delta_s) = mean_budget_split(1.0, delta, 40, "gaussian")
+    assert exact(delta_n) + exact(delta_s) <= exact(delta)
+    assert Fraction(delta_n) + Fraction(delta_s) <= Fraction(delta)
+    assert exact(eps_n) + exact(eps_s) <= 1
