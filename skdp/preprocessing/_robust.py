@@ -192,10 +192,11 @@ class PrivateRobustScaler(
     sensitivities of several neighbours at once), so this generic route is
     the one taken for every part; the quartiles' exponential mechanism at
     ``ε_r`` is the same noise as a gap utility of sensitivity ``2k`` at
-    ``ε``. The parts' shares are the same at both budgets, so each ledger
-    entry states its part of the stated (ε, δ), which covers its group
-    cost (``k`` times its ε share, and its δ share times ``Σ_{i<k} e^{i
-    ε_r}``).
+    ``ε``. Each ledger entry states its part of the stated (ε, δ), and its
+    releases run at that part divided by ``k`` and by their number,
+    rounded down (:func:`~skdp.accounting._composition.equal_shares`), so
+    that it covers their group cost exactly (``k`` times their ε, and
+    their δ share, computed at ``ε_r``, times ``Σ_{i<k} e^{i ε_r}``).
 
     **transform** computes ``(x - median_) / scale_``; a refused statistic is
     NaN and makes its column NaN (use ``on_refuse="raise"`` to stop at

@@ -233,7 +233,8 @@ class IQRScale(
     search) this is the same law as the gap utility's group sensitivity
     ``2k`` at ε (:class:`PrivateQuantile`, Notes); Dwork–Lei's guarantee is
     not a plain sensitivity (its δ is a test passed on an unstable dataset),
-    so it takes this generic route. The ledger charges the stated (ε, δ).
+    so it takes this generic route (its ``ε'`` is each charged half divided
+    by ``2dk``, rounded down). The ledger charges the stated (ε, δ).
 
     **Noise.** The joint quartiles are exact samples of the exponential
     mechanism over grid states (no floating-point noise). Dwork–Lei: exact

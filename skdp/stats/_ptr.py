@@ -329,7 +329,8 @@ class PTRMedian(
     (:func:`~skdp.accounting._group_privacy.row_budget_for_groups`), which
     is ``(ε, δ)``-DP for datasets ``k`` rows apart, hence for one kept
     group (Dwork and Roth, 2014, Thm. 2.2; Vadhan, 2017, Lemma 2.2). The
-    ledger charges the stated (ε, δ).
+    ledger charges the stated (ε, δ); each test and release runs at its
+    half divided by ``k d``, rounded down, so ``k`` rows of them fit in it.
 
     **Cap.** ``D`` is only computed up to the public ``K = ceil(T +
     ln(1/β)/ε_t)``, ``β = 1e-9``, from about ``K + 1`` order statistics around
