@@ -32,6 +32,9 @@ from skdp.stats._ptr import (
     ptr_parameters,
     ptr_release,
 )
+from skdp.stats._ptr import (
+    check_ptr_noise as check_ptr_noise_sizes,
+)
 from skdp.stats._quantile_joint import joint_release
 from skdp.stats._smooth_release import smooth_medians, smooth_plan
 from skdp.utils._privacy_unit import GroupsMixin
@@ -358,6 +361,9 @@ class PrivateRobustScaler(
             eps_scale = equal_shares(eps_scale, unit_rows)
         else:
             iqr = iqr_parameters(eps_scale, delta_half, d, unit_rows)
+            # as IQRScale: the 2d tests, then any 1..d releases that pass
+            sizes = [*range(1, d + 1), 2 * d]
+            check_ptr_noise_sizes(type(self).__name__, iqr[0], sizes)
             half = equal_shares(eps_scale, 2)
             items.append(("scale stability tests", half, delta_half))
             items.append(("scale releases", half, 0.0))
