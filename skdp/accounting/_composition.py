@@ -114,25 +114,12 @@ def equal_shares(total, n):
     """The largest float ``s <= total / n`` whose ``n`` copies sum to at most
     ``total``: the share of each of ``n`` releases run on one budget.
 
-    ``total / n`` as a float may round up (``1.0 / 10`` is ``0.1``, above
-    ``1/10``; ten of them add up to ``1 + 2**-54``), so ``n`` releases at
-    that share would cost more than the ``total`` charged. The share is
-    stepped down until the ``n`` copies fit both as the mechanisms use
-    them (their binary values: the noise is calibrated to those) and as
-    the accountant adds floats (their shortest decimals, :func:`exact`):
-    a float or two below ``total / n``. A share that underflows is 0; the
+    ``total / n`` may round up (``1.0 / 10`` is ``0.1``, above ``1/10``), and
+    ``n`` releases at it would cost more than the ``total`` charged. The share
+    steps down (a float or two) until its ``n`` copies fit both as the
+    mechanisms use them (binary values) and as the accountant adds floats
+    (shortest decimals, :func:`exact`). A share that underflows is 0; the
     caller refuses it before the charge.
-
-    Parameters
-    ----------
-    total : float
-        The budget to split, ``>= 0``.
-    n : int
-        The number of releases, ``>= 1``.
-
-    Returns
-    -------
-    share : float
 
     Examples
     --------
@@ -143,16 +130,11 @@ def equal_shares(total, n):
     True
     """
     share = total / n
-    while share > 0 and not _fits_copies(share, n, total):
+    while share > 0 and not (
+        n * exact(share) <= exact(total) and n * Fraction(share) <= Fraction(total)
+    ):
         share = math.nextafter(share, 0.0)
     return share
-
-
-def _fits_copies(share, n, total):
-    """:func:`_fits` of ``n`` copies of ``share``, with products (``n`` may
-    be large: a list of ``n`` copies would be summed term by term)."""
-    decimal = n * exact(share) <= exact(total)
-    return decimal and n * Fraction(share) <= Fraction(total)
 
 
 def budget_left(total, used):
