@@ -20,7 +20,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from skdp._csv import parse_cell, read_numeric_csv
-from skdp.accounting._composition import exact, split_budget
+from skdp.accounting._composition import equal_shares, exact, split_budget
 from skdp.accounting._default import charged_default, check_accountant
 from skdp.mechanisms import check_random_source
 from skdp.sensitivity._quantile import candidate_cell_counts
@@ -167,7 +167,7 @@ def _private_quartiles(values, epsilon, lower, upper, seed):
     with np.errstate(all="ignore"):  # after the charge nothing may warn
         counts = candidate_cell_counts(values, grid, lower, upper)
         return permute_and_flip_release(
-            counts, grid, LEVELS, epsilon / LEVELS.size, source
+            counts, grid, LEVELS, equal_shares(epsilon, LEVELS.size), source
         )
 
 

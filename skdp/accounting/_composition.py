@@ -22,6 +22,7 @@ __all__ = [
     "budget_left",
     "decimal_units",
     "entry_profile",
+    "equal_shares",
     "exact",
     "filter_slope",
     "split_budget",
@@ -107,6 +108,33 @@ def split_budget(total, weights):
     scale = sum(weights)
     parts = [total * w / scale for w in weights[:-1]]
     return [*parts, _remainder(parts, total)]
+
+
+def equal_shares(total, n):
+    """The largest float ``s <= total / n`` whose ``n`` copies sum to at most
+    ``total``: the share of each of ``n`` releases run on one budget.
+
+    ``total / n`` may round up (``1.0 / 10`` is ``0.1``, above ``1/10``), and
+    ``n`` releases at it would cost more than the ``total`` charged. The share
+    steps down (a float or two) until its ``n`` copies fit both as the
+    mechanisms use them (binary values) and as the accountant adds floats
+    (shortest decimals, :func:`exact`). A share that underflows is 0; the
+    caller refuses it before the charge.
+
+    Examples
+    --------
+    >>> from skdp.accounting._composition import equal_shares, exact
+    >>> 1.0 / 10, equal_shares(1.0, 10)
+    (0.1, 0.09999999999999999)
+    >>> 10 * exact(equal_shares(1.0, 10)) <= 1
+    True
+    """
+    share = total / n
+    while share > 0 and not (
+        n * exact(share) <= exact(total) and n * Fraction(share) <= Fraction(total)
+    ):
+        share = math.nextafter(share, 0.0)
+    return share
 
 
 def budget_left(total, used):

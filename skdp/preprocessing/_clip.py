@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.accounting import PrivacyCost
+from skdp.accounting._composition import equal_shares
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import NoiseDominatedWarning
 from skdp.mechanisms import check_random_source
@@ -256,10 +257,11 @@ default=None
         if self.method == "svt":
             self.lower_, self.upper_ = plan.run(X, source, self)
             return
+        eps_each = equal_shares(eps_rows, d)
         with np.errstate(all="ignore"):  # after the charge nothing may warn
             released = np.column_stack(
                 [
-                    joint_release(X[:, j], -limit, limit, levels, eps_rows / d, source)
+                    joint_release(X[:, j], -limit, limit, levels, eps_each, source)
                     for j in range(d)
                 ]
             )

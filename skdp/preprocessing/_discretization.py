@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from skdp.accounting import PrivacyCost
+from skdp.accounting._composition import equal_shares
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing._encoders import one_hot, one_hot_feature_names
@@ -23,10 +24,11 @@ def private_quantile_edges(X, lower, upper, n_bins, epsilon, source):
     """Edges ``[L, q_1, ..., q_{k-1}, U]`` per feature from private quantiles.
 
     Each feature's ``n_bins - 1`` quantiles are one joint release with
-    ``epsilon / d`` (they come out ordered).
+    ``epsilon / d`` rounded down, so that the ``d`` releases fit in
+    ``epsilon`` exactly (they come out ordered).
     """
     levels = np.arange(1, n_bins) / n_bins
-    epsilon_each = epsilon / X.shape[1]
+    epsilon_each = equal_shares(epsilon, X.shape[1])
     edges = []
     for j in range(X.shape[1]):
         inner = joint_release(X[:, j], lower[j], upper[j], levels, epsilon_each, source)

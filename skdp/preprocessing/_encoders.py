@@ -13,6 +13,7 @@ from sklearn.utils.validation import (
 )
 
 from skdp.accounting import PrivacyCost
+from skdp.accounting._composition import equal_shares
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source, partition_selection
 from skdp.mechanisms._partition import (
@@ -375,10 +376,11 @@ class PrivateOneHotEncoder(
         return self
 
     def _column_budget(self, d, unit, bound):
-        """``(ε/d, δ/d)`` of each column's selection, as for one row at the
+        """``(ε/d, δ/d)`` of each column's selection (rounded down, so that
+        the ``d`` selections fit in ``(ε, δ)`` exactly), as for one row at the
         unit's row budget (for the stated ``bound`` if any); refused before
         the charge when the selection cannot run at it."""
-        eps, delta = self.epsilon / d, self.delta / d
+        eps, delta = equal_shares(self.epsilon, d), equal_shares(self.delta, d)
         if bound is None:
             eps, delta = unit.row_budget(self, eps, delta)
         try:

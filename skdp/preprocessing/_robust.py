@@ -12,7 +12,7 @@ from sklearn.base import (
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from skdp.accounting._composition import budget_left
+from skdp.accounting._composition import budget_left, equal_shares
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._additive import check_additive_release
@@ -32,8 +32,11 @@ from skdp.stats._ptr import (
     ptr_parameters,
     ptr_release,
 )
+from skdp.stats._ptr import (
+    check_ptr_noise as check_ptr_noise_sizes,
+)
 from skdp.stats._quantile_joint import joint_release
-from skdp.stats._smooth_release import smooth_medians, smooth_plan, total_epsilon
+from skdp.stats._smooth_release import smooth_medians, smooth_plan
 from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_required_bounds, validate_private_data
 
@@ -192,10 +195,11 @@ class PrivateRobustScaler(
     sensitivities of several neighbours at once), so this generic route is
     the one taken for every part; the quartiles' exponential mechanism at
     ``ε_r`` is the same noise as a gap utility of sensitivity ``2k`` at
-    ``ε``. The parts' shares are the same at both budgets, so each ledger
-    entry states its part of the stated (ε, δ), which covers its group
-    cost (``k`` times its ε share, and its δ share times ``Σ_{i<k} e^{i
-    ε_r}``).
+    ``ε``. Each ledger entry states its part of the stated (ε, δ), and its
+    releases run at that part divided by ``k`` and by their number,
+    rounded down (:func:`~skdp.accounting._composition.equal_shares`), so
+    that it covers their group cost exactly (``k`` times their ε, and
+    their δ share, computed at ``ε_r``, times ``Σ_{i<k} e^{i ε_r}``).
 
     **transform** computes ``(x - median_) / scale_``; a refused statistic is
     NaN and makes its column NaN (use ``on_refuse="raise"`` to stop at
@@ -303,14 +307,13 @@ class PrivateRobustScaler(
             proposals = check_proposals(self.proposed_sensitivity, d)
             check_release_range(lower, upper, proposals, type(self).__name__)
         # the ledger states each part of the stated (ε, δ); the mechanisms
-        # run as for one row at the unit's row budget (Notes, Groups)
+        # run as for one row, k of them within each part (Notes, Groups)
         stated = self._plan(self.epsilon, self.delta, lower, upper)
         plan = stated
         if unit.groups is not None:
             with unit.planning_at_row_budget(self):  # bounds checked above
-                plan = self._plan(
-                    *unit.row_budget(self, self.epsilon, self.delta), lower, upper
-                )
+                _, delta_r = unit.row_budget(self, self.epsilon, self.delta)
+                plan = self._plan(self.epsilon, delta_r, lower, upper, unit.max_rows)
         source = check_random_source(self.random_state)
         self._charge([(unit.label(lab), *cost) for lab, *cost in stated.items], unit)
         (X,) = unit.bound(source, X)
@@ -328,9 +331,13 @@ class PrivateRobustScaler(
         )
         return self
 
-    def _plan(self, epsilon, delta, lower, upper):
-        """Public constants of the medians' and the scales' releases at
-        ``(epsilon, delta)``, and their ledger items; before the charge."""
+    def _plan(self, epsilon, delta, lower, upper, unit_rows=1):
+        """Public constants of the medians' and the scales' releases and
+        their ledger items, before the charge: ``epsilon`` is the stated
+        total, split into parts whose halves are charged; each release runs
+        at an equal share of its part rounded down, ``unit_rows = k`` times
+        smaller for groups so that ``k`` rows fit in it (``delta``: the
+        row-level ``δ_r``)."""
         d = lower.shape[0]
         eps_median = epsilon * self.median_share
         eps_scale = budget_left(epsilon, eps_median)
@@ -338,22 +345,28 @@ class PrivateRobustScaler(
         delta_half = delta if quartiles else delta / 2.0
         ptr = smooth = iqr = None
         if self.proposed_sensitivity is not None:
-            ptr = ptr_parameters(eps_median, delta_half, d)
+            ptr = ptr_parameters(eps_median, delta_half, d, unit_rows)
             check_ptr_noise(type(self).__name__, ptr[0], d)
+            half = equal_shares(eps_median, 2)
             items = [
-                ("median stability tests", eps_median / 2, delta_half),
-                ("median releases", eps_median / 2, 0.0),
+                ("median stability tests", half, delta_half),
+                ("median releases", half, 0.0),
             ]
         else:
-            smooth = smooth_plan(eps_median, delta_half, lower, upper)
-            eps_smooth = total_epsilon(d, smooth.eps_feature)
-            items = [("smooth median releases", eps_smooth, delta_half)]
+            run = equal_shares(eps_median, unit_rows)
+            smooth = smooth_plan(run, delta_half, lower, upper)
+            items = [("smooth median releases", eps_median, delta_half)]
         if quartiles:
             items.append(("scale quartiles (0.25, 0.75)", eps_scale, 0.0))
+            eps_scale = equal_shares(eps_scale, unit_rows)
         else:
-            iqr = iqr_parameters(eps_scale, delta_half, d)
-            items.append(("scale stability tests", eps_scale / 2, delta_half))
-            items.append(("scale releases", eps_scale / 2, 0.0))
+            iqr = iqr_parameters(eps_scale, delta_half, d, unit_rows)
+            # as IQRScale: the 2d tests, then any 1..d releases that pass
+            sizes = [*range(1, d + 1), 2 * d]
+            check_ptr_noise_sizes(type(self).__name__, iqr[0], sizes)
+            half = equal_shares(eps_scale, 2)
+            items.append(("scale stability tests", half, delta_half))
+            items.append(("scale releases", half, 0.0))
         return _RobustPlan(items, ptr, smooth, iqr, eps_scale, lower, upper)
 
     def _release_medians(self, X, plan, proposals, source):
@@ -380,7 +393,9 @@ class PrivateRobustScaler(
         lower, upper = plan.lower, plan.upper
         if plan.iqr is None:
             d = X.shape[1]
-            scales = quartile_scales(X, lower, upper, plan.eps_scale / d, source)
+            scales = quartile_scales(
+                X, lower, upper, equal_shares(plan.eps_scale, d), source
+            )
             return scales, np.zeros(d, dtype=bool)
         base, width = grid_parameters(self.base, self.width)
         eps_grid, threshold, cap = plan.iqr

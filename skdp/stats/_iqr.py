@@ -11,7 +11,7 @@ from sklearn.base import (
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from skdp.accounting._composition import budget_left
+from skdp.accounting._composition import budget_left, equal_shares
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.preprocessing._affine import AffineTransformMixin
@@ -191,7 +191,8 @@ class IQRScale(
     probability at most ``½ exp(-ln(1/δ')) = δ'/2``. Each grid is
     ``(2ε', δ'/2)``-DP, the two grids ``(4ε', δ')`` (the first non-⊥ output
     is post-processing), and the ``d`` features ``(4dε', dδ')``. skdp sets
-    ``ε' = ε/(4d)`` and ``δ' = δ/(2d)``: total (ε, δ/2), with the whole δ
+    ``ε' = ε/(4d)`` (rounded down, each half's ``2d ε'`` within it exactly)
+    and ``δ' = δ/(2d)``: total (ε, δ/2), with the whole δ
     charged (the standard threshold leaves a factor-2 slack). The "1 +" and
     the ``/ε'`` are both needed: without ``/ε'`` (a common misreading) the
     refusal fails with probability ``½ δ'^ε'``, far above δ' for ε' < 1
@@ -232,7 +233,8 @@ class IQRScale(
     search) this is the same law as the gap utility's group sensitivity
     ``2k`` at ε (:class:`PrivateQuantile`, Notes); Dwork–Lei's guarantee is
     not a plain sensitivity (its δ is a test passed on an unstable dataset),
-    so it takes this generic route. The ledger charges the stated (ε, δ).
+    so it takes this generic route (its ``ε'`` is each charged half divided
+    by ``2dk``, rounded down). The ledger charges the stated (ε, δ).
 
     **Noise.** The joint quartiles are exact samples of the exponential
     mechanism over grid states (no floating-point noise). Dwork–Lei: exact
@@ -329,7 +331,7 @@ class IQRScale(
 
     def _dwork_lei_items(self):
         """The two parts Dwork–Lei charges: the tests (with δ), the scales."""
-        half = self.epsilon / 2.0
+        half = equal_shares(self.epsilon, 2)  # ε/2 twice may read above ε
         return [("stability tests", half, self.delta), ("scale releases", half, 0.0)]
 
     def _fit_cost(self, n_features=None):
@@ -389,7 +391,7 @@ class IQRScale(
         n_features = X.shape[1]
         bounds_plan, items = self._joint_plan(n_features)
         run_bounds = bounds_plan_for_unit(bounds_plan, unit, n_features)
-        epsilon_each = unit.row_budget(self, items[-1][1])[0] / n_features
+        epsilon_each = equal_shares(unit.row_budget(self, items[-1][1])[0], n_features)
         source = check_random_source(self.random_state)
         self._charge([(unit.label(lab), *c) for lab, *c in items], unit=unit)
         (X,) = unit.bound(source, X)
@@ -409,8 +411,9 @@ class IQRScale(
         bounds = iqr_bounds(self.bounds, n_features)
         base, width = grid_parameters(self.base, self.width)
         with unit.planning_at_row_budget(self):
+            _, delta_r = unit.row_budget(self, self.epsilon, self.delta)
             eps_grid, threshold, cap = iqr_parameters(
-                *unit.row_budget(self, self.epsilon, self.delta), n_features
+                self.epsilon, delta_r, n_features, unit.unit_rows
             )
         sizes = [*range(1, n_features + 1), 2 * n_features]  # releases, tests
         check_ptr_noise("IQRScale", eps_grid, sizes)

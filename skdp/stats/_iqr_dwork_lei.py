@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from skdp.accounting._composition import equal_shares
 from skdp.mechanisms import check_random_source, laplace_mechanism
 from skdp.sensitivity import log_grid_bin, quartile_ranks, select_order_statistics
 
@@ -34,20 +35,27 @@ DEFAULT_BASE = 2.0
 DEFAULT_WIDTH = 0.125
 
 
-def iqr_parameters(epsilon, delta, n_features):
+def iqr_parameters(epsilon, delta, n_features, unit_rows=1):
     """Public per-grid constants of :class:`IQRScale`.
+
+    ``epsilon`` is the fit's total, charged as two equal halves (tests,
+    releases); ``delta`` the tests' δ (for groups, the row-level ``δ_r``);
+    a unit of ``unit_rows = k`` rows costs ``k`` times a row.
 
     Returns
     -------
     eps_grid : float
-        ``ε' = ε/(4d)``: each of the two grids spends ε' on its test and ε'
-        on its release, for each of the ``d`` features.
+        ``ε' = ε/(4dk)``: each of the two grids spends ε' on its test and ε'
+        on its release, for each of the ``d`` features; rounded down so that
+        ``2dk`` of them fit in each charged half
+        (:func:`~skdp.accounting._composition.equal_shares`, both).
     threshold : float
         ``T = 1 + ln(2d/δ)/ε'`` (``δ' = δ/(2d)`` per grid).
     cap : int
         ``K = ceil(T + ln(1/β)/ε')``, ``β = 1e-9``.
     """
-    eps_grid = epsilon / (4.0 * n_features)
+    half = equal_shares(epsilon, 2)
+    eps_grid = equal_shares(half, unit_rows * 2 * n_features)
     threshold = 1.0 + math.log(2.0 * n_features / delta) / eps_grid
     cap = threshold + math.log(1.0 / CAP_FAILURE_PROBABILITY) / eps_grid
     check_ptr_cap(cap, eps_grid)

@@ -52,9 +52,10 @@ def mean_budget_split(epsilon, delta, n_features, mechanism):
     power = 2.0 / 3.0 if mechanism == "laplace" else 1.0 / 3.0
     weight = n_features**power
     eps_count = epsilon / (1.0 + weight)
-    return (eps_count, delta / 2.0), (
+    delta_count = delta / 2.0  # the rest rounded down: both fit in δ exactly
+    return (eps_count, delta_count), (
         budget_left(epsilon, eps_count),
-        delta - delta / 2.0,
+        budget_left(delta, delta_count),
     )
 
 

@@ -12,6 +12,7 @@ from sklearn.base import (
 )
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from skdp.accounting._composition import equal_shares
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import PTRRefusedError, PTRRefusedWarning
 from skdp.mechanisms import check_random_source, laplace_mechanism
@@ -46,29 +47,34 @@ __all__ = [
 CAP_FAILURE_PROBABILITY = 1e-9
 
 
-def ptr_parameters(epsilon, delta, n_features):
+def ptr_parameters(epsilon, delta, n_features, unit_rows=1):
     """Public per-feature constants of :class:`PTRMedian`.
 
     Parameters
     ----------
     epsilon : float
-        Total ε of the fit.
+        Total ε of the fit, charged as two equal halves (tests, releases).
     delta : float
-        Total δ of the fit, ``0 < delta < 1``.
+        δ of the tests, ``0 < delta < 1`` (for groups, the row-level ``δ_r``).
     n_features : int
         Number of features ``d``.
+    unit_rows : int, default=1
+        Rows ``k`` of a privacy unit: a group's cost is ``k`` times a row's.
 
     Returns
     -------
     eps_feature : float
-        ``ε_t = ε_r = ε / (2d)``: the test and the release of each feature.
+        ``ε_t = ε_r = ε / (2dk)``: the test and the release of each feature,
+        rounded down so that ``k d`` of them fit in each charged half
+        (:func:`~skdp.accounting._composition.equal_shares`, both).
     threshold : float
         ``T = ln(d/δ) / ε_t``: a feature passes when ``D + Lap(1/ε_t) > T``.
     cap : int
         ``K = ceil(T + ln(1/β) / ε_t)`` with ``β = 1e-9``: ``D`` is computed
         as ``min(D, K)``.
     """
-    eps_feature = epsilon / (2.0 * n_features)
+    half = equal_shares(epsilon, 2)
+    eps_feature = equal_shares(half, unit_rows * n_features)
     threshold = math.log(n_features / delta) / eps_feature
     cap = threshold + math.log(1.0 / CAP_FAILURE_PROBABILITY) / eps_feature
     check_ptr_cap(cap, eps_feature)
@@ -309,6 +315,8 @@ class PTRMedian(
 
     **Budget split (public).** ``ε_t = ε_r = ε/(2d)`` for every feature;
     ledger entries "stability tests" (ε/2, δ) and "median releases" (ε/2, 0).
+    Every division is rounded down, so that the ``d`` tests and the ``d``
+    releases fit in their halves, and the halves in ε, exactly.
 
     **Groups (user-level privacy).** With ``groups`` and
     ``max_rows_per_group = k``, neighbours add or remove one whole group,
@@ -321,7 +329,8 @@ class PTRMedian(
     (:func:`~skdp.accounting._group_privacy.row_budget_for_groups`), which
     is ``(ε, δ)``-DP for datasets ``k`` rows apart, hence for one kept
     group (Dwork and Roth, 2014, Thm. 2.2; Vadhan, 2017, Lemma 2.2). The
-    ledger charges the stated (ε, δ).
+    ledger charges the stated (ε, δ); each test and release runs at its
+    half divided by ``k d``, rounded down, so ``k`` rows of them fit in it.
 
     **Cap.** ``D`` is only computed up to the public ``K = ceil(T +
     ln(1/β)/ε_t)``, ``β = 1e-9``, from about ``K + 1`` order statistics around
@@ -411,7 +420,7 @@ class PTRMedian(
 
     def _ptr_items(self):
         """The two parts ``fit`` charges: the tests (with δ), the medians."""
-        half = self.epsilon / 2.0
+        half = equal_shares(self.epsilon, 2)  # ε/2 twice may read above ε
         return [("stability tests", half, self.delta), ("median releases", half, 0.0)]
 
     def _fit_cost(self, n_features=None):
@@ -448,8 +457,9 @@ class PTRMedian(
         proposals = check_proposals(self.proposed_sensitivity, n_features)
         check_release_range(lower, upper, proposals, "PTRMedian")
         with unit.planning_at_row_budget(self):
+            _, delta_r = unit.row_budget(self, self.epsilon, self.delta)
             eps_f, threshold, cap = ptr_parameters(
-                *unit.row_budget(self, self.epsilon, self.delta), n_features
+                self.epsilon, delta_r, n_features, unit.unit_rows
             )
         check_ptr_noise("PTRMedian", eps_f, range(1, n_features + 1))
         source = check_random_source(self.random_state)

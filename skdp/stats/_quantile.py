@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from skdp.accounting._composition import budget_left
+from skdp.accounting._composition import budget_left, equal_shares
 from skdp.accounting._group_privacy import row_budget_for_groups
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
@@ -429,7 +429,7 @@ default=None
 
     def _release_on(self, X, lower, upper, levels, epsilon, source):
         n_features = X.shape[1]
-        epsilon_each = epsilon / (levels.size * n_features)
+        epsilon_each = equal_shares(epsilon, levels.size * n_features)
         released = np.empty((levels.size, n_features))
         if self.method == "permute_and_flip":
             grid = candidate_grid(self.candidates, lower, upper)
@@ -446,7 +446,7 @@ default=None
                     lower[j],
                     upper[j],
                     levels,
-                    epsilon / n_features,
+                    equal_shares(epsilon, n_features),
                     source,
                 )
                 continue

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from skdp.accounting._composition import equal_shares
 from skdp.mechanisms._joint_quantile import joint_quantile_blocks
 from skdp.sensitivity._joint_quantile import (
     STATES_PER_POINT,
@@ -117,14 +118,15 @@ def rank_error_bounds(method, levels, lower, upper, candidates, epsilon, alpha):
         if method == "joint":
             states = joint_state_count(lower[j], upper[j])
             log_outputs = log_binomial(states, np.unique(levels).size)
-            bound[:, j] = 2.0 * (log_outputs + math.log(d / alpha)) / (epsilon / d)
+            spread = log_outputs + math.log(d / alpha)
+            bound[:, j] = 2.0 * spread / equal_shares(epsilon, d)
             continue
         if method == "exponential":
             exponent = quantile_grid_exponent(lower[j], upper[j])
             size = grid_size(lower[j], upper[j], exponent)
         else:
             size = candidate_grid(candidates, lower, upper).shape[0]
-        eps = epsilon / (levels.size * d)
+        eps = equal_shares(epsilon, levels.size * d)
         spread = math.log(size) + math.log(levels.size * d / alpha)
         bound[:, j] = 2.0 * np.maximum(levels, 1 - levels) * spread / eps
     return bound

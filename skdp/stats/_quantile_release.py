@@ -13,6 +13,7 @@ from numbers import Integral
 
 import numpy as np
 
+from skdp.accounting._composition import equal_shares
 from skdp.mechanisms import permute_and_flip
 from skdp.mechanisms._quantile_sampling import (
     sample_log_weights,
@@ -130,7 +131,8 @@ UNDERFLOW_GAP = 750.0
 
 def check_selection_epsilon(method, levels, epsilon, n_features):
     """Refuse, before the charge, a per-release ε the sampler cannot run at:
-    ``epsilon / (levels.size * n_features)``, as the releases split it.
+    ``epsilon / (levels.size * n_features)`` rounded down, as the releases
+    split it (:func:`~skdp.accounting._composition.equal_shares`).
 
     Public: the exponential mechanism's first window ``(UNDERFLOW_GAP +
     ln(points)) / scale`` rows (``scale = ε/(2 max(q, 1 - q))``, at most
@@ -142,7 +144,7 @@ def check_selection_epsilon(method, levels, epsilon, n_features):
     """
     if method == "joint":
         return
-    epsilon_each = epsilon / (levels.size * n_features)
+    epsilon_each = equal_shares(epsilon, levels.size * n_features)
     problem = not epsilon_each > 0.0
     if method == "exponential" and not problem:
         sensitivity = float(np.max(np.maximum(levels, 1.0 - levels)))

@@ -24,8 +24,6 @@ from skdp.stats._smooth_release import (  # re-exported, as before
     smooth_plan,
     smooth_release,  # noqa: F401
     smooth_sensitivities,  # noqa: F401
-    split_within,
-    total_epsilon,
 )
 from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._validation import check_required_bounds, validate_private_data
@@ -169,9 +167,9 @@ class SmoothSensitivityMedian(
     the factor 0.59. ``tests/preprocessing/test_smooth.py`` checks the
     inequality with the exact pmfs on small scales, all integer shifts up to
     ``α min(t, t')`` and scale ratios up to ``e^{β_0}``. Over ``d`` features,
-    basic composition gives (``d ε_f``, δ)-DP, ``d ε_f = ε`` (charged as
-    the float ``d·ε_f`` rounded up). This follows Nissim, Raskhodnikova and
-    Smith (2007, Lemma 2.9, Laplace with ``α = ε/2``,
+    basic composition gives (``d ε_f``, δ)-DP, ``d ε_f <= ε`` exactly (the
+    float ``ε_f`` is ``ε/d`` rounded down; ε is charged). This follows
+    Nissim, Raskhodnikova and Smith (2007, Lemma 2.9, Laplace with ``α = ε/2``,
     ``β = ε/(2 ln(2/δ))``) with the discrete noise and the float errors made
     explicit, and the ``ε_f/4`` term for ``ε_f > 1``: the release converges
     to the median as ε grows (the noise scale ``2 S/ε_f`` with ``β_0`` rising
@@ -313,18 +311,12 @@ class SmoothSensitivityMedian(
             )
         delta = self.delta if self.noise == "laplace" else 0.0
         row_epsilon, row_delta = unit.row_budget(self, self.epsilon, delta)
-        # one row: the charge is the exact sum of the features' shares; a
-        # group: the stated budget, which covers k times that sum only if
-        # the shares add up to at most ε_r (fl(ε_r/d) may round up)
-        epsilon = self.epsilon
-        if unit.groups is not None:
-            row_epsilon = split_within(row_epsilon, n_features)
+        # the features' shares are rounded down (equal_shares): d ε_f fits
+        # in ε_r, and k ε_r in the ε charged
         plan = smooth_plan(row_epsilon, row_delta, lower, upper, self.noise)
         source = check_random_source(self.random_state)
-        if unit.groups is None:
-            epsilon = total_epsilon(n_features, plan.eps_feature)
         label = unit.label("smooth-sensitivity releases")
-        self._charge([(label, epsilon, delta)], unit=unit)
+        self._charge([(label, self.epsilon, delta)], unit=unit)
         (X,) = unit.bound(source, X)
 
         self.median_ = smooth_medians(X, plan, lower, upper, random_state=source)

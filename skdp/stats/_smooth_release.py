@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from skdp.accounting._composition import _fits
+from skdp.accounting._composition import equal_shares
 from skdp.mechanisms._grid import floor_log2
 from skdp.mechanisms._smooth_noise import lattice_release
 from skdp.sensitivity import median_smooth_sensitivity
@@ -27,8 +27,6 @@ __all__ = [
     "smooth_plan",
     "smooth_release",
     "smooth_sensitivities",
-    "split_within",
-    "total_epsilon",
 ]
 
 #: ``S_K`` keeps the floor ``e^{-βK}(U - L)``; K is chosen so that the floor is
@@ -91,27 +89,6 @@ MIN_GRID_EXP = -1074
 MIN_FLOOR = 2.0**-1000
 
 
-def total_epsilon(n_features, eps_feature):
-    """``d·ε_f`` as a float rounded up, so the charge covers the exact sum."""
-    total = n_features * eps_feature
-    if Fraction(total) < n_features * Fraction(eps_feature):
-        total = math.nextafter(total, math.inf)
-    return total
-
-
-def split_within(epsilon, n_features):
-    """The largest float ``e <= epsilon`` whose ``d`` shares ``fl(e/d)`` add
-    up to at most ``epsilon`` exactly: a budget that must not be exceeded
-    (e.g. ``ε_r`` of a group, whose cost ``k ε_r`` is charged as ``ε``),
-    where :func:`total_epsilon` would round the charge up instead. The
-    rule of :func:`skdp.tools._arrays.equal_shares` (``_fits``), stepping
-    the total rather than the share, since the plan divides it itself."""
-    e = epsilon
-    while e > 0.0 and not _fits([e / n_features] * n_features, epsilon):
-        e = math.nextafter(e, 0.0)
-    return e
-
-
 class SmoothPlan(NamedTuple):
     """Public per-feature constants of a smooth-sensitivity median release.
 
@@ -146,7 +123,9 @@ def smooth_parameters(epsilon, delta, n_features, noise="laplace"):
     Returns
     -------
     eps_feature : float
-        ``ε_f = ε/d``.
+        ``ε_f = ε/d`` rounded down so that ``d ε_f <= ε`` exactly
+        (:func:`~skdp.accounting._composition.equal_shares`; so is
+        ``δ_f = δ/d``).
     beta : float
         ``min(β_0 - 2**-36, ln(1e12))``, the smoothing parameter with which
         ``S_K`` is computed, for ``β_0 = ε_f / (2ℓ)`` with ``ℓ`` of
@@ -156,11 +135,11 @@ def smooth_parameters(epsilon, delta, n_features, noise="laplace"):
     cap : int
         Public truncation ``K = ceil(ln(1/1e-12)/β)``.
     """
-    eps_feature = epsilon / n_features
+    eps_feature = equal_shares(epsilon, n_features)
     if noise == "cauchy":
         beta = eps_feature / 6.0 - BETA_MARGIN
     else:
-        log_term = laplace_log_term(eps_feature, delta / n_features)
+        log_term = laplace_log_term(eps_feature, equal_shares(delta, n_features))
         beta = eps_feature / (2.0 * log_term) - BETA_MARGIN
     if not beta >= MIN_BETA:
         raise ValueError(

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from skdp.accounting._composition import budget_left
+from skdp.accounting._composition import budget_left, equal_shares
 from skdp.accounting._group_privacy import row_budget_for_groups
 from skdp.mechanisms import above_threshold, laplace_mechanism
 from skdp.mechanisms._laplace import _laplace_grid
@@ -136,7 +136,7 @@ class SVTBoundsPlan(NamedTuple):
 
     def run_parameters(self, n_features, n_sides):
         """``(epsilon_run, n_above)`` of one AboveThreshold run."""
-        epsilon_run = self.epsilon_search / (n_features * n_sides)
+        epsilon_run = equal_shares(self.epsilon_search, n_features * n_sides)
         if self.n_above is not None:
             return epsilon_run, self.n_above
         scales = _NOISE_SCALES / (self.threshold_share * epsilon_run)

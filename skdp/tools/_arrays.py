@@ -8,11 +8,9 @@ statistic of per-row values (each row's mean, sum or count) or is refused.
 rows, which is not public under add/remove neighbours, so it is refused.
 """
 
-import math
-
 import numpy as np
 
-from skdp.accounting._composition import _fits
+from skdp.accounting._composition import equal_shares
 from skdp.accounting._default import charged_default
 from skdp.utils._function_unit import stated_for_unit
 
@@ -174,15 +172,3 @@ def charge_function(accountant, items, unit=None):
             f"{type(accountant).__name__}."
         )
     accountant.spend_many(items)
-
-
-def equal_shares(total, n):
-    """The largest float ``s <= total / n`` whose ``n`` copies sum to at most
-    ``total`` both as the accountant adds them (their shortest decimals,
-    exactly) and as the noise uses them (their binary values): a budget
-    split into ``n`` equal releases that an accountant holding exactly
-    ``total`` accepts (:func:`~skdp.accounting._composition._fits`)."""
-    share = total / n
-    while share > 0 and not _fits([share] * n, total):
-        share = math.nextafter(share, 0.0)
-    return share

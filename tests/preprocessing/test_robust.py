@@ -248,3 +248,21 @@ def test_quartile_ledger_spends_delta_on_the_medians_only():
         ("median releases", pytest.approx(0.25), 0.0),
         ("scale quartiles (0.25, 0.75)", pytest.approx(1.5), 0.0),
     ]
+
+
+def test_a_dwork_lei_scale_noise_out_of_range_is_refused_before_the_charge():
+    # the plan checked the medians' PTR noise but not the scales' Dwork-Lei
+    # tests (2d values): at epsilon = 8e-13 the fit charged its four items,
+    # then the Laplace release of the tests raised
+    accountant = BudgetAccountant(delta=1.0)
+    model = PrivateRobustScaler(
+        bounds=(0, 10),
+        proposed_sensitivity=0.5,
+        epsilon=8e-13,
+        scale_method="dwork_lei",
+        accountant=accountant,
+    )
+    X = np.random.default_rng(0).uniform(0, 10, (40, 2))
+    with pytest.raises(ValueError, match="epsilon of each test and release"):
+        model.fit(X)
+    assert accountant.entries == ()

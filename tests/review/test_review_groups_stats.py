@@ -153,13 +153,6 @@ def test_a_ptr_threshold_beyond_the_floats_is_refused_with_its_cause(estimator):
     assert math.isfinite(1e-300)  # the stated ε itself is an ordinary double
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open, systemic (row level too): equal shares fl(eps/m) may round "
-    "up, so m shares cost more than the eps charged (PTR, Dwork-Lei, the "
-    "quantiles' eps/(levels d), the robust scaler's parts); needs one shared "
-    "rounded-down split",
-)
 @pytest.mark.parametrize("k", [None, 2])
 def test_the_ptr_tests_and_releases_cost_at_most_the_charge(k, monkeypatch):
     # d = 5: eps_f = fl(eps_r / 10) = 0.1 (k = 1) or 0.05 (k = 2), both above

@@ -444,13 +444,15 @@ def test_budget_in_the_ledger_without_a_cap():
 
 @pytest.mark.parametrize("epsilon, d", [(0.7, 3), (0.1, 7), (1.3, 9)])
 def test_charge_covers_the_exact_sum_of_the_feature_epsilons(epsilon, d):
-    # each feature's release is eps_f-DP for the float eps_f = eps/d; the
-    # ledger must hold at least the exact d * eps_f (float d * eps_f can be
-    # half an ulp below it)
+    # each feature's release is eps_f-DP for the float eps_f the plan runs
+    # at (eps/d rounded down); the ledger must hold at least the exact
+    # d * eps_f, and it holds the stated epsilon (fl(eps/d) rounded up for
+    # (0.1, 7), and the charge was then rounded up above 0.1)
     acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
     X = np.random.default_rng(0).normal(5, 1, size=(50, d))
     SmoothSensitivityMedian(epsilon, 1e-6, bounds=BOUNDS, accountant=acc).fit(X)
-    eps_f = epsilon / d
+    eps_f = smooth_parameters(epsilon, 1e-6, d)[0]
+    assert acc.entries[0].epsilon == epsilon
     assert Fraction(acc.entries[0].epsilon) >= d * Fraction(eps_f)
 
 
