@@ -10,6 +10,8 @@ keys are the module's primitive; whether the kept rows are a uniform draw
 is checked by counting, against the binomial and chi-square laws.
 """
 
+import datetime
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -314,3 +316,41 @@ def test_labels_whose_hashes_collide_are_still_separate_groups(monkeypatch):
     )
     del after["new"]
     assert after == before
+
+
+def test_equal_labels_hash_equally_in_every_representation():
+    # pairs equal as Python values, in the arrays numpy or a list makes of
+    # them: a numeric array, an object array, a string array of any width
+    from fractions import Fraction
+
+    pairs = [
+        (np.array([0.0, -0.0, 3.0, -(2.0**63)]), np.array([0, 0, 3, -(2**63)])),
+        (np.array([2.0**63, 1e300, 0.5]), [2**63, 10**300 * 1.0, Fraction(1, 2)]),
+        (np.array([2**64 - 1, 2**63], np.uint64), [2**64 - 1, 2.0**63]),
+        (np.array([True, False]), [1, 0.0]),
+        (np.array(["ab", "a much longer label"]), ["ab", "a much longer label"]),
+        (np.array([b"x"], "S9"), [b"x"]),
+        (np.array([1 + 0j]), [1]),
+    ]
+    for array, values in pairs:
+        as_objects = np.empty(len(values), object)
+        as_objects[:] = values
+        np.testing.assert_array_equal(label_hashes(array), label_hashes(as_objects))
+    tuples = np.empty(2, object)
+    tuples[:] = [(1, "a"), (1.0, "a")]
+    a, b = label_hashes(tuples)
+    assert a == b
+    distinct = label_hashes(np.array([1.0, 1.5, 2.0**53 + 2, -1.0, 1e-300]))
+    assert np.unique(distinct).size == 5
+
+
+def test_date_labels_hash_the_same_in_any_unit():
+    # numpy gives an array of dates the finest unit among its labels: a new
+    # label at hour precision turned every day into hours (another integer)
+    days = np.array(["2020-01-01", "2021-06-30"], "M8[D]")
+    hours = np.array(["2020-01-01T00", "2021-06-30T00"], "M8[h]")
+    as_objects = np.empty(2, object)
+    as_objects[:] = [np.datetime64("2020-01-01"), datetime.date(2021, 6, 30)]
+    expected = label_hashes(days)
+    np.testing.assert_array_equal(label_hashes(hours), expected)
+    np.testing.assert_array_equal(label_hashes(as_objects), expected)

@@ -1,4 +1,5 @@
-"""Keyed 64-bit mixing, and a hash of each group label's value.
+"""Keyed 64-bit mixing, a hash of each group label's value, and the keys of
+the positions drawn in each group.
 
 Contribution bounding (:mod:`skdp.utils._groups`) draws each group's
 choice of kept rows from a key that mixes in its label, so groups with the
@@ -23,6 +24,7 @@ value within a run, but seeded results are then reproducible only with a
 fixed ``PYTHONHASHSEED``.
 """
 
+import datetime
 import numbers
 
 import numpy as np
@@ -32,8 +34,12 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 # one tag per kind of label, so an integer and a string or a float's bits
 # do not meet by construction (they could only by a 64-bit collision)
-_INT, _FLOAT, _STR, _BYTES, _TUPLE, _SET, _OTHER = (np.uint64(t) for t in range(1, 8))
+_INT, _FLOAT, _STR, _BYTES, _TUPLE, _SET, _OTHER, _DATE, _SPAN = (
+    np.uint64(t) for t in range(1, 10)
+)
 _TWO_63 = 2.0**63
+# salt of the positions' keys: not the stream of the content's hash
+_POSITION_SALT = np.uint64(0x6A09E667F3BCC909)
 _PY_MODULUS = np.uint64(2**61 - 1)  # Python's hash of an int is this residue
 
 
@@ -103,6 +109,26 @@ def _string_hashes(strings):
     return _code_unit_hashes(units, lengths, tag)
 
 
+def _time_hashes(times):
+    """Hashes of datetime64 or timedelta64 values, in microseconds whatever
+    their unit: numpy gives an array the finest unit of its labels, so the
+    unit depends on the other labels (a day is not the same integer in days
+    and in hours). Finer differences share a hash (a collision: harmless)."""
+    if times.dtype.kind == "M":
+        return _tagged(_DATE, times.astype("M8[us]").view(np.uint64))
+    return _tagged(_SPAN, times.astype("m8[us]").view(np.uint64))
+
+
+def _time_hash(value):
+    """Hash of one date, datetime or time span (numpy or Python), as in an
+    array of them; one with a time zone goes by Python's hash."""
+    if getattr(value, "tzinfo", None) is not None:
+        return _python_hash(value)
+    if isinstance(value, (np.timedelta64, datetime.timedelta)):
+        return _time_hashes(np.array([np.timedelta64(value)]))[0]
+    return _time_hashes(np.array([np.datetime64(value)]))[0]
+
+
 def _number_hash(value):
     """Hash of one Python or numpy number, equal for equal numbers."""
     if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
@@ -134,6 +160,10 @@ def _object_hash(value):
     """Hash of one label of any hashable type (see the module docstring)."""
     if isinstance(value, (bool, np.bool_, numbers.Number)):
         return _number_hash(value)
+    if isinstance(
+        value, (np.datetime64, np.timedelta64, datetime.date, datetime.timedelta)
+    ):
+        return _time_hash(value)
     if isinstance(value, str):
         return _string_hashes(np.array([value], dtype=str))[0]
     if isinstance(value, bytes):
@@ -176,7 +206,7 @@ def label_hashes(labels):
     if kind == "f":
         return _float_hashes(labels)
     if kind in "mM":
-        return _tagged(_INT, labels.view(np.int64).view(np.uint64))
+        return _time_hashes(labels)
     if kind in "US":
         return _string_hashes(labels)
     values = labels.tolist()
@@ -184,3 +214,24 @@ def label_hashes(labels):
     for value in first:
         first[value] = _object_hash(value)
     return np.fromiter((first[v] for v in values), dtype=np.uint64, count=len(values))
+
+
+def _group_keys(seed, label_hash):
+    """Each group's key: a keyed mix of (seed, its label's hash)."""
+    return _mix(label_hash ^ _mix(np.full(1, np.uint64(seed) ^ _POSITION_SALT)))
+
+
+def _position_keys(group_key, rank):
+    """Key of canonical position ``rank`` in a group of key ``group_key``
+    (uint64 arrays, wrapping); it never reads the rows' content. Within a
+    group the keys are distinct: ``rank * golden`` (odd), the ``xor`` and
+    the mix are bijections of 64-bit words."""
+    return _mix(group_key ^ (rank.astype(np.uint64) * _GOLDEN))
+
+
+def _label_hash_by_code(labels, codes, n_codes):
+    """The hash of each code's label (one representative row per code: equal
+    labels hash equally, so which row represents it does not matter)."""
+    representative = np.zeros(n_codes, dtype=np.intp)
+    representative[codes] = np.arange(codes.size)
+    return label_hashes(labels[representative])
