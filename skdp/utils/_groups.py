@@ -62,7 +62,14 @@ than 16 bits for the hash, a lexicographic sort on (code, full hash or
 import numpy as np
 from scipy import sparse
 
-from skdp.utils._label_hashes import _GOLDEN, _mix, label_hashes
+from skdp.utils._label_hashes import (
+    _GOLDEN,
+    _group_keys,
+    _label_hash_by_code,
+    _mix,
+    _position_keys,
+    label_hashes,
+)
 
 __all__ = [
     "as_group_labels",
@@ -74,9 +81,7 @@ __all__ = [
 
 _MIN_HASH_BITS = 16
 _MAX_ROUNDS = 8  # up to this k, k segment minima pick the positions; past, a sort
-# salts of the keys drawn from one seed: the content order, the positions'
-# keys and the blocks' keys must not share a key stream
-_POSITION_SALT = np.uint64(0x6A09E667F3BCC909)
+# salt of the blocks' keys: not the stream of the content or positions' keys
 _BLOCK_SALT = np.uint64(0xBB67AE8584CAA73B)
 
 
@@ -305,27 +310,6 @@ def _order_in_groups(codes, n_codes, hashes):
         True, (key[1:] != key[:-1]) | (sorted_codes[1:] != sorted_codes[:-1])
     ]
     return rows, sorted_codes, new_run
-
-
-def _group_keys(seed, label_hash):
-    """Each group's key: a keyed mix of (seed, its label's hash)."""
-    return _mix(label_hash ^ _mix(np.full(1, np.uint64(seed) ^ _POSITION_SALT)))
-
-
-def _position_keys(group_key, rank):
-    """Key of canonical position ``rank`` in a group of key ``group_key``
-    (uint64 arrays, wrapping); it never reads the rows' content. Within a
-    group the keys are distinct: ``rank * golden`` (odd), the ``xor`` and
-    the mix are bijections of 64-bit words."""
-    return _mix(group_key ^ (rank.astype(np.uint64) * _GOLDEN))
-
-
-def _label_hash_by_code(labels, codes, n_codes):
-    """The hash of each code's label (one representative row per code: equal
-    labels hash equally, so which row represents it does not matter)."""
-    representative = np.zeros(n_codes, dtype=np.intp)
-    representative[codes] = np.arange(codes.size)
-    return label_hashes(labels[representative])
 
 
 def _chosen_by_rounds(runs, keys, k):
