@@ -1,8 +1,8 @@
 """Speed of contribution bounding (at most k rows per group) against pandas.
 
-skdp keeps, in every group, the k rows of smallest keyed hash of their
-content (:func:`skdp.utils._groups.kept_rows`): the same rows for any row
-order, each group's choice independent of the others. pandas'
+skdp keeps, in every group, a uniform keyed draw of k of its rows
+(:func:`skdp.utils._groups.kept_rows`): the same rows for any row order,
+each group's choice independent of the others. pandas'
 ``groupby(...).head(k)`` keeps the first k rows of each group in the input
 order (order-dependent, so not usable for privacy; the speed reference of
 the issue). Both on the same data: integer group labels (person ids),

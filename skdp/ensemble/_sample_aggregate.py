@@ -280,12 +280,14 @@ class SampleAggregateEstimator(
     Neighbours add or remove one whole group. Each group keeps at most k of
     its rows (a keyed choice among its own rows, the same for any row
     order), then goes whole to one block: the block of its keyed hash, a
-    wrapping sum of its rows' hashes (:func:`~skdp.utils._groups.group_blocks`,
+    wrapping sum of its rows' hashes with its label's
+    (:func:`~skdp.utils._groups.group_blocks`,
     rows ordered within a block by hash and content). Both are functions of
-    the keys and the group's own rows, so for any keys adding or removing a
-    group leaves every other block's rows (and order) unchanged and changes
-    one block, exactly as one row does without groups: the sensitivities
-    above (one block's output, one vote) hold for a group of any size, and
+    the keys, the group's label and its own rows, so for any keys adding or
+    removing a group leaves every other block's rows (and order) unchanged
+    and changes one block, exactly as one row does without groups: the
+    sensitivities above (one block's output, one vote) hold for a group of
+    any size, and
     the noise does not grow with k, which only limits how much one group
     weighs in its block. A mutation that splits a group across blocks (row
     labels) lets one group move up to k votes, which the audit catches
