@@ -12,10 +12,8 @@ the release would move by more than the stated bound). It must also give the
 same rows for any order of the input, or the release would depend on the
 order (which may itself encode another group). And the kept rows must be a
 **uniform** draw from the group's rows, or every estimator answers about a
-biased sample: keeping the rows of smallest content hash (the first rule
-here) made every group prefer the same content whenever rows take few
-values (labels, categories, binary features); with one row kept of five,
-a true accuracy of 0.85 came out between 0.67 and 0.97 by seed.
+biased sample (the rows of smallest content hash, the first rule here: with
+one row kept of five, a true accuracy of 0.85 came out at 0.67 to 0.97).
 :func:`kept_rows` therefore, in every group of ``m > k`` rows:
 
 1. orders the rows canonically by ``(H(seed, content), content)``, giving
@@ -33,11 +31,10 @@ a true accuracy of 0.85 came out between 0.67 and 0.97 by seed.
 
 ``G`` never reads the content, so the kept positions are a (pseudo)random
 ``k``-subset, uniform over the ``m``-choose-``k``, drawn afresh for each
-label: the kept rows are a uniform sub-multiset of the group's rows, and
-groups with the same rows draw independently. The seed is public or drawn
-from the estimator's random source, never from the data. Groups are formed
-by label equality: two labels whose hashes collide stay two groups (their
-draws coincide, nothing more). The kept set of a group is therefore a
+label: a uniform sub-multiset of the group's rows; groups with the same
+rows draw independently. The seed is public or random, never from the data.
+Groups are formed by label equality: labels whose hashes collide stay two
+groups (their draws coincide, nothing more). The kept set of a group is a
 function of the seed, its label and the multiset of its rows: the same for
 any row order, and unchanged by adding or removing any other group. The
 indices are returned in increasing order, so the kept rows keep the
@@ -357,7 +354,7 @@ def _chosen_positions(sorted_codes, n_codes, runs, rank, keys, k):
     return chosen
 
 
-def kept_rows(groups, max_rows_per_group, seed, columns):
+def kept_rows(groups, max_rows_per_group, seed, columns, label_keys=None):
     """Indices of the rows kept when each group keeps at most ``k`` rows.
 
     Parameters
@@ -372,6 +369,9 @@ def kept_rows(groups, max_rows_per_group, seed, columns):
     columns : sequence of array-like or sparse matrix
         The rows' content (``X``, ``y``, ``sample_weight``; numbers), each
         with ``n_samples`` rows; ``None`` entries are skipped.
+    label_keys : ndarray of uint64 of shape (n_samples,), default=None
+        Hashes of what code labels stand for (a function of that value only,
+        never of other labels); None: the labels' own hashes.
 
     Returns
     -------
@@ -404,7 +404,9 @@ def kept_rows(groups, max_rows_per_group, seed, columns):
     rank = _ranks_in_groups(sorted_codes, runs)
     # a group's first row in this order stands for its label (equal labels
     # hash equally, so which row does not matter)
-    group_key = _group_keys(seed, label_hashes(labels[rows[starts]]))
+    first = rows[starts]
+    keyed = label_hashes(labels[first]) if label_keys is None else label_keys[first]
+    group_key = _group_keys(seed, keyed)
     keys = _position_keys(np.repeat(group_key, sizes), rank)
     chosen = _chosen_positions(sorted_codes, n_codes, runs, rank, keys, k)
     rows = _canonical_where_needed(rows, sorted_codes, new_run, chosen, hashes, columns)

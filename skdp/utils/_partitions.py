@@ -8,11 +8,14 @@ by ``k`` in L2 too. Two more public bounds shrink that:
 
 * ``p = max_partitions_per_group``: a group adds rows to at most ``p``
   partitions (L0 bound). It keeps its ``p`` partitions of smallest keyed
-  hash of the partition's *value* (ties broken by the value), a function of
-  the seed and the group's own rows;
+  hash of (the group label's value, the partition's value), ties broken by
+  the value: a function of the seed, the label and the group's own rows,
+  and a different draw for each group (a hash of the value alone made every
+  group keep the same partitions, a biased shape);
 * ``c = max_rows_per_partition``: a group adds at most ``c`` rows to one
   partition (L∞ bound), the ``c`` rows of that (group, partition) kept by
-  :func:`~skdp.utils._groups.kept_rows` (the same keyed, order-free rule).
+  :func:`~skdp.utils._groups.kept_rows` (the same keyed, order-free,
+  uniform rule, keyed by that hash of the pair, never by the pair's code).
 
 Both rules run after the ``k``-row bound, so a group's kept rows still
 depend on its own rows only, and adding or removing a group changes no
@@ -29,10 +32,12 @@ import numpy as np
 from skdp.utils._groups import (
     _bit_columns,
     _ranks_in_groups,
+    as_group_labels,
     group_codes,
     kept_rows,
     row_hashes,
 )
+from skdp.utils._label_hashes import _mix, label_hashes
 
 __all__ = ["PartitionBound", "partition_contribution", "partition_rows"]
 
@@ -140,16 +145,18 @@ def partition_rows(groups, partitions, bound, seeds, columns):
     >>> len(set(bins[kept].tolist())), int(np.bincount(bins[kept]).max()) <= 2
     (2, True)
     """
-    codes, _ = group_codes(groups)
+    labels = as_group_labels(groups)
+    codes, _ = group_codes(labels)
     bits = _canonical(partitions)
     pairs = np.column_stack([codes.astype(np.uint64), bits])
     _, first, part = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
     part = part.ravel()
-    # (group, value) pairs ordered by group, then keyed hash of the value
+    # each row's keyed hash of (its label's value, its partition's value)
+    pair_keys = _mix(row_hashes(seeds[0], [bits.view(np.int64)]) ^ label_hashes(labels))
+    # (group, value) pairs ordered by group, then that hash, then the value
     pair_group = codes[first]
     pair_bits = bits[first]
-    hashes = row_hashes(seeds[0], [pair_bits.view(np.int64)])
-    order = np.lexsort([*reversed(list(pair_bits.T)), hashes, pair_group])
+    order = np.lexsort([*reversed(list(pair_bits.T)), pair_keys[first], pair_group])
     rank = np.empty(first.size, dtype=np.intp)
     rank[order] = _ranks_in_groups(pair_group[order])
     rows = np.flatnonzero(rank[part] < bound.partitions)
@@ -161,6 +168,7 @@ def partition_rows(groups, partitions, bound, seeds, columns):
             None if c is None else np.asarray(c)[rows]
             for c in [bits.view(np.int64), *columns]
         ],
+        label_keys=pair_keys[rows],
     )
     return rows[inner]
 

@@ -189,3 +189,31 @@ def test_bounded_selection_is_dp_for_every_group_exactly(k, p, c, epsilon, delta
             for a, b in ((p0, p1), (p1, p0)):
                 worst = max(worst, np.maximum(a - np.exp(epsilon) * b, 0.0).sum())
     assert delta / 10 < worst <= delta  # stated, and not far off it
+
+
+def test_a_group_whose_label_sorts_first_changes_no_other_groups_rows():
+    # its (group, partition) pairs take the first codes, shifting every
+    # other pair's code: the rows kept within a partition must be keyed by
+    # the pair's values, never by its code
+    rng = np.random.default_rng(3)
+    bound = partition_contribution(8, 2, 1)
+    groups, bins = _data(rng, 40, 8, 3)
+    values = np.column_stack([bins, rng.normal(size=bins.size)])
+    kept = partition_rows(groups, bins, bound, (5, 7), [values])
+    more_groups = np.r_[np.full(4, -1), groups]
+    more_bins = np.r_[np.arange(4) % 3, bins]
+    more_values = np.vstack([np.column_stack([more_bins[:4], np.zeros(4)]), values])
+    more = partition_rows(more_groups, more_bins, bound, (5, 7), [more_values])
+    np.testing.assert_array_equal(more[more >= 4] - 4, kept)
+
+
+def test_each_group_draws_its_own_partitions():
+    # every group has rows in partitions 0 and 1 and keeps one of them: a
+    # hash of the partition's value alone made all groups keep the same one
+    groups = np.repeat(np.arange(2000), 2)
+    bins = np.tile([0, 1], 2000)
+    bound = partition_contribution(2, 1, 2)
+    for seed in range(2):
+        kept = partition_rows(groups, bins, bound, (seed, 7), [bins[:, None]])
+        share = np.mean(bins[kept] == 0)
+        assert abs(share - 0.5) < 4 * np.sqrt(0.25 / 2000), share
