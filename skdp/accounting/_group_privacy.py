@@ -22,6 +22,8 @@ from the floats' binary values, not their decimal readings.
 import math
 from fractions import Fraction
 
+from skdp.accounting._rounding import float_down, float_up
+
 __all__ = [
     "group_delta",
     "group_epsilon",
@@ -35,24 +37,12 @@ _U = 2.0**-52  # one ulp of 1.0: a bound on libm's relative error per call
 
 def _binary_up(value):
     """The smallest float whose binary value is >= the Fraction ``value``."""
-    try:
-        f = float(value)
-    except OverflowError:
-        return math.inf
-    if math.isinf(f):
-        return f
-    return f if Fraction(f) >= value else math.nextafter(f, math.inf)
+    return float_up(value, reading=Fraction)
 
 
 def _binary_down(value):
     """The largest float whose binary value is <= the Fraction ``value``."""
-    try:
-        f = float(value)
-    except OverflowError:
-        return math.nextafter(math.inf, 0.0)
-    if math.isinf(f):
-        return math.nextafter(math.inf, 0.0)
-    return f if Fraction(f) <= value else math.nextafter(f, -math.inf)
+    return float_down(value, reading=Fraction)
 
 
 def _check_units(c):

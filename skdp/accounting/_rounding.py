@@ -16,25 +16,25 @@ from skdp.accounting._composition import exact
 __all__ = ["float_down", "float_up"]
 
 
-def float_up(value):
+def float_up(value, reading=exact):
     """The nearest float whose decimal reading is >= ``value`` (``inf``
-    beyond the floats)."""
+    beyond the floats); ``reading=Fraction`` compares its binary value."""
     try:
         f = float(value)
     except OverflowError:
         return math.inf
     if math.isinf(f):
         return f
-    return f if exact(f) >= value else math.nextafter(f, math.inf)
+    return f if reading(f) >= value else math.nextafter(f, math.inf)
 
 
-def float_down(value):
+def float_down(value, reading=exact):
     """The nearest float whose decimal reading is <= ``value`` (the largest
-    float beyond the floats)."""
+    float beyond the floats); ``reading=Fraction`` compares its binary value."""
     try:
         f = float(value)
     except OverflowError:
         return sys.float_info.max
     if math.isinf(f):
         return sys.float_info.max
-    return f if exact(f) <= value else math.nextafter(f, -math.inf)
+    return f if reading(f) <= value else math.nextafter(f, -math.inf)
