@@ -203,7 +203,9 @@ def label_hashes(labels):
         return _tagged(_INT, labels.astype(np.int64).view(np.uint64))
     if kind == "u":
         return _unsigned_hashes(labels)
-    if kind == "f":
+    if kind == "f" and labels.dtype.itemsize <= 8:
+        # a long double goes as an object: rounding it to a double would
+        # hash it unlike the same label in a list of objects
         return _float_hashes(labels)
     if kind in "mM":
         return _time_hashes(labels)
