@@ -61,6 +61,7 @@ from scipy import sparse
 from skdp.utils._label_hashes import (
     _GOLDEN,
     _group_keys,
+    _kept_values,
     _label_hash_by_code,
     _mix,
     _position_keys,
@@ -166,8 +167,8 @@ def as_group_labels(groups):
     list of labels, whatever they are: tuples stay one label each, not the
     rows of a 2-D array, and a list that mixes strings with other kinds
     stays objects (numpy would make ``[1, "1"]`` two equal strings), and
-    so do strings ending in NUL (``"a\\x00"`` is read back as ``"a"``) and
-    numbers that a float array would round (``2**53 + 1``).
+    so do strings ending in NUL, numbers a float array would round
+    (``2**53 + 1``) and dates a finer unit would wrap.
     """
     if hasattr(groups, "__array__") or isinstance(groups, np.ndarray):
         return np.asarray(groups)
@@ -177,12 +178,11 @@ def as_group_labels(groups):
     except ValueError:
         labels = None
     if labels is not None and labels.dtype.kind in "US":
-        # numpy turns [1, "1"] into ["1", "1"], and drops trailing NULs
-        # ("a\x00" is read back as "a"): two labels would become one
+        # numpy makes [1, "1"] two "1", and reads "a\x00" back as "a"
         kind, nul = (str, "\x00") if labels.dtype.kind == "U" else (bytes, b"\x00")
         plain = all(isinstance(v, kind) and not v.endswith(nul) for v in items)
         labels = labels if plain else None
-    if labels is not None and labels.dtype.kind in "fc" and labels.tolist() != items:
+    if labels is not None and not _kept_values(labels, items):
         labels = None  # [2**53 + 1, 2**53, 0.5] as floats: two labels merged
     if labels is None or labels.ndim != 1:
         labels = np.empty(len(items), dtype=object)

@@ -218,6 +218,19 @@ def label_hashes(labels):
     return np.fromiter((first[v] for v in values), dtype=np.uint64, count=len(values))
 
 
+def _kept_values(labels, items):
+    """Whether numpy's array of a list has the list's values: a float array
+    rounds big integers, and a date array of a finer unit than an item's
+    wraps far dates (kept only if every item is a numpy date of its unit)."""
+    if labels.ndim != 1:
+        return True
+    if labels.dtype.kind in "fc":
+        return labels.tolist() == items
+    if labels.dtype.kind in "mM":  # no unit changed (numpy compares wrapped)
+        return all(getattr(v, "dtype", None) == labels.dtype for v in items)
+    return True
+
+
 def _group_keys(seed, label_hash):
     """Each group's key: a keyed mix of (seed, its label's hash)."""
     return _mix(label_hash ^ _mix(np.full(1, np.uint64(seed) ^ _POSITION_SALT)))

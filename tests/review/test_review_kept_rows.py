@@ -89,3 +89,20 @@ def test_multiset_draw_is_uniform_over_positions():
         X[kept_rows(np.zeros(3), 1, seed, [X])[0], 0] == 1.0 for seed in range(3000)
     )
     assert stats.binomtest(int(hits), 3000, 2 / 3).pvalue > 1e-3
+
+
+def test_adding_a_nanosecond_date_does_not_wrap_a_far_date_label():
+    # [3000-01-01] * 3 is a day array; one nanosecond label added made it a
+    # nanosecond array where 3000-01-01 wraps to 1830: the far date's label
+    # (its group and its draw) changed with the other group
+    far = [np.datetime64("3000-01-01")] * 3
+    fine = [np.datetime64("2020-01-01T00:00:00.000000001")] * 3
+    X = np.arange(6.0)[:, None]
+    alone = as_group_labels(far)
+    mixed = as_group_labels(far + fine)
+    assert mixed[0] == far[0]
+    assert label_hashes(alone)[0] == label_hashes(mixed)[:1][0]
+    for seed in range(5):
+        before = set(kept_rows(far, 1, seed, [X[:3]]).tolist())
+        after = set(kept_rows(far + fine, 1, seed, [X]).tolist())
+        assert before == after & {0, 1, 2}
