@@ -217,7 +217,7 @@ def group_codes(groups):
     if labels.dtype.kind in "mM":
         labels = labels.view(np.int64)
     if labels.dtype.kind == "f" and labels.size and np.all(labels == np.trunc(labels)):
-        if np.abs(labels).max() < 2.0**62:
+        if float(np.abs(labels).max()) < 2.0**62:  # float16: no cast of 2**62
             labels = labels.astype(np.int64)
     if labels.dtype.kind == "b":
         labels = labels.astype(np.int8)

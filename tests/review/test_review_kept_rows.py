@@ -106,3 +106,14 @@ def test_adding_a_nanosecond_date_does_not_wrap_a_far_date_label():
         before = set(kept_rows(far, 1, seed, [X[:3]]).tolist())
         after = set(kept_rows(far + fine, 1, seed, [X]).tolist())
         assert before == after & {0, 1, 2}
+
+
+def test_half_precision_labels_raise_no_warning(recwarn):
+    # 2.0**62 compared with a float16 array was cast to float16 (inf) with an
+    # overflow warning, also inside kept_rows after the charge, and only
+    # when every label is integral (a branch on the data)
+    groups = np.array([1.0, 1.0, 2.0], dtype=np.float16)
+    X = np.arange(3.0)[:, None]
+    assert group_codes(groups)[1] == 2
+    assert kept_rows(groups, 1, 0, [X]).size == 2
+    assert len(recwarn) == 0
