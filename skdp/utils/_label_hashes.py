@@ -212,10 +212,24 @@ def label_hashes(labels):
     if kind in "US":
         return _string_hashes(labels)
     values = labels.tolist()
-    first = dict.fromkeys(values)  # by equality: equal labels, one entry
-    for value in first:
-        first[value] = _object_hash(value)
-    return np.fromiter((first[v] for v in values), dtype=np.uint64, count=len(values))
+    try:
+        first = dict.fromkeys(values)  # by equality: equal labels, one entry
+        for value in first:
+            first[value] = _object_hash(value)
+        hashes = [first[v] for v in values]
+    except Exception:  # a hash that changed since the labels were checked
+        hashes = [_guarded_hash(v) for v in values]
+    return np.fromiter(hashes, dtype=np.uint64, count=len(values))
+
+
+def _guarded_hash(value):
+    """:func:`_object_hash`, or 0 for a label whose hash fails (this runs
+    after the charge: a label that hashed when checked and fails now, which
+    Python's contract excludes, gets a public key instead of an error)."""
+    try:
+        return _object_hash(value)
+    except Exception:
+        return np.uint64(0)
 
 
 def _kept_values(labels, items):

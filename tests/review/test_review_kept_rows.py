@@ -117,3 +117,27 @@ def test_half_precision_labels_raise_no_warning(recwarn):
     assert group_codes(groups)[1] == 2
     assert kept_rows(groups, 1, 0, [X]).size == 2
     assert len(recwarn) == 0
+
+
+class _ChangingHash:
+    """A label whose hash changes at every call (it breaks Python's hash
+    contract, yet passes the checks made before the charge)."""
+
+    calls = 0
+
+    def __hash__(self):
+        type(self).calls += 1
+        return type(self).calls
+
+    def __eq__(self, other):
+        return self is other
+
+
+def test_label_hash_that_changes_after_the_check_does_not_raise():
+    label = _ChangingHash()
+    groups = as_group_labels([label, "a", "a"])
+    group_codes(groups)  # the check made before the charge passes
+    hashes = label_hashes(groups)
+    assert hashes.shape == (3,) and hashes[1] == hashes[2]
+    X = np.arange(3.0)[:, None]
+    assert kept_rows(groups, 1, 0, [X]).size >= 2
