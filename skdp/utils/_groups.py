@@ -63,6 +63,7 @@ from skdp.utils._label_hashes import (
     _group_keys,
     _kept_values,
     _label_hash_by_code,
+    _missing,
     _mix,
     _position_keys,
     label_hashes,
@@ -147,17 +148,6 @@ def row_hashes(seed, columns):
             h += np.uint64(step * int(_GOLDEN) % 2**64)
             _mix(h)
     return h
-
-
-def _missing(labels):
-    """Whether any label is missing (None, NaN or NaT)."""
-    if labels.dtype.kind in "fc":
-        return bool(np.isnan(labels).any())
-    if labels.dtype.kind in "mM":
-        return bool(np.isnat(labels).any())
-    if labels.dtype.kind == "O":
-        return any(v is None or v != v for v in labels)
-    return False
 
 
 def as_group_labels(groups):

@@ -232,6 +232,26 @@ def _guarded_hash(value):
         return np.uint64(0)
 
 
+def _missing(labels):
+    """Whether any label is missing (None, NaN or NaT); a label that cannot
+    be compared with itself (``Decimal("sNaN")`` raises) counts as missing."""
+    if labels.dtype.kind in "fc":
+        return bool(np.isnan(labels).any())
+    if labels.dtype.kind in "mM":
+        return bool(np.isnat(labels).any())
+    if labels.dtype.kind == "O":
+        return any(_missing_object(v) for v in labels)
+    return False
+
+
+def _missing_object(value):
+    """Whether one Python label is None or unequal to itself (NaN-like)."""
+    try:
+        return value is None or bool(value != value)
+    except Exception:
+        return True
+
+
 def _kept_values(labels, items):
     """Whether numpy's array of a list has the list's values: a float array
     rounds big integers, and a date array of a finer unit than an item's

@@ -141,3 +141,12 @@ def test_label_hash_that_changes_after_the_check_does_not_raise():
     assert hashes.shape == (3,) and hashes[1] == hashes[2]
     X = np.arange(3.0)[:, None]
     assert kept_rows(groups, 1, 0, [X]).size >= 2
+
+
+def test_signalling_nan_label_is_refused_as_missing():
+    # Decimal("sNaN") != itself raises InvalidOperation: the check before the
+    # charge let a decimal error through instead of naming the missing label
+    from decimal import Decimal
+
+    with pytest.raises(ValueError, match="missing label"):
+        group_codes([Decimal("sNaN"), Decimal(1)])
