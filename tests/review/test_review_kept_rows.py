@@ -150,3 +150,13 @@ def test_signalling_nan_label_is_refused_as_missing():
 
     with pytest.raises(ValueError, match="missing label"):
         group_codes([Decimal("sNaN"), Decimal(1)])
+
+
+def test_groups_with_the_same_rows_draw_independently():
+    # two groups of rows {0, 1}, k = 1: the four joint choices equally likely
+    X = np.array([[0.0], [1.0], [0.0], [1.0]])
+    counts = np.zeros(4)
+    for seed in range(800):
+        kept = kept_rows([5, 5, "b", "b"], 1, seed, [X])
+        counts[int(X[kept[0], 0]) * 2 + int(X[kept[1], 0])] += 1
+    assert stats.chisquare(counts).pvalue > 1e-3
