@@ -36,9 +36,8 @@ rows draw independently. The seed is public or random, never from the data.
 Groups are formed by label equality: labels whose hashes collide stay two
 groups (their draws coincide, nothing more). The kept set of a group is a
 function of the seed, its label and the multiset of its rows: the same for
-any row order, and unchanged by adding or removing any other group. The
-indices are returned in increasing order, so the kept rows keep the
-input's order.
+any row order, unchanged by adding or removing any other group, returned
+in increasing order (the input's order).
 
 **Two sorts.** Group labels become integer codes (an offset for integers in
 a compact range; a sort of the distinct labels otherwise), and each row's
@@ -62,7 +61,9 @@ from scipy import sparse
 from skdp.utils._label_hashes import (
     _GOLDEN,
     _group_keys,
+    _kept_values,
     _label_hash_by_code,
+    _missing,
     _mix,
     _position_keys,
     label_hashes,
@@ -149,17 +150,6 @@ def row_hashes(seed, columns):
     return h
 
 
-def _missing(labels):
-    """Whether any label is missing (None, NaN or NaT)."""
-    if labels.dtype.kind in "fc":
-        return bool(np.isnan(labels).any())
-    if labels.dtype.kind in "mM":
-        return bool(np.isnat(labels).any())
-    if labels.dtype.kind == "O":
-        return any(v is None or v != v for v in labels)
-    return False
-
-
 def as_group_labels(groups):
     """``groups`` as a 1-D array of labels.
 
@@ -167,7 +157,8 @@ def as_group_labels(groups):
     list of labels, whatever they are: tuples stay one label each, not the
     rows of a 2-D array, and a list that mixes strings with other kinds
     stays objects (numpy would make ``[1, "1"]`` two equal strings), and
-    so do strings ending in NUL (numpy reads ``"a\\x00"`` back as ``"a"``).
+    so do strings ending in NUL, numbers a float array would round
+    (``2**53 + 1``) and dates a finer unit would wrap.
     """
     if hasattr(groups, "__array__") or isinstance(groups, np.ndarray):
         return np.asarray(groups)
@@ -177,11 +168,12 @@ def as_group_labels(groups):
     except ValueError:
         labels = None
     if labels is not None and labels.dtype.kind in "US":
-        # numpy turns [1, "1"] into ["1", "1"], and drops trailing NULs
-        # ("a\x00" is read back as "a"): two labels would become one
+        # numpy makes [1, "1"] two "1", and reads "a\x00" back as "a"
         kind, nul = (str, "\x00") if labels.dtype.kind == "U" else (bytes, b"\x00")
         plain = all(isinstance(v, kind) and not v.endswith(nul) for v in items)
         labels = labels if plain else None
+    if labels is not None and not _kept_values(labels, items):
+        labels = None  # [2**53 + 1, 2**53, 0.5] as floats: two labels merged
     if labels is None or labels.ndim != 1:
         labels = np.empty(len(items), dtype=object)
         labels[:] = items
@@ -215,7 +207,7 @@ def group_codes(groups):
     if labels.dtype.kind in "mM":
         labels = labels.view(np.int64)
     if labels.dtype.kind == "f" and labels.size and np.all(labels == np.trunc(labels)):
-        if np.abs(labels).max() < 2.0**62:
+        if float(np.abs(labels).max()) < 2.0**62:  # float16: no cast of 2**62
             labels = labels.astype(np.int64)
     if labels.dtype.kind == "b":
         labels = labels.astype(np.int8)
@@ -334,14 +326,12 @@ def _chosen_positions(sorted_codes, n_codes, runs, rank, keys, k):
     distinct: the rank only orders them if a future key allows ties)."""
     if k <= _MAX_ROUNDS:
         return _chosen_by_rounds(runs, keys, k)
-    n = sorted_codes.size
     order, _, new_key = _order_in_groups(sorted_codes, n_codes, keys)
-    # order is by (code, truncated key, position), position = start + rank;
-    # it keeps the groups where they were, so place in it = start + rank2
-    rank2 = rank
-    chosen = np.zeros(n, dtype=bool)
-    chosen[order[rank2 < k]] = True
-    cut = np.flatnonzero(rank2[1:] == k)  # place k-1 of each group past k
+    # order is by (code, truncated key, position): groups stay where they
+    # were, so a place in it is its group's start + rank
+    chosen = np.zeros(sorted_codes.size, dtype=bool)
+    chosen[order[rank < k]] = True
+    cut = np.flatnonzero(rank[1:] == k)  # place k-1 of each group past k
     tied = cut[~new_key[cut + 1]]  # truncated keys equal across the cut
     if tied.size:
         in_tied = np.isin(sorted_codes, sorted_codes[order[tied]])

@@ -203,17 +203,66 @@ def label_hashes(labels):
         return _tagged(_INT, labels.astype(np.int64).view(np.uint64))
     if kind == "u":
         return _unsigned_hashes(labels)
-    if kind == "f":
+    if kind == "f" and labels.dtype.itemsize <= 8:
+        # a long double goes as an object: rounding it to a double would
+        # hash it unlike the same label in a list of objects
         return _float_hashes(labels)
     if kind in "mM":
         return _time_hashes(labels)
     if kind in "US":
         return _string_hashes(labels)
     values = labels.tolist()
-    first = dict.fromkeys(values)  # by equality: equal labels, one entry
-    for value in first:
-        first[value] = _object_hash(value)
-    return np.fromiter((first[v] for v in values), dtype=np.uint64, count=len(values))
+    try:
+        first = dict.fromkeys(values)  # by equality: equal labels, one entry
+        for value in first:
+            first[value] = _object_hash(value)
+        hashes = [first[v] for v in values]
+    except Exception:  # a hash that changed since the labels were checked
+        hashes = [_guarded_hash(v) for v in values]
+    return np.fromiter(hashes, dtype=np.uint64, count=len(values))
+
+
+def _guarded_hash(value):
+    """:func:`_object_hash`, or 0 for a label whose hash fails (this runs
+    after the charge: a label that hashed when checked and fails now, which
+    Python's contract excludes, gets a public key instead of an error)."""
+    try:
+        return _object_hash(value)
+    except Exception:
+        return np.uint64(0)
+
+
+def _missing(labels):
+    """Whether any label is missing (None, NaN or NaT); a label that cannot
+    be compared with itself (``Decimal("sNaN")`` raises) counts as missing."""
+    if labels.dtype.kind in "fc":
+        return bool(np.isnan(labels).any())
+    if labels.dtype.kind in "mM":
+        return bool(np.isnat(labels).any())
+    if labels.dtype.kind == "O":
+        return any(_missing_object(v) for v in labels)
+    return False
+
+
+def _missing_object(value):
+    """Whether one Python label is None or unequal to itself (NaN-like)."""
+    try:
+        return value is None or bool(value != value)
+    except Exception:
+        return True
+
+
+def _kept_values(labels, items):
+    """Whether numpy's array of a list has the list's values: a float array
+    rounds big integers, and a date array of a finer unit than an item's
+    wraps far dates (kept only if every item is a numpy date of its unit)."""
+    if labels.ndim != 1:
+        return True
+    if labels.dtype.kind in "fc":
+        return labels.tolist() == items
+    if labels.dtype.kind in "mM":  # no unit changed (numpy compares wrapped)
+        return all(getattr(v, "dtype", None) == labels.dtype for v in items)
+    return True
 
 
 def _group_keys(seed, label_hash):
