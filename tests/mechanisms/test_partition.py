@@ -72,7 +72,7 @@ def test_audit_passes_on_both_kinds_of_neighbours():
 def test_audit_catches_a_threshold_that_ignores_delta(monkeypatch):
     # the twin keeps every present key (threshold 1): the one-row key is
     # released at once, which no epsilon explains
-    monkeypatch.setattr(_partition, "partition_threshold", lambda e, d: 1)
+    monkeypatch.setattr(_partition, "partition_threshold", lambda e, d, bound=None: 1)
     result = audit_mechanism(select, D0, D1, delta=DELTA, **AUDIT)
     assert result.epsilon_lower_bound > 3 * EPS, str(result)
 
