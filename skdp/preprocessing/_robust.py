@@ -15,7 +15,6 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from skdp.accounting._composition import budget_left, equal_shares
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
-from skdp.mechanisms._additive import check_additive_release
 from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.stats._iqr import (
     grid_parameters,
@@ -25,15 +24,13 @@ from skdp.stats._iqr import (
 )
 from skdp.stats._ptr import (
     check_proposals,
+    check_ptr_noise,
     check_release_range,
     handle_refusals,
     lower_medians,
     median_distances,
     ptr_parameters,
     ptr_release,
-)
-from skdp.stats._ptr import (
-    check_ptr_noise as check_ptr_noise_sizes,
 )
 from skdp.stats._quantile_joint import joint_release
 from skdp.stats._smooth_release import smooth_medians, smooth_plan
@@ -66,15 +63,6 @@ def quartile_scales(X, lower, upper, epsilon_each, source):
         )
         scales[j] = high - low
     return np.where(scales > 0, scales, 1.0)
-
-
-def check_ptr_noise(name, eps_feature, d):
-    """Refuse, before the charge, a PTR whose Laplace noise cannot be
-    represented: the tests (``d`` values at ``d ε_f``) and the releases of
-    the ``n <= d`` that pass (``n`` values at ``n ε_f``); else a tiny ε made
-    :func:`~skdp.stats._ptr.ptr_release` raise after the charge."""
-    for n in range(1, d + 1):
-        check_additive_release(name, float(n), float(n), n * eps_feature, 0.0, n)
 
 
 class PrivateRobustScaler(
@@ -346,7 +334,7 @@ class PrivateRobustScaler(
         ptr = smooth = iqr = None
         if self.proposed_sensitivity is not None:
             ptr = ptr_parameters(eps_median, delta_half, d, unit_rows)
-            check_ptr_noise(type(self).__name__, ptr[0], d)
+            check_ptr_noise(type(self).__name__, ptr[0], range(1, d + 1))
             half = equal_shares(eps_median, 2)
             items = [
                 ("median stability tests", half, delta_half),
@@ -363,7 +351,7 @@ class PrivateRobustScaler(
             iqr = iqr_parameters(eps_scale, delta_half, d, unit_rows)
             # as IQRScale: the 2d tests, then any 1..d releases that pass
             sizes = [*range(1, d + 1), 2 * d]
-            check_ptr_noise_sizes(type(self).__name__, iqr[0], sizes)
+            check_ptr_noise(type(self).__name__, iqr[0], sizes)
             half = equal_shares(eps_scale, 2)
             items.append(("scale stability tests", half, delta_half))
             items.append(("scale releases", half, 0.0))

@@ -16,7 +16,7 @@ from skdp.accounting._composition import equal_shares
 from skdp.base import PrivateEstimatorMixin
 from skdp.exceptions import PTRRefusedError, PTRRefusedWarning
 from skdp.mechanisms import check_random_source, laplace_mechanism
-from skdp.mechanisms._laplace import _laplace_grid
+from skdp.mechanisms._additive import additive_release_problem
 from skdp.preprocessing._affine import AffineTransformMixin
 from skdp.sensitivity import (
     median_distance_to_instability,
@@ -97,16 +97,19 @@ def check_ptr_noise(name, eps_each, sizes):
     """Refuse, before the charge, an ε too small for the Laplace noise of a
     PTR fit: one vector query of each size in ``sizes`` (the tests, and the
     releases of however many features pass: every size from 1 to d, since
-    that count is data-dependent), each at ``size * eps_each``."""
-    try:
-        for size in sizes:
-            _laplace_grid(float(size), size * eps_each, size)
-    except (ValueError, OverflowError, ZeroDivisionError):
-        raise ValueError(
-            f"{name}: the epsilon of each test and release, {eps_each!r}, is too "
-            "small for its Laplace noise to be represented; raise epsilon, fit "
-            "fewer features, or lower max_rows_per_group. Nothing was charged."
-        ) from None
+    that count is data-dependent), each at ``size * eps_each``
+    (:func:`~skdp.mechanisms._additive.additive_release_problem`)."""
+    for size in sizes:
+        problem = additive_release_problem(
+            float(size), float(size), size * eps_each, 0.0, size
+        )
+        if problem is not None:
+            raise ValueError(
+                f"{name}: the epsilon of each test and release, {eps_each!r}, "
+                f"is too small for its Laplace noise ({problem}); raise epsilon, "
+                "fit fewer features, or lower max_rows_per_group. Nothing was "
+                "charged."
+            )
 
 
 def median_distances(X, proposals, lower, upper, cap):
