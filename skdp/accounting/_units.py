@@ -50,8 +50,9 @@ __all__ = [
 
 UNITS = ("row", "group")
 
-#: The largest public bound on rows per group (as for an estimator's
-#: ``max_rows_per_group``).
+#: The largest public bound on rows per group, an estimator's
+#: ``max_rows_per_group`` or an accountant's (a Python int may be any size;
+#: 10**400 rows overflowed to an OverflowError in the noise calibration).
 MAX_ROWS = 2**53
 
 

@@ -18,13 +18,10 @@ import numpy as np
 from scipy import sparse
 
 from skdp.accounting._group_privacy import row_budget_for_groups
+from skdp.accounting._units import MAX_ROWS
 from skdp.utils._groups import as_group_labels, group_codes, kept_rows
 
 __all__ = ["GroupsMixin", "PrivacyUnit"]
-
-#: The largest public bound ``k`` accepted (a Python int may be any size;
-#: 10**400 rows overflowed to an OverflowError in the noise calibration).
-_MAX_ROWS = 2**53
 
 
 class PrivacyUnit(NamedTuple):
@@ -155,7 +152,7 @@ class GroupsMixin:
                 "grows with it. It must not be read from the data (e.g. the "
                 "largest group's size). Nothing was charged."
             )
-        if k > _MAX_ROWS:
+        if k > MAX_ROWS:
             raise ValueError(
                 f"{name}: max_rows_per_group={k} is beyond 2**53, more rows than "
                 "any data set in memory holds (and the sensitivities k d, k² d "
