@@ -232,8 +232,9 @@ def privacy_utility_curve(
     random_state : int, RandomState instance or None, default=None
         Seeds the train/test split and, through
         :class:`numpy.random.SeedSequence`, one seed per repeat that is set on
-        every ``random_state`` parameter of the estimator. Repeat ``r`` uses
-        the same seed at every ε (common random numbers: differences between
+        every ``random_state`` parameter of the estimator, and one more for
+        the noise of a private ``scoring``. Repeat ``r`` uses the same seeds
+        at every ε (common random numbers: differences between
         ε are not blurred by different partitions or noise draws). ``None``
         draws a random split and leaves the estimator's own
         ``random_state`` parameters as they are. Seeded noise is reproducible,
@@ -356,7 +357,10 @@ def privacy_utility_curve(
         else:
             split_state = int(check_random_state(random_state).randint(_MAX_SEED))
         children = np.random.SeedSequence(split_state).spawn(n_repeats)
-        seeds = [int(c.generate_state(1)[0] % _MAX_SEED) for c in children]
+        # per repeat: the estimator's seed, then the private scores' seed
+        states = [c.generate_state(2) % _MAX_SEED for c in children]
+        seeds = [int(state[0]) for state in states]
+        score_seeds = [int(state[1]) for state in states]
 
     base = route_accountant(clone(estimator), acc)
     private = isinstance(scoring, PrivateScorer)  # each score a charged release
@@ -437,7 +441,9 @@ def privacy_utility_curve(
             y_train,
             X_test,
             y_test,
-            scorer,
+            scorer
+            if not private or seeds is None
+            else charged_to(scoring, acc, random_state=score_seeds[r]),
         )
         for i, eps in enumerate(epsilons)
         for r in range(n_repeats)
