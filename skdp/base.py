@@ -124,12 +124,29 @@ class PrivateEstimatorMixin:
     built with ``python -m sphinx -b html docs docs/_build/html``.
     """
 
-    # ``groups`` is requested from every private estimator: once metadata
-    # routing is on, a meta-estimator given ``groups`` passes it to every
-    # private step, and a step whose fit does not take a privacy unit refuses
-    # (TypeError, before any charge) instead of protecting one row silently
-    # while the user believes a whole group is protected.
+    # ``groups`` is requested by every private estimator that states a
+    # ``max_rows_per_group`` (see :meth:`_get_metadata_request`); the class
+    # default says so, and the instance narrows it.
     __metadata_request__fit = {"groups": True}
+
+    def _get_metadata_request(self):
+        """The routing request of this instance: ``groups`` is requested
+        when ``max_rows_per_group`` is stated, and **unset** otherwise.
+
+        Unset makes scikit-learn's router refuse a ``groups`` passed to a
+        ``Pipeline``, search or ``cross_validate`` holding this step
+        (``UnsetMetadataPassedError``) while it routes, before any step is
+        fitted: a step with no bound on a group's rows would otherwise run
+        at row level, or refuse in its own ``fit`` after the earlier steps
+        had charged the budget. An explicit ``set_fit_request(groups=...)``
+        is kept as given (``False``: this step ignores the groups and
+        protects one row, a choice stated by the caller).
+        """
+        requests = super()._get_metadata_request()
+        stated = "_metadata_request" in vars(self)
+        if not stated and getattr(self, "max_rows_per_group", None) is None:
+            requests.fit.add_request(param="groups", alias=None)
+        return requests
 
     # scikit-learn's HTML repr draws the "?" link from these; a subclass
     # defined outside skdp gets no link.

@@ -200,6 +200,43 @@ def test_cross_validate_routes_groups_to_the_splitter_and_the_estimator(routing)
     assert len(labels) == 3 and all(f"group of <= {K} rows" in lab for lab in labels)
 
 
+def test_the_request_for_groups_follows_the_stated_bound():
+    # unset without a bound: the router refuses a passed groups while it
+    # routes (before any fit); requested once the bound is stated
+    model = skdp.PrivateLogisticRegression(classes=[0, 1])
+    assert model.get_metadata_routing().fit.requests["groups"] is None
+    model.set_params(max_rows_per_group=K)
+    assert model.get_metadata_routing().fit.requests["groups"] is True
+    assert clone(model).get_metadata_routing().fit.requests["groups"] is True
+
+
+def test_cross_validate_refuses_groups_for_an_unbounded_step_before_any_fit(routing):
+    # before: the estimator got groups and refused in its own fit; a
+    # pipeline's earlier steps had charged by then
+    X, y, groups = _people()
+    accountant = BudgetAccountant(delta=1.0)
+    pipe = make_pipeline(
+        skdp.PrivateMinMaxScaler(max_rows_per_group=K, accountant=accountant),
+        skdp.PrivateLogisticRegression(classes=[0, 1], accountant=accountant),
+    )
+    with pytest.raises(ValueError, match=r"groups.*PrivateLogisticRegression"):
+        cross_validate(pipe, X, y, params={"groups": groups}, cv=GroupKFold(3))
+    assert accountant.entries == ()
+
+
+def test_a_step_told_to_ignore_groups_fits_one_row_on_purpose(routing):
+    # groups=False is the caller's statement: the groups then feed the
+    # splitter only and the step's charge is stated for one row
+    X, y, groups = _people()
+    accountant = BudgetAccountant(delta=1.0)
+    model = skdp.PrivateLogisticRegression(classes=[0, 1], accountant=accountant)
+    model.set_fit_request(groups=False)
+    cross_validate(
+        model, X, y, params={"groups": groups}, cv=GroupKFold(3), error_score="raise"
+    )
+    assert [e.unit for e in accountant.entries] == ["row"] * 3
+
+
 def test_without_routing_cross_validate_cannot_drop_the_unit_silently():
     # scikit-learn then passes groups to the splitter only: the estimator's
     # bound without groups is refused instead of fitting row by row
