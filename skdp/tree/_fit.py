@@ -244,7 +244,7 @@ def fit_random_trees(
         classes, X, codes = labels.run(X, y, source)
         if weights is not None and labels.classes is None:  # the rows kept
             weights = weights_of_kept_rows(weights, y, classes)
-        X, codes, weights, groups = _bounded(unit, source, X, codes, weights)
+        X, codes, weights, groups = _bounded_weighted(unit, source, X, codes, weights)
         lower, upper = bounds.run(X, source, estimator)
     features, thresholds = draw_random_splits(
         lower, upper, estimator.max_depth, source, n_trees
@@ -275,11 +275,18 @@ def fit_random_trees(
     )
 
 
-def _bounded(unit, source, X, codes, weights=None):
-    """``X``, ``codes``, the weights and the group labels of the kept rows
-    (at most ``k`` per group, :func:`~skdp.utils._groups.kept_rows`; a
-    row's weight is part of its content); unchanged, with no labels,
-    without groups."""
+def _bounded(unit, source, X, codes):
+    """``X``, ``codes`` and the group labels of the kept rows (at most
+    ``k`` per group, :func:`~skdp.utils._groups.kept_rows`); unchanged, with
+    no labels, without groups."""
+    X, codes, _, groups = _bounded_weighted(unit, source, X, codes, None)
+    return X, codes, groups
+
+
+def _bounded_weighted(unit, source, X, codes, weights):
+    """As :func:`_bounded`, with the kept rows' weights (a row's weight is
+    part of its content, which the keyed choice reads; None: unweighted,
+    the choice of :func:`_bounded`)."""
     if unit.groups is None:
         return X, codes, weights, None
     seed = int(source.uint64())
