@@ -10,6 +10,7 @@ refused before the charge, naming the fix.
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -331,3 +332,16 @@ def test_audit_catches_weights_not_bounded(monkeypatch):
     mechanism, d0, d1 = _weighted_round(8.0)
     bad = audit_mechanism(mechanism, d0, d1, delta=DELTA, **FAST)
     assert bad.epsilon_lower_bound > EPS + 0.25, str(bad)
+
+
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_extreme_rows_and_weights_fit_without_a_warning(kind):
+    big, tiny = np.finfo(float).max, 5e-324
+    X = np.array([[big, -big, tiny, 0.0], [-big, tiny, big, 1.0]] * 6)
+    y = np.array([0, 1] * 6)
+    w = np.array([tiny, 2.0**-40, 1 - 2.0**-53, 1.0] * 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = _model(kind, feature_bounds=(-big, big), epsilon=1e6)
+        model.fit(X, y, sample_weight=w)
+        assert np.all(np.isfinite(_output(model, X)))

@@ -10,6 +10,7 @@ same seed; what cannot run on Dask is refused before the charge.
 
 import itertools
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -277,3 +278,18 @@ def test_what_dask_cannot_run_is_refused_before_the_charge(
             da.from_array(X, chunks=100), da.from_array(y, chunks=100), **fit_params
         )
     assert accountant.total() == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("name", ["tree", "forest_all"])
+def test_extreme_rows_and_weights_fit_without_a_warning(name):
+    # values at ±max double and subnormal, weights subnormal, below the
+    # grid, the largest double below 1, and 1
+    big, tiny = np.finfo(float).max, 5e-324
+    X = np.array([[big, -big, tiny], [-big, tiny, big], [tiny, big, -tiny]] * 4)
+    y = np.array([0, 1, 1] * 4)
+    w = np.array([tiny, 2.0**-40, 1 - 2.0**-53, 1.0] * 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = _fit_model(name, X, y, params={"bounds": (-big, big)}, sample_weight=w)
+        proba = model.predict_proba(X)
+    assert np.all(np.isfinite(model.leaf_counts_)) and np.all(np.isfinite(proba))
