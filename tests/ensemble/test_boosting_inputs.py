@@ -345,3 +345,23 @@ def test_extreme_rows_and_weights_fit_without_a_warning(kind):
         model = _model(kind, feature_bounds=(-big, big), epsilon=1e6)
         model.fit(X, y, sample_weight=w)
         assert np.all(np.isfinite(_output(model, X)))
+
+
+@pytest.mark.parametrize("max_classes", [2, 32])
+def test_the_weights_follow_the_rows_the_label_steps_keep(max_classes):
+    # a label too rare to be released, and (max_classes=2) a third class
+    # beyond the plan: their rows leave the fit with their weights, and the
+    # fit is the one without those rows (exact class counts at this epsilon)
+    X, y, w = _data(1500, classes=3)
+    y = y.astype(str)
+    y[0] = "rare"
+    params = {"classes": None, "max_classes": max_classes, "epsilon": 1e6}
+    model = _model("classifier", **params).fit(X, y, sample_weight=w)
+    kept = np.isin(y, model.classes_)
+    assert model.classes_.tolist() == ["0", "1", "2"][:max_classes]
+    counts = np.bincount(np.searchsorted(model.classes_, y[kept]), weights=w[kept])
+    if max_classes == 2:  # log-odds of the weighted counts
+        assert model._baseline[0] == pytest.approx(np.log(counts[1] / counts[0]), 1e-3)
+    else:
+        proba = np.exp(model._baseline) / np.exp(model._baseline).sum()
+        np.testing.assert_allclose(proba, counts / counts.sum(), rtol=1e-3)
