@@ -131,6 +131,14 @@ default=None
     group's own rows, the same for any row order), so one group moves one
     tree's counts by at most k (L1 and L2).
 
+    **Sample weights and Dask input** as for
+    :class:`~skdp.tree.PrivateDecisionTreeClassifier`: a row adds its
+    weight ``ŵ <= 1`` (``w`` in [0, 1] on the grid ``2**-32``) instead of 1
+    to each count it is in, so the sensitivities above and the noise are
+    unchanged; a Dask array's counts are summed block by block with
+    ``tree_rows="all"`` (``"disjoint"`` is refused on Dask input before
+    the charge: it draws a tree per row in memory).
+
     **Which rows per tree.** With Laplace noise the two choices have the
     same signal-to-noise ratio per leaf (``n/(T L)`` rows against noise
     ``1/ε``, or ``n/L`` rows against ``T/ε``), but with every row in every

@@ -43,16 +43,24 @@ class BaseRandomTreesClassifier(
         return 1, "all"
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, groups=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Charge the budget, draw the random splits and release the leaves.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (finite).
-        y : array-like of shape (n_samples,)
+        X : array-like of shape (n_samples, n_features) or Dask array
+            Training data (finite). A Dask array is read on its cluster
+            (see :ref:`dask`), with ``y`` a Dask array of its rows and the
+            public ``classes`` given; the leaf counts are summed block by
+            block (Notes).
+        y : array-like of shape (n_samples,) or Dask array
             Class labels, all in the public ``classes`` when stated
             (refused before the charge otherwise).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights in [0, 1] (in-memory data only): each row adds its
+            weight to its leaf's class count, at the noise of the
+            unweighted fit (Notes). Weights outside [0, 1] are refused
+            before the charge.
         groups : array-like of shape (n_samples,), default=None
             Each row's privacy unit, with ``max_rows_per_group`` (and public
             ``classes`` and ``bounds``): neighbours add or remove one whole
@@ -63,7 +71,9 @@ class BaseRandomTreesClassifier(
         self : object
         """
         n_trees, tree_rows = self._n_trees_and_rows()
-        release = fit_random_trees(self, X, y, n_trees, tree_rows, groups)
+        release = fit_random_trees(
+            self, X, y, n_trees, tree_rows, groups, sample_weight
+        )
         self.classes_ = release.classes
         self.lower_, self.upper_ = release.lower, release.upper
         self.noise_std_ = release.noise_std
@@ -237,6 +247,28 @@ default=None
     diffprivlib releases only each leaf's majority class (permute-and-flip);
     the counts cost the same and keep the class proportions that
     ``predict_proba`` and the forest's average need.
+
+    **Sample weights** (``fit(X, y, sample_weight=w)``, ``w`` in [0, 1];
+    neighbours add or remove one ``(x, y, w)`` row). A row adds its weight
+    ``ŵ`` (``w`` truncated to a multiple of ``2**-32``, so ``0 <= ŵ <= w``)
+    to its leaf's count of its class, instead of 1: the counts move by
+    ``ŵ <= 1`` in one coordinate, the unweighted sensitivity, and the noise
+    is unchanged (weights above 1 would break that bound and are refused
+    before the charge; brute-forced with weights at both ends of [0, 1] in
+    tests/tree/test_tree_inputs.py). The weighted counts are summed in
+    integers on the grid ``2**-32`` and handed to the release exactly
+    (:func:`~skdp.tree._leaf_counts.weighted_leaf_class_counts`); weights 1
+    give the unweighted fit bit for bit, a weight 0 the row removed. As
+    ε → ∞ each non-empty leaf's probabilities are its rows' weighted class
+    frequencies (scikit-learn's weighted leaves). The splits, the private
+    bounds and the label selection do not read the weights.
+
+    **Dask input** (see :ref:`dask`): with the public ``classes``, the
+    leaf counts of a Dask array are summed block by block (every row in
+    every tree, integers: the same counts as in memory, so the same release
+    for the same seed) and private bounds come from the blocks' SVT
+    tallies; ``tree_rows="disjoint"`` (a tree drawn per row) and
+    ``sample_weight`` are refused before the charge on Dask input.
 
     **Groups** (``fit(X, y, groups=g)``, ``max_rows_per_group=k``;
     add/remove one whole group). Each group keeps at most k rows (a keyed

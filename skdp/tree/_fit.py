@@ -11,6 +11,7 @@ from skdp.accounting._composition import budget_left
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._additive import additive_cost
+from skdp.mechanisms._grid import FixedPoint
 from skdp.mechanisms._labels import LabelPlan
 from skdp.stats._mean import BoundsPlan, check_mechanism_delta
 from skdp.tree._leaf_counts import (
@@ -18,10 +19,19 @@ from skdp.tree._leaf_counts import (
     leaf_count_problem,
     leaf_probabilities,
     release_leaf_counts,
+    weighted_leaf_class_counts,
 )
 from skdp.tree._random_tree import draw_random_splits, leaf_indices
 from skdp.utils._cells import as_cells
+from skdp.utils._dask import ChunkedRows, is_dask_collection
+from skdp.utils._dask_xy import (
+    feature_rows,
+    public_dask_classes,
+    validate_dask_xy,
+    xy_statistic,
+)
 from skdp.utils._groups import group_blocks, kept_rows
+from skdp.utils._sample_weight import check_row_weights, weights_of_kept_rows
 from skdp.utils._validation import validate_private_data
 
 #: Most leaf counts one fit may release (``n_estimators × 2**max_depth ×
@@ -30,13 +40,18 @@ from skdp.utils._validation import validate_private_data
 #: ancestors), so 2**26 of them about 2.7 GB. Checked before the charge, so
 #: that a fit too large for memory is refused instead of failing after it.
 MAX_LEAF_COUNTS = 2**26
+#: Most rows of a weighted fit: a cell's weighted count, in units of
+#: ``2**-32``, stays below ``2**63`` (int64) for fewer than ``2**31`` rows.
+MAX_WEIGHTED_ROWS = 2**31
 
 __all__ = [
     "MAX_LEAF_COUNTS",
+    "MAX_WEIGHTED_ROWS",
     "ForestRelease",
     "fit_random_trees",
     "forest_counts",
     "forest_proba",
+    "leaf_count_statistic",
     "random_trees_cost",
     "rows_of_trees",
 ]
@@ -123,7 +138,7 @@ def _plan(estimator, X, y, n_trees, tree_rows, unit):
     check_mechanism_delta(estimator.mechanism, delta_model)
     bounds = BoundsPlan.build(
         estimator.bounds,
-        X.shape[1],
+        estimator.n_features_in_,  # X's (a Dask input's rows hold y too)
         eps_model * estimator.bounds_share,
         estimator.upper_limit,
     )
@@ -160,7 +175,41 @@ def _check_size(name, n_trees, max_depth, classes):
         )
 
 
-def fit_random_trees(estimator, X, y, n_trees, tree_rows, groups=None):
+def _validated(estimator, X, y, n_trees, tree_rows):
+    """``(X, y)`` in memory, or, on Dask input, the joined rows
+    (:func:`~skdp.utils._dask_xy.validate_dask_xy`, the class index last)
+    and an empty ``y`` of the public classes' type; refusals before the
+    charge."""
+    if not (is_dask_collection(X) or is_dask_collection(y)):
+        X, y = validate_private_data(estimator, X, as_cells(y))
+        check_classification_targets(y)
+        return X, y
+    name = type(estimator).__name__
+    classes = public_dask_classes(estimator.classes, name)
+    if tree_rows == "disjoint" and n_trees > 1:
+        raise ValueError(
+            f"{name}(tree_rows='disjoint') draws each row's tree from the "
+            "random source row by row, in memory; on Dask input use "
+            "tree_rows='all', or fit on X.compute() and y.compute(). Nothing "
+            "was charged."
+        )
+    return validate_dask_xy(estimator, X, y, classes=classes), classes[:0]
+
+
+def _check_weighted_rows(estimator, X, weights):
+    """Refuse, before the charge, a weighted fit whose int64 sums could
+    overflow (:data:`MAX_WEIGHTED_ROWS`)."""
+    if weights is not None and X.shape[0] >= MAX_WEIGHTED_ROWS:
+        raise ValueError(
+            f"{type(estimator).__name__} sums the weights exactly for fewer "
+            f"than {MAX_WEIGHTED_ROWS} rows; got {X.shape[0]}. Fit on a "
+            "sample, or without sample_weight. Nothing was charged."
+        )
+
+
+def fit_random_trees(
+    estimator, X, y, n_trees, tree_rows, groups=None, sample_weight=None
+):
     """Validate, charge, and release ``n_trees`` random trees' leaves.
 
     ``tree_rows`` is ``"disjoint"`` (each row counted in one tree drawn
@@ -168,14 +217,17 @@ def fit_random_trees(estimator, X, y, n_trees, tree_rows, groups=None):
     with ``groups``, each whole group in the tree of its keyed hash) or
     ``"all"`` (every row in every tree). With ``groups`` each group keeps at
     most ``estimator.max_rows_per_group`` rows and the sensitivity is that
-    many times the row's.
+    many times the row's. ``sample_weight`` (in [0, 1], in memory) weights
+    each row's count. On Dask input the leaf counts are summed block by
+    block (:func:`leaf_count_statistic`), the same integers as in memory.
 
     Returns
     -------
     release : ForestRelease
     """
-    X, y = validate_private_data(estimator, X, as_cells(y))
-    check_classification_targets(y)
+    X, y = _validated(estimator, X, y, n_trees, tree_rows)
+    weights = check_row_weights(estimator, sample_weight, X)
+    _check_weighted_rows(estimator, X, weights)
     unit = estimator._privacy_unit(groups, X)
     labels, bounds, (eps_counts, delta) = _plan(
         estimator, X, y, n_trees, tree_rows, unit
@@ -185,14 +237,28 @@ def fit_random_trees(estimator, X, y, n_trees, tree_rows, groups=None):
     estimator._charge([(unit.label(what), *cost) for what, *cost in items], unit=unit)
     # after the charge: nothing below raises, warns or branches on the data
     # (LabelPlan.run's refusal is a function of the released label set)
-    classes, X, codes = labels.run(X, y, source)
-    X, codes, groups = _bounded(unit, source, X, codes)
-    lower, upper = bounds.run(X, source, estimator)
+    if isinstance(X, ChunkedRows):
+        classes, codes = labels.classes, None
+        lower, upper = bounds.run(feature_rows(X), source, estimator)
+    else:
+        classes, X, codes = labels.run(X, y, source)
+        if weights is not None and labels.classes is None:  # the rows kept
+            weights = weights_of_kept_rows(weights, y, classes)
+        X, codes, weights, groups = _bounded_weighted(unit, source, X, codes, weights)
+        lower, upper = bounds.run(X, source, estimator)
     features, thresholds = draw_random_splits(
         lower, upper, estimator.max_depth, source, n_trees
     )
     counts, per_row = forest_counts(
-        X, codes, classes.size, features, thresholds, tree_rows, source, groups
+        X,
+        codes,
+        classes.size,
+        features,
+        thresholds,
+        tree_rows,
+        source,
+        groups,
+        weights,
     )
     noisy, noise_std = release_leaf_counts(
         counts, per_row, eps_counts, delta, source, unit.unit_rows
@@ -213,14 +279,42 @@ def _bounded(unit, source, X, codes):
     """``X``, ``codes`` and the group labels of the kept rows (at most
     ``k`` per group, :func:`~skdp.utils._groups.kept_rows`); unchanged, with
     no labels, without groups."""
+    X, codes, _, groups = _bounded_weighted(unit, source, X, codes, None)
+    return X, codes, groups
+
+
+def _bounded_weighted(unit, source, X, codes, weights):
+    """As :func:`_bounded`, with the kept rows' weights (a row's weight is
+    part of its content, which the keyed choice reads; None: unweighted,
+    the choice of :func:`_bounded`)."""
     if unit.groups is None:
-        return X, codes, None
-    kept = kept_rows(unit.groups, unit.max_rows, int(source.uint64()), [X, codes])
-    return X[kept], codes[kept], unit.groups[kept]
+        return X, codes, weights, None
+    seed = int(source.uint64())
+    kept = kept_rows(unit.groups, unit.max_rows, seed, [X, codes, weights])
+    weights = None if weights is None else weights[kept]
+    return X[kept], codes[kept], weights, unit.groups[kept]
+
+
+def leaf_count_statistic(X, codes, features, thresholds, n_classes):
+    """Exact leaf class counts of a block of rows in every tree (int64, of
+    shape ``(n_trees, n_leaves, n_classes)``): additive over rows, for
+    :func:`~skdp.utils._dask_xy.xy_statistic`. ``codes`` are the class
+    indices as floats (the joined column of a Dask block)."""
+    leaves = leaf_indices(X, features, thresholds)
+    codes = codes.astype(np.intp)
+    return leaf_class_counts(leaves, codes, features.shape[1] + 1, n_classes)
 
 
 def forest_counts(
-    X, codes, n_classes, features, thresholds, tree_rows, source, groups=None
+    X,
+    codes,
+    n_classes,
+    features,
+    thresholds,
+    tree_rows,
+    source,
+    groups=None,
+    weights=None,
 ):
     """The trees' exact leaf class counts, and in how many trees a row counts.
 
@@ -235,11 +329,19 @@ def forest_counts(
     n_trees, n_nodes = features.shape
     if tree_rows == "disjoint" and n_trees > 1 and groups is not None:
         trees = group_blocks(groups, n_trees, int(source.uint64()), [X, codes])
+    elif isinstance(X, ChunkedRows):  # every row in every tree (checked)
+        args = (features, thresholds, n_classes)
+        counts = xy_statistic(X, leaf_count_statistic, *args)
+        return counts, _trees_per_row(n_trees, tree_rows)
     else:
         tree_of_row = None
         if tree_rows == "disjoint" and n_trees > 1:
             tree_of_row = source.integers(n_trees, size=X.shape[0]).astype(np.intp)
         trees = rows_of_trees(tree_of_row, n_trees)
+    if weights is not None:
+        return _weighted_counts(
+            X, codes, n_classes, features, thresholds, trees, weights
+        ), _trees_per_row(n_trees, tree_rows)
     counts = np.empty((n_trees, n_nodes + 1, n_classes), dtype=np.int64)
     # one tree at a time: memory of the rows, not of rows x trees
     for tree, rows in enumerate(trees):
@@ -247,6 +349,22 @@ def forest_counts(
         leaves = leaf_indices(X[rows], features[one], thresholds[one])
         counts[one] = leaf_class_counts(leaves, codes[rows], n_nodes + 1, n_classes)
     return counts, _trees_per_row(n_trees, tree_rows)
+
+
+def _weighted_counts(X, codes, n_classes, features, thresholds, trees, weights):
+    """The trees' exact weighted counts, one FixedPoint (one tree at a time,
+    :func:`~skdp.tree._leaf_counts.weighted_leaf_class_counts`)."""
+    n_leaves = features.shape[1] + 1
+    numerators = []
+    for tree, rows in enumerate(trees):
+        one = slice(tree, tree + 1)
+        leaves = leaf_indices(X[rows], features[one], thresholds[one])
+        counts = weighted_leaf_class_counts(
+            leaves, codes[rows], n_leaves, n_classes, weights[rows]
+        )
+        numerators.extend(counts.numerators)
+    shape = (features.shape[0], n_leaves, n_classes)
+    return FixedPoint(tuple(numerators), counts.exponent, shape)
 
 
 def rows_of_trees(tree_of_row, n_trees):

@@ -10,6 +10,8 @@ from skdp.mechanisms._additive import (
     additive_release,
     additive_release_problem,
 )
+from skdp.mechanisms._grid import FixedPoint
+from skdp.sensitivity._weights import WEIGHT_BITS, weight_units
 
 __all__ = [
     "group_leaf_count_sensitivity",
@@ -18,7 +20,12 @@ __all__ = [
     "leaf_count_sensitivity",
     "leaf_probabilities",
     "release_leaf_counts",
+    "weighted_leaf_class_counts",
 ]
+
+#: Rows per weighted ``bincount``: ``2**16`` weights of at most ``2**32``
+#: units sum below ``2**48``, exactly in float64; blocks add as int64.
+_BLOCK_ROWS = 1 << 16
 
 
 def leaf_class_counts(leaves, codes, n_leaves, n_classes, tree_of_row=None):
@@ -49,6 +56,56 @@ def leaf_class_counts(leaves, codes, n_leaves, n_classes, tree_of_row=None):
         flat = flat[tree_of_row, np.arange(n_samples)]
     counts = np.bincount(flat.ravel(), minlength=n_trees * cells)
     return counts.astype(np.int64).reshape(n_trees, n_leaves, n_classes)
+
+
+def weighted_leaf_class_counts(leaves, codes, n_leaves, n_classes, weights):
+    """Exact weighted counts per tree, leaf and class, on the grid ``2**-32``.
+
+    Each row adds its weight ``ŵ`` (in [0, 1], truncated to a multiple of
+    ``2**-32``: :func:`~skdp.sensitivity._weights.grid_weights`) to the cell
+    of its leaf and class in every tree of ``leaves``. The sums are formed in
+    integers (units of ``2**-32``: blocks of ``2**16`` rows are exact
+    float64 sums below ``2**48``, added as int64), so no float rounding
+    happens before the release.
+
+    Parameters
+    ----------
+    leaves : ndarray of int of shape (n_trees, n_samples)
+    codes : ndarray of int of shape (n_samples,)
+    n_leaves, n_classes : int
+        Public sizes.
+    weights : ndarray of shape (n_samples,)
+        Validated row weights in [0, 1].
+
+    Returns
+    -------
+    counts : FixedPoint of shape (n_trees, n_leaves, n_classes)
+        Moves by ``ŵ <= 1`` in one cell per tree when a row is added or
+        removed: the unweighted counts' sensitivity
+        (:func:`leaf_count_sensitivity`). All weights 1 give the unweighted
+        counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.tree._leaf_counts import weighted_leaf_class_counts
+    >>> counts = weighted_leaf_class_counts(
+    ...     np.array([[0, 1, 1]]), np.array([1, 0, 0]), 2, 2, np.array([0.5, 1, 0.25]))
+    >>> counts.as_float().tolist()
+    [[[0.0, 0.5], [1.25, 0.0]]]
+    """
+    n_trees, n_samples = leaves.shape
+    cells = n_leaves * n_classes
+    units = weight_units(weights)
+    total = np.zeros(n_trees * cells, dtype=np.int64)
+    for tree in range(n_trees):
+        flat = leaves[tree] * n_classes + codes + tree * cells
+        for start in range(0, n_samples, _BLOCK_ROWS):
+            block = slice(start, start + _BLOCK_ROWS)
+            sums = np.bincount(flat[block], weights=units[block], minlength=total.size)
+            total += sums.astype(np.int64)
+    numerators = tuple(int(value) for value in total)
+    return FixedPoint(numerators, -WEIGHT_BITS, (n_trees, n_leaves, n_classes))
 
 
 def leaf_count_sensitivity(trees_per_row):
@@ -95,10 +152,16 @@ def release_leaf_counts(counts, trees_per_row, epsilon, delta, source, unit_rows
     analytic Gaussian for the L2 sensitivity (``(ε, δ)``-DP), exact discrete
     noise (:func:`~skdp.mechanisms._additive.additive_release`) on the exact
     integer counts. ``unit_rows``: the privacy unit's rows
-    (:func:`group_leaf_count_sensitivity`).
+    (:func:`group_leaf_count_sensitivity`). Weighted counts come as a
+    :class:`~skdp.mechanisms._grid.FixedPoint`
+    (:func:`weighted_leaf_class_counts`), rounded to the noise grid in
+    integers.
     """
     l1, l2 = group_leaf_count_sensitivity(trees_per_row, unit_rows)
-    noisy = additive_release(counts.astype(float), l1, l2, epsilon, delta, source)
+    if not isinstance(counts, FixedPoint):
+        counts = counts.astype(float)
+    noisy = additive_release(counts, l1, l2, epsilon, delta, source)
+    noisy = noisy.reshape(counts.shape)
     noise_std = math.sqrt(additive_noise_variance(l1, l2, epsilon, delta))
     return noisy, noise_std
 

@@ -75,6 +75,27 @@ _NOTES = r"""
     rows per group in ``tests/ensemble/test_histogram.py`` and audited
     against a twin that skips the bounding.
 
+    **Sample weights** (``fit(X, y, sample_weight=w)``, ``w`` in [0, 1];
+    neighbours add or remove one ``(x, y, w)`` row). A row's gradient and
+    hessian, and its terms of the baseline sums (its class's count, or
+    ``(z, 1)``), are multiplied by its weight ``ŵ`` (``w`` on the grid
+    ``2**-32``, ``0 <= ŵ <= w``) and truncated to the grid ``2**-20``
+    (:func:`~skdp.ensemble._hist_gradient_boosting.loss.weighted_on_grid`):
+    each weighted term is on the grid and at most the unweighted one in
+    magnitude, so every sum stays exact and every sensitivity above (the
+    unweighted one, times ``w_max = 1``) holds; the noise is that of the
+    unweighted fit (brute-forced in ``tests/ensemble/test_boosting_inputs.py``,
+    audited against a twin that accepts weights up to 2). Weights above 1
+    would break the bounds and are refused before the charge. The split
+    gains and leaf values read the weighted sums: as ε → ∞ the fit is
+    scikit-learn's with the same ``sample_weight`` on the same bins;
+    weights 1 give the unweighted fit bit for bit. The private bins and the
+    private target range do not read the weights.
+
+    **Dask input** is refused before the charge: every level of every tree
+    reads all rows again with the gradients of the rounds before, which
+    skdp runs in memory only (fit on ``X.compute()``, or a sample).
+
     **Private bins** (``feature_bounds=None``). Every double lies in one
     cell of a public grid: its sign, binary exponent (clamped to
     ``[-32, 32)``) and three leading significand bits, 8 cells per binade.
@@ -276,10 +297,46 @@ _SCORE = """The model's default score on ``(X, y)`` (not private: it reads ``y``
         """
 
 
+_FIT = """Charge ``(epsilon, delta)`` and fit the private model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (finite; NaN, infinities and Dask input are
+            refused before the charge: fit on ``X.compute()``).
+        y : array-like of shape (n_samples,)
+            {y}
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights in [0, 1], as in scikit-learn's
+            ``{counterpart}``: each row's gradient, hessian and baseline
+            terms are multiplied by its weight, at the noise of the
+            unweighted fit (Notes). Refused outside [0, 1] before the charge.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit, with ``max_rows_per_group``{groups}
+            (see Notes). None: one row.
+
+        Returns
+        -------
+        self : {name}
+        """
+
+
 def write_docstrings(classifier, regressor):
     """Set the two estimators' docstrings (they share most of it)."""
     classifier.score.__doc__ = _SCORE.format(kind="Accuracy")
     regressor.score.__doc__ = _SCORE.format(kind="R²")
+    classifier.fit.__doc__ = _FIT.format(
+        y="Class labels, all in ``classes`` when it is given.",
+        counterpart="HistGradientBoostingClassifier",
+        groups=" and the public ``classes``",
+        name=classifier.__name__,
+    )
+    regressor.fit.__doc__ = _FIT.format(
+        y="Targets (finite), clipped to ``target_bounds``.",
+        counterpart="HistGradientBoostingRegressor",
+        groups="",
+        name=regressor.__name__,
+    )
     classifier.__doc__ = f"""Differentially private
     histogram gradient boosting for classification.
 

@@ -12,6 +12,8 @@ from skdp.ensemble._hist_gradient_boosting.histogram import level_sensitivity
 from skdp.ensemble._hist_gradient_boosting.loss import MAX_ROWS
 from skdp.linear_model._release import check_release_plan
 from skdp.linear_model._scaling import N_BINS, histogram_sensitivity
+from skdp.utils._dask import is_dask_collection
+from skdp.utils._sample_weight import weights_of_kept_rows
 from skdp.utils._validation import check_bounds
 
 __all__ = [
@@ -27,7 +29,9 @@ __all__ = [
     "check_target_bounds",
     "keep_planned_classes",
     "planned_trees",
+    "refuse_dask_input",
     "release_shares",
+    "weights_of_planned_classes",
 ]
 
 #: Share of the fit's squared GDP parameter that releases the private bins
@@ -73,6 +77,21 @@ def planned_trees(classes, max_classes):
     return 1 if k == 2 else k
 
 
+def refuse_dask_input(name, X, y):
+    """Refuse a Dask ``X`` or ``y`` before anything is read or charged: the
+    boosting reads every row again for each level of each tree (with the
+    gradients of the rounds before), in memory only; bringing the blocks
+    into memory is the caller's choice to make."""
+    if is_dask_collection(X) or is_dask_collection(y):
+        raise ValueError(
+            f"{name} fits in-memory data only: each level of every tree reads "
+            "all rows again, with the gradients of the rounds before, which "
+            "skdp does not run block by block on Dask. Fit on X.compute() and "
+            "y.compute() (or a sample of them, if they do not fit in memory). "
+            "Nothing was charged."
+        )
+
+
 def keep_planned_classes(classes, X, codes, max_classes):
     """The public rule on a released label set larger than the plan: keep
     its first ``max_classes`` labels (in sorted order) and the rows labelled
@@ -82,6 +101,17 @@ def keep_planned_classes(classes, X, codes, max_classes):
         return classes, X, codes
     kept = codes < max_classes
     return classes[:max_classes], X[kept], codes[kept]
+
+
+def weights_of_planned_classes(weights, y, released, codes, max_classes):
+    """The weights of the rows the label steps keep: those whose label was
+    released (:meth:`~skdp.mechanisms._labels.LabelPlan.run`), then those of
+    the planned classes (:func:`keep_planned_classes`); per-row
+    rules of the released labels. None stays None."""
+    if weights is None:
+        return None
+    weights = weights_of_kept_rows(weights, y, released)
+    return weights if released.size <= max_classes else weights[codes < max_classes]
 
 
 def release_shares(extra_shares, max_iter, max_depth, cyclic_features=None):

@@ -21,7 +21,9 @@ from skdp.ensemble._hist_gradient_boosting._plan import (
     check_target_bounds,
     keep_planned_classes,
     planned_trees,
+    refuse_dask_input,
     release_shares,
+    weights_of_planned_classes,
 )
 from skdp.ensemble._hist_gradient_boosting.binning import (
     BinMapper,
@@ -37,6 +39,7 @@ from skdp.ensemble._hist_gradient_boosting.grower import (
 from skdp.ensemble._hist_gradient_boosting.loss import (
     BinaryLogistic,
     MultinomialLogistic,
+    RowWeighted,
     SquaredError,
     on_grid,
     release_baseline,
@@ -48,6 +51,7 @@ from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.mechanisms._labels import LabelPlan
 from skdp.utils._cells import as_cells
 from skdp.utils._privacy_unit import GroupsMixin
+from skdp.utils._sample_weight import check_row_weights
 from skdp.utils._validation import check_bounds, validate_private_data
 
 __all__ = [
@@ -212,27 +216,13 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         return model if selection is None else PrivacyCost(*selection) + model
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, groups=None):
-        """Charge ``(epsilon, delta)`` and fit the private model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (finite; NaN and infinities are refused before
-            the charge).
-        y : array-like of shape (n_samples,)
-            Class labels, all in ``classes`` when it is given.
-        groups : array-like of shape (n_samples,), default=None
-            Each row's privacy unit, with ``max_rows_per_group`` and the
-            public ``classes`` (see Notes). None: one row.
-
-        Returns
-        -------
-        self : PrivateHistGradientBoostingClassifier
-        """
+    def fit(self, X, y, sample_weight=None, groups=None):
+        # its docstring: _docs.py
         name = type(self).__name__
+        refuse_dask_input(name, X, y)
         X, y = validate_private_data(self, X, as_cells(y), order="C")
         check_classification_targets(y)
+        weights = check_row_weights(self, sample_weight, X)
         labels, (epsilon, delta) = LabelPlan.from_estimator(
             self.classes, self.epsilon, self.delta, y, name
         )
@@ -249,12 +239,15 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         cost = (unit.label("boosted trees"), gaussian_fit_cost(epsilon, delta))
         self._charge([*labels.cost_items(), cost], unit=unit)
 
-        X, y = unit.bound(source, X, y)  # at most k rows per group
-        classes, X, codes = keep_planned_classes(
-            *labels.run(X, y, source), self.max_classes
+        X, y, weights = unit.bound(source, X, y, weights)  # k rows per group
+        released, X, codes = labels.run(X, y, source)
+        weights = weights_of_planned_classes(
+            weights, y, released, codes, self.max_classes
         )
+        classes, X, codes = keep_planned_classes(released, X, codes, self.max_classes)
         n_classes = classes.size
         loss = BinaryLogistic() if n_classes == 2 else MultinomialLogistic(n_classes)
+        loss = loss if weights is None else RowWeighted(loss, weights)
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
             self._bin_mapper, binned, multipliers = self._release_bins(
                 X, mapper, multipliers, source
@@ -403,26 +396,12 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         return gaussian_fit_cost(self.epsilon, self.delta)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, groups=None):
-        """Charge ``(epsilon, delta)`` and fit the private model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (finite; NaN and infinities are refused before
-            the charge).
-        y : array-like of shape (n_samples,)
-            Targets (finite), clipped to ``target_bounds``.
-        groups : array-like of shape (n_samples,), default=None
-            Each row's privacy unit, with ``max_rows_per_group`` (see
-            Notes). None: one row.
-
-        Returns
-        -------
-        self : PrivateHistGradientBoostingRegressor
-        """
+    def fit(self, X, y, sample_weight=None, groups=None):
+        # its docstring: _docs.py
         name = type(self).__name__
+        refuse_dask_input(name, X, y)
         X, y = validate_private_data(self, X, y, order="C", y_numeric=True)
+        weights = check_row_weights(self, sample_weight, X)
         n, d = X.shape
         stated = check_target_bounds(self.target_bounds, name)
         mapper = self._bin_plan(d)
@@ -438,7 +417,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         source = check_random_source(self.random_state)
         cost = gaussian_fit_cost(self.epsilon, self.delta)
         self._charge([(unit.label("boosted trees"), cost)], unit=unit)
-        X, y = unit.bound(source, X, y)  # at most k rows per group
+        X, y, weights = unit.bound(source, X, y, weights)  # k rows per group
 
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
             if stated is None:
@@ -453,6 +432,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
             )
             mid, half = low / 2 + high / 2, high / 2 - low / 2
             z = on_grid((np.clip(y, low, high) - mid) / half, 1.0)
+            loss = loss if weights is None else RowWeighted(loss, weights)
             self._boost(binned, z, loss, multipliers, source)
         self.target_range_ = np.array([low, high])
         self._offset, self._scale = mid, half

@@ -10,14 +10,17 @@ import numpy as np
 from scipy.special import expit, softmax
 
 from skdp.mechanisms import gaussian_release
+from skdp.sensitivity._weights import grid_weights, weighted_terms
 
 __all__ = [
     "GRID_BITS",
     "BinaryLogistic",
     "MultinomialLogistic",
+    "RowWeighted",
     "SquaredError",
     "on_grid",
     "release_baseline",
+    "weighted_on_grid",
 ]
 
 #: Gradients and hessians are multiples of ``2**-GRID_BITS``. Sums of ``n``
@@ -37,6 +40,32 @@ def on_grid(values, bound):
     values = np.nan_to_num(np.asarray(values, dtype=float), nan=0.0)
     clipped = np.clip(values, -bound, bound)
     return np.ldexp(np.rint(np.ldexp(clipped, GRID_BITS)), -GRID_BITS)
+
+
+def weighted_on_grid(values, weights):
+    """On-grid ``values`` times each row's weight, truncated to the grid.
+
+    ``values`` (shape ``(n,)`` or ``(n, k)``) are multiples of
+    ``2**-GRID_BITS`` (:func:`on_grid`); ``weights`` are the rows' weights
+    in [0, 1] on the grid ``2**-32``
+    (:func:`~skdp.sensitivity._weights.grid_weights`). Each result is
+    ``trunc(fl(ŵ t)) 2**-GRID_BITS`` for ``t = value 2**GRID_BITS``: again
+    on the grid, of magnitude at most ``|value|`` (so within ``g_max`` and
+    ``h_max``) and the value itself for weight 1
+    (:func:`~skdp.sensitivity._weights.weighted_terms`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.ensemble._hist_gradient_boosting.loss import weighted_on_grid
+    >>> weighted_on_grid(np.array([0.75, -0.75, 0.25]), np.array([0.5, 0.5, 1.0]))
+    array([ 0.375, -0.375,  0.25 ])
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim == 2:
+        weights = weights[:, None]
+    terms = weighted_terms(np.ldexp(values, GRID_BITS), weights)
+    return np.ldexp(terms, -GRID_BITS)
 
 
 def release_baseline(loss, target, n_outputs, multiplier, source):
@@ -148,3 +177,47 @@ class SquaredError:
     def gradients(self, raw, z):
         g = on_grid(raw[:, 0] - z, self.g_max)
         return g[:, None], np.ones((raw.shape[0], 1))
+
+
+class RowWeighted:
+    """A loss whose every row term is scaled by the row's weight in [0, 1].
+
+    The gradients and hessians of a row, and its terms of the baseline sums
+    (its class's count, or ``(z, 1)``), are multiplied by its weight and
+    truncated to the grid (:func:`weighted_on_grid`): each stays within
+    the loss's ``g_max``, ``h_max`` and baseline sensitivity, so every
+    release keeps its noise; the split gains and leaf values read the
+    weighted sums, as scikit-learn's ``sample_weight`` does. Weights 1 give
+    the unweighted loss bit for bit.
+
+    Parameters
+    ----------
+    loss : BinaryLogistic, MultinomialLogistic or SquaredError
+    sample_weight : ndarray of shape (n_samples,)
+        Validated weights in [0, 1], one per row of the target.
+    """
+
+    def __init__(self, loss, sample_weight):
+        self.loss = loss
+        self.weights = grid_weights(sample_weight)
+        self.g_max, self.h_max = loss.g_max, loss.h_max
+        self.n_trees_per_iteration = loss.n_trees_per_iteration
+        self.baseline_sensitivity = loss.baseline_sensitivity
+
+    def gradients(self, raw, target):
+        g, h = self.loss.gradients(raw, target)
+        return weighted_on_grid(g, self.weights), weighted_on_grid(h, self.weights)
+
+    def baseline_sums(self, target, n_outputs):
+        """The loss's baseline sums of the weighted row terms: weighted
+        class counts, or ``(Σ w z, Σ w)``; a row moves each by at most 1."""
+        ones = weighted_on_grid(np.ones(self.weights.size), self.weights)
+        if isinstance(self.loss, SquaredError):
+            return np.array(
+                [np.sum(weighted_on_grid(target, self.weights)), ones.sum()]
+            )
+        n_classes = max(n_outputs, 2)
+        return np.bincount(target, weights=ones, minlength=n_classes)
+
+    def baseline(self, sums):
+        return self.loss.baseline(sums)
