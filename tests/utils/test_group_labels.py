@@ -1,0 +1,193 @@
+"""Group labels are read once, before the charge.
+
+A grouped fit checks ``groups`` before its charge; contribution bounding
+(kept rows, blocks, partitions) runs after it. The labels' codes and the
+hashes of their values are computed in the check and carried by the
+privacy unit (:class:`~skdp.utils._group_labels.GroupLabels`): after the
+charge no label object is hashed or compared, so a label whose hash fails
+later cannot raise there, and the codes are computed once per fit.
+"""
+
+import datetime
+import sys
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+import skdp
+from skdp.base import PrivateEstimatorMixin
+from skdp.utils import _groups
+from skdp.utils._groups import group_blocks, group_codes, kept_rows
+from skdp.utils._partitions import partition_contribution, partition_rows
+
+
+class _FragileLabel:
+    """A label whose ``__hash__`` and ``__eq__`` raise once ``broken``."""
+
+    broken = False
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self):
+        if _FragileLabel.broken:
+            raise RuntimeError("label hashed after the charge")
+        return hash(self.value)
+
+    def __eq__(self, other):
+        if _FragileLabel.broken:
+            raise RuntimeError("label compared after the charge")
+        return isinstance(other, _FragileLabel) and self.value == other.value
+
+
+@pytest.fixture
+def labels_break_at_the_charge(monkeypatch):
+    """Every label hashes while fit checks it, and raises once charged."""
+    charge = PrivateEstimatorMixin._charge
+
+    def charge_then_break(self, items, unit=None):
+        accountant = charge(self, items, unit)
+        _FragileLabel.broken = True
+        return accountant
+
+    monkeypatch.setattr(PrivateEstimatorMixin, "_charge", charge_then_break)
+    monkeypatch.setattr(_FragileLabel, "broken", False)
+
+
+def _people(n_people=30, seed=0):
+    rng = np.random.default_rng(seed)
+    person = np.repeat(np.arange(n_people), rng.integers(1, 7, n_people))
+    X = rng.uniform(0, 10, size=(person.size, 2))
+    y = (X[:, 0] > 5).astype(int)
+    return X, y, person
+
+
+def _grouped_fits():
+    return {
+        "mean": (skdp.PrivateMean(bounds=(0, 10), max_rows_per_group=3), False),
+        "encoder": (
+            skdp.PrivateOneHotEncoder(
+                max_rows_per_group=3,
+                max_partitions_per_group=2,
+                max_rows_per_partition=1,
+            ),
+            False,
+        ),
+        "sample_aggregate": (
+            skdp.SampleAggregateEstimator(
+                LogisticRegression(), n_blocks=3, classes=[0, 1]
+            ).set_params(max_rows_per_group=3),
+            True,
+        ),
+        "search": (
+            skdp.NoisyMaxSearchCV(
+                LogisticRegression(), {"C": [1e-3, 1.0]}, n_blocks=3, refit=False
+            ).set_params(max_rows_per_group=3),
+            True,
+        ),
+        "linear_model": (
+            skdp.PrivateLinearRegression(
+                feature_bounds=(0, 10), target_bounds=(0, 1), max_rows_per_group=3
+            ),
+            True,
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", list(_grouped_fits()))
+def test_a_label_whose_hash_fails_after_the_charge_changes_nothing(
+    name, labels_break_at_the_charge
+):
+    # contribution bounding hashed the labels again after the charge: a
+    # label whose hash raised there made the fit raise with the budget
+    # spent (a public branch on the data after the charge)
+    estimator, supervised = _grouped_fits()[name]
+    X, y, person = _people()
+    if name == "encoder":
+        X = np.floor(X[:, :1] / 5)
+    accountant = skdp.BudgetAccountant(delta=1.0)
+    model = estimator.set_params(accountant=accountant, random_state=0)
+    groups = [_FragileLabel(int(p)) for p in person]
+    model.fit(X, y if supervised else None, groups=groups)
+    assert _FragileLabel.broken  # the charge came first
+    assert accountant.entries
+    assert model.epsilon_spent_ == pytest.approx(model.epsilon)
+
+
+def test_the_codes_are_computed_once_per_grouped_fit(monkeypatch):
+    # the check before the charge numbered the labels, and kept_rows
+    # numbered them again after it (two passes over the labels)
+    calls = []
+    carried = getattr(_groups, "GroupLabels", ())  # checked labels: no count
+
+    def counted(groups):
+        calls.append(not isinstance(groups, carried))
+        return group_codes(groups)
+
+    for module in list(sys.modules.values()):
+        if module.__name__.startswith("skdp") and (
+            getattr(module, "group_codes", None) is group_codes
+        ):
+            monkeypatch.setattr(module, "group_codes", counted)
+    X, y, person = _people()
+    for estimator, supervised in _grouped_fits().values():
+        calls.clear()
+        estimator.set_params(accountant=skdp.BudgetAccountant(delta=1.0))
+        estimator.fit(X, y if supervised else None, groups=person.astype(str))
+        assert sum(calls) == 1, type(estimator).__name__
+
+
+def _labels_of_every_kind(n_people, rng):
+    ids = rng.integers(0, n_people, size=8 * n_people)
+    day = datetime.date(2020, 1, 1)
+    return {
+        "int": ids,
+        "str": np.array([f"p{i}" for i in ids]),
+        "object": [1.0 if i == 1 else ("p", i) if i % 3 else int(i) for i in ids],
+        "tuple": [(int(i) % 5, f"q{i}") for i in ids],
+        "datetime": [day + datetime.timedelta(days=int(i)) for i in ids],
+        "datetime64": np.datetime64("2020-01-01") + ids.astype("m8[D]"),
+    }
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_precomputed_labels_give_the_same_rows_as_raw_labels(seed):
+    from skdp.utils._group_labels import GroupLabels
+
+    rng = np.random.default_rng(seed)
+    for kind, raw in _labels_of_every_kind(40, rng).items():
+        X = rng.integers(0, 3, size=(len(raw), 2)).astype(float)  # ties
+        labels = GroupLabels.of(raw)
+        for k in (1, 3, 9):
+            expected = kept_rows(raw, k, seed, [X])
+            np.testing.assert_array_equal(kept_rows(labels, k, seed, [X]), expected)
+        blocks = zip(
+            group_blocks(raw, 4, seed, [X]),
+            group_blocks(labels, 4, seed, [X]),
+            strict=True,
+        )
+        for old, new in blocks:
+            np.testing.assert_array_equal(new, old, err_msg=kind)
+        bound = partition_contribution(4, 2, 1)
+        part = X[:, 0]
+        np.testing.assert_array_equal(
+            partition_rows(labels, part, bound, (seed, 7), [X]),
+            partition_rows(raw, part, bound, (seed, 7), [X]),
+            err_msg=kind,
+        )
+        # a subset (the rows kept by a first bound) numbers its groups in the
+        # order its raw labels are numbered: the searches' group folds (a
+        # group k-fold sorts them) rely on it
+        rows = np.flatnonzero(rng.random(len(raw)) < 0.5)
+        subset = np.asarray(labels)[rows]
+        codes, n_codes = group_codes(labels[rows])
+        expected, _ = group_codes(_groups.as_group_labels(subset))
+        _, expected = np.unique(expected, return_inverse=True)
+        np.testing.assert_array_equal(codes, expected, err_msg=kind)
+        assert n_codes == codes.max() + 1
+        np.testing.assert_array_equal(
+            kept_rows(labels[rows], 2, seed, [X[rows]]),
+            kept_rows(subset, 2, seed, [X[rows]]),
+            err_msg=kind,
+        )
