@@ -23,36 +23,40 @@ from skdp.utils._partitions import partition_contribution, partition_rows
 
 
 class _FragileLabel:
-    """A label whose ``__hash__`` and ``__eq__`` raise once ``broken``."""
+    """A label whose ``__hash__`` and ``__eq__`` fail once ``broken``:
+    they raise (``"raises"``) or answer otherwise (``"changes"``)."""
 
-    broken = False
+    broken = None
 
     def __init__(self, value):
         self.value = value
 
     def __hash__(self):
-        if _FragileLabel.broken:
+        if _FragileLabel.broken == "raises":
             raise RuntimeError("label hashed after the charge")
-        return hash(self.value)
+        return hash(self.value) + (_FragileLabel.broken == "changes")
 
     def __eq__(self, other):
-        if _FragileLabel.broken:
+        if _FragileLabel.broken == "raises":
             raise RuntimeError("label compared after the charge")
-        return isinstance(other, _FragileLabel) and self.value == other.value
+        same = isinstance(other, _FragileLabel) and self.value == other.value
+        return same and _FragileLabel.broken is None
 
 
 @pytest.fixture
-def labels_break_at_the_charge(monkeypatch):
-    """Every label hashes while fit checks it, and raises once charged."""
+def break_labels_at_the_charge(monkeypatch):
+    """Labels hash while fit checks them, and fail (``how``) once charged."""
     charge = PrivateEstimatorMixin._charge
+    how = []
 
     def charge_then_break(self, items, unit=None):
         accountant = charge(self, items, unit)
-        _FragileLabel.broken = True
+        _FragileLabel.broken = how[0] if how else None
         return accountant
 
     monkeypatch.setattr(PrivateEstimatorMixin, "_charge", charge_then_break)
-    monkeypatch.setattr(_FragileLabel, "broken", False)
+    monkeypatch.setattr(_FragileLabel, "broken", None)
+    return how
 
 
 def _people(n_people=30, seed=0):
@@ -95,24 +99,40 @@ def _grouped_fits():
     }
 
 
+def _release(model):
+    for attribute in ("mean_", "coef_", "best_index_"):
+        if hasattr(model, attribute):
+            return np.asarray(getattr(model, attribute)).tolist()
+    if hasattr(model, "categories_"):
+        return [c.tolist() for c in model.categories_]
+    return model.estimator_.coef_.tolist()  # sample-and-aggregate
+
+
+@pytest.mark.parametrize("how", ["raises", "changes"])
 @pytest.mark.parametrize("name", list(_grouped_fits()))
 def test_a_label_whose_hash_fails_after_the_charge_changes_nothing(
-    name, labels_break_at_the_charge
+    name, how, break_labels_at_the_charge
 ):
-    # contribution bounding hashed the labels again after the charge: a
-    # label whose hash raised there made the fit raise with the budget
-    # spent (a public branch on the data after the charge)
+    # contribution bounding hashed and compared the labels again after the
+    # charge: a label whose hash then raised made the fit raise with the
+    # budget spent, and one that answered otherwise split its group (a
+    # public branch on the data after the charge)
     estimator, supervised = _grouped_fits()[name]
     X, y, person = _people()
     if name == "encoder":
         X = np.floor(X[:, :1] / 5)
-    accountant = skdp.BudgetAccountant(delta=1.0)
-    model = estimator.set_params(accountant=accountant, random_state=0)
-    groups = [_FragileLabel(int(p)) for p in person]
-    model.fit(X, y if supervised else None, groups=groups)
-    assert _FragileLabel.broken  # the charge came first
-    assert accountant.entries
-    assert model.epsilon_spent_ == pytest.approx(model.epsilon)
+    y = y if supervised else None
+    releases = []
+    for broken in (None, how):
+        break_labels_at_the_charge[:] = [broken]
+        accountant = skdp.BudgetAccountant(delta=1.0)
+        model = estimator.set_params(accountant=accountant, random_state=0)
+        model.fit(X, y, groups=[_FragileLabel(int(p)) for p in person])
+        assert _FragileLabel.broken == broken  # the charge came first
+        assert model.epsilon_spent_ == pytest.approx(model.epsilon)
+        releases.append(_release(model))
+        _FragileLabel.broken = None
+    assert releases[0] == releases[1]
 
 
 def test_the_codes_are_computed_once_per_grouped_fit(monkeypatch):
