@@ -74,6 +74,14 @@ class GroupLabels:
         unhashable label. ``hashed``: hash every code's value now (before a
         charge, so that nothing reads a label after it)."""
         if isinstance(groups, GroupLabels):
+            if hashed and groups.code_hashes is None:
+                return GroupLabels(
+                    groups.labels,
+                    groups.codes,
+                    groups.n_codes,
+                    groups.hashes_by_code(),
+                    groups.whole,
+                )
             return groups
         labels = as_group_labels(groups)
         codes, n_codes = group_codes(labels)

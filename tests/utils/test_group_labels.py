@@ -179,6 +179,10 @@ def test_precomputed_labels_give_the_same_rows_as_raw_labels(seed):
     for kind, raw in _labels_of_every_kind(40, rng).items():
         X = rng.integers(0, 3, size=(len(raw), 2)).astype(float)  # ties
         labels = GroupLabels.of(raw)
+        unhashed = GroupLabels.of(raw, hashed=False)  # hashed when checked
+        np.testing.assert_array_equal(
+            GroupLabels.of(unhashed).code_hashes, labels.code_hashes
+        )
         for k in (1, 3, 9):
             expected = kept_rows(raw, k, seed, [X])
             np.testing.assert_array_equal(kept_rows(labels, k, seed, [X]), expected)
