@@ -223,3 +223,57 @@ def test_precomputed_labels_give_the_same_rows_as_raw_labels(seed):
             kept_rows(subset, 2, seed, [X[rows]]),
             err_msg=kind,
         )
+
+
+def _function_calls():
+    from skdp import metrics, tools
+
+    def confusion(X, y, **kw):
+        return metrics.private_confusion_matrix(
+            y, (X[:, 0] > 5).astype(int), labels=[0, 1], **kw
+        ).counts
+
+    return {
+        "nanmean": lambda X, y, **kw: tools.nanmean(X, 1.0, (0, 10), axis=0, **kw),
+        "nanquantile": lambda X, y, **kw: tools.nanquantile(
+            X, 0.5, 1.0, (0, 10), axis=0, **kw
+        ),
+        "confusion_matrix": confusion,
+    }
+
+
+@pytest.mark.parametrize("name", list(_function_calls()))
+def test_a_function_with_fragile_labels_releases_as_with_sound_ones(name, monkeypatch):
+    # the functions' units bound after the charge as the estimators' do
+    # (tools.nanmean per column, nanquantile through its estimators, the
+    # metrics' rows): none reads a label once the budget is spent
+    spend_many = skdp.BudgetAccountant.spend_many
+    how = []
+
+    def spend_then_break(self, *args, **kwargs):
+        entries = spend_many(self, *args, **kwargs)
+        _FragileLabel.broken = how[0]
+        return entries
+
+    monkeypatch.setattr(skdp.BudgetAccountant, "spend_many", spend_then_break)
+    monkeypatch.setattr(_FragileLabel, "broken", None)
+    X, y, person = _people()
+    X[::7, 1] = np.nan  # a column's present values: a subset of the labels
+    if name == "confusion_matrix":
+        X = np.nan_to_num(X)
+    releases = []
+    for broken in (None, "raises"):
+        how[:] = [broken]
+        accountant = skdp.BudgetAccountant()
+        released = _function_calls()[name](
+            X,
+            y,
+            groups=[_FragileLabel(int(p)) for p in person],
+            max_rows_per_group=3,
+            accountant=accountant,
+            random_state=0,
+        )
+        assert _FragileLabel.broken == broken and accountant.entries
+        releases.append(np.asarray(released, dtype=float).tolist())
+        _FragileLabel.broken = None
+    assert releases[0] == releases[1]
