@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from scipy import sparse
 
-from skdp.utils import _groups
+from skdp.utils import _group_labels, _groups
 from skdp.utils._groups import group_codes, kept_rows, row_hashes
 from skdp.utils._label_hashes import label_hashes
 
@@ -305,7 +305,9 @@ def test_labels_whose_hashes_collide_are_still_separate_groups(monkeypatch):
     # every label hashes to 0: groups are formed by equality, so each keeps
     # its own rows; only their draws coincide
     monkeypatch.setattr(
-        _groups, "label_hashes", lambda labels: np.zeros(labels.size, np.uint64)
+        _group_labels,
+        "label_hashes",
+        lambda labels: np.zeros(labels.size, np.uint64),
     )
     groups, X = _repeated_groups([3, 2, 1], 30, label=lambda g: f"id{g}")
     kept = kept_rows(groups, 2, 5, [X])

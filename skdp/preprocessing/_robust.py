@@ -319,13 +319,43 @@ class PrivateRobustScaler(
         )
         return self
 
+    def _ledger_items(self, epsilon, delta):
+        """The parts ``fit`` charges for a stated ``(epsilon, delta)``, from
+        public parameters only: the medians' (tests and releases, or the
+        smooth releases) and the scales' (quartiles, or tests and releases).
+        """
+        eps_median = epsilon * self.median_share
+        eps_scale = budget_left(epsilon, eps_median)
+        quartiles = self.scale_method == "quantile"
+        delta_half = delta if quartiles else delta / 2.0
+        if self.proposed_sensitivity is not None:
+            half = equal_shares(eps_median, 2)
+            items = [
+                ("median stability tests", half, delta_half),
+                ("median releases", half, 0.0),
+            ]
+        else:
+            items = [("smooth median releases", eps_median, delta_half)]
+        if quartiles:
+            items.append(("scale quartiles (0.25, 0.75)", eps_scale, 0.0))
+        else:
+            half = equal_shares(eps_scale, 2)
+            items.append(("scale stability tests", half, delta_half))
+            items.append(("scale releases", half, 0.0))
+        return items
+
+    def _fit_cost(self, n_features=None):
+        # its parts, as fit charges them: one (epsilon, delta) atom counts
+        # more than the parts under zCDP or PLD, and for a group unit
+        return self._cost_of_items(self._ledger_items(self.epsilon, self.delta))
+
     def _plan(self, epsilon, delta, lower, upper, unit_rows=1):
         """Public constants of the medians' and the scales' releases and
-        their ledger items, before the charge: ``epsilon`` is the stated
-        total, split into parts whose halves are charged; each release runs
-        at an equal share of its part rounded down, ``unit_rows = k`` times
-        smaller for groups so that ``k`` rows fit in it (``delta``: the
-        row-level ``δ_r``)."""
+        their ledger items (:meth:`_ledger_items`), before the charge:
+        ``epsilon`` is the stated total, split into parts whose halves are
+        charged; each release runs at an equal share of its part rounded
+        down, ``unit_rows = k`` times smaller for groups so that ``k`` rows
+        fit in it (``delta``: the row-level ``δ_r``)."""
         d = lower.shape[0]
         eps_median = epsilon * self.median_share
         eps_scale = budget_left(epsilon, eps_median)
@@ -335,26 +365,17 @@ class PrivateRobustScaler(
         if self.proposed_sensitivity is not None:
             ptr = ptr_parameters(eps_median, delta_half, d, unit_rows)
             check_ptr_noise(type(self).__name__, ptr[0], range(1, d + 1))
-            half = equal_shares(eps_median, 2)
-            items = [
-                ("median stability tests", half, delta_half),
-                ("median releases", half, 0.0),
-            ]
         else:
             run = equal_shares(eps_median, unit_rows)
             smooth = smooth_plan(run, delta_half, lower, upper)
-            items = [("smooth median releases", eps_median, delta_half)]
         if quartiles:
-            items.append(("scale quartiles (0.25, 0.75)", eps_scale, 0.0))
             eps_scale = equal_shares(eps_scale, unit_rows)
         else:
             iqr = iqr_parameters(eps_scale, delta_half, d, unit_rows)
             # as IQRScale: the 2d tests, then any 1..d releases that pass
             sizes = [*range(1, d + 1), 2 * d]
             check_ptr_noise(type(self).__name__, iqr[0], sizes)
-            half = equal_shares(eps_scale, 2)
-            items.append(("scale stability tests", half, delta_half))
-            items.append(("scale releases", half, 0.0))
+        items = self._ledger_items(epsilon, delta)
         return _RobustPlan(items, ptr, smooth, iqr, eps_scale, lower, upper)
 
     def _release_medians(self, X, plan, proposals, source):

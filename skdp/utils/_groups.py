@@ -58,18 +58,11 @@ than 16 bits for the hash, a lexicographic sort on (code, full hash or
 import numpy as np
 from scipy import sparse
 
-from skdp.utils._label_hashes import (
-    _GOLDEN,
-    _group_keys,
-    _kept_values,
-    _label_hash_by_code,
-    _missing,
-    _mix,
-    _position_keys,
-    label_hashes,
-)
+from skdp.utils._group_labels import GroupLabels, as_group_labels, group_codes
+from skdp.utils._label_hashes import _GOLDEN, _group_keys, _mix, _position_keys
 
 __all__ = [
+    "GroupLabels",
     "as_group_labels",
     "group_blocks",
     "group_codes",
@@ -148,97 +141,6 @@ def row_hashes(seed, columns):
             h += np.uint64(step * int(_GOLDEN) % 2**64)
             _mix(h)
     return h
-
-
-def as_group_labels(groups):
-    """``groups`` as a 1-D array of labels.
-
-    An array (or pandas object) is taken as it is; another sequence is a
-    list of labels, whatever they are: tuples stay one label each, not the
-    rows of a 2-D array, and a list that mixes strings with other kinds
-    stays objects (numpy would make ``[1, "1"]`` two equal strings), and
-    so do strings ending in NUL, numbers a float array would round
-    (``2**53 + 1``) and dates a finer unit would wrap.
-    """
-    if hasattr(groups, "__array__") or isinstance(groups, np.ndarray):
-        return np.asarray(groups)
-    items = list(groups)
-    try:
-        labels = np.asarray(items)
-    except ValueError:
-        labels = None
-    if labels is not None and labels.dtype.kind in "US":
-        # numpy makes [1, "1"] two "1", and reads "a\x00" back as "a"
-        kind, nul = (str, "\x00") if labels.dtype.kind == "U" else (bytes, b"\x00")
-        plain = all(isinstance(v, kind) and not v.endswith(nul) for v in items)
-        labels = labels if plain else None
-    if labels is not None and not _kept_values(labels, items):
-        labels = None  # [2**53 + 1, 2**53, 0.5] as floats: two labels merged
-    if labels is None or labels.ndim != 1:
-        labels = np.empty(len(items), dtype=object)
-        labels[:] = items
-    return labels
-
-
-def group_codes(groups):
-    """Integer codes of the group labels and the number of codes.
-
-    Integers (and dates) in a range of at most ``2 n + 1024`` values are
-    offset from their minimum (codes may skip unused values); other arrays
-    of numbers, strings or dates are numbered in sorted order, Python
-    objects by first appearance. Two labels are one group when they
-    are equal (``1 == 1.0``, ``-0.0 == 0.0``); Python objects are numbered
-    by equality (they must be hashable). A missing label (None, NaN, NaT)
-    or an unhashable one raises ``ValueError``.
-
-    Examples
-    --------
-    >>> from skdp.utils._groups import group_codes
-    >>> group_codes([7, 5, 7])
-    (array([2, 0, 2]), 3)
-    >>> group_codes(["b", "a", "b"])
-    (array([1, 0, 1]), 2)
-    """
-    labels = as_group_labels(groups)
-    if labels.ndim != 1:
-        raise ValueError(f"groups must be 1-D, got shape {labels.shape}")
-    if _missing(labels):
-        raise ValueError("groups holds a missing label (None, NaN or NaT)")
-    if labels.dtype.kind in "mM":
-        labels = labels.view(np.int64)
-    if labels.dtype.kind == "f" and labels.size and np.all(labels == np.trunc(labels)):
-        if float(np.abs(labels).max()) < 2.0**62:  # float16: no cast of 2**62
-            labels = labels.astype(np.int64)
-    if labels.dtype.kind == "b":
-        labels = labels.astype(np.int8)
-    if labels.dtype.kind == "i":  # int8 - int8 wraps: -100 - 100 is 56
-        labels = labels.astype(np.int64, copy=False)
-    if labels.dtype.kind in "iu" and labels.size:
-        low, high = labels.min(), labels.max()
-        if int(high) - int(low) <= 2 * labels.size + 1024:
-            # int64 or unsigned: every difference is small and non-negative
-            return (labels - low).astype(np.int64), int(high) - int(low) + 1
-    if labels.dtype.kind != "O":
-        try:
-            uniques, codes = np.unique(labels, return_inverse=True)
-            return codes.ravel(), uniques.size
-        except TypeError:
-            pass
-    # Python objects: by equality (hash), never by sorting: a partial order
-    # (sets) made np.unique split one label into several groups
-    numbering = {}
-    try:
-        codes = np.fromiter(
-            (numbering.setdefault(v, len(numbering)) for v in labels.tolist()),
-            dtype=np.int64,
-            count=labels.size,
-        )
-    except TypeError as exc:
-        raise ValueError(
-            f"groups holds a label that cannot be hashed ({exc}); use "
-            "numbers, strings or tuples"
-        ) from None
-    return codes, len(numbering)
 
 
 def _runs(sorted_codes):
@@ -344,13 +246,16 @@ def _chosen_positions(sorted_codes, n_codes, runs, rank, keys, k):
     return chosen
 
 
-def kept_rows(groups, max_rows_per_group, seed, columns, label_keys=None):
+def kept_rows(groups, max_rows_per_group, seed, columns):
     """Indices of the rows kept when each group keeps at most ``k`` rows.
 
     Parameters
     ----------
-    groups : array-like of shape (n_samples,)
-        Group labels (any hashable values; equal labels are one group).
+    groups : array-like of shape (n_samples,) or GroupLabels
+        Group labels (any hashable values; equal labels are one group), or
+        labels checked before a charge
+        (:class:`~skdp.utils._group_labels.GroupLabels`, as the privacy
+        unit carries them: no label is then read).
     max_rows_per_group : int
         Public bound ``k >= 1``.
     seed : int
@@ -359,9 +264,6 @@ def kept_rows(groups, max_rows_per_group, seed, columns, label_keys=None):
     columns : sequence of array-like or sparse matrix
         The rows' content (``X``, ``y``, ``sample_weight``; numbers), each
         with ``n_samples`` rows; ``None`` entries are skipped.
-    label_keys : ndarray of uint64 of shape (n_samples,), default=None
-        Hashes of what code labels stand for (a function of that value only,
-        never of other labels); None: the labels' own hashes.
 
     Returns
     -------
@@ -380,8 +282,8 @@ def kept_rows(groups, max_rows_per_group, seed, columns, label_keys=None):
     [2, 2, 1]
     """
     k = int(max_rows_per_group)
-    labels = as_group_labels(groups)
-    codes, n_codes = group_codes(labels)
+    labels = GroupLabels.of(groups, hashed=False)
+    codes, n_codes = labels.codes, labels.n_codes
     n = codes.size
     if n == 0:
         return np.zeros(0, dtype=np.intp)
@@ -395,8 +297,7 @@ def kept_rows(groups, max_rows_per_group, seed, columns, label_keys=None):
     # a group's first row in this order stands for its label (equal labels
     # hash equally, so which row does not matter)
     first = rows[starts]
-    keyed = label_hashes(labels[first]) if label_keys is None else label_keys[first]
-    group_key = _group_keys(seed, keyed)
+    group_key = _group_keys(seed, labels.label_keys(first))
     keys = _position_keys(np.repeat(group_key, sizes), rank)
     chosen = _chosen_positions(sorted_codes, n_codes, runs, rank, keys, k)
     rows = _canonical_where_needed(rows, sorted_codes, new_run, chosen, hashes, columns)
@@ -448,8 +349,10 @@ def group_blocks(groups, n_blocks, seed, columns):
 
     Parameters
     ----------
-    groups : array-like of shape (n_samples,)
-        Group labels (equal labels are one group).
+    groups : array-like of shape (n_samples,) or GroupLabels
+        Group labels (equal labels are one group), or labels checked before
+        a charge (:class:`~skdp.utils._group_labels.GroupLabels`: no label
+        is then read).
     n_blocks : int
         Number of blocks, public.
     seed : int
@@ -474,17 +377,17 @@ def group_blocks(groups, n_blocks, seed, columns):
     >>> all(block_of[2 * g] == block_of[2 * g + 1] for g in range(3))
     True
     """
-    labels = as_group_labels(groups)
-    codes, n_codes = group_codes(labels)
+    labels = GroupLabels.of(groups, hashed=False)
+    codes, n_codes = labels.codes, labels.n_codes
     hashes = row_hashes(seed, columns)
     per_group = np.zeros(n_codes, dtype=np.uint64)
     np.add.at(per_group, codes, hashes)  # uint64: wraps, order-free
-    by_code = _label_hash_by_code(labels, codes, n_codes)
+    by_code = labels.hashes_by_code()
     per_group ^= _mix(by_code ^ _BLOCK_SALT)  # same rows, other label: other block
     _mix(per_group)
-    labels = (per_group % np.uint64(n_blocks)).astype(np.int64)[codes]
+    block = (per_group % np.uint64(n_blocks)).astype(np.int64)[codes]
     order = np.lexsort(
-        [*reversed(_content_key(columns, np.arange(codes.size))), hashes, labels]
+        [*reversed(_content_key(columns, np.arange(codes.size))), hashes, block]
     )
-    counts = np.bincount(labels, minlength=n_blocks)
+    counts = np.bincount(block, minlength=n_blocks)
     return np.split(order, np.cumsum(counts)[:-1])

@@ -12,7 +12,7 @@ label's **value** alone:
 * it never depends on the other labels: not on the array's dtype (a float
   array with one non-integral label still hashes ``3.0`` as ``3``), nor on
   a string array's width, nor on a label's rank among the labels (the
-  integer codes of :func:`~skdp.utils._groups.group_codes` shift when a
+  integer codes of :func:`~skdp.utils._group_labels.group_codes` shift when a
   group is added; hashing them would let one group move the others).
 
 Two different labels may share a hash (a 64-bit collision, or Python's own
@@ -184,7 +184,7 @@ def _object_hash(value):
 def label_hashes(labels):
     """Hash of every label's value (uint64), equal for equal labels.
 
-    ``labels`` is a 1-D array as :func:`~skdp.utils._groups.as_group_labels`
+    ``labels`` is a 1-D array as :func:`~skdp.utils._group_labels.as_group_labels`
     returns it, already checked (no missing label).
 
     Examples

@@ -29,15 +29,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from skdp.utils._groups import (
-    _bit_columns,
-    _ranks_in_groups,
-    as_group_labels,
-    group_codes,
-    kept_rows,
-    row_hashes,
-)
-from skdp.utils._label_hashes import _mix, label_hashes
+from skdp.utils._group_labels import GroupLabels
+from skdp.utils._groups import _bit_columns, _ranks_in_groups, kept_rows, row_hashes
+from skdp.utils._label_hashes import _mix
 
 __all__ = ["PartitionBound", "partition_contribution", "partition_rows"]
 
@@ -117,8 +111,11 @@ def partition_rows(groups, partitions, bound, seeds, columns):
 
     Parameters
     ----------
-    groups : array-like of shape (n_samples,)
-        Group labels of rows already bounded to ``k`` per group.
+    groups : array-like of shape (n_samples,) or GroupLabels
+        Group labels of rows already bounded to ``k`` per group, or labels
+        checked before a charge
+        (:class:`~skdp.utils._group_labels.GroupLabels`: no label is then
+        read).
     partitions : array-like of shape (n_samples,) or (n_samples, m)
         Numbers that stand for each row's partition value (a bin index, a
         category's content); equal values are one partition.
@@ -145,14 +142,14 @@ def partition_rows(groups, partitions, bound, seeds, columns):
     >>> len(set(bins[kept].tolist())), int(np.bincount(bins[kept]).max()) <= 2
     (2, True)
     """
-    labels = as_group_labels(groups)
-    codes, _ = group_codes(labels)
+    labels = GroupLabels.of(groups, hashed=False)
+    codes = labels.codes
     bits = _canonical(partitions)
     pairs = np.column_stack([codes.astype(np.uint64), bits])
     _, first, part = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
     part = part.ravel()
     # each row's keyed hash of (its label's value, its partition's value)
-    pair_keys = _mix(row_hashes(seeds[0], [bits.view(np.int64)]) ^ label_hashes(labels))
+    pair_keys = _mix(row_hashes(seeds[0], [bits.view(np.int64)]) ^ labels.label_keys())
     # (group, value) pairs ordered by group, then that hash, then the value
     pair_group = codes[first]
     pair_bits = bits[first]
@@ -160,15 +157,14 @@ def partition_rows(groups, partitions, bound, seeds, columns):
     rank = np.empty(first.size, dtype=np.intp)
     rank[order] = _ranks_in_groups(pair_group[order])
     rows = np.flatnonzero(rank[part] < bound.partitions)
+    # the (group, value) pairs as groups, each keyed by that hash
+    pairs = GroupLabels(part[rows], part[rows], first.size, pair_keys[first], False)
+    content = [bits.view(np.int64), *columns]
     inner = kept_rows(
-        part[rows],
+        pairs,
         bound.per_partition,
         seeds[1],
-        [
-            None if c is None else np.asarray(c)[rows]
-            for c in [bits.view(np.int64), *columns]
-        ],
-        label_keys=pair_keys[rows],
+        [None if c is None else np.asarray(c)[rows] for c in content],
     )
     return rows[inner]
 

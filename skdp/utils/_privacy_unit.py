@@ -5,7 +5,11 @@ An estimator that accepts ``fit(..., groups=...)`` mixes in
 routing by default (so ``Pipeline``, ``cross_validate`` and the searches
 pass it on once ``sklearn.set_config(enable_metadata_routing=True)``), and
 checks ``groups`` against its public ``max_rows_per_group`` before any
-charge (:meth:`GroupsMixin._privacy_unit`). After the charge,
+charge (:meth:`GroupsMixin._privacy_unit`). The check numbers the labels
+and hashes their values once
+(:class:`~skdp.utils._group_labels.GroupLabels`); the unit carries that, so
+after the charge no label object is hashed or compared again (a label whose
+hash failed later would raise there). After the charge,
 :meth:`PrivacyUnit.bound` keeps at most ``k`` rows per group
 (:func:`~skdp.utils._groups.kept_rows`); the estimator then multiplies its
 row-level sensitivities by ``unit_rows`` (``k``, or 1 without groups).
@@ -19,13 +23,18 @@ from scipy import sparse
 
 from skdp.accounting._group_privacy import row_budget_for_groups
 from skdp.accounting._units import MAX_ROWS
-from skdp.utils._groups import as_group_labels, group_codes, kept_rows
+from skdp.utils._group_labels import GroupLabels, as_group_labels
+from skdp.utils._groups import kept_rows
 
 __all__ = ["GroupsMixin", "PrivacyUnit"]
 
 
 class PrivacyUnit(NamedTuple):
-    """The unit of a fit: ``groups`` (or None for one row) and ``k``."""
+    """The unit of a fit: ``groups`` (or None for one row) and ``k``.
+
+    ``groups`` is a :class:`~skdp.utils._group_labels.GroupLabels`, checked
+    before the charge (``unit.groups[rows]`` keeps its codes and hashes).
+    """
 
     groups: object
     max_rows: int
@@ -164,14 +173,14 @@ class GroupsMixin:
                 f"{name}: groups is supported for in-memory data only, not "
                 "for a Dask input. Nothing was charged."
             )
-        labels = as_group_labels(groups)
+        labels = groups if isinstance(groups, GroupLabels) else as_group_labels(groups)
         if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
             raise ValueError(
                 f"{name}: groups has shape {labels.shape}; it needs one label "
                 f"per row of X, shape ({X.shape[0]},). Nothing was charged."
             )
-        try:
-            group_codes(labels)
+        try:  # every label numbered and hashed here, none after the charge
+            labels = GroupLabels.of(labels)
         except ValueError as exc:
             raise ValueError(
                 f"{name}: {exc}; give every row its group. Nothing was charged."

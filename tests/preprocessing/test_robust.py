@@ -266,3 +266,37 @@ def test_a_dwork_lei_scale_noise_out_of_range_is_refused_before_the_charge():
     with pytest.raises(ValueError, match="epsilon of each test and release"):
         model.fit(X)
     assert accountant.entries == ()
+
+
+def _zcdp():
+    return BudgetAccountant(1000.0, 1e-2, slack=5e-3, composition="zcdp")
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"proposed_sensitivity": 2.0, "scale_method": "dwork_lei"},
+        {"proposed_sensitivity": 2.0},
+        {"scale_method": "dwork_lei"},
+        {},
+    ],
+    ids=["ptr+dwork_lei", "ptr+quantile", "smooth+dwork_lei", "smooth+quantile"],
+)
+def test_planned_cost_of_a_grouped_fit_is_what_a_zcdp_accountant_records(params):
+    # _fit_cost was the (epsilon, delta) atom while fit records two to four
+    # parts: converted for one row of a zCDP accountant the atom counted
+    # more than the parts (check_budget could refuse a fit that fits)
+    from skdp.model_selection import fit_cost
+
+    model = PrivateRobustScaler(
+        2.0, 1e-6, bounds=BOUNDS, max_rows_per_group=3, random_state=0, **params
+    )
+    recorded = _zcdp()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.set_params(accountant=recorded).fit(
+            data(n=600, d=1), groups=np.arange(600) // 3
+        )
+    planned = _zcdp()
+    planned.spend(fit_cost(model), label="plan")
+    assert planned.total() == recorded.total()
