@@ -436,8 +436,8 @@ class NoisyMaxSearchCV(
             check_fit_inputs(model, X, y, **fit_params)
         if self.method == "holdout":
             for model in plan["candidates"]:
-                check_fit_inputs(model, X, y)
-                check_fits_on_zero_rows(model, X, y)
+                check_fit_inputs(model, X, y, **fit_params)
+                check_fits_on_zero_rows(model, X, y, unit.groups)
         source = check_random_source(self.random_state)
         progress = Progress(type(self).__name__, self.verbose)
         progress(1, self._plan_message(plan))
@@ -458,7 +458,7 @@ class NoisyMaxSearchCV(
             trained = None
         else:
             self.best_index_, trained = self._select_holdout(
-                X, y, plan, source, progress
+                X, y, plan, source, progress, unit
             )
         self.best_params_ = dict(plan["grid"][self.best_index_])
         self.n_candidates_ = len(plan["grid"])
