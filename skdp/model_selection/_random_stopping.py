@@ -107,8 +107,8 @@ class RandomStoppingSearchCV(
     delta : float, default=1e-6
         The δ of the conversion to ``(ε, δ)``: the search's whole δ.
     holdout_size : float, default=0.3
-        Each row is held out for scoring independently with this
-        probability; the others train the candidates.
+        Each row (each group, with ``groups``) is held out for scoring
+        independently with this probability; the others train the candidates.
     refit : bool, default=False
         ``False``: ``best_estimator_`` is the winning run's model, trained
         on the training part and already paid for. ``True``: the winning
@@ -116,6 +116,11 @@ class RandomStoppingSearchCV(
         charged as a second ledger entry (the largest candidate fit cost).
     accountant : BudgetAccountant or None, default=None
         Charged for the whole cost; ``None`` uses the default accountant.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): the candidates (which must take
+        groups) fit with it, and the score keeps at most ``k`` rows of each
+        group. See Notes, **Groups**, and :ref:`user_level_privacy`.
     random_state : None, int or numpy.random.RandomState, default=None
         Source of ``K``, of the candidates drawn, of the split and of the
         fits' and scores' noise. ``None`` draws from the operating system's
@@ -170,6 +175,18 @@ class RandomStoppingSearchCV(
     ``sinh`` form of that proposition is not used); releases within one
     fit add up. A release stated only as ``(ε, δ)`` with ``δ > 0`` has no
     curve and is refused before the charge.
+
+    **Groups** (``fit(X, y, groups=g)``, ``max_rows_per_group=k``):
+    neighbours add or remove a whole group. A group is held out when the
+    keyed hash of its label's value is below ``holdout_size`` (one 64-bit
+    key from ``random_state``, never the rows), so for every key a group
+    lands whole in one part and no other group moves. The candidates fit
+    their part with its groups and ``k`` (their costs are stated for a
+    group); the scorer's metric gets the held-out part's groups and ``k``
+    (at most ``k`` rows of a group, ``k`` times a row's noise: its cost
+    holds for a group). So the base run's argument holds for a group,
+    given the key, hence for the mixture over keys; the charge is recorded
+    in the group unit.
 
     **Repeat and select.** All runs use the same split; conditioned on it
     (and on the added row's coin) they are independent runs of one
