@@ -268,3 +268,18 @@ def test_cross_validate_routes_groups_to_the_search(search):
     assert scores["test_score"].shape == (2,)
     labels = [e.label for e in accountant.entries]
     assert len(labels) == 4 and all(f"group of <= {K} rows" in lab for lab in labels)
+
+
+@pytest.mark.parametrize(
+    "search",
+    [*SEARCHES, lambda **p: _noisy_max(method="subsample", n_blocks=5, **p)],
+    ids=[*IDS, "noisy_max_subsample"],
+)
+def test_a_person_level_accountant_takes_the_search(search):
+    # the budget check before the charge states the costs for the group,
+    # as the charge does (it checked them for one row, which a person-level
+    # accountant refuses: every grouped search was refused by one)
+    X, y, groups = _people(60)
+    accountant = BudgetAccountant(epsilon=100.0, delta=1e-3, unit="group")
+    search(accountant=accountant, random_state=0).fit(X, y, groups=groups)
+    assert [(e.unit, e.group_rows) for e in accountant.entries] == [("group", K)]

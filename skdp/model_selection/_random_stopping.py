@@ -406,7 +406,8 @@ class RandomStoppingSearchCV(
         n_features = X.shape[1] if hasattr(X, "shape") and X.ndim == 2 else None
         plan, items = self._plan(n_features)
         unit = self._privacy_unit(groups, in_memory_shape(X))
-        self._resolve_accountant().check(sum_costs([cost for _, cost in items]))
+        stated = self._stated_for(items, unit)  # as charged: for the unit
+        self._resolve_accountant().check(sum_costs([cost for _, cost in stated]))
         y = self._check_inputs(X, y, plan, unit)
         source = check_random_source(self.random_state)
         progress = Progress(type(self).__name__, self.verbose)

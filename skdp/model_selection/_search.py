@@ -437,7 +437,8 @@ class NoisyMaxSearchCV(
         plan, items = self._plan(n_features)
         unit = self._privacy_unit(groups, in_memory_shape(X))
         fit_params = {} if unit.groups is None else {"groups": unit.groups}
-        self._resolve_accountant().check(sum_costs([cost for _, cost in items]))
+        stated = self._stated_for(items, unit)  # as charged: for the unit
+        self._resolve_accountant().check(sum_costs([cost for _, cost in stated]))
         self._check_rows(X, y)
         if self.method == "holdout":
             y = check_holdout_targets(self.estimator, y)
