@@ -20,6 +20,12 @@ does not depend on the other units. This module is that rule, for both.
   (the codes of :func:`~skdp.utils._groups.group_codes`, ranks that shift
   when a group is added, only gather a group's rows).
 
+  A hash that also read the group's rows (as
+  :func:`~skdp.utils._groups.group_blocks` does) would still be a function
+  of the group's own data, so just as private; the label suffices because
+  the split needs nothing of the content, and reading none is what lets it
+  take any ``X`` (and costs no pass over the rows).
+
 The privacy argument does not rest on the hash being random: given the
 key, every group's side is fixed, and the neighbouring data sets differ by
 one group on one side; the search's release is within its bound for every
