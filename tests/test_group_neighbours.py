@@ -26,6 +26,8 @@ from test_neighbours import (
 )
 
 import skdp
+from skdp.metrics import make_private_scorer
+from skdp.model_selection import RandomStoppingSearchCV
 
 K = 3
 SEEDS = range(2)
@@ -67,6 +69,21 @@ GROUP_ESTIMATORS = [
         {"C": [0.01, 1.0]},
         n_blocks=4,
         refit=False,
+        max_rows_per_group=K,
+    ),
+    # holdout searches: a whole group in one part, scores per group
+    skdp.NoisyMaxSearchCV(
+        skdp.PrivateLogisticRegression(epsilon=10.0, classes=[0, 1]),
+        {"C": [0.01, 1.0]},
+        method="holdout",
+        refit=False,
+        max_rows_per_group=K,
+    ),
+    RandomStoppingSearchCV(
+        skdp.PrivateLogisticRegression(epsilon=10.0, classes=[0, 1]),
+        {"C": [0.01, 1.0]},
+        scoring=make_private_scorer("accuracy", epsilon=1.0),
+        n_iter=2.0,
         max_rows_per_group=K,
     ),
     skdp.PrivatePCA(2, max_rows_per_group=K),
@@ -171,11 +188,16 @@ def test_one_added_group_changes_nothing_but_noise(estimator, group, D, D2):
 
 
 def test_every_estimator_that_accepts_groups_is_in_the_group_neighbour_test():
+    # the top-level names and the subpackage's (RandomStoppingSearchCV is
+    # public in skdp.model_selection only)
+    public = [getattr(skdp, name) for name in skdp.__all__] + [
+        getattr(skdp.model_selection, name) for name in skdp.model_selection.__all__
+    ]
     accepting = {
-        name
-        for name in skdp.__all__
-        if isinstance(getattr(skdp, name), type)
-        and issubclass(getattr(skdp, name), BaseEstimator)
-        and "max_rows_per_group" in inspect.signature(getattr(skdp, name)).parameters
+        cls.__name__
+        for cls in public
+        if isinstance(cls, type)
+        and issubclass(cls, BaseEstimator)
+        and "max_rows_per_group" in inspect.signature(cls).parameters
     }
     assert accepting == {type(e).__name__ for e in GROUP_ESTIMATORS}

@@ -265,14 +265,16 @@ def test_the_search_refuses_what_its_groups_cannot_cover_before_the_charge():
             "takes no groups",
         ),
         (
+            # holdout candidates fit their training part with groups
             NoisyMaxSearchCV(
-                skdp.PrivateLogisticRegression(classes=[0, 1]),
-                {"C": [1.0]},
+                make_pipeline(skdp.PrivateLogisticRegression(classes=[0, 1])),
+                {"privatelogisticregression__C": [1.0]},
                 method="holdout",
+                refit=False,
                 max_rows_per_group=K,
             ),
             groups,
-            "method='subsample'",
+            "each candidate fits its training part with groups",
         ),
     ]
     for search, passed, message in cases:

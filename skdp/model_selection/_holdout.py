@@ -18,6 +18,7 @@ from skdp.model_selection._cost import (
     prepaid_accountant,
     route_accountant,
 )
+from skdp.utils._groups import group_codes
 from skdp.utils._warnings import silenced
 from skdp.utils._zero_rows import fits_on_zero_rows
 
@@ -25,6 +26,7 @@ __all__ = [
     "check_fits_on_zero_rows",
     "check_holdout_targets",
     "fit_on_part",
+    "group_scores",
     "holdout_row_scores",
     "holdout_total",
     "select_by_holdout_scores",
@@ -45,34 +47,37 @@ def _fit_prepaid(candidate, cost, X, y, **fit_params):
     return model.fit(X, y, **fit_params)
 
 
-def fit_on_part(candidate, cost, X, y):
+def fit_on_part(candidate, cost, X, y, **fit_params):
     """A candidate trained on its part after the charge, or None if it failed.
 
     The part may hold any number of rows, zero included
-    (:func:`~skdp.utils._zero_rows.fits_on_zero_rows`). Nothing raises or
+    (:func:`~skdp.utils._zero_rows.fits_on_zero_rows`). ``fit_params``
+    (``groups``: the part's own labels) go to ``fit``. Nothing raises or
     warns: a fit that fails all the same gives None, which scores the worst
     on every held-out row (:func:`holdout_total`).
     """
     with silenced(), fits_on_zero_rows():
         try:
-            return _fit_prepaid(candidate, cost, X, y)
+            return _fit_prepaid(candidate, cost, X, y, **fit_params)
         except Exception:  # a failure after the charge: the public rule
             return None
 
 
-def check_fits_on_zero_rows(candidate, X, y):
+def check_fits_on_zero_rows(candidate, X, y, groups=None):
     """Refuse, before the charge, a candidate that cannot fit zero rows.
 
     Its training part may hold no rows; the candidate is probed up to its
-    charge on the schema of ``X`` and ``y`` with none (nothing else of the
-    data), so that one which would refuse them (a pipeline of scikit-learn
-    transformers) is refused now and not after the charge.
+    charge on the schema of ``X`` and ``y`` (and ``groups``) with none
+    (nothing else of the data), so that one which would refuse them (a
+    pipeline of scikit-learn transformers) is refused now and not after the
+    charge.
     """
     no_rows = np.array([], dtype=np.intp)
     X_none, y_none = _safe_indexing(X, no_rows), _safe_indexing(y, no_rows)
+    fit_params = {} if groups is None else {"groups": np.asarray(groups)[no_rows]}
     try:
         with fits_on_zero_rows():
-            check_fit_inputs(candidate, X_none, y_none)
+            check_fit_inputs(candidate, X_none, y_none, **fit_params)
     except (ValueError, TypeError) as exc:
         raise ValueError(
             "method='holdout' fits every candidate on a random part of the "
@@ -83,9 +88,11 @@ def check_fits_on_zero_rows(candidate, X, y):
         ) from exc
 
 
-def _timed_fit_on_part(progress, label, candidate, cost, X, y):
+def _timed_fit_on_part(progress, label, candidate, cost, X, y, **fit_params):
     """:func:`fit_on_part`, then a progress line with its time."""
-    return progress.timed(2, lambda: fit_on_part(candidate, cost, X, y), f"END {label}")
+    return progress.timed(
+        2, lambda: fit_on_part(candidate, cost, X, y, **fit_params), f"END {label}"
+    )
 
 
 def check_holdout_targets(estimator, y):
@@ -219,8 +226,83 @@ def _on_score_grid(scores):
     return np.rint(scores / _SCORE_GRID) * _SCORE_GRID
 
 
-def holdout_total(model, X, y, scoring, loss_bound, row_scores=holdout_row_scores):
-    """A candidate's summed score over the held-out rows, in units of ``Δ``.
+def group_scores(scores, groups, max_rows_per_group):
+    """One score per group: the mean of its rows' scores times
+    ``min(m, k) / k`` (``m`` its rows, ``k = max_rows_per_group``).
+
+    ``scores`` are the rows' scores on the ``2**-24`` grid, in ``[0, 1]`` or
+    ``[-1, 0]`` (:func:`holdout_total`); a group's value is in the same
+    range, rounded to the same grid, in units of ``k Δ``.
+
+    Notes
+    -----
+    **Sensitivity (add/remove one whole group).** A group's value is a
+    function of its own rows' scores only (their exact sum ``S`` and count
+    ``m``): ``S / m`` then ``× min(m, k) / k``, each correctly rounded,
+    clipped to the range and rounded to the grid. It lies in ``[0, 1]`` for
+    a score in ``[0, 1]`` (``[-1, 0]`` for a loss), so a held-out group
+    added or removed moves every candidate's total by at most 1 in units
+    of ``k Δ``, all in the same direction: permute-and-flip at sensitivity
+    1 on these totals is the mechanism for a group of ``k`` rows of
+    sensitivity ``Δ`` each. It is the weight a group would have if it kept
+    ``min(m, k)`` of its rows drawn uniformly (the expected value of that
+    draw's sum, :func:`~skdp.utils._groups.kept_rows`), without the draw's
+    variance and without reading the rows' content, so any ``X`` will do.
+    ``S`` is exact: the scores are multiples of ``2**-24`` and every partial
+    sum over up to ``2**29`` rows is below ``2**29``; so is the sum of the
+    groups' values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.model_selection._holdout import group_scores
+    >>> scores = np.array([1.0, 0.0, 1.0, 0.0, 1.0, 0.0])
+    >>> group_scores(scores, [0, 0, 0, 0, 1, 2], 2).tolist()  # 2/4, 1/2, 0
+    [0.5, 0.5, 0.0]
+    """
+    codes, n_codes = group_codes(groups)
+    sums = np.bincount(codes, weights=scores, minlength=n_codes)  # exact
+    rows = np.bincount(codes, minlength=n_codes).astype(np.float64)
+    sums, rows = sums[rows > 0], rows[rows > 0]  # codes may skip values
+    k = float(max_rows_per_group)
+    values = (sums / rows) * (np.minimum(rows, k) / k)
+    return _on_score_grid(np.clip(values, -1.0, 1.0))
+
+
+def _checked_scores(model, X, y, scoring, loss_bound, row_scores):
+    """Each row's score in units of ``Δ`` on the ``2**-24`` grid, the worst
+    where a row's score is NaN or out of range, and on every row where the
+    model is None or ``row_scores`` fails or gives the wrong shape."""
+    n_rows = _num_samples(X)
+    worst = np.full(n_rows, _worst_score(scoring))
+    if model is None:
+        return worst
+    with silenced():
+        try:
+            scores = np.asarray(
+                row_scores(model, X, y, scoring, loss_bound), dtype=np.float64
+            )
+        except Exception:  # a failure after the charge: the public rule
+            return worst
+        if scores.shape != (n_rows,):
+            return worst
+        low, high = (0.0, 1.0) if scoring == "accuracy" else (-1.0, 0.0)
+        in_range = (scores >= low) & (scores <= high)  # False for NaN
+        return _on_score_grid(np.where(in_range, scores, worst))
+
+
+def holdout_total(
+    model,
+    X,
+    y,
+    scoring,
+    loss_bound,
+    row_scores=holdout_row_scores,
+    groups=None,
+    max_rows_per_group=1,
+):
+    """A candidate's summed score over the held-out rows, in units of ``Δ``
+    (of ``k Δ`` with ``groups``).
 
     A per-row rule: each held-out row adds its score in units of the
     sensitivity ``Δ`` (1 for ``"accuracy"``, ``loss_bound`` for the
@@ -231,6 +313,12 @@ def holdout_total(model, X, y, scoring, loss_bound, row_scores=holdout_row_score
     be trained (``model`` None), or a ``row_scores`` that fails as a whole
     or does not give one score per row, scores the worst on every row: a
     function of the candidate and of the number of held-out rows.
+
+    With ``groups`` (the held-out rows' labels) and ``k =
+    max_rows_per_group`` each group adds one value instead, its rows'
+    scores weighted to at most ``k`` rows and divided by ``k``
+    (:func:`group_scores`): again a
+    value in ``[0, 1]`` or ``[-1, 0]``, now per group.
 
     Notes
     -----
@@ -246,27 +334,16 @@ def holdout_total(model, X, y, scoring, loss_bound, row_scores=holdout_row_score
     by 1 plus an ulp of the total. Beyond ``2**29`` rows the sum is
     correctly rounded (``math.fsum``). The total is at most the number of
     rows in magnitude, so it neither overflows nor raises, whatever
-    ``loss_bound`` is.
+    ``loss_bound`` is. The groups' values are on the same grid and in the
+    same ranges, so the same holds for groups: one held-out group moves
+    every total by at most 1 (``k Δ``), in the same direction.
     """
-    n_rows = _num_samples(X)
-    if n_rows == 0:
+    if _num_samples(X) == 0:
         return 0.0
-    worst = _worst_score(scoring)
-    if model is None:
-        return worst * n_rows
-    with silenced():
-        try:
-            scores = np.asarray(
-                row_scores(model, X, y, scoring, loss_bound), dtype=np.float64
-            )
-        except Exception:  # a failure after the charge: the public rule
-            return worst * n_rows
-        if scores.shape != (n_rows,):
-            return worst * n_rows
-        low, high = (0.0, 1.0) if scoring == "accuracy" else (-1.0, 0.0)
-        in_range = (scores >= low) & (scores <= high)  # False for NaN
-        scores = np.where(in_range, scores, worst)
-    return math.fsum(_on_score_grid(scores))
+    scores = _checked_scores(model, X, y, scoring, loss_bound, row_scores)
+    if groups is not None:
+        scores = group_scores(scores, groups, max_rows_per_group)
+    return math.fsum(scores)
 
 
 def select_by_holdout_scores(totals, epsilon, sensitivity, random_state):
@@ -274,9 +351,3 @@ def select_by_holdout_scores(totals, epsilon, sensitivity, random_state):
     return permute_and_flip(
         totals, epsilon, sensitivity, monotonic=True, random_state=random_state
     )
-
-
-def _holdout_split(n_samples, holdout_size, source):
-    """Independent Bernoulli(holdout_size) row labels: data-independent."""
-    held = source.random(n_samples) < holdout_size
-    return np.flatnonzero(~held), np.flatnonzero(held)

@@ -2,13 +2,13 @@
 
 import math
 import warnings
-from numbers import Real
+from numbers import Integral, Real
 
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.model_selection import ParameterGrid
-from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _num_samples, indexable
+from sklearn.utils.validation import indexable
 
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
@@ -22,24 +22,26 @@ from skdp.model_selection._cost import (
     sum_costs,
 )
 from skdp.model_selection._holdout import (
-    _holdout_split,
     check_fits_on_zero_rows,
     check_holdout_targets,
     fit_on_part,
 )
+from skdp.model_selection._holdout_parts import held_out_scorer, split_parts
 from skdp.model_selection._random_stopping_cost import (
     STOPPING_RULES,
     check_rdp_accountable,
     random_stopping_epsilon,
     repeat_and_select,
     sample_repetitions,
-    tnb_gamma,
-    tnb_mean,
+    stopping_distribution,
+    stopping_label,
 )
 from skdp.model_selection._search_common import (
     BestEstimatorMixin,
     check_search_rows,
+    in_memory_shape,
     seed_if_reproducible,
+    with_group_bound,
 )
 from skdp.model_selection._validation import (
     _check_scorer_inputs,
@@ -48,6 +50,7 @@ from skdp.model_selection._validation import (
     _predictions,
     _resolved_scorer,
 )
+from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._progress import Progress, format_params, plural
 from skdp.utils._validation import check_delta
 
@@ -55,7 +58,11 @@ __all__ = ["RandomStoppingSearchCV"]
 
 
 class RandomStoppingSearchCV(
-    BestEstimatorMixin, PrivateEstimatorMixin, MetaEstimatorMixin, BaseEstimator
+    BestEstimatorMixin,
+    GroupsMixin,
+    PrivateEstimatorMixin,
+    MetaEstimatorMixin,
+    BaseEstimator,
 ):
     """Tune hyper-parameters privately by random stopping (Papernot–Steinke).
 
@@ -100,8 +107,8 @@ class RandomStoppingSearchCV(
     delta : float, default=1e-6
         The δ of the conversion to ``(ε, δ)``: the search's whole δ.
     holdout_size : float, default=0.3
-        Each row is held out for scoring independently with this
-        probability; the others train the candidates.
+        Each row (each group, with ``groups``) is held out for scoring
+        independently with this probability; the others train the candidates.
     refit : bool, default=False
         ``False``: ``best_estimator_`` is the winning run's model, trained
         on the training part and already paid for. ``True``: the winning
@@ -109,6 +116,11 @@ class RandomStoppingSearchCV(
         charged as a second ledger entry (the largest candidate fit cost).
     accountant : BudgetAccountant or None, default=None
         Charged for the whole cost; ``None`` uses the default accountant.
+    max_rows_per_group : int or None, default=None
+        Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
+        (required then, refused without): the candidates (which must take
+        groups) fit with it, and the score keeps at most ``k`` rows of each
+        group. See Notes, **Groups**, and :ref:`user_level_privacy`.
     random_state : None, int or numpy.random.RandomState, default=None
         Source of ``K``, of the candidates drawn, of the split and of the
         fits' and scores' noise. ``None`` draws from the operating system's
@@ -163,6 +175,18 @@ class RandomStoppingSearchCV(
     ``sinh`` form of that proposition is not used); releases within one
     fit add up. A release stated only as ``(ε, δ)`` with ``δ > 0`` has no
     curve and is refused before the charge.
+
+    **Groups** (``fit(X, y, groups=g)``, ``max_rows_per_group=k``):
+    neighbours add or remove a whole group. A group is held out when the
+    keyed hash of its label's value is below ``holdout_size`` (one 64-bit
+    key from ``random_state``, never the rows), so for every key a group
+    lands whole in one part and no other group moves. The candidates fit
+    their part with its groups and ``k`` (their costs are stated for a
+    group); the scorer's metric gets the held-out part's groups and ``k``
+    (at most ``k`` rows of a group, ``k`` times a row's noise: its cost
+    holds for a group). So the base run's argument holds for a group,
+    given the key, hence for the mixture over keys; the charge is recorded
+    in the group unit.
 
     **Repeat and select.** All runs use the same split; conditioned on it
     (and on the added row's coin) they are independent runs of one
@@ -249,6 +273,7 @@ class RandomStoppingSearchCV(
         "holdout_size": [Interval(Real, 0, 1, closed="neither")],
         "refit": ["boolean"],
         "accountant": [HasMethods(["spend_many"]), None],
+        "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -266,6 +291,7 @@ class RandomStoppingSearchCV(
         holdout_size=0.3,
         refit=False,
         accountant=None,
+        max_rows_per_group=None,
         random_state=None,
         verbose=0,
     ):
@@ -279,6 +305,7 @@ class RandomStoppingSearchCV(
         self.holdout_size = holdout_size
         self.refit = refit
         self.accountant = accountant
+        self.max_rows_per_group = max_rows_per_group
         self.random_state = random_state
         self.verbose = verbose
 
@@ -298,15 +325,6 @@ class RandomStoppingSearchCV(
         return tags
 
     # -- public plan: everything decided before the data is read -----------
-    def _distribution(self):
-        """``(E[K], γ)``: the accounting uses the mean of the very ``γ`` the
-        sampler uses, rounded up."""
-        if self.stopping == "poisson":
-            return float(self.n_iter), None
-        gamma = tnb_gamma(float(self.n_iter), float(self.eta))
-        mean = tnb_mean(gamma, float(self.eta))
-        return math.nextafter(mean, math.inf), gamma
-
     def _plan(self, n_features):
         grid = list(ParameterGrid(self.param_grid))
         if not grid or grid == [{}]:
@@ -316,13 +334,17 @@ class RandomStoppingSearchCV(
         candidates = [clone(self.estimator).set_params(**p) for p in grid]
         for candidate in candidates:
             check_private_model(candidate)
+        if self.max_rows_per_group is not None:
+            role = "each run fits a candidate on the training part"
+            k = self.max_rows_per_group
+            candidates = [with_group_bound(self, c, k, role) for c in candidates]
         costs = [fit_cost(c, n_features) for c in candidates]
         for params, cost in zip(grid, costs, strict=True):
             check_rdp_accountable(cost, f"the candidate {format_params(params)}")
         scorer = _resolved_scorer(self.scoring, self.estimator)
         check_rdp_accountable(scorer.cost, f"the scorer {scorer!r}")
         delta = check_delta(self.delta)
-        mean, gamma = self._distribution()
+        mean, gamma = stopping_distribution(self.stopping, self.n_iter, self.eta)
         epsilon = random_stopping_epsilon(
             costs, scorer.cost, self.stopping, mean, float(self.eta), gamma, delta
         )
@@ -334,7 +356,8 @@ class RandomStoppingSearchCV(
             "mean": mean,
             "gamma": gamma,
         }
-        items = [(self._ledger_label(scorer, gamma), PrivacyCost(epsilon, delta))]
+        label = stopping_label(self.stopping, self.n_iter, self.eta, gamma, scorer)
+        items = [(label, PrivacyCost(epsilon, delta))]
         if self.refit:
             plan["refit_cost"] = largest_cost(costs)
             items.append(
@@ -342,32 +365,19 @@ class RandomStoppingSearchCV(
             )
         return plan, items
 
-    def _ledger_label(self, scorer, gamma):
-        if self.stopping == "poisson":
-            law = f"K ~ Poisson(mean {self.n_iter:g}) (Theorem 6)"
-        else:
-            law = (
-                f"K ~ truncated negative binomial (eta {self.eta:g}, gamma "
-                f"{gamma:.6g}, mean {self.n_iter:g}) (Theorem 2)"
-            )
-        return (
-            f"random stopping: best of K runs of private fit + private "
-            f"{scorer.name} on held-out rows, {law}, Papernot-Steinke RDP -> "
-            "(epsilon, delta)"
-        )
-
-    def _check_inputs(self, X, y, plan):
+    def _check_inputs(self, X, y, plan, unit):
         check_search_rows(self.estimator, X, y)
         y = check_holdout_targets(self.estimator, y)
+        fit_params = {} if unit.groups is None else {"groups": unit.groups}
         for model in plan["candidates"]:
-            check_fit_inputs(model, X, y)
-            check_fits_on_zero_rows(model, X, y)
-        _check_scorer_inputs(plan["scorer"], y)
+            check_fit_inputs(model, X, y, **fit_params)
+            check_fits_on_zero_rows(model, X, y, unit.groups)
+        _check_scorer_inputs(held_out_scorer(plan["scorer"], unit.groups, unit), y)
         return y
 
     # -- fit -----------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, groups=None):
         """Tune by random stopping; refit the winner if asked.
 
         Parameters
@@ -376,6 +386,12 @@ class RandomStoppingSearchCV(
             Training data.
         y : array-like of shape (n_samples,)
             Targets.
+        groups : array-like of shape (n_samples,), default=None
+            Each row's privacy unit (in memory), with ``max_rows_per_group``:
+            neighbours add or remove one whole group; a group lands whole in
+            the training or the held-out part, the candidates get their
+            part's groups and the score is stated for a group (Notes).
+            None: one row.
 
         Returns
         -------
@@ -389,8 +405,10 @@ class RandomStoppingSearchCV(
         X, y = indexable(X, y)
         n_features = X.shape[1] if hasattr(X, "shape") and X.ndim == 2 else None
         plan, items = self._plan(n_features)
-        self._resolve_accountant().check(sum_costs([cost for _, cost in items]))
-        y = self._check_inputs(X, y, plan)
+        unit = self._privacy_unit(groups, in_memory_shape(X))
+        stated = self._stated_for(items, unit)  # as charged: for the unit
+        self._resolve_accountant().check(sum_costs([cost for _, cost in stated]))
+        y = self._check_inputs(X, y, plan, unit)
         source = check_random_source(self.random_state)
         progress = Progress(type(self).__name__, self.verbose)
         progress(
@@ -398,7 +416,9 @@ class RandomStoppingSearchCV(
             f"Drawing candidates from {plural(len(plan['grid']), 'setting')}, "
             f"{self.n_iter:g} runs on average (the number of runs is secret)",
         )
-        accountant = self._charge(items)
+        accountant = self._charge(
+            [(unit.label(label), cost) for label, cost in items], unit=unit
+        )
         self.cost_ = sum_costs([cost for _, cost in items])
         progress(
             1,
@@ -408,31 +428,34 @@ class RandomStoppingSearchCV(
         self.n_candidates_ = len(plan["grid"])
         self.gamma_ = plan["gamma"]
         self._n_features = n_features
-        best = self._search(X, y, plan, source)
-        self._release(best, plan, X, y, source, accountant, progress)
+        best = self._search(X, y, plan, source, unit)
+        fit_params = {} if unit.groups is None else {"groups": unit.groups}
+        self._release(best, plan, X, y, source, accountant, progress, fit_params)
         return self
 
-    def _search(self, X, y, plan, source):
+    def _search(self, X, y, plan, source, unit):
         """The best run ``(score, index, model)`` of the K runs, or None."""
-        train, held = _holdout_split(_num_samples(X), self.holdout_size, source)
-        X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
-        X_held, y_held = _safe_indexing(X, held), _safe_indexing(y, held)
+        parts = split_parts(X, y, self.holdout_size, source, unit.groups)
+        scorer = held_out_scorer(plan["scorer"], parts.held_groups, unit)
+        X_train, y_train, fit_params = parts.X_train, parts.y_train, parts.fit_params
+        held_part = (scorer, parts.X_held, parts.y_held)
         eta = float(self.eta)
         return repeat_and_select(
-            lambda: self._run(plan, source, X_train, y_train, X_held, y_held),
+            lambda: self._run(plan, source, X_train, y_train, fit_params, held_part),
             lambda: sample_repetitions(
                 self.stopping, eta, plan["gamma"], plan["mean"], source
             ),
             source,
         )
 
-    def _run(self, plan, source, X_train, y_train, X_held, y_held):
+    def _run(self, plan, source, X_train, y_train, fit_params, held_part):
         """One run of the base mechanism: draw, fit, score."""
         index = int(source.integers(len(plan["grid"])))
         candidate = route_accountant(clone(plan["candidates"][index]), None)
         candidate = seed_if_reproducible(candidate, self.random_state, source)
-        model = fit_on_part(candidate, plan["costs"][index], X_train, y_train)
-        scorer = plan["scorer"]
+        cost = plan["costs"][index]
+        model = fit_on_part(candidate, cost, X_train, y_train, **fit_params)
+        scorer, X_held, y_held = held_part
         seed = _fold_seeds(self.random_state, source, 1)[0]
         estimate = _evaluate(scorer, _predictions(scorer, model, X_held), y_held, seed)
         score = scorer.sign * float(estimate.value)
@@ -440,7 +463,7 @@ class RandomStoppingSearchCV(
             score = -math.inf  # a function of the release: the public rule
         return score, index, model
 
-    def _release(self, best, plan, X, y, source, accountant, progress):
+    def _release(self, best, plan, X, y, source, accountant, progress, fit_params):
         if best is None:
             self.best_index_ = self.best_params_ = None
             self.best_score_ = math.nan
@@ -463,7 +486,7 @@ class RandomStoppingSearchCV(
         if self.refit:
             refit = clone(plan["candidates"][self.best_index_])
             refit = seed_if_reproducible(refit, self.random_state, source)
-            model = fit_on_part(refit, plan["refit_cost"], X, y)
+            model = fit_on_part(refit, plan["refit_cost"], X, y, **fit_params)
         if model is not None:
             self.best_estimator_ = route_accountant(model, accountant)
             if hasattr(model, "classes_"):

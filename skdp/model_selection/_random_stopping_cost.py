@@ -32,6 +32,8 @@ __all__ = [
     "repeat_and_select",
     "repeat_select_curve",
     "sample_repetitions",
+    "stopping_distribution",
+    "stopping_label",
     "tnb_gamma",
     "tnb_mean",
 ]
@@ -61,6 +63,32 @@ def tnb_mean(gamma, eta):
     if eta == 0.0:
         return (1.0 - gamma) / (gamma * -log_gamma)
     return eta * (1.0 - gamma) / (gamma * -math.expm1(eta * log_gamma))
+
+
+def stopping_distribution(stopping, n_iter, eta):
+    """``(E[K], γ)`` of the stopping rule (``γ`` None for Poisson): the
+    accounting uses the mean of the very ``γ`` the sampler uses, rounded
+    up."""
+    if stopping == "poisson":
+        return float(n_iter), None
+    gamma = tnb_gamma(float(n_iter), float(eta))
+    return math.nextafter(tnb_mean(gamma, float(eta)), math.inf), gamma
+
+
+def stopping_label(stopping, n_iter, eta, gamma, scorer):
+    """The ledger label of a random stopping search's charge."""
+    if stopping == "poisson":
+        law = f"K ~ Poisson(mean {n_iter:g}) (Theorem 6)"
+    else:
+        law = (
+            f"K ~ truncated negative binomial (eta {eta:g}, gamma "
+            f"{gamma:.6g}, mean {n_iter:g}) (Theorem 2)"
+        )
+    return (
+        f"random stopping: best of K runs of private fit + private "
+        f"{scorer.name} on held-out rows, {law}, Papernot-Steinke RDP -> "
+        "(epsilon, delta)"
+    )
 
 
 def tnb_gamma(mean, eta):

@@ -131,10 +131,11 @@ class NoisyMaxSearchCV(
         Candidates' own ``accountant`` parameters are overridden.
     max_rows_per_group : int or None, default=None
         Public bound ``k`` on a group's rows with ``fit(..., groups=...)``
-        (required then, refused without; ``"subsample"`` only). A whole
-        group goes to one block, so the vote does not depend on ``k``; the
-        refit estimator gets this ``k`` (it must take groups). See Notes,
-        **Groups**, and :ref:`user_level_privacy`.
+        (required then, refused without). ``"subsample"``: a whole group
+        goes to one block, so the vote does not depend on ``k``;
+        ``"holdout"``: the candidates fit with it and a held-out group
+        counts as at most ``k`` rows. The refit gets it (it must take
+        groups). See Notes, **Groups**, and :ref:`user_level_privacy`.
     random_state : None, int or numpy.random.RandomState, default=None
         Source of the partition, the selection noise and the candidates'
         seeds. ``None`` draws from the operating system's secure generator.
@@ -275,14 +276,22 @@ class NoisyMaxSearchCV(
     by the refit estimator itself (up to its charge), so it sees exactly
     the input it accepted.
 
-    **Groups** (``fit(X, y, groups=g)``, ``max_rows_per_group=k``;
-    ``"subsample"`` only). Neighbours add or remove a whole group. Each
-    group gets an independent uniform block label, so with or without any
-    one group the others' labels are alike and that group lands in one
-    block: one vote moves, for a group of any size (``k`` does not enter
-    the selection). A block's internal split keeps groups whole (``cv=1``
+    **Groups** (``fit(X, y, groups=g)``, ``max_rows_per_group=k``).
+    Neighbours add or remove a whole group. ``"subsample"``: each group
+    gets an independent uniform block label, so with or without any one
+    group the others' labels are alike and that group lands in one block:
+    one vote moves, for a group of any size (``k`` does not enter the
+    selection). A block's internal split keeps groups whole (``cv=1``
     alternates them, an integer uses group k-fold, a splitter gets
-    ``groups``); the refit gets ``groups`` and this ``k``.
+    ``groups``). ``"holdout"``: a group is held out when the keyed hash of
+    its label's value is below ``holdout_size`` (a key from
+    ``random_state``, never the rows), so it lands whole in one part and
+    no other group moves. The candidates fit their part with its groups
+    and ``k``; a held-out group of ``m`` rows adds ``min(m, k) / k`` times
+    their mean score (the expected sum of ``min(m, k)`` rows drawn
+    uniformly, over ``k``): in ``[0, 1]`` (``[-1, 0]``) in units of
+    ``k Δ``, so permute-and-flip at ``k Δ / ε``, and the parallel
+    composition above holds for a group. The refit gets ``groups``, ``k``.
 
     The refit is charged at the largest cost among the candidates (the
     winner is unknown when the charge is made). Candidate and refit fits run
@@ -409,9 +418,9 @@ class NoisyMaxSearchCV(
             Targets.
         groups : array-like of shape (n_samples,), default=None
             Each row's privacy unit (in memory), with ``max_rows_per_group``:
-            neighbours add or remove one whole group; each block holds whole
-            groups, its internal split keeps them whole, and the refit gets
-            them (Notes). None: one row.
+            neighbours add or remove one whole group; each block or part
+            holds whole groups, and the fits get them (Notes). None: one
+            row.
 
         Returns
         -------
@@ -428,7 +437,8 @@ class NoisyMaxSearchCV(
         plan, items = self._plan(n_features)
         unit = self._privacy_unit(groups, in_memory_shape(X))
         fit_params = {} if unit.groups is None else {"groups": unit.groups}
-        self._resolve_accountant().check(sum_costs([cost for _, cost in items]))
+        stated = self._stated_for(items, unit)  # as charged: for the unit
+        self._resolve_accountant().check(sum_costs([cost for _, cost in stated]))
         self._check_rows(X, y)
         if self.method == "holdout":
             y = check_holdout_targets(self.estimator, y)
@@ -436,8 +446,8 @@ class NoisyMaxSearchCV(
             check_fit_inputs(model, X, y, **fit_params)
         if self.method == "holdout":
             for model in plan["candidates"]:
-                check_fit_inputs(model, X, y)
-                check_fits_on_zero_rows(model, X, y)
+                check_fit_inputs(model, X, y, **fit_params)
+                check_fits_on_zero_rows(model, X, y, unit.groups)
         source = check_random_source(self.random_state)
         progress = Progress(type(self).__name__, self.verbose)
         progress(1, self._plan_message(plan))
@@ -458,7 +468,7 @@ class NoisyMaxSearchCV(
             trained = None
         else:
             self.best_index_, trained = self._select_holdout(
-                X, y, plan, source, progress
+                X, y, plan, source, progress, unit
             )
         self.best_params_ = dict(plan["grid"][self.best_index_])
         self.n_candidates_ = len(plan["grid"])

@@ -17,6 +17,7 @@ __all__ = [
     "check_search_rows",
     "in_memory_shape",
     "seed_if_reproducible",
+    "with_group_bound",
 ]
 
 _MAX_SEED = 2**31 - 1
@@ -64,6 +65,26 @@ def check_search_rows(estimator, X, y):
             "estimator takes NaN: impute or drop missing values with a "
             "data-independent rule first. Nothing was charged."
         ) from exc
+
+
+_TAKES_GROUPS = (
+    "Give a private skdp estimator that takes groups (a Pipeline has no "
+    "max_rows_per_group of its own)."
+)
+
+
+def with_group_bound(search, model, k, role, fix=_TAKES_GROUPS):
+    """``model`` with the search's ``max_rows_per_group=k``: one bound states
+    the unit of the whole fit. ``role`` says what the model fits with
+    groups; a model that takes no groups is refused (before the charge),
+    with ``fix``."""
+    if "max_rows_per_group" not in model.get_params(deep=False):
+        raise ValueError(
+            f"{type(search).__name__}: with groups {role} with groups, but "
+            f"{type(model).__name__} takes no groups (no max_rows_per_group "
+            f"parameter). {fix} Nothing was charged."
+        )
+    return model.set_params(max_rows_per_group=k)
 
 
 def seed_if_reproducible(model, random_state, source):

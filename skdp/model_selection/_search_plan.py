@@ -23,7 +23,7 @@ from skdp.model_selection._cost import (
     sum_costs,
 )
 from skdp.model_selection._holdout import _HOLDOUT_SCORINGS
-from skdp.model_selection._search_common import check_search_rows
+from skdp.model_selection._search_common import check_search_rows, with_group_bound
 from skdp.model_selection._subsample import is_one_split
 from skdp.utils._progress import plural
 from skdp.utils._validation import check_epsilon
@@ -65,18 +65,20 @@ class SearchPlanMixin:
             models = [self._with_group_bound(model) for model in models]
         return models
 
-    def _with_group_bound(self, model):
-        """The refit model with the search's ``max_rows_per_group``: one
-        bound states the unit of the whole fit (selection and refit)."""
-        if "max_rows_per_group" not in model.get_params(deep=False):
-            raise ValueError(
-                f"{type(self).__name__}: with groups the refit fits all the rows "
-                f"with groups, but {type(model).__name__} takes no groups (no "
-                "max_rows_per_group parameter). Pass refit=False to release "
-                "best_params_ only, or refit=callable(params) returning a "
-                "private estimator that takes groups. Nothing was charged."
-            )
-        return model.set_params(max_rows_per_group=self.max_rows_per_group)
+    def _with_group_bound(self, model, role=None):
+        """The model with the search's ``max_rows_per_group``: one bound
+        states the unit of the whole fit (selection, candidates, refit)."""
+        if role is not None:
+            return with_group_bound(self, model, self.max_rows_per_group, role)
+        return with_group_bound(
+            self,
+            model,
+            self.max_rows_per_group,
+            "the refit fits all the rows",
+            "Pass refit=False to release best_params_ only, or "
+            "refit=callable(params) returning a private estimator that takes "
+            "groups.",
+        )
 
     def _holdout_scoring(self):
         kind = get_tags(self.estimator).estimator_type
@@ -105,14 +107,6 @@ class SearchPlanMixin:
         refits = self._refit_models(grid)
         eps = check_epsilon(self.epsilon)
         plan = {"grid": grid, "candidates": candidates, "refits": refits}
-        if self.method == "holdout" and self.max_rows_per_group is not None:
-            raise ValueError(
-                f"{type(self).__name__}: method='holdout' does not take groups "
-                "(a held-out group of k rows would move every score by k rows' "
-                "scores, and the candidates would need groups too). Use "
-                "method='subsample', whose vote holds for a group of any size. "
-                "Nothing was charged."
-            )
         if self.method == "subsample":
             # no check of n_blocks against the row count, which is private:
             # a block without rows (or whose fits fail) abstains
@@ -130,6 +124,11 @@ class SearchPlanMixin:
         else:
             for candidate in candidates:
                 check_private_model(candidate)
+            if self.max_rows_per_group is not None:
+                candidates = plan["candidates"] = [
+                    self._with_group_bound(c, "each candidate fits its training part")
+                    for c in candidates
+                ]
             plan["scoring"], plan["sensitivity"] = self._holdout_scoring()
             plan["costs"] = [fit_cost(c, n_features) for c in candidates]
             items = self._holdout_items(sum_costs(plan["costs"]), eps)
@@ -170,8 +169,9 @@ class SearchPlanMixin:
         n = len(plan["grid"])
         refit = "" if plan["refits"] is None else ", then 1 refit on all rows"
         if self.method == "holdout":
+            unit = "row" if self.max_rows_per_group is None else "group"
             return (
-                f"Fitting {plural(n, 'candidate')} on the training part (each row "
+                f"Fitting {plural(n, 'candidate')} on the training part (each {unit} "
                 f"held out with probability {self.holdout_size:g}), totalling "
                 f"{plural(n, 'fit')}{refit}"
             )

@@ -6,7 +6,6 @@ a vote per block) or on a training part and scored on the held-out rest
 """
 
 import numpy as np
-from sklearn.utils import _safe_indexing
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 from threadpoolctl import threadpool_limits
@@ -15,12 +14,12 @@ from skdp.ensemble._blocks import _block_indices, _block_labels, _group_block_la
 from skdp.metrics._selection_scoring import selection_scoring
 from skdp.model_selection._cost import route_accountant
 from skdp.model_selection._holdout import (
-    _holdout_split,
     _timed_fit_on_part,
     holdout_row_scores,
     holdout_total,
     select_by_holdout_scores,
 )
+from skdp.model_selection._holdout_parts import split_parts
 from skdp.model_selection._search_common import seed_if_reproducible
 from skdp.model_selection._subsample import (
     block_votes,
@@ -73,36 +72,39 @@ class SearchSelectionMixin:
         votes = vote_histogram(choices, len(plan["candidates"]))
         return select_by_votes(votes, self.epsilon, source)
 
-    def _select_holdout(self, X, y, plan, source, progress):
-        train, held = _holdout_split(_num_samples(X), self.holdout_size, source)
-        X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
-        X_held, y_held = _safe_indexing(X, held), _safe_indexing(y, held)
+    def _select_holdout(self, X, y, plan, source, progress, unit):
+        """Candidates fitted on the training part, one chosen by their
+        summed scores on the held-out part; with groups each group lands
+        whole in one part (:func:`~._holdout_parts.holdout_split`), the
+        candidates get their part's groups and the scores are per group."""
+        parts = split_parts(X, y, self.holdout_size, source, unit.groups)
         seeded = [
             self._seed_if_reproducible(route_accountant(c, None), source)
             for c in plan["candidates"]
         ]
         with silenced():
-            trained = self._fit_candidates_on_part(
-                seeded, plan, X_train, y_train, progress
-            )
+            trained = self._fit_candidates_on_part(seeded, plan, parts, progress)
             totals = np.array(
                 [
                     holdout_total(
                         m,
-                        X_held,
-                        y_held,
+                        parts.X_held,
+                        parts.y_held,
                         plan["scoring"],
                         plan["sensitivity"],
                         holdout_row_scores,  # this module's (a test patches it)
+                        parts.held_groups,
+                        unit.max_rows,
                     )
                     for m in trained
                 ]
             )
-        # the totals are in units of the sensitivity (holdout_total)
+        # the totals are in units of the sensitivity (of k times it with
+        # groups: holdout_total)
         best = select_by_holdout_scores(totals, self.epsilon, 1.0, source)
         return best, trained[best]
 
-    def _fit_candidates_on_part(self, seeded, plan, X_train, y_train, progress):
+    def _fit_candidates_on_part(self, seeded, plan, parts, progress):
         n = len(seeded)
         return self._parallel(
             delayed(_timed_fit_on_part)(
@@ -110,8 +112,9 @@ class SearchSelectionMixin:
                 f"candidate {i + 1}/{n} ({format_params(params)})",
                 candidate,
                 cost,
-                X_train,
-                y_train,
+                parts.X_train,
+                parts.y_train,
+                **parts.fit_params,
             )
             for i, (candidate, cost, params) in enumerate(
                 zip(seeded, plan["costs"], plan["grid"], strict=True)

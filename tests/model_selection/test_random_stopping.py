@@ -101,7 +101,7 @@ def test_poisson_label_and_refit_is_a_second_entry(data):
 def test_the_charge_precedes_the_split_and_every_fit(data, monkeypatch):
     acc = budget()
     seen = []
-    split, fit = rs._holdout_split, rs.fit_on_part
+    split, fit = rs.split_parts, rs.fit_on_part
 
     def spy_split(*args):
         seen.append(("split", acc.total()[0]))
@@ -111,7 +111,7 @@ def test_the_charge_precedes_the_split_and_every_fit(data, monkeypatch):
         seen.append(("fit", acc.total()[0]))
         return fit(*args)
 
-    monkeypatch.setattr(rs, "_holdout_split", spy_split)
+    monkeypatch.setattr(rs, "split_parts", spy_split)
     monkeypatch.setattr(rs, "fit_on_part", spy_fit)
     s = search(accountant=acc).fit(*data)
     assert seen[0][0] == "split" and len(seen) >= 2

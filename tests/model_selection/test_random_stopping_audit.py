@@ -14,7 +14,7 @@ row present (``d1``)    9/16      3/16      4/16
 ====================  ========  ========  ========
 
 (every ratio is 3 or 1/3). The claim is what the search charges: its own
-``K ~ D_{η,γ}`` of mean 5 (``_distribution``) and
+``K ~ D_{η,γ}`` of mean 5 (``stopping_distribution``) and
 :func:`random_stopping_epsilon` of that pure base at ``δ = 1e-5``. Three
 levels rather than two: the middle level is where the best of ``K`` runs
 leaks most (``P[best = 1]`` is ``G(F(1)) - G(F(0))`` with ``G`` the generating
@@ -51,6 +51,7 @@ from skdp.model_selection._random_stopping_cost import (
     random_stopping_epsilon,
     repeat_and_select,
     sample_repetitions,
+    stopping_distribution,
     tnb_gamma,
 )
 
@@ -66,7 +67,7 @@ AUDIT = {"n_samples": 40_000, "n_pilot": 10_000, "random_state": 0}
 def search_plan(eta, n_iter=N_ITER):
     """``(E[K], γ)`` exactly as the search samples and accounts them."""
     search = RandomStoppingSearchCV(None, {}, scoring=None, n_iter=n_iter, eta=eta)
-    return search._distribution()
+    return stopping_distribution(search.stopping, search.n_iter, search.eta)
 
 
 def claim(eta):
