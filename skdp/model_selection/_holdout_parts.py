@@ -42,8 +42,8 @@ import numpy as np
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
 
-from skdp.utils._groups import as_group_labels, group_codes
-from skdp.utils._label_hashes import _group_keys, _label_hash_by_code
+from skdp.utils._group_labels import GroupLabels
+from skdp.utils._label_hashes import _group_keys
 
 __all__ = [
     "HoldoutParts",
@@ -63,37 +63,35 @@ _FRACTION_STEP = 2.0**-53
 def held_out_groups(groups, holdout_size, key):
     """Whether each row's group is held out (one side per group).
 
-        Parameters
-        ----------
-        groups : array-like of shape (n_samples,)
-            Group labels (checked: no missing label).
-        holdout_size : float
-            The probability, over ``key``, that a group is held out.
-        key : int
-            In ``[0, 2**64)``, drawn from the search's random source.
+    Parameters
+    ----------
+    groups : array-like of shape (n_samples,) or GroupLabels
+        Group labels (checked: no missing label). A fit passes its unit's
+        :class:`~skdp.utils._group_labels.GroupLabels`, whose label hashes
+        were computed before the charge: no label is read here then.
+    holdout_size : float
+        The probability, over ``key``, that a group is held out.
+    key : int
+        In ``[0, 2**64)``, drawn from the search's random source.
 
-        Returns
-        -------
-        held : ndarray of bool of shape (n_samples,)
+    Returns
+    -------
+    held : ndarray of bool of shape (n_samples,)
 
-        Examples
-        --------
-        >>> import copy
-
-    import numpy as np
-        >>> from skdp.model_selection._holdout_parts import held_out_groups
-        >>> held = held_out_groups([7, 7, "a", 7], 0.5, key=3)
-        >>> bool(held[0] == held[1] == held[3])
-        True
+    Examples
+    --------
+    >>> from skdp.model_selection._holdout_parts import held_out_groups
+    >>> held = held_out_groups([7, 7, "a", 7], 0.5, key=3)
+    >>> bool(held[0] == held[1] == held[3])
+    True
     """
-    labels = as_group_labels(groups)
-    codes, n_codes = group_codes(labels)
-    if codes.size == 0:
+    labels = GroupLabels.of(groups)
+    if len(labels) == 0:
         return np.zeros(0, dtype=bool)
     salted = int(np.uint64(key) ^ _HOLDOUT_SALT)
-    keys = _group_keys(salted, _label_hash_by_code(labels, codes, n_codes))
+    keys = _group_keys(salted, labels.label_keys())  # equal labels: equal keys
     fraction = (keys >> _FRACTION_SHIFT).astype(np.float64) * _FRACTION_STEP
-    return (fraction < holdout_size)[codes]
+    return fraction < holdout_size
 
 
 def holdout_split(n_samples, holdout_size, source, groups=None):
