@@ -118,6 +118,33 @@ def test_held_weights_one_in_any_format_are_the_unweighted_fit(name):
             np.testing.assert_array_equal(a, b)
 
 
+def test_held_the_private_steps_do_not_read_the_weights():
+    # held: labels, private bounds, private bins and the target range are
+    # the same for any weights (same seed): a row counts 1 in them whatever
+    # its weight, the unweighted sensitivity
+    X, y, w = _data(600)
+    y = np.digitize(X[:, 0], [0.33, 0.66])
+    steps = {"tree": ({"classes": None, "bounds": None}, ("classes_", "lower_",
+             "upper_")), "hgb_c": ({"classes": None, "feature_bounds": None},
+             ("classes_",)), "hgb_r": ({"target_bounds": None, "feature_bounds":
+             None}, ("target_range_",))}  # fmt: skip
+    for name, (private, attrs) in steps.items():
+        params = {**private, "epsilon": 8.0, "delta": 1e-6}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # noise warnings of released values
+            a = _fit(name, X, y, sample_weight=w, params=params)
+            b = _fit(name, X, y, sample_weight=np.where(y == 0, 0.0, w[::-1]),
+                     params=params)  # fmt: skip
+        for attr in attrs:
+            np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
+        if name != "tree":
+            bins_a, bins_b = vars(a._bin_mapper), vars(b._bin_mapper)
+            assert bins_a.keys() == bins_b.keys()
+            for key, value in bins_a.items():
+                for one, other in zip(value or [], bins_b[key] or [], strict=True):
+                    np.testing.assert_array_equal(one, other)
+
+
 # -- (2) float edges: held ------------------------------------------------------
 EDGE_WEIGHTS = np.array([0.0, 5e-324, 2.0**-33, 2.0**-32, 2.0**-20 - 2.0**-60,
                          0.5 + 2.0**-53, 1 - 2.0**-53, 1.0])  # fmt: skip
