@@ -257,8 +257,15 @@ default=None
     before the charge; brute-forced with weights at both ends of [0, 1] in
     tests/tree/test_tree_inputs.py). The weighted counts are summed in
     integers on the grid ``2**-32`` and handed to the release exactly
-    (:func:`~skdp.tree._leaf_counts.weighted_leaf_class_counts`); weights 1
-    give the unweighted fit bit for bit, a weight 0 the row removed. As
+    (:func:`~skdp.tree._leaf_counts.weighted_leaf_class_counts`). Weights 1
+    give the unweighted fit bit for bit without groups; with groups a row's
+    weight is part of the content the kept-rows choice hashes, so all-ones
+    weights keep other rows than no weights (equally private). A weight 0
+    is the row removed only with public ``bounds`` and ``classes``, no
+    groups and ``tree_rows="all"``: such a row still widens private bounds,
+    counts in the label selection, takes one of its group's ``k`` places,
+    and draws a tree with ``tree_rows="disjoint"`` (moving the other rows'
+    draws). As
     ε → ∞ each non-empty leaf's probabilities are its rows' weighted class
     frequencies (scikit-learn's weighted leaves). The splits, the private
     bounds and the label selection do not read the weights.

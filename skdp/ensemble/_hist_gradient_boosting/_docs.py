@@ -89,8 +89,12 @@ _NOTES = r"""
     would break the bounds and are refused before the charge. The split
     gains and leaf values read the weighted sums: as ε → ∞ the fit is
     scikit-learn's with the same ``sample_weight`` on the same bins;
-    weights 1 give the unweighted fit bit for bit. The private bins and the
-    private target range do not read the weights.
+    weights 1 give the unweighted fit bit for bit without groups (with
+    groups a row's weight is part of the content the kept-rows choice
+    hashes, so all-ones weights keep other rows than no weights). The
+    private bins, the private target range and the label selection do not
+    read the weights: a row of weight 0 still counts in them (and takes one
+    of its group's places).
 
     **Dask input** is refused before the charge: every level of every tree
     reads all rows again with the gradients of the rounds before, which
