@@ -192,7 +192,8 @@ def test_candidates_and_scores_get_their_parts_whole_groups(search, spy, monkeyp
     spy(monkeypatch, seen)
     accountant = BudgetAccountant(delta=1.0)
     search(accountant=accountant, random_state=0).fit(X, y, groups=groups)
-    train, held = set(seen["train"].tolist()), set(seen["held"].tolist())
+    train = set(np.asarray(seen["train"]).tolist())
+    held = set(np.asarray(seen["held"]).tolist())
     assert not train & held and train | held == set(groups.tolist())
     assert seen["k"] == seen["held_k"] == K
     labels = [e.label for e in accountant.entries]

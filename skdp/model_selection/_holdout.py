@@ -74,7 +74,7 @@ def check_fits_on_zero_rows(candidate, X, y, groups=None):
     """
     no_rows = np.array([], dtype=np.intp)
     X_none, y_none = _safe_indexing(X, no_rows), _safe_indexing(y, no_rows)
-    fit_params = {} if groups is None else {"groups": np.asarray(groups)[no_rows]}
+    fit_params = {} if groups is None else {"groups": groups[no_rows]}
     try:
         with fits_on_zero_rows():
             check_fit_inputs(candidate, X_none, y_none, **fit_params)
