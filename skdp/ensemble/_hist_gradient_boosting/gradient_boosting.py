@@ -71,6 +71,7 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
         "max_features": [Interval(Real, 0, 1, closed="right")],
+        "bin_share": [Interval(Real, 0, 0.5, closed="right")],
         "boosting": [StrOptions({"trees", "cyclic"})],
         "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "feature_bounds": ["array-like", None],
@@ -180,6 +181,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         max_bins=8,
         l2_regularization=0.0,
         max_features=0.3,
+        bin_share=BIN_SHARE,
         boosting="trees",
         feature_bounds=None,
         max_rows_per_group=None,
@@ -196,6 +198,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         self.max_bins = max_bins
         self.l2_regularization = l2_regularization
         self.max_features = max_features
+        self.bin_share = bin_share
         self.boosting = boosting
         self.feature_bounds = feature_bounds
         self.max_rows_per_group = max_rows_per_group
@@ -238,7 +241,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         )
         n, d = X.shape
         mapper = self._bin_plan(d)
-        extra = [] if mapper is not None else [BIN_SHARE]
+        extra = [] if mapper is not None else [self.bin_share]
         k = planned_trees(labels.classes, self.max_classes)
         unit = self._privacy_unit(groups, X)
         unit.refuse_private(self, "label set", "classes=[...]", self.classes is None)
@@ -377,6 +380,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         max_bins=8,
         l2_regularization=0.0,
         max_features=0.3,
+        bin_share=BIN_SHARE,
         boosting="trees",
         feature_bounds=None,
         max_rows_per_group=None,
@@ -392,6 +396,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         self.max_bins = max_bins
         self.l2_regularization = l2_regularization
         self.max_features = max_features
+        self.bin_share = bin_share
         self.boosting = boosting
         self.feature_bounds = feature_bounds
         self.max_rows_per_group = max_rows_per_group
@@ -426,7 +431,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         n, d = X.shape
         stated = check_target_bounds(self.target_bounds, name)
         mapper = self._bin_plan(d)
-        extra = [] if mapper is not None else [BIN_SHARE]
+        extra = [] if mapper is not None else [self.bin_share]
         extra += [] if stated is not None else [TARGET_SHARE]
         unit = self._privacy_unit(groups, X)
         multipliers = self._multipliers(
