@@ -52,7 +52,6 @@ from skdp.utils._validation import check_bounds, validate_private_data
 
 __all__ = [
     "BASELINE_SHARE",
-    "BIN_SHARE",
     "HISTOGRAM_SHARE",
     "PrivateHistGradientBoostingClassifier",
     "PrivateHistGradientBoostingRegressor",
@@ -80,11 +79,12 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
     }
 
     def _bin_plan(self, d):
-        """The public bin mapper, or None for private bins (before the charge)."""
+        """The public bin mapper and no share, or None and the private bins'
+        share (before the charge)."""
         if self.feature_bounds is None:
-            return None
+            return None, [self.bin_share]
         lower, upper = check_bounds(self.feature_bounds, d, name="feature_bounds")
-        return BinMapper.public(lower, upper, self.max_bins)
+        return BinMapper.public(lower, upper, self.max_bins), []
 
     def _shares(self, extra_shares, d=None):
         cyclic = d if self.boosting == "cyclic" else None
@@ -240,8 +240,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
             self.classes, self.epsilon, self.delta, y, name
         )
         n, d = X.shape
-        mapper = self._bin_plan(d)
-        extra = [] if mapper is not None else [self.bin_share]
+        mapper, extra = self._bin_plan(d)
         k = planned_trees(labels.classes, self.max_classes)
         unit = self._privacy_unit(groups, X)
         unit.refuse_private(self, "label set", "classes=[...]", self.classes is None)
@@ -430,8 +429,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         X, y = validate_private_data(self, X, y, order="C", y_numeric=True)
         n, d = X.shape
         stated = check_target_bounds(self.target_bounds, name)
-        mapper = self._bin_plan(d)
-        extra = [] if mapper is not None else [self.bin_share]
+        mapper, extra = self._bin_plan(d)
         extra += [] if stated is not None else [TARGET_SHARE]
         unit = self._privacy_unit(groups, X)
         multipliers = self._multipliers(
