@@ -144,12 +144,11 @@ def _aligned_blocks(array, size):
     neither). A block never mixes signs, and a block of 8 or more cells is
     whole binades."""
     d = array.shape[0]
-    blocks = []
-    for start in (0, _PER_SIGN + 1):
-        view = array[:, start : start + _PER_SIGN].view()
-        view.shape = (d, _PER_SIGN // size, size)  # a view, never a copy
-        blocks.append(view)
-    return blocks
+    # splitting a contiguous last axis: numpy returns a view, never a copy
+    return [
+        array[:, start : start + _PER_SIGN].reshape(d, _PER_SIGN // size, size)
+        for start in (0, _PER_SIGN + 1)
+    ]
 
 
 def released_mass(noisy, noise_sd):
