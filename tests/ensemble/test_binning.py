@@ -13,7 +13,10 @@ from skdp.ensemble._hist_gradient_boosting.binning import (
     cell_lower_edges,
     cuts_from_counts,
     grid_cells,
+    release_private_bins,
+    released_mass,
 )
+from skdp.mechanisms import check_random_source
 
 BIG = np.finfo(float).max
 TINY = 5e-324
@@ -79,6 +82,52 @@ def test_cuts_split_the_released_mass_in_equal_parts():
     assert cuts.tolist() == [11, 12, 13]
     (none,) = cuts_from_counts(np.zeros((1, N_CELLS)), noise_sd=1.0, max_bins=4)
     assert none.size == 0
+
+
+def test_a_tail_whose_cells_drown_in_noise_gets_mass_where_a_run_stands_out():
+    """Hand-derived (noise deviation 5, threshold 4 deviations): 16 cells of
+    10 rows each fail alone (10 < 20), in pairs (20 < 4 * 5 * sqrt(2)) and
+    fours (40 = 4 * 5 * 2, not above), and stand out in aligned eights (80
+    > 4 * 5 * sqrt(8) = 56.6): each eight's 80 is the mass of its last
+    cell. A spike standing out alone keeps its own count; the rest of its
+    block counts without it."""
+    start = N_CELLS // 2 + 1 + 64  # a positive block of 8 starts here
+    noisy = np.zeros((1, N_CELLS))
+    noisy[0, start : start + 16] = 10.0
+    noisy[0, start + 40] = 100.0
+    noisy[0, start + 41] = 15.0  # alone 15 < 20; its block without the spike too
+    mass = released_mass(noisy, noise_sd=5.0)[0]
+    assert np.flatnonzero(mass).tolist() == [start + 7, start + 15, start + 40]
+    assert mass[[start + 7, start + 15, start + 40]].tolist() == [80.0, 80.0, 100.0]
+    # the tail alone: two bins split it at its middle (no cut without it)
+    tail = np.zeros((1, N_CELLS))
+    tail[0, start : start + 16] = 10.0
+    (cuts,) = cuts_from_counts(tail, noise_sd=5.0, max_bins=2)
+    assert cuts.tolist() == [start + 8]
+
+
+def test_pure_noise_seldom_makes_a_cut():
+    """1,000 features of pure noise (deviation 1): a cell or a block stands
+    out by chance in about 6 % of them, but one cell of mass makes no cut;
+    two in one feature are rare (seeded: under 1 % of the features)."""
+    noisy = np.random.default_rng(0).normal(0.0, 1.0, (1_000, N_CELLS))
+    cuts = cuts_from_counts(noisy, noise_sd=1.0, max_bins=8)
+    assert np.mean([c.size > 0 for c in cuts]) < 0.01
+
+
+def test_private_bins_cut_a_thin_tail_above_a_spike_at_zero():
+    """A zero-inflated column (Adult's capital gains): 90 % zeros, 10 % spread
+    over three binades (about 83 rows per cell), noise deviation 42 (a tail
+    cell alone stands out rarely). Seeds 0-4: the tail's rows fall in 2.8
+    bins on average (before: 1.4; a single tail bin can not split it)."""
+    rng = np.random.default_rng(0)
+    X = np.where(rng.random(20_000) < 0.9, 0.0, rng.uniform(1e3, 8e3, 20_000))
+    X = X[:, None]
+    tail_bins = []
+    for seed in range(5):
+        _, binned = release_private_bins(X, 2_000 / 48, 32, check_random_source(seed))
+        tail_bins.append(np.unique(binned[X[:, 0] > 0]).size)
+    assert np.mean(tail_bins) >= 2.5
 
 
 def test_private_bin_mapper_bins_by_cells():

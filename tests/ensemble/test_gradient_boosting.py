@@ -95,6 +95,31 @@ def test_releases_compose_to_the_charged_gaussian(monkeypatch, n_classes, bounds
     assert clf.n_trees_per_iteration_ == (1 if n_classes == 2 else n_classes)
 
 
+def test_bin_share_moves_budget_from_the_trees_to_the_bins_not_the_charge(
+    monkeypatch,
+):
+    """bin_share=0.3: the private bins (sensitivity sqrt(d)) are released at
+    R / sqrt(0.3) for the charged R, the releases still compose to it, and
+    fit_cost and the accountant's total are unchanged; a share above 0.5 is
+    refused before anything is charged."""
+    calls = record_releases(monkeypatch)
+    X, y = data(600)
+    acc = accountant()
+    clf = PrivateHistGradientBoostingClassifier(
+        classes=[0, 1], bin_share=0.3, accountant=acc, random_state=0, **SMALL
+    )
+    assert fit_cost(clf) == fit_cost(clf.set_params(bin_share=0.1))
+    clf.set_params(bin_share=0.3).fit(X, y)
+    charged = gaussian_fit_cost(1.0, 1e-6).noise_multiplier
+    (bins,) = [r for s, r in calls if s == pytest.approx(math.sqrt(X.shape[1]))]
+    assert bins == pytest.approx(charged / math.sqrt(0.3), rel=1e-12)
+    assert sum(1 / r**2 for _, r in calls) == pytest.approx(1 / charged**2, rel=1e-9)
+    assert tuple(acc.total()) == pytest.approx((1.0, 1e-6), rel=1e-15)
+    with pytest.raises(ValueError, match="bin_share"):
+        clf.set_params(bin_share=0.6).fit(X, y)
+    assert tuple(acc.total()) == pytest.approx((1.0, 1e-6), rel=1e-15)
+
+
 def test_sampled_features_lower_the_level_sensitivity_not_the_charge(monkeypatch):
     """max_features=0.5 of 4 features: every level is released at
     sqrt(2 (1 + 1/16)) (two features per node), the releases still compose

@@ -168,3 +168,13 @@ def test_each_node_splits_on_one_of_its_sampled_features(monkeypatch):
         assert np.all(mask[np.flatnonzero(split), feature[split]])
         splits += split.sum()
     assert splits == 7  # every node found a useful split on its one feature
+
+
+def test_a_leaf_value_is_shrunk_by_two_deviations_of_its_hessian_noise():
+    """Hand-derived: leaf multiplier 3, g in [-1, 1], h in [0, 1/4],
+    ``l2_regularization`` 0.5: λ = 0.5 + 2 * 3 * sqrt(1 + 1/16) + 1e-3; without
+    noise (multiplier None) λ = 0.5 + 1e-3."""
+    plan = grower.TreePlan(2, 5.0, 3.0, 1.0, 0.25, 0.5, 0.1)
+    assert plan.leaf_lambda() == pytest.approx(0.5 + 6 * math.sqrt(17 / 16) + 1e-3)
+    exact = grower.TreePlan(2, None, None, 1.0, 0.25, 0.5, 0.1)
+    assert exact.leaf_lambda() == pytest.approx(0.501)

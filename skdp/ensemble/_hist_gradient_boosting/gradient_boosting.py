@@ -56,7 +56,6 @@ from skdp.utils._validation import check_bounds, validate_private_data
 
 __all__ = [
     "BASELINE_SHARE",
-    "BIN_SHARE",
     "HISTOGRAM_SHARE",
     "PrivateHistGradientBoostingClassifier",
     "PrivateHistGradientBoostingRegressor",
@@ -75,6 +74,7 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         "max_bins": [Interval(Integral, 2, 255, closed="both")],
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
         "max_features": [Interval(Real, 0, 1, closed="right")],
+        "bin_share": [Interval(Real, 0, 0.5, closed="right")],
         "boosting": [StrOptions({"trees", "cyclic"})],
         "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "feature_bounds": ["array-like", None],
@@ -83,11 +83,12 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
     }
 
     def _bin_plan(self, d):
-        """The public bin mapper, or None for private bins (before the charge)."""
+        """The public bin mapper and no share, or None and the private bins'
+        share (before the charge)."""
         if self.feature_bounds is None:
-            return None
+            return None, [self.bin_share]
         lower, upper = check_bounds(self.feature_bounds, d, name="feature_bounds")
-        return BinMapper.public(lower, upper, self.max_bins)
+        return BinMapper.public(lower, upper, self.max_bins), []
 
     def _shares(self, extra_shares, d=None):
         cyclic = d if self.boosting == "cyclic" else None
@@ -184,6 +185,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         max_bins=8,
         l2_regularization=0.0,
         max_features=0.3,
+        bin_share=BIN_SHARE,
         boosting="trees",
         feature_bounds=None,
         max_rows_per_group=None,
@@ -200,6 +202,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         self.max_bins = max_bins
         self.l2_regularization = l2_regularization
         self.max_features = max_features
+        self.bin_share = bin_share
         self.boosting = boosting
         self.feature_bounds = feature_bounds
         self.max_rows_per_group = max_rows_per_group
@@ -227,8 +230,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
             self.classes, self.epsilon, self.delta, y, name
         )
         n, d = X.shape
-        mapper = self._bin_plan(d)
-        extra = [] if mapper is not None else [BIN_SHARE]
+        mapper, extra = self._bin_plan(d)
         k = planned_trees(labels.classes, self.max_classes)
         unit = self._privacy_unit(groups, X)
         unit.refuse_private(self, "label set", "classes=[...]", self.classes is None)
@@ -370,6 +372,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         max_bins=8,
         l2_regularization=0.0,
         max_features=0.3,
+        bin_share=BIN_SHARE,
         boosting="trees",
         feature_bounds=None,
         max_rows_per_group=None,
@@ -385,6 +388,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         self.max_bins = max_bins
         self.l2_regularization = l2_regularization
         self.max_features = max_features
+        self.bin_share = bin_share
         self.boosting = boosting
         self.feature_bounds = feature_bounds
         self.max_rows_per_group = max_rows_per_group
@@ -404,8 +408,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         weights = check_row_weights(self, sample_weight, X)
         n, d = X.shape
         stated = check_target_bounds(self.target_bounds, name)
-        mapper = self._bin_plan(d)
-        extra = [] if mapper is not None else [BIN_SHARE]
+        mapper, extra = self._bin_plan(d)
         extra += [] if stated is not None else [TARGET_SHARE]
         unit = self._privacy_unit(groups, X)
         multipliers = self._multipliers(
