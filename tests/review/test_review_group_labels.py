@@ -1,0 +1,140 @@
+"""Review of the privacy unit's GroupLabels and of the groups routing.
+
+Attacks on: labels read after the charge (a label object pickled to a
+worker), GroupLabels given by a caller (forged codes or hashes made the
+bounding raise after the charge), the routing request of a step without
+``max_rows_per_group``, and the robust scaler's planned parts.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+import skdp
+from skdp.model_selection import _subsample
+from skdp.utils._group_labels import GroupLabels
+
+
+class _UnpicklableLabel:
+    """A label that hashes and compares soundly and refuses to be pickled
+    once ``broken`` (the budget charged)."""
+
+    broken = False
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __eq__(self, other):
+        return isinstance(other, _UnpicklableLabel) and self.value == other.value
+
+    def __reduce__(self):
+        if _UnpicklableLabel.broken:
+            raise RuntimeError("label pickled after the charge")
+        return (_UnpicklableLabel, (self.value,))
+
+
+def _people(n_people=30, seed=0):
+    rng = np.random.default_rng(seed)
+    person = np.repeat(np.arange(n_people), rng.integers(1, 7, n_people))
+    X = rng.uniform(0, 10, size=(person.size, 2))
+    y = (X[:, 0] > 5).astype(int)
+    return X, y, person
+
+
+class _PicklingParallel:
+    """joblib's Parallel as worker processes see the tasks: pickled."""
+
+    def __init__(self, **kwargs):
+        pass
+
+    def __call__(self, calls):
+        for function, args, kwargs in calls:
+            pickle.dumps((args, kwargs))
+            yield function(*args, **kwargs)
+
+
+def test_search_workers_get_no_label_object_after_the_charge(monkeypatch):
+    # NoisyMaxSearchCV(method='subsample', n_jobs=2) sent each block its
+    # GroupLabels (the label objects) to a worker process after the charge:
+    # a label that failed to pickle made the search raise with the budget
+    # spent (PicklingError). The blocks now get their group numbers.
+    spend_many = skdp.BudgetAccountant.spend_many
+
+    def spend_then_break(self, *args, **kwargs):
+        entries = spend_many(self, *args, **kwargs)
+        _UnpicklableLabel.broken = True
+        return entries
+
+    monkeypatch.setattr(skdp.BudgetAccountant, "spend_many", spend_then_break)
+    monkeypatch.setattr(_UnpicklableLabel, "broken", False)
+    # a worker process receives its task pickled: pickle each task here and
+    # run it in this process (no 5 s start of worker processes)
+    monkeypatch.setattr(_subsample, "Parallel", _PicklingParallel)
+    X, y, person = _people()
+    labels = [_UnpicklableLabel(int(p)) for p in person]
+    search = skdp.NoisyMaxSearchCV(
+        LogisticRegression(),
+        {"C": [1e-3, 1.0]},
+        n_blocks=3,
+        refit=False,
+        n_jobs=2,  # processes: the tasks are pickled
+        max_rows_per_group=3,
+        random_state=0,
+        accountant=skdp.BudgetAccountant(),
+    )
+    search.fit(X, y, groups=labels)
+    assert _UnpicklableLabel.broken  # the charge came before the blocks
+    _UnpicklableLabel.broken = False
+    same = search.set_params(n_jobs=1, accountant=skdp.BudgetAccountant())
+    assert same.fit(X, y, groups=person).best_index_ == search.best_index_
+
+
+def _forged(person):
+    codes = person.astype(np.int64)
+    n = int(codes.max()) + 1
+    return {
+        "n_codes too small": GroupLabels(person, codes, 3, np.zeros(3, np.uint64)),
+        "code_hashes too short": GroupLabels(person, codes, n, np.zeros(2, np.uint64)),
+        "negative codes": GroupLabels(person, codes - 5, n, np.zeros(n, np.uint64)),
+        "float codes": GroupLabels(person, codes + 0.0, n, np.zeros(n, np.uint64)),
+        "labels too short": GroupLabels(person[:3], codes, n, np.zeros(n, np.uint64)),
+    }
+
+
+@pytest.mark.parametrize("forgery", list(_forged(np.arange(3))))
+def test_forged_group_labels_are_refused_before_the_charge(forgery):
+    # GroupLabels is taken as checked: codes out of [0, n_codes), hashes of
+    # another length or labels of another length made kept_rows /
+    # partition_rows raise (IndexError, ValueError, TypeError) after the
+    # budget was charged
+    X, _, person = _people()
+    groups = _forged(person)[forgery]
+    for estimator in (
+        skdp.PrivateMean(bounds=(0, 10), max_rows_per_group=3),
+        skdp.stats.PrivateHistogram(
+            bins=3, bounds=(0, 10), max_rows_per_group=3, max_partitions_per_group=1
+        ),
+    ):
+        accountant = skdp.BudgetAccountant()
+        with pytest.raises(ValueError, match=r"GroupLabels whose.*Nothing was charged"):
+            estimator.set_params(accountant=accountant).fit(X[:, :1], groups=groups)
+        assert len(accountant.entries) == 0
+
+
+def test_checked_group_labels_are_accepted_as_the_raw_labels():
+    # the check refuses forgeries only: GroupLabels.of(labels) and its
+    # subsets release exactly what the raw labels release
+    X, _, person = _people()
+    rows = np.flatnonzero(person % 3 != 1)
+    released = []
+    for groups in (person[rows], GroupLabels.of(person)[rows]):
+        mean = skdp.PrivateMean(
+            bounds=(0, 10), max_rows_per_group=2, random_state=0
+        ).set_params(accountant=skdp.BudgetAccountant())
+        released.append(mean.fit(X[rows], groups=groups).mean_.tolist())
+    assert released[0] == released[1]
