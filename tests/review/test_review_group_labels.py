@@ -10,7 +10,9 @@ import pickle
 
 import numpy as np
 import pytest
+import sklearn
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
 
 import skdp
 from skdp.model_selection import _subsample
@@ -138,3 +140,39 @@ def test_checked_group_labels_are_accepted_as_the_raw_labels():
         ).set_params(accountant=skdp.BudgetAccountant())
         released.append(mean.fit(X[rows], groups=groups).mean_.tolist())
     assert released[0] == released[1]
+
+
+@pytest.fixture
+def routing():
+    with sklearn.config_context(enable_metadata_routing=True):
+        yield
+
+
+def test_a_bound_dropped_after_another_request_leaves_groups_unset(routing):
+    # any set_*_request stores the whole request (groups requested while
+    # the bound was stated); a later set_params(max_rows_per_group=None)
+    # kept it requested, so the step got groups and refused in its own fit
+    # after the pipeline's scaler had charged (1 entry spent)
+    X, y, person = _people()
+    accountant = skdp.BudgetAccountant(delta=1.0)
+    last = skdp.PrivateLogisticRegression(
+        classes=[0, 1], max_rows_per_group=3, accountant=accountant
+    )
+    last.set_fit_request(sample_weight=True).set_params(max_rows_per_group=None)
+    assert last.get_metadata_routing().fit.requests["groups"] is None
+    pipe = make_pipeline(
+        skdp.PrivateMinMaxScaler(max_rows_per_group=3, accountant=accountant), last
+    )
+    with pytest.raises(ValueError, match=r"groups.*PrivateLogisticRegression"):
+        pipe.fit(X, y, groups=person)
+    assert len(accountant.entries) == 0
+
+
+def test_a_bound_stated_after_another_request_requests_groups(routing):
+    # the other way: a request stored while unbounded (groups unset) stayed
+    # unset once the bound was stated, and the router refused the groups
+    model = skdp.PrivateLogisticRegression(classes=[0, 1])
+    model.set_fit_request(sample_weight=True).set_params(max_rows_per_group=3)
+    assert model.get_metadata_routing().fit.requests["groups"] is True
+    model.set_fit_request(groups=False)  # the caller's statement is kept
+    assert model.get_metadata_routing().fit.requests["groups"] is False
