@@ -176,3 +176,50 @@ def test_a_bound_stated_after_another_request_requests_groups(routing):
     assert model.get_metadata_routing().fit.requests["groups"] is True
     model.set_fit_request(groups=False)  # the caller's statement is kept
     assert model.get_metadata_routing().fit.requests["groups"] is False
+
+
+@pytest.mark.parametrize("composition", ["basic", "zcdp", "pld"])
+def test_robust_scaler_planned_parts_are_the_recorded_ones(composition):
+    # fit_cost returns the ledger parts fit charges: under zCDP one (ε, δ)
+    # atom counts more than its parts, and a group fit in a row ledger (or
+    # a row fit in a person ledger) converts each part (held: equal totals
+    # for both scale methods, with and without proposals; PLD refuses both
+    # the plan and the fit before any charge)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, size=(120, 2))
+    person = np.arange(120) // 4
+    slack = 1e-6 if composition == "zcdp" else 0.0
+    for scale, proposal, grouped, person_ledger in [
+        ("quantile", None, False, True),
+        ("dwork_lei", None, True, False),
+        ("quantile", 0.5, True, True),
+        ("dwork_lei", 0.5, False, False),
+    ]:
+        unit = {"unit": "group", "max_rows_per_group": 5} if person_ledger else {}
+        accountants = [
+            skdp.BudgetAccountant(
+                50.0, 1e-2, composition=composition, slack=slack, **unit
+            )
+            for _ in range(2)
+        ]
+        model = skdp.PrivateRobustScaler(
+            bounds=(0, 10),
+            scale_method=scale,
+            proposed_sensitivity=proposal,
+            delta=1e-5,
+            random_state=0,
+            max_rows_per_group=3 if grouped else None,
+            accountant=accountants[0],
+        )
+        plan = skdp.model_selection.fit_cost(model, 2)
+        if composition == "pld":
+            with pytest.raises(ValueError, match="pld"):
+                model.fit(X, groups=person if grouped else None)
+            with pytest.raises(ValueError, match="pld"):
+                accountants[1].spend(plan, label="plan")
+            assert len(accountants[0].entries) == 0
+            continue
+        model.fit(X, groups=person if grouped else None)
+        accountants[1].spend(plan, label="plan")
+        assert accountants[0].total() == accountants[1].total()
+        assert len(accountants[0].entries) == len(accountants[1].entries)
