@@ -138,14 +138,21 @@ class PrivateEstimatorMixin:
         (``UnsetMetadataPassedError``) while it routes, before any step is
         fitted: a step with no bound on a group's rows would otherwise run
         at row level, or refuse in its own ``fit`` after the earlier steps
-        had charged the budget. An explicit ``set_fit_request(groups=...)``
-        is kept as given (``False``: this step ignores the groups and
-        protects one row, a choice stated by the caller).
+        had charged the budget. A ``set_fit_request(groups=False)`` (this
+        step ignores the groups and protects one row, a choice stated by the
+        caller) or an alias is kept as given; otherwise the request follows
+        the bound as it is now, so a ``set_params(max_rows_per_group=None)``
+        after any ``set_*_request`` (which stores the whole request, groups
+        requested while the bound was stated) leaves it unset too. An
+        explicit ``groups=True`` without a bound is unset as well: the fit
+        would refuse it, after the earlier steps had charged.
         """
         requests = super()._get_metadata_request()
-        stated = "_metadata_request" in vars(self)
-        if not stated and getattr(self, "max_rows_per_group", None) is None:
-            requests.fit.add_request(param="groups", alias=None)
+        given = requests.fit.requests.get("groups")
+        if given is False or isinstance(given, str):
+            return requests
+        bounded = getattr(self, "max_rows_per_group", None) is not None
+        requests.fit.add_request(param="groups", alias=True if bounded else None)
         return requests
 
     # scikit-learn's HTML repr draws the "?" link from these; a subclass

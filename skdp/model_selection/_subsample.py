@@ -37,7 +37,7 @@ from skdp.ensemble._blocks import (
 )
 from skdp.mechanisms import permute_and_flip
 from skdp.model_selection._cost import accountant_keys, route_accountant
-from skdp.utils._groups import group_codes
+from skdp.utils._groups import GroupLabels, group_codes
 from skdp.utils._warnings import silenced
 
 __all__ = ["block_votes", "select_by_votes", "vote_histogram"]
@@ -321,6 +321,15 @@ def _preferred_workers(candidates):
     return "processes"
 
 
+def _numbered_groups(groups):
+    """A block's groups as their numbers (labels the numbers themselves):
+    a worker process gets its arguments pickled, and pickling the label
+    objects after the charge read them (one that failed to pickle made the
+    search raise with the budget spent)."""
+    codes, n_codes = group_codes(groups)
+    return GroupLabels(codes, codes, n_codes)
+
+
 def block_votes(
     candidates, X, y, blocks, *, cv, scoring, n_jobs, progress, seeds=None, groups=None
 ):
@@ -354,7 +363,7 @@ def block_votes(
             cv,
             scoring,
             int(seed),
-            None if groups is None else groups[idx],
+            None if groups is None else _numbered_groups(groups[idx]),
         )
         for idx, seed in zip(blocks, seeds, strict=True)
     )

@@ -88,6 +88,34 @@ class GroupLabels:
         hashes = _label_hash_by_code(labels, codes, n_codes) if hashed else None
         return cls(labels, codes, n_codes, hashes)
 
+    def structure_problem(self):
+        """What makes these codes unusable (None: nothing), read from the
+        codes, their number and the hashes only (no label is read).
+
+        A :class:`GroupLabels` given by a caller is taken as checked; codes
+        out of ``[0, n_codes)``, hashes of another length or labels of
+        another length made the bounding after the charge raise.
+        """
+        codes, hashes = self.codes, self.code_hashes
+        if not (isinstance(codes, np.ndarray) and codes.ndim == 1):
+            return "its codes are not a 1-D array"
+        if codes.dtype.kind != "i":
+            return f"its codes are {codes.dtype}, not integers"
+        if codes.size and (codes.min() < 0 or codes.max() >= self.n_codes):
+            return f"its codes are not all in [0, n_codes={self.n_codes})"
+        labels = self.labels
+        if not (isinstance(labels, np.ndarray) and labels.shape == codes.shape):
+            return "its labels are not an array of one label per code"
+        if hashes is not None and not (
+            isinstance(hashes, np.ndarray)
+            and hashes.dtype == np.uint64
+            and hashes.shape == (self.n_codes,)
+        ):
+            return f"its code_hashes are not uint64 of shape ({self.n_codes},)"
+        if not isinstance(self.whole, (bool, np.bool_)):
+            return "its whole is not a bool"
+        return None
+
     @property
     def shape(self):
         return self.codes.shape

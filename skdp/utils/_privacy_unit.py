@@ -174,6 +174,15 @@ class GroupsMixin:
                 "for a Dask input. Nothing was charged."
             )
         labels = groups if isinstance(groups, GroupLabels) else as_group_labels(groups)
+        problem = None
+        if isinstance(groups, GroupLabels):
+            problem = groups.structure_problem()
+        if problem is not None:  # bounding would index with them after the charge
+            raise ValueError(
+                f"{name}: groups is a GroupLabels whose {problem[4:]}; pass the "
+                "labels themselves (or GroupLabels.of(labels)). Nothing was "
+                "charged."
+            )
         if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
             raise ValueError(
                 f"{name}: groups has shape {labels.shape}; it needs one label "
