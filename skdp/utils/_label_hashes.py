@@ -7,10 +7,14 @@ same rows still choose independently. That key must be a function of the
 label's **value** alone:
 
 * equal labels are one group, so they hash equally: ``1``, ``1.0`` and
-  ``True`` (an integral number hashes as the integer, whatever its type),
-  ``-0.0`` and ``0.0``, a string in a numpy array or in a list of objects;
+  ``True`` (an integral number hashes as the integer, whatever its type: a
+  long double or a ``Fraction`` beyond ``2**53`` too), ``-0.0`` and
+  ``0.0``, a string or a ``timedelta64`` in a numpy array or in a list of
+  objects;
 * it never depends on the other labels: not on the array's dtype (a float
-  array with one non-integral label still hashes ``3.0`` as ``3``), nor on
+  array with one non-integral label still hashes ``3.0`` as ``3``; a list
+  whose float array would round a numpy integer stays a list of objects,
+  :func:`_kept_values`), nor on
   a string array's width, nor on a label's rank among the labels (the
   integer codes of :func:`~skdp.utils._group_labels.group_codes` shift when a
   group is added; hashing them would let one group move the others).

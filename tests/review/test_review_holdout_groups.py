@@ -35,10 +35,11 @@ import numpy as np
 import pytest
 
 from skdp import BudgetAccountant, PrivateLogisticRegression
+from skdp.mechanisms import check_random_source
 from skdp.metrics import make_private_scorer
 from skdp.model_selection import NoisyMaxSearchCV, RandomStoppingSearchCV, fit_cost
 from skdp.model_selection._holdout import holdout_total
-from skdp.model_selection._holdout_parts import held_out_groups
+from skdp.model_selection._holdout_parts import held_out_groups, holdout_split
 from skdp.utils._group_labels import GroupLabels, as_group_labels
 
 K = 3
@@ -114,6 +115,14 @@ def test_no_label_moves_another_groups_side_whatever_its_type():
         before = _sides(list(base), 5)
         after = _sides([*base, label], 5)
         np.testing.assert_array_equal(after[: len(base)], before)
+
+
+def test_without_groups_each_row_draws_its_own_coin_as_before():
+    # the row split of the searches before groups (e2d5a5e's _holdout_split)
+    train, held = holdout_split(50, 0.3, check_random_source(7))
+    coins = check_random_source(7).random(50) < 0.3
+    np.testing.assert_array_equal(held, np.flatnonzero(coins))
+    np.testing.assert_array_equal(train, np.flatnonzero(~coins))
 
 
 # -- held: the per-group score ---------------------------------------------------
