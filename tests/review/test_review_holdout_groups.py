@@ -33,14 +33,18 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator
 
 from skdp import BudgetAccountant, PrivateLogisticRegression
+from skdp.audit import assert_dp
 from skdp.mechanisms import check_random_source
 from skdp.metrics import make_private_scorer
 from skdp.model_selection import NoisyMaxSearchCV, RandomStoppingSearchCV, fit_cost
 from skdp.model_selection._holdout import holdout_total
 from skdp.model_selection._holdout_parts import held_out_groups, holdout_split
 from skdp.utils._group_labels import GroupLabels, as_group_labels
+from skdp.utils._privacy_unit import PrivacyUnit
+from skdp.utils._progress import Progress
 
 K = 3
 KEYS = (1, 77, 2**64 - 1)
@@ -91,6 +95,55 @@ def test_an_integer_a_long_double_holds_hashes_as_the_integer():
     _assert_no_side_moves([2**53 + 1, 0], [third])
     _assert_no_side_moves([2**64 - 1, 1 + 0j], [third])
     _assert_no_side_moves([Fraction(2**53 + 1), Decimal(2**53 + 1)], [0.5])
+
+
+class _Constant(BaseEstimator):
+    """A public model: predicts ``label`` for every row."""
+
+    def __init__(self, label=0):
+        self.label = label
+
+    def predict(self, X):
+        return np.full(len(X), self.label)
+
+
+_SPANS = [np.timedelta64(d, "D") for d in range(20)]
+_D0 = (np.zeros((20, 1)), np.zeros(20, dtype=int), np.array(_SPANS))
+_D1 = (np.zeros((21, 1)), np.append(_D0[1], 1), [*_SPANS, "x"])
+
+
+def _selected_by_holdout(data, seed):
+    """The grouped holdout selection between two public constant models,
+    as the search runs it after its charge (the fits stubbed)."""
+    X, y, groups = data
+    search = NoisyMaxSearchCV(
+        _Constant(), {"label": [0, 1]}, method="holdout", epsilon=0.5,
+        holdout_size=0.5, max_rows_per_group=1,
+    )  # fmt: skip
+    plan = {
+        "grid": [{"label": 0}, {"label": 1}],
+        "candidates": [_Constant(0), _Constant(1)],
+        "costs": [None, None],
+        "scoring": "accuracy",
+        "sensitivity": 1.0,
+    }
+    unit = PrivacyUnit(GroupLabels.of(as_group_labels(groups)), 1)
+    source = check_random_source(seed)
+    return search._select_holdout(X, y, plan, source, Progress("", 0), unit)[0]
+
+
+def test_audit_of_span_labels_joined_by_a_string_label(monkeypatch):
+    # 20 persons labelled by time spans, and one labelled "x": before, the
+    # spans in the list of objects all hashed to the fallback key 0 and went
+    # to one side together (0/400 picks of the class-1 model on D0, 139/400
+    # on D1: epsilon >= 1.8 against the claim 0.5)
+    monkeypatch.setattr(
+        NoisyMaxSearchCV, "_fit_candidates_on_part", lambda self, seeded, *a: seeded
+    )
+    assert_dp(
+        _selected_by_holdout, _D0, _D1, 0.5, n_samples=400, n_pilot=100,
+        random_state=0,
+    )  # fmt: skip
 
 
 # -- held: the split by value, brute force over kinds of label ---------------
