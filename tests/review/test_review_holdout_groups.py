@@ -22,7 +22,11 @@ one direction (brute force with scores off the grid, losses of several
 outputs, every group removed in turn, k from 1 to beyond the largest
 group); planned cost equals the recorded one under zCDP accounting in row
 and person ledgers; nothing raises or warns after the charge when a part
-is empty.
+is empty; without groups the row split is the one before groups; a
+candidate's privately released labels or bounds are refused before the
+charge. The audit of the grouped selection with span labels refutes the
+claim before the label-hash fix (epsilon >= 1.8 against 0.5) and finds 0
+after.
 """
 
 import datetime
@@ -35,7 +39,7 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
 
-from skdp import BudgetAccountant, PrivateLogisticRegression
+from skdp import BudgetAccountant, PrivateGaussianNB, PrivateLogisticRegression
 from skdp.audit import assert_dp
 from skdp.mechanisms import check_random_source
 from skdp.metrics import make_private_scorer
@@ -284,3 +288,26 @@ def test_an_empty_part_raises_and_warns_nothing_after_the_charge(search, holdout
         warnings.simplefilter("error")
         model.fit(X, y, groups=groups)
     assert len(accountant.entries) == 1 and model.best_index_ in (0, 1)
+
+
+@pytest.mark.parametrize(
+    "estimator, message",
+    [
+        (PrivateLogisticRegression(epsilon=1.0), "the label set must be public"),
+        (PrivateGaussianNB(epsilon=1.0, classes=[0, 1]), "the bounds must be public"),
+    ],
+)
+def test_a_candidates_private_labels_or_bounds_are_refused_before_the_charge(
+    estimator, message
+):
+    # a label set or bounds released privately on the training part would
+    # be stated for one row, not for a group: refused, nothing charged
+    X, y, groups = _people(30)
+    accountant = BudgetAccountant(delta=1.0)
+    search = NoisyMaxSearchCV(
+        estimator, {"epsilon": [0.5, 1.0]}, method="holdout", refit=False,
+        max_rows_per_group=K, accountant=accountant,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=message):
+        search.fit(X, y, groups=groups)
+    assert len(accountant.entries) == 0
