@@ -29,6 +29,7 @@ fixed ``PYTHONHASHSEED``.
 """
 
 import datetime
+import math
 import numbers
 
 import numpy as np
@@ -151,7 +152,9 @@ def _number_hash(value):
         return _python_hash(value)
     if as_float == value:
         return _float_hashes(np.array([as_float]))[0]
-    as_int = None if isinstance(value, int) else _integral_value(value)
+    # an int of at most 309 digits (a Decimal("1e999999999") is not made one)
+    exact = not isinstance(value, int) and math.isfinite(as_float)
+    as_int = _integral_value(value) if exact else None
     if as_int is not None:  # a long double, Fraction or Decimal beyond 2**53
         return _number_hash(as_int)
     return _python_hash(value)

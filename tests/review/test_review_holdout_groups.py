@@ -46,7 +46,9 @@ from skdp.metrics import make_private_scorer
 from skdp.model_selection import NoisyMaxSearchCV, RandomStoppingSearchCV, fit_cost
 from skdp.model_selection._holdout import holdout_total
 from skdp.model_selection._holdout_parts import held_out_groups, holdout_split
+from skdp.utils import _label_hashes
 from skdp.utils._group_labels import GroupLabels, as_group_labels
+from skdp.utils._label_hashes import _object_hash
 from skdp.utils._privacy_unit import PrivacyUnit
 from skdp.utils._progress import Progress
 
@@ -148,6 +150,17 @@ def test_audit_of_span_labels_joined_by_a_string_label(monkeypatch):
         _selected_by_holdout, _D0, _D1, 0.5, n_samples=400, n_pilot=100,
         random_state=0,
     )  # fmt: skip
+
+
+def test_a_huge_number_label_is_not_made_an_int(monkeypatch):
+    # only a number a double holds finitely is tried as an integer: a
+    # Decimal("1e999999999") made one would take a billion digits
+    tried = []
+    monkeypatch.setattr(_label_hashes, "_integral_value", tried.append)
+    GroupLabels.of(as_group_labels([Decimal("1e999999999"), Decimal("1e400"), 0]))
+    assert tried == []
+    monkeypatch.undo()  # beyond doubles, Python's hash: equal numbers alike
+    assert _object_hash(Decimal("1e400")) == _object_hash(10**400)
 
 
 # -- held: the split by value, brute force over kinds of label ---------------
