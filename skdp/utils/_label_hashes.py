@@ -7,10 +7,14 @@ same rows still choose independently. That key must be a function of the
 label's **value** alone:
 
 * equal labels are one group, so they hash equally: ``1``, ``1.0`` and
-  ``True`` (an integral number hashes as the integer, whatever its type),
-  ``-0.0`` and ``0.0``, a string in a numpy array or in a list of objects;
+  ``True`` (an integral number hashes as the integer, whatever its type: a
+  long double or a ``Fraction`` beyond ``2**53`` too), ``-0.0`` and
+  ``0.0``, a string or a ``timedelta64`` in a numpy array or in a list of
+  objects;
 * it never depends on the other labels: not on the array's dtype (a float
-  array with one non-integral label still hashes ``3.0`` as ``3``), nor on
+  array with one non-integral label still hashes ``3.0`` as ``3``; a list
+  whose float array would round a numpy integer stays a list of objects,
+  :func:`_kept_values`), nor on
   a string array's width, nor on a label's rank among the labels (the
   integer codes of :func:`~skdp.utils._group_labels.group_codes` shift when a
   group is added; hashing them would let one group move the others).
@@ -25,6 +29,7 @@ fixed ``PYTHONHASHSEED``.
 """
 
 import datetime
+import math
 import numbers
 
 import numpy as np
@@ -147,7 +152,23 @@ def _number_hash(value):
         return _python_hash(value)
     if as_float == value:
         return _float_hashes(np.array([as_float]))[0]
+    # an int of at most 309 digits (a Decimal("1e999999999") is not made one)
+    exact = not isinstance(value, int) and math.isfinite(as_float)
+    as_int = _integral_value(value) if exact else None
+    if as_int is not None:  # a long double, Fraction or Decimal beyond 2**53
+        return _number_hash(as_int)
     return _python_hash(value)
+
+
+def _integral_value(value):
+    """``value`` as a Python int if it is one exactly (else None): an
+    integer that a long double (or a Fraction, a Decimal) holds but a double
+    rounds hashes as in an integer array."""
+    try:
+        as_int = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return as_int if as_int == value else None
 
 
 def _python_hash(value):
@@ -158,12 +179,15 @@ def _python_hash(value):
 
 def _object_hash(value):
     """Hash of one label of any hashable type (see the module docstring)."""
-    if isinstance(value, (bool, np.bool_, numbers.Number)):
-        return _number_hash(value)
+    # times first: numpy's timedelta64 is an integer type (numbers.Integral),
+    # and read as a number it hashed unlike the same label in a timedelta64
+    # array (and raised in int(), leaving the fallback key 0)
     if isinstance(
         value, (np.datetime64, np.timedelta64, datetime.date, datetime.timedelta)
     ):
         return _time_hash(value)
+    if isinstance(value, (bool, np.bool_, numbers.Number)):
+        return _number_hash(value)
     if isinstance(value, str):
         return _string_hashes(np.array([value], dtype=str))[0]
     if isinstance(value, bytes):
@@ -259,10 +283,24 @@ def _kept_values(labels, items):
     if labels.ndim != 1:
         return True
     if labels.dtype.kind in "fc":
-        return labels.tolist() == items
+        if labels.dtype.itemsize > (8 if labels.dtype.kind == "f" else 16):
+            return False  # a long double array compares ints inexactly
+        # numpy compares a numpy integer with a float after rounding it to a
+        # float (uint64(2**63 + 5) == 2.0**63): compare its exact value
+        return all(
+            kept == _exact_value(item)
+            for kept, item in zip(labels.tolist(), items, strict=True)
+        )
     if labels.dtype.kind in "mM":  # no unit changed (numpy compares wrapped)
         return all(getattr(v, "dtype", None) == labels.dtype for v in items)
     return True
+
+
+def _exact_value(item):
+    """A numpy integer as a Python int (exact comparisons); else ``item``."""
+    if isinstance(item, np.integer) and not isinstance(item, np.timedelta64):
+        return int(item)
+    return item
 
 
 def _group_keys(seed, label_hash):
