@@ -25,8 +25,11 @@ def check_row_level_scorer(kwargs):
     if stated:
         raise ValueError(
             f"make_private_scorer does not take {', '.join(stated)}: a private "
-            "scorer protects one test row, since no search or cross_validate "
-            "routes each test fold's groups to it. For a person-level score, "
+            "scorer protects one test row, since neither scikit-learn's "
+            "searches nor cross_validate route each test fold's groups to it. "
+            "For a person-level score, fit NoisyMaxSearchCV(method='holdout') "
+            "or RandomStoppingSearchCV with groups= and max_rows_per_group=k "
+            "(they give the held-out part's groups and k to the scorer), or "
             "call the metric on a held-out set yourself, e.g. "
             "private_accuracy_score(y, model.predict(X), labels=..., "
             "groups=person, max_rows_per_group=k)."
