@@ -198,6 +198,7 @@ def test_any_accepted_bin_share_charges_exactly_the_planned_cost(
         (entry,) = acc.entries
         assert (entry.epsilon, entry.delta) == (planned.epsilon, planned.delta)
         assert entry.rho == planned.rho
+        assert entry.noise_multiplier == planned.noise_multiplier
 
 
 def _exact_composition(epsilon, bin_share, max_iter, max_depth):
@@ -236,3 +237,23 @@ def test_the_nominal_multipliers_never_exceed_the_charged_budget():
         _exact_composition(7.3, share, 7, 12)[0] for share in (0.1, 0.3, 1 / 3, 0.5)
     )
     assert worst <= 1
+
+
+def test_a_fit_at_negligible_noise_has_the_exact_counts_bins():
+    """Held: at epsilon = 1e8 (bins' noise deviation about 1e-4 rows) with
+    bin_share at its top, a fit's private bins are the bins of the exact
+    cell counts (3001 rows: no cumulative count ties a level)."""
+    rng = np.random.default_rng(0)
+    X = np.exp(rng.normal(0, 2, (3001, 3)))
+    clf = PrivateHistGradientBoostingClassifier(
+        epsilon=1e8,
+        delta=0.4,
+        classes=[0, 1],
+        bin_share=0.5,
+        accountant=BudgetAccountant(delta=0.5),
+        random_state=0,
+        **SMALL,
+    ).fit(X, (X[:, 0] > 1).astype(int))
+    exact = binning.cuts_from_counts(binning.cell_counts(X), 0.0, SMALL["max_bins"])
+    for want, got in zip(exact, clf._bin_mapper.cuts, strict=True):
+        np.testing.assert_array_equal(got, want)

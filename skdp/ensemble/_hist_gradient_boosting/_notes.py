@@ -110,7 +110,8 @@ NOTES = r"""
     deviations); the cells left over count together, in aligned blocks of
     2 to 64 cells of one sign, when their sum stands out of the sum's noise
     (four deviations times the square root of their number), the sum
-    placed on the block's last cell
+    placed on the block's last cell; a cell or block needs half a row as
+    well, so that the bins become the exact counts' as the noise vanishes
     (:func:`~skdp.ensemble._hist_gradient_boosting.binning.released_mass`,
     post-processing). So a thin tail whose every cell drowns in noise
     still gets bins: on Adult at ε = 1, ``capital-gain`` above 0 (8 % of
