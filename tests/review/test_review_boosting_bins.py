@@ -257,3 +257,32 @@ def test_a_fit_at_negligible_noise_has_the_exact_counts_bins():
     exact = binning.cuts_from_counts(binning.cell_counts(X), 0.0, SMALL["max_bins"])
     for want, got in zip(exact, clf._bin_mapper.cuts, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("zeros", [50, 950])
+def test_a_binary_feature_has_two_bins_without_noise_whichever_value_is_rare(zeros):
+    """scikit-learn bins a 0/1 feature in two. The cut rule dropped any cut
+    after a feature's last cell of mass, so with fewer than 1/max_bins of
+    the rows at 0 every level fell on the cell of 1 and the feature had ONE
+    bin, even on the exact counts (5 % zeros, max_bins=8, the default): no
+    tree could split on it at any epsilon (a one-hot column whose 1 is the
+    majority). A level reached at the last cell of mass now cuts before it.
+    Hand-derived: the cut is the cell after 0's, i.e. 1.0's (cell 769) is
+    in bin 1 and 0.0 (cell 512) in bin 0."""
+    X = np.array([0.0] * zeros + [1.0] * (1000 - zeros))[:, None]
+    (cuts,) = binning.cuts_from_counts(binning.cell_counts(X), 0.0, 8)
+    assert cuts.tolist() == [N_CELLS // 2 + 1]
+
+
+def test_a_tie_at_negligible_noise_keeps_the_exact_cut():
+    """Two cells of 500 rows, max_bins=2: the level (half the mass) ties the
+    first cell's count, and negligible noise decided whether the cut fell
+    after the first cell or after the last (dropped: one bin) — 51 % of
+    1,000 features had one bin. Now the cut is after the first cell always,
+    as on the exact counts."""
+    counts = np.zeros((1000, N_CELLS))
+    counts[:, [ONE, ONE + 8]] = 500.0
+    noisy = counts + 1e-3 * np.random.default_rng(0).normal(size=counts.shape)
+    assert all(
+        c.tolist() == [ONE + 1] for c in binning.cuts_from_counts(noisy, 1e-3, 2)
+    )

@@ -233,9 +233,12 @@ def cuts_from_counts(noisy, noise_sd, max_bins):
     Each cell's mass is :func:`released_mass`. A feature's cuts are the
     cell indices ``c`` (a value's bin is the number of cuts ``<= its
     cell``) after which the mass first reaches ``k / max_bins`` of the
-    total, ``k = 1 .. max_bins - 1``, each cut once: at most ``max_bins``
-    bins, and one bin when no cell has mass. A function of released values
-    and public parameters only.
+    total, ``k = 1 .. max_bins - 1``, each cut once; a level first reached
+    at the feature's last cell of mass cuts before that cell instead (after
+    the cell of mass before it), so that a heavy top value has its own bin
+    (a 0/1 feature with 5 % of zeros had one bin, even without noise). At
+    most ``max_bins`` bins, and one bin when at most one cell has mass. A
+    function of released values and public parameters only.
     """
     cuts = []
     for mass in released_mass(noisy, noise_sd):
@@ -250,10 +253,14 @@ def _cuts_of_mass(mass, max_bins):
     total = cumulative[-1]
     if not total > 0:
         return np.zeros(0, dtype=np.int64)
+    held = np.flatnonzero(mass)
+    if held.size < 2:  # one cell of mass: one bin
+        return np.zeros(0, dtype=np.int64)
     levels = total * np.arange(1, max_bins) / max_bins
-    last = np.searchsorted(cumulative, levels, side="left")
-    last = last[last < np.flatnonzero(mass)[-1]]  # no empty last bin
-    return np.unique(last + 1)
+    last = np.searchsorted(cumulative, levels, side="left")  # a cell of mass
+    # a level first reached at the last cell of mass cuts before that cell,
+    # not after it (an empty last bin): a heavy top value has its own bin
+    return np.unique(np.minimum(last, held[-2]) + 1)
 
 
 def release_private_bins(X, multiplier, max_bins, source):
