@@ -105,12 +105,15 @@ NOTES = r"""
     ``[-32, 32)``) and three leading significand bits, 8 cells per binade.
     The per-feature cell counts are released once (Gaussian, share
     ``bin_share``); a feature's bins are runs of consecutive cells with
-    about equal released mass (at most ``max_bins`` bins). A cell counts
+    about equal released mass (at most ``max_bins`` bins; a feature's top
+    cell of mass holding more than a bin's share is a bin of its own, so a
+    0/1 feature is two bins whichever value is rare). A cell counts
     as mass when its released count stands out of its noise (four
     deviations); the cells left over count together, in aligned blocks of
     2 to 64 cells of one sign, when their sum stands out of the sum's noise
     (four deviations times the square root of their number), the sum
-    placed on the block's last cell
+    placed on the block's last cell; a cell or block needs half a row as
+    well, so that the bins become the exact counts' as the noise vanishes
     (:func:`~skdp.ensemble._hist_gradient_boosting.binning.released_mass`,
     post-processing). So a thin tail whose every cell drowns in noise
     still gets bins: on Adult at ε = 1, ``capital-gain`` above 0 (8 % of

@@ -162,7 +162,7 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss, targe
         *_round_plan(estimator, d, multipliers[offset:], n_trees, loss, width),
     ]
     if estimator.feature_bounds is None:
-        plan.append(("private bins", np.sqrt(d), multipliers[0], d * N_CELLS))
+        _check_bins_release(estimator, name, d, multipliers[0])
     if target is not None:
         plan.append(("target range", histogram_sensitivity(1), target, N_BINS))
     try:
@@ -177,6 +177,21 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss, targe
         )
         message = str(exc).replace(" Nothing was charged.", "")
         raise ValueError(f"{message}{hint} Nothing was charged.") from exc
+
+
+def _check_bins_release(estimator, name, d, multiplier):
+    """Refuse private bins whose noise the sampler cannot draw, naming the
+    caller's ``bin_share`` (its share of the budget sets that noise)."""
+    try:
+        check_release_plan(
+            name, [("private bins", np.sqrt(d), multiplier, d * N_CELLS)]
+        )
+    except ValueError as exc:
+        message = str(exc).replace(" Nothing was charged.", "")
+        raise ValueError(
+            f"{message} Or raise bin_share (now {estimator.bin_share!r}, at "
+            "most 0.5), or state feature_bounds. Nothing was charged."
+        ) from exc
 
 
 def _round_plan(estimator, d, multipliers, n_trees, loss, width):

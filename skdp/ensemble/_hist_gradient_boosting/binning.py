@@ -53,6 +53,13 @@ NOISE_THRESHOLD = 4.0
 #: cells of one sign, 8 binades. Measured on Adult one-hot at ε = 1 (the
 #: estimators' Notes): the sparse tail of ``capital-gain`` gets its cuts.
 COARSEST_BLOCK = 6
+#: A cell or block counts as mass only if its released count is also above
+#: half a row (counts are whole rows): the threshold of ``NOISE_THRESHOLD``
+#: deviations alone passes empty cells with a probability that does not
+#: shrink with the noise, so as the noise vanished a tiny "mass" among empty
+#: cells could still add a cut (an empty top bin). Reached only below 1/8
+#: row of noise deviation.
+MIN_MASS = 0.5
 
 
 #: A double's magnitude bits shifted right by ``_SHIFT`` are its biased
@@ -151,17 +158,45 @@ def _aligned_blocks(array, size):
     ]
 
 
+def _threshold(noise_sd, m):
+    """The released count (or sum of ``m``) above which cells count as mass:
+    ``NOISE_THRESHOLD`` deviations of the sum's noise, and ``MIN_MASS``."""
+    return np.maximum(NOISE_THRESHOLD * noise_sd * np.sqrt(m), MIN_MASS)
+
+
+def _block_mass(noisy, kept, mass, size, noise_sd):
+    """One level of :func:`released_mass`, in place: blocks of ``size``."""
+    pairs = zip(
+        _aligned_blocks(noisy, size),
+        _aligned_blocks(kept, size),
+        _aligned_blocks(mass, size),
+        strict=True,
+    )
+    for counts, done, out in pairs:
+        free = ~done
+        m = free.sum(axis=2, keepdims=True)
+        total = np.where(free, counts, 0.0).sum(axis=2, keepdims=True)
+        threshold = _threshold(noise_sd, np.maximum(m, 1))
+        stands_out = (m > 0) & (total > threshold)  # shape (d, blocks, 1)
+        last = size - 1 - np.argmax(free[..., ::-1], axis=2)[..., None]
+        at_last = (np.arange(size) == last) & stands_out
+        out[at_last] = np.broadcast_to(total, out.shape)[at_last]
+        done |= free & stands_out
+
+
 def released_mass(noisy, noise_sd):
     """Each cell's mass read off released cell counts (post-processing).
 
     A cell counts as mass when its released count exceeds ``NOISE_THRESHOLD
-    * noise_sd`` (its mass: that count). Then, for blocks of ``2, 4, ...,
-    2**COARSEST_BLOCK`` aligned consecutive cells of one sign, the cells of
-    a block that are still without mass count together when the sum of
-    their released counts exceeds ``NOISE_THRESHOLD * noise_sd * sqrt(m)``
-    for ``m`` of them (the noise deviation of that sum): the sum is the
-    mass of the last of them (so a cut after it falls on the block's upper
-    edge, and a block that stood out by chance is one cell of mass, which
+    * noise_sd`` and ``MIN_MASS`` (its mass: that count). Then, for blocks
+    of ``2, 4, ..., 2**COARSEST_BLOCK`` aligned consecutive cells of one
+    sign, the cells of a block that are still without mass count together
+    when the sum of their released counts exceeds ``NOISE_THRESHOLD *
+    noise_sd * sqrt(m)`` for ``m`` of them (the noise deviation of that
+    sum) and ``MIN_MASS`` (so that the bins become the exact counts' bins
+    as the noise vanishes): the sum is the mass of the last of them (so a
+    cut after it falls on the block's upper edge, and a block that stood
+    out by chance is one cell of mass, which
     alone makes no cut). A thin tail whose every cell drowns in its noise
     (Adult's ``capital-gain`` above 0: about 8 % of the rows over some 40
     cells at ε = 1) still gets mass, and so bins, where a run of its cells
@@ -182,26 +217,13 @@ def released_mass(noisy, noise_sd):
         Non-negative; zero where no cell or block stood out.
     """
     noisy = np.asarray(noisy, dtype=float)
-    kept = noisy > NOISE_THRESHOLD * noise_sd
-    mass = np.where(kept, noisy, 0.0)
-    for level in range(1, COARSEST_BLOCK + 1):
-        size = 1 << level
-        pairs = zip(
-            _aligned_blocks(noisy, size),
-            _aligned_blocks(kept, size),
-            _aligned_blocks(mass, size),
-            strict=True,
-        )
-        for counts, done, out in pairs:
-            free = ~done
-            m = free.sum(axis=2, keepdims=True)
-            total = np.where(free, counts, 0.0).sum(axis=2, keepdims=True)
-            threshold = NOISE_THRESHOLD * noise_sd * np.sqrt(np.maximum(m, 1))
-            stands_out = (m > 0) & (total > threshold)  # shape (d, blocks, 1)
-            last = size - 1 - np.argmax(free[..., ::-1], axis=2)[..., None]
-            at_last = (np.arange(size) == last) & stands_out
-            out[at_last] = np.broadcast_to(total, out.shape)[at_last]
-            done |= free & stands_out
+    # extreme released values (sums of ±max) overflow to ±inf or NaN: a
+    # defined result of the rule (inf is mass, NaN is none), never a warning
+    with np.errstate(over="ignore", invalid="ignore"):
+        kept = noisy > _threshold(noise_sd, 1)
+        mass = np.where(kept, noisy, 0.0)
+        for level in range(1, COARSEST_BLOCK + 1):
+            _block_mass(noisy, kept, mass, 1 << level, noise_sd)
     return mass
 
 
@@ -211,22 +233,34 @@ def cuts_from_counts(noisy, noise_sd, max_bins):
     Each cell's mass is :func:`released_mass`. A feature's cuts are the
     cell indices ``c`` (a value's bin is the number of cuts ``<= its
     cell``) after which the mass first reaches ``k / max_bins`` of the
-    total, ``k = 1 .. max_bins - 1``, each cut once: at most ``max_bins``
-    bins, and one bin when no cell has mass. A function of released values
-    and public parameters only.
+    total, ``k = 1 .. max_bins - 1``, each cut once; a level first reached
+    at the feature's last cell of mass cuts before that cell instead (after
+    the cell of mass before it), so that a heavy top value has its own bin
+    (a 0/1 feature with 5 % of zeros had one bin, even without noise). At
+    most ``max_bins`` bins, and one bin when at most one cell has mass. A
+    function of released values and public parameters only.
     """
     cuts = []
     for mass in released_mass(noisy, noise_sd):
-        cumulative = np.cumsum(mass)
-        total = cumulative[-1]
-        if not total > 0:
-            cuts.append(np.zeros(0, dtype=np.int64))
-            continue
-        levels = total * np.arange(1, max_bins) / max_bins
-        last = np.searchsorted(cumulative, levels, side="left")
-        last = last[last < np.flatnonzero(mass)[-1]]  # no empty last bin
-        cuts.append(np.unique(last + 1))
+        with np.errstate(over="ignore", invalid="ignore"):  # see released_mass
+            cuts.append(_cuts_of_mass(mass, max_bins))
     return cuts
+
+
+def _cuts_of_mass(mass, max_bins):
+    """One feature's cuts from its cells' mass (:func:`cuts_from_counts`)."""
+    cumulative = np.cumsum(mass)
+    total = cumulative[-1]
+    if not total > 0:
+        return np.zeros(0, dtype=np.int64)
+    held = np.flatnonzero(mass)
+    if held.size < 2:  # one cell of mass: one bin
+        return np.zeros(0, dtype=np.int64)
+    levels = total * np.arange(1, max_bins) / max_bins
+    last = np.searchsorted(cumulative, levels, side="left")  # a cell of mass
+    # a level first reached at the last cell of mass cuts before that cell,
+    # not after it (an empty last bin): a heavy top value has its own bin
+    return np.unique(np.minimum(last, held[-2]) + 1)
 
 
 def release_private_bins(X, multiplier, max_bins, source):
