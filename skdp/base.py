@@ -209,7 +209,12 @@ class PrivateEstimatorMixin:
         when that parameter is set (a fit with it must be given ``groups``,
         and one given ``groups`` must have it), else one row. What
         :func:`~skdp.model_selection.fit_cost` plans is then what ``fit``
-        records, and an accountant in another unit converts both alike."""
+        records, and an accountant in another unit converts both alike.
+
+        The parameters are validated first, as ``fit`` validates them: a
+        plan of parameters that ``fit`` would refuse is refused too."""
+        if hasattr(self, "_parameter_constraints"):  # a subclass may have none
+            self._validate_params()
         cost = self._fit_cost(n_features)
         k = getattr(self, "max_rows_per_group", None)
         if k is None:

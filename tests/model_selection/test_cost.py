@@ -3,8 +3,9 @@
 import pytest
 from sklearn.model_selection import GridSearchCV
 
+import skdp
 from skdp import BudgetAccountant, BudgetExceededError, PrivateMean
-from skdp.model_selection import check_budget
+from skdp.model_selection import check_budget, fit_cost
 
 
 def test_check_budget_refuses_a_search_before_any_fit(tmp_path):
@@ -23,3 +24,20 @@ def test_check_budget_refuses_a_search_before_any_fit(tmp_path):
         with pytest.raises(BudgetExceededError):
             check_budget(search)
     assert acc.total() == (1.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        skdp.PrivateHistGradientBoostingClassifier(bin_share=float("nan")),
+        skdp.PrivateHistGradientBoostingClassifier(max_iter=0),
+        skdp.PrivateMean(bounds=(0, 1), max_rows_per_group=0),
+    ],
+    ids=["bin_share_nan", "max_iter_0", "k_0"],
+)
+def test_a_plan_of_parameters_fit_refuses_is_refused(estimator):
+    # before: fit_cost planned a cost for parameters that fit refuses (a NaN
+    # budget share, zero rounds), so a budget check passed for a fit that
+    # could never run
+    with pytest.raises(ValueError, match="parameter of Private"):
+        fit_cost(estimator)
