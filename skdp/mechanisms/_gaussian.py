@@ -63,7 +63,8 @@ def _gaussian_delta_terms(ratio, epsilon):
     b = epsilon * ratio
     x1, x2 = a - b, -a - b
     t1 = float(ndtr(x1))
-    t2 = float(np.exp(epsilon + log_ndtr(x2)))
+    with np.errstate(over="ignore"):  # inf: not certified (exceeds), no warning
+        t2 = float(np.exp(epsilon + log_ndtr(x2)))
     scale = abs(a) + abs(b)
 
     def rel(x, extra=0.0):
@@ -90,6 +91,27 @@ def _delta_exceeds(ratio, epsilon, delta):
     return not value + error <= delta  # NaN: exceeds
 
 
+# Above this epsilon the calibration's terms (epsilon * ratio squared)
+# overflow a double: no ratio can be certified, whatever delta is.
+_LARGEST_CALIBRATED_EPSILON = 1e150
+
+
+def _uncalibrated_message(epsilon, delta):
+    """Why no ratio was certified: epsilon beyond what floats evaluate, or
+    a delta too small for any noise up to 1e300 sensitivities."""
+    if epsilon > _LARGEST_CALIBRATED_EPSILON:
+        return (
+            f"epsilon={epsilon} is too large to calibrate a Gaussian release "
+            "in floating point (its terms overflow a double beyond about "
+            "1e154); state epsilon at most 1e150, where the noise is already "
+            "below 1e-75 of the sensitivity."
+        )
+    return (
+        f"no noise multiplier up to 1e300 makes a Gaussian release "
+        f"(epsilon={epsilon}, delta={delta})-DP; pass a larger delta."
+    )
+
+
 def _certified_ratio(epsilon, delta):
     """A ratio ``r`` with ``not _delta_exceeds(r, ...)``, within 1e-13 of the
     smallest: every ratio ``>= r`` is ``(epsilon, delta)``-DP exactly (δ(r)
@@ -102,10 +124,7 @@ def _certified_ratio(epsilon, delta):
     while too_small(hi):
         hi *= 2.0
         if hi > 1e300:
-            raise ValueError(
-                f"no noise multiplier up to 1e300 makes a Gaussian release "
-                f"(epsilon={epsilon}, delta={delta})-DP; pass a larger delta."
-            )
+            raise ValueError(_uncalibrated_message(epsilon, delta))
     lo = hi / 2.0
     while not too_small(lo):
         hi = lo
