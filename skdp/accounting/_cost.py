@@ -262,6 +262,16 @@ def common_unit(costs):
     return units.pop(), rows.pop() if len(rows) == 1 else None
 
 
+def counted_or_stated(record):
+    """``(epsilon, delta, rho, noise_multiplier)`` a budget counts for a
+    recorded release (:class:`LedgerPart` or a ledger entry): its converted
+    ``counted`` cost when the accountant counts another unit, else the cost
+    as stated."""
+    if record.counted is not None:
+        return record.counted
+    return record.epsilon, record.delta, record.rho, record.noise_multiplier
+
+
 class LedgerPart(NamedTuple):
     """One release as an accountant records it: the cost stated for its
     ``unit`` and, when the accountant counts another unit, the converted
@@ -278,12 +288,10 @@ class LedgerPart(NamedTuple):
     group_rows: int | None = None
     counted: tuple | None = None
 
-    @property
-    def cost(self):
-        """``(epsilon, delta, rho, noise_multiplier)`` the budget counts."""
-        if self.counted is not None:
-            return self.counted
-        return self.epsilon, self.delta, self.rho, self.noise_multiplier
+    cost = property(
+        counted_or_stated,
+        doc="``(epsilon, delta, rho, noise_multiplier)`` the budget counts.",
+    )
 
 
 def counted_cost(part):

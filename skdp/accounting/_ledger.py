@@ -19,6 +19,7 @@ from skdp.accounting._composition import (
     SpendTotals,
     decimal_units,
 )
+from skdp.accounting._cost import counted_or_stated
 from skdp.accounting._ledger_schema import (
     COUNTED_COLUMNS,
     ENTRY_COLUMNS,
@@ -74,13 +75,11 @@ class LedgerEntry(NamedTuple):
     group_rows: int | None = None
     counted: tuple | None = None
 
-    @property
-    def cost(self):
-        """``(epsilon, delta, rho, noise_multiplier)``, as totals add them:
-        the counted cost (in the accountant's unit)."""
-        if self.counted is not None:
-            return self.counted
-        return self.epsilon, self.delta, self.rho, self.noise_multiplier
+    cost = property(
+        counted_or_stated,
+        doc="``(epsilon, delta, rho, noise_multiplier)``, as totals add them: "
+        "the counted cost (in the accountant's unit).",
+    )
 
 
 def add_to_labels(labels, entries):
