@@ -99,18 +99,21 @@ def gather_codes(data, mapper, max_code=None):
     failed = False
     with silenced():
         try:
-            parts = dask.compute(*tasks)
+            parts = list(dask.compute(*tasks))
         except Exception:
             failed = True
     if failed:  # raised here, outside the handler: no chained cause either
         raise RuntimeError(COMPUTE_FAILED)
     n = sum(codes.shape[0] for codes, _ in parts)
     binned = np.empty((n, data.n_features - 1), dtype=parts[0][0].dtype, order="F")
+    target = np.empty(n)
     at = 0
-    for codes, _ in parts:
+    for i, (codes, values) in enumerate(parts):
         binned[at : at + codes.shape[0]] = codes
+        target[at : at + codes.shape[0]] = values
         at += codes.shape[0]
-    return binned, np.concatenate([target for _, target in parts])
+        parts[i] = None  # one block's copy at a time, not all of them
+    return binned, target
 
 
 def _binned(estimator, data, mapper, multipliers, source, max_code=None):
