@@ -5,8 +5,8 @@ and leaves as the in-memory fit of the computed arrays (the per-block cell
 counts are exact integers; the rounds run on the gathered bin codes), for
 uneven chunks with an empty and a one-row block. What has no Dask path is
 refused before the charge; a NaN row is dropped and ``±inf`` is the largest
-double (the Dask rule); a block that fails to compute raises the fixed
-error with the charge kept.
+double (the Dask rule), and blocks whose every row is dropped still fit; a
+block that fails to compute raises the fixed error with the charge kept.
 """
 
 import numpy as np
@@ -151,3 +151,13 @@ def test_a_block_that_fails_raises_the_fixed_error_and_the_charge_stays(params):
         model.fit(Xd, yd)
     assert "secret" not in str(info.value) and info.value.__cause__ is None
     assert accountant.total() == (model.epsilon, model.delta)
+
+
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+@pytest.mark.parametrize("params", [{}, {"feature_bounds": (-9, 9)}])
+def test_blocks_whose_every_row_is_dropped_fit_without_raising(kind, params):
+    # after the charge nothing may raise: no row left is a fit of 0 rows
+    X, y = np.full((20, 4), np.nan), np.zeros(20)
+    classes = {"classes": [0, 1]} if kind == "classifier" else {}
+    model = _model(kind, **classes, **params).fit(*_dask(X, y, chunks=(0, 7, 13)))
+    assert np.all(np.isfinite(_output(model, np.zeros((3, 4)))))
