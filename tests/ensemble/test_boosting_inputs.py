@@ -1,11 +1,11 @@
-"""The boosting's other inputs: ``sample_weight`` in [0, 1], and Dask refused.
+"""The boosting's other inputs: ``sample_weight`` in [0, 1] (Dask input:
+``test_boosting_dask.py``).
 
 Weights: refused outside [0, 1] before the charge; the weighted row terms'
 bounds and the releases' sensitivities brute-forced; all ones is the
 unweighted fit bit for bit and weight 0 the row removed; as ε grows the fit
 is scikit-learn's with the same weights on the same bins; an audit of a
-weighted round and its twin that accepts weights above 1. Dask input is
-refused before the charge, naming the fix.
+weighted round and its twin that accepts weights above 1.
 """
 
 import itertools
@@ -92,17 +92,6 @@ def test_weights_outside_the_unit_interval_are_refused_before_the_charge(
     accountant = BudgetAccountant(delta=0.5)
     with pytest.raises(ValueError, match=match):
         _model(kind, accountant=accountant).fit(X, y, sample_weight=w)
-    assert accountant.total() == (0.0, 0.0)
-
-
-@pytest.mark.parametrize("kind", ["classifier", "regressor"])
-def test_dask_input_is_refused_before_the_charge_naming_the_fix(kind):
-    da = pytest.importorskip("dask.array")
-    X, y, _ = _data(100)
-    accountant = BudgetAccountant(delta=0.5)
-    model = _model(kind, accountant=accountant)
-    with pytest.raises(ValueError, match=r"X\.compute\(\)"):
-        model.fit(da.from_array(X, chunks=50), da.from_array(y, chunks=50))
     assert accountant.total() == (0.0, 0.0)
 
 

@@ -100,8 +100,9 @@ _FIT = """Charge ``(epsilon, delta)`` and fit the private model.
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data (finite; NaN, infinities and Dask input are
-            refused before the charge: fit on ``X.compute()``).
+            Training data (finite: NaN and infinities are refused before
+            the charge), or a Dask array (see Notes: its bin codes are
+            gathered into memory).
         y : array-like of shape (n_samples,)
             {y}
         sample_weight : array-like of shape (n_samples,), default=None

@@ -96,9 +96,23 @@ NOTES = r"""
     read the weights: a row of weight 0 still counts in them (and takes one
     of its group's places).
 
-    **Dask input** is refused before the charge: every level of every tree
-    reads all rows again with the gradients of the rounds before, which
-    skdp runs in memory only (fit on ``X.compute()``, or a sample).
+    **Dask input** (a Dask array ``X`` and a 1-D Dask array ``y`` with its
+    known row chunks; a classifier needs the public ``classes``, since the
+    label selection has no Dask path). Everything before the charge is
+    decided from public parameters, as in memory; ``sample_weight`` and
+    ``groups`` are refused on Dask input before the charge. The private
+    bins' cell counts are exact integers summed block by block, so with the
+    same seed the bins, and every later release, are those of the
+    in-memory fit. The rounds read every row at every level of every tree
+    with the gradients of the rounds before, so they run in memory, on the
+    bin codes only: each block is mapped to its codes (one byte per value
+    up to 256 bins) and targets where it lives, and those are gathered into
+    the calling process, ``n * (d + 8)`` bytes, an eighth of a float64
+    ``X`` plus ``y`` (the fit then holds its usual per-row gradients and
+    scores, as in memory). Each block goes through skdp's Dask rule (a row
+    with a NaN, or with a label not in ``classes``, is dropped; ``±inf``
+    becomes ``±`` the largest double), a per-row map that keeps
+    neighbours neighbours.
 
     **Private bins** (``feature_bounds=None``). Every double lies in one
     cell of a public grid: its sign, binary exponent (clamped to

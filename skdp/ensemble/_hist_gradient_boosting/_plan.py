@@ -12,7 +12,6 @@ from skdp.ensemble._hist_gradient_boosting.histogram import level_sensitivity
 from skdp.ensemble._hist_gradient_boosting.loss import MAX_ROWS
 from skdp.linear_model._release import check_release_plan
 from skdp.linear_model._scaling import N_BINS, histogram_sensitivity
-from skdp.utils._dask import is_dask_collection
 from skdp.utils._sample_weight import weights_of_kept_rows
 from skdp.utils._validation import check_bounds
 
@@ -29,7 +28,6 @@ __all__ = [
     "check_target_bounds",
     "keep_planned_classes",
     "planned_trees",
-    "refuse_dask_input",
     "release_shares",
     "weights_of_planned_classes",
 ]
@@ -75,21 +73,6 @@ def planned_trees(classes, max_classes):
     released label set is known only after the charge)."""
     k = max_classes if classes is None else classes.size
     return 1 if k == 2 else k
-
-
-def refuse_dask_input(name, X, y):
-    """Refuse a Dask ``X`` or ``y`` before anything is read or charged: the
-    boosting reads every row again for each level of each tree (with the
-    gradients of the rounds before), in memory only; bringing the blocks
-    into memory is the caller's choice to make."""
-    if is_dask_collection(X) or is_dask_collection(y):
-        raise ValueError(
-            f"{name} fits in-memory data only: each level of every tree reads "
-            "all rows again, with the gradients of the rounds before, which "
-            "skdp does not run block by block on Dask. Fit on X.compute() and "
-            "y.compute() (or a sample of them, if they do not fit in memory). "
-            "Nothing was charged."
-        )
 
 
 def keep_planned_classes(classes, X, codes, max_classes):

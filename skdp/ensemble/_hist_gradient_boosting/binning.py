@@ -25,6 +25,7 @@ __all__ = [
     "MANTISSA_BITS",
     "N_CELLS",
     "BinMapper",
+    "bins_of_counts",
     "cell_counts",
     "cell_lower_edges",
     "cuts_from_counts",
@@ -269,10 +270,18 @@ def release_private_bins(X, multiplier, max_bins, source):
     (:func:`cuts_from_counts`); each value's cell is computed once, for its
     count and its bin (:func:`grid_cell_table`)."""
     cells = grid_cell_table(X)
-    noisy = release_cell_counts(cell_counts(X, cells), multiplier, source)
-    noise_sd = multiplier * np.sqrt(X.shape[1])
-    mapper = BinMapper(cuts=cuts_from_counts(noisy, noise_sd, max_bins))
+    mapper = bins_of_counts(cell_counts(X, cells), multiplier, max_bins, source)
     return mapper, mapper.transform(X, cells)
+
+
+def bins_of_counts(counts, multiplier, max_bins, source):
+    """The private bins' mapper from exact :func:`cell_counts` (in memory,
+    or added up over the blocks of a Dask input): the counts released
+    (:func:`release_cell_counts`), the cuts by the public rule
+    (:func:`cuts_from_counts`)."""
+    noisy = release_cell_counts(counts, multiplier, source)
+    noise_sd = multiplier * np.sqrt(counts.shape[0])
+    return BinMapper(cuts=cuts_from_counts(noisy, noise_sd, max_bins))
 
 
 def warn_collapsed_bins(name):

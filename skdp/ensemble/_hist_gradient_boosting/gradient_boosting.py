@@ -11,6 +11,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp.accounting import PrivacyCost
 from skdp.base import PrivateEstimatorMixin
+from skdp.ensemble._hist_gradient_boosting._dask_fit import (
+    fit_dask_classifier,
+    fit_dask_regressor,
+)
 from skdp.ensemble._hist_gradient_boosting._docs import write_docstrings
 from skdp.ensemble._hist_gradient_boosting._plan import (
     BASELINE_SHARE,
@@ -21,7 +25,6 @@ from skdp.ensemble._hist_gradient_boosting._plan import (
     check_target_bounds,
     keep_planned_classes,
     planned_trees,
-    refuse_dask_input,
     release_shares,
     weights_of_planned_classes,
 )
@@ -50,6 +53,7 @@ from skdp.linear_model._target_range import TARGET_SHARE, release_target_range
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.mechanisms._labels import LabelPlan
 from skdp.utils._cells import as_cells
+from skdp.utils._dask import is_dask_collection
 from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._sample_weight import check_row_weights
 from skdp.utils._validation import check_bounds, validate_private_data
@@ -221,8 +225,9 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, groups=None):
         # its docstring: _docs.py
+        if is_dask_collection(X) or is_dask_collection(y):
+            return fit_dask_classifier(self, X, y, sample_weight, groups)
         name = type(self).__name__
-        refuse_dask_input(name, X, y)
         X, y = validate_private_data(self, X, as_cells(y), order="C")
         check_classification_targets(y)
         weights = check_row_weights(self, sample_weight, X)
@@ -402,8 +407,9 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, groups=None):
         # its docstring: _docs.py
+        if is_dask_collection(X) or is_dask_collection(y):
+            return fit_dask_regressor(self, X, y, sample_weight, groups)
         name = type(self).__name__
-        refuse_dask_input(name, X, y)
         X, y = validate_private_data(self, X, y, order="C", y_numeric=True)
         weights = check_row_weights(self, sample_weight, X)
         n, d = X.shape
