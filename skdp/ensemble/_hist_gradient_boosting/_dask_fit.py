@@ -120,12 +120,14 @@ def _binned(estimator, data, mapper, multipliers, source, max_code=None):
     """The mapper (public, or private bins from the blocks' exact cell
     counts with the first multiplier), the gathered codes and targets, and
     the multipliers left."""
-    if mapper is None:
+    private = mapper is None
+    if private:
         counts = row_statistic(data, joined_cell_counts, max_code)
         mapper = bins_of_counts(counts, multipliers[0], estimator.max_bins, source)
-        estimator._bins_collapsed = bool(np.all(mapper.n_bins == 1))  # released
         multipliers = multipliers[1:]
     binned, target = gather_codes(data, mapper, max_code)
+    if private:  # set once nothing can fail: a failed fit leaves no flag behind
+        estimator._bins_collapsed = bool(np.all(mapper.n_bins == 1))  # released
     return mapper, binned, target, multipliers
 
 
