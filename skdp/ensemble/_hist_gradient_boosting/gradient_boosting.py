@@ -153,10 +153,14 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         X = validate_private_data(self, X, reset=False)
         binned = self._bin_mapper.transform(X)
         for raw in staged_raw_scores(self._predictors, binned, self._baseline):
-            yield self._offset + self._scale * raw if copy else raw
+            yield self._in_target_units(raw) if copy else raw
 
     def _raw(self, X):
         (raw,) = deque(self._raw_stages(X, copy=False), maxlen=1)  # the model
+        return self._in_target_units(raw)
+
+    def _in_target_units(self, raw):
+        """Raw scores as outputs: the classifier's log-odds as they are."""
         return self._offset + self._scale * raw
 
     @property
@@ -462,6 +466,13 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         y : ndarray of shape (n_samples,)
         """
         return self._raw(X)[:, 0]
+
+    def _in_target_units(self, raw):
+        """Scores on [-1, 1] mapped to the target range: the model was fit on
+        targets clipped to it, so its predictions are projected onto it
+        (post-processing; never farther from a target in the range, and no
+        overflow at ranges near the largest double)."""
+        return self._offset + self._scale * np.clip(raw, -1.0, 1.0)
 
     def score(self, X, y, sample_weight=None):  # its docstring: _docs.py
         return super().score(X, y, sample_weight=sample_weight)
