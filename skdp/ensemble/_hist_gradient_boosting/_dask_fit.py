@@ -38,7 +38,7 @@ from skdp.ensemble._hist_gradient_boosting.loss import (
     BinaryLogistic,
     MultinomialLogistic,
     SquaredError,
-    on_grid,
+    scaled_targets,
 )
 from skdp.linear_model._release import gaussian_fit_cost
 from skdp.linear_model._target_range import TARGET_SHARE, release_target_range
@@ -206,8 +206,7 @@ def fit_dask_regressor(estimator, X, y, sample_weight, groups):
             estimator, data, mapper, multipliers, source
         )
         estimator._bin_mapper = mapper
-        mid, half = low / 2 + high / 2, high / 2 - low / 2
-        z = on_grid((np.clip(y, low, high) - mid) / half, 1.0)
+        z, mid, half = scaled_targets(y, low, high)
         estimator._boost(binned, z, loss, multipliers, source)
     estimator.target_range_ = np.array([low, high])
     estimator._offset, estimator._scale = mid, half

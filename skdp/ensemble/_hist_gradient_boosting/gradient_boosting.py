@@ -44,8 +44,8 @@ from skdp.ensemble._hist_gradient_boosting.loss import (
     MultinomialLogistic,
     RowWeighted,
     SquaredError,
-    on_grid,
     release_baseline,
+    scaled_targets,
 )
 from skdp.ensemble._hist_gradient_boosting.predictor import staged_raw_scores
 from skdp.linear_model._release import gaussian_fit_cost, unit_multipliers
@@ -443,8 +443,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
             self._bin_mapper, binned, multipliers = self._release_bins(
                 X, mapper, multipliers, source
             )
-            mid, half = low / 2 + high / 2, high / 2 - low / 2
-            z = on_grid((np.clip(y, low, high) - mid) / half, 1.0)
+            z, mid, half = scaled_targets(y, low, high)
             loss = loss if weights is None else RowWeighted(loss, weights)
             self._boost(binned, z, loss, multipliers, source)
         self.target_range_ = np.array([low, high])

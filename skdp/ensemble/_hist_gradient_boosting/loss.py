@@ -20,6 +20,7 @@ __all__ = [
     "SquaredError",
     "on_grid",
     "release_baseline",
+    "scaled_targets",
     "weighted_on_grid",
 ]
 
@@ -40,6 +41,14 @@ def on_grid(values, bound):
     values = np.nan_to_num(np.asarray(values, dtype=float), nan=0.0)
     clipped = np.clip(values, -bound, bound)
     return np.ldexp(np.rint(np.ldexp(clipped, GRID_BITS)), -GRID_BITS)
+
+
+def scaled_targets(y, low, high):
+    """The regressor's targets: clipped to the public range ``[low, high]``
+    and mapped onto ``[-1, 1]`` on the grid, with the map's ``(mid, half)``
+    (predictions are ``mid + half * score``)."""
+    mid, half = low / 2 + high / 2, high / 2 - low / 2
+    return on_grid((np.clip(y, low, high) - mid) / half, 1.0), mid, half
 
 
 def weighted_on_grid(values, weights):
