@@ -30,7 +30,7 @@ from skdp.utils._dask_xy import (
     validate_dask_xy,
     xy_statistic,
 )
-from skdp.utils._groups import group_blocks, kept_rows
+from skdp.utils._groups import group_blocks
 from skdp.utils._sample_weight import check_row_weights, weights_of_kept_rows
 from skdp.utils._validation import validate_private_data
 
@@ -289,8 +289,7 @@ def _bounded_weighted(unit, source, X, codes, weights):
     the choice of :func:`_bounded`)."""
     if unit.groups is None:
         return X, codes, weights, None
-    seed = int(source.uint64())
-    kept = kept_rows(unit.groups, unit.max_rows, seed, [X, codes, weights])
+    kept = unit.kept(source, X, codes, weights)
     weights = None if weights is None else weights[kept]
     return X[kept], codes[kept], weights, unit.groups[kept]
 
