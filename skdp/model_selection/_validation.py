@@ -249,12 +249,13 @@ def cross_validate(
     >>> from skdp.model_selection import cross_validate
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(3000, 2)); y = (X[:, 0] > 0).astype(int)
-    >>> model = PrivateGaussianNB(epsilon=0.5, classes=[0, 1], bounds=(-4, 4))
+    >>> model = PrivateGaussianNB(epsilon=0.5, classes=[0, 1], bounds=(-4, 4),
+    ...                           random_state=0)
     >>> acc = BudgetAccountant(epsilon=3.0)
     >>> scores = cross_validate(model, X, y, cv=3, accountant=acc, random_state=0,
     ...                         scoring=make_private_scorer("accuracy", epsilon=0.5))
-    >>> scores["test_score"].round(1)
-    array([0.9, 0.9, 0.9])
+    >>> bool((scores["test_score"] > 0.9).all())
+    True
     >>> acc.total()  # 2 x 0.5 for the fits + 0.5 for the three scores
     (1.5, 0.0)
     """
