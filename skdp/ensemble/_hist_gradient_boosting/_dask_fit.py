@@ -30,8 +30,11 @@ import numpy as np
 
 from skdp.ensemble._hist_gradient_boosting._plan import (
     check_plan,
-    check_target_bounds,
     planned_trees,
+)
+from skdp.ensemble._hist_gradient_boosting._regressor_fit import (
+    charge_regressor_plan,
+    set_regressor_fitted,
 )
 from skdp.ensemble._hist_gradient_boosting.binning import bins_of_counts, cell_counts
 from skdp.ensemble._hist_gradient_boosting.loss import (
@@ -41,7 +44,6 @@ from skdp.ensemble._hist_gradient_boosting.loss import (
     scaled_targets,
 )
 from skdp.linear_model._release import gaussian_fit_cost
-from skdp.linear_model._target_range import TARGET_SHARE, release_target_range
 from skdp.mechanisms import check_random_source
 from skdp.mechanisms._labels import LabelPlan
 from skdp.utils._dask import (
@@ -175,42 +177,19 @@ def fit_dask_regressor(estimator, X, y, sample_weight, groups):
     """:meth:`PrivateHistGradientBoostingRegressor.fit` on Dask input; the
     same plan, charge and releases as in memory (the private target range
     from the blocks' exact histogram counts)."""
-    name = type(estimator).__name__
     data = validate_dask_xy(estimator, X, y)
     check_row_weights(estimator, sample_weight, data)  # refused on Dask
-    n, d = data.n_samples, data.n_features - 1
-    stated = check_target_bounds(estimator.target_bounds, name)
-    mapper, extra = estimator._bin_plan(d)
-    extra += [] if stated is not None else [TARGET_SHARE]
-    unit = estimator._privacy_unit(groups, data)  # groups refused on Dask
-    multipliers = estimator._multipliers(
-        name, d, 1, estimator.epsilon, estimator.delta, extra, unit,
-        private_target=not stated,
-    )  # fmt: skip
-    loss = SquaredError()
-    target = None if stated is not None else multipliers[len(extra) - 1]
-    check_plan(estimator, name, (n, d), multipliers, len(extra) + 1, 1, loss, target)
-    source = check_random_source(estimator.random_state)
-    cost = gaussian_fit_cost(estimator.epsilon, estimator.delta)
-    estimator._charge([(unit.label("boosted trees"), cost)], unit=unit)
+    shape = (data.n_samples, data.n_features - 1)
+    plan = charge_regressor_plan(estimator, shape, groups, data)  # groups refused
 
     with np.errstate(all="ignore"):  # nothing data-dependent may warn now
-        if stated is None:
-            low, high = release_target_range(
-                data, multipliers[len(extra) - 1], source, name
-            )
-            multipliers = np.delete(multipliers, len(extra) - 1)
-        else:
-            low, high = stated
+        name = type(estimator).__name__
+        (low, high), multipliers = plan.target_range(data, name)
         mapper, binned, y, multipliers = _binned(
-            estimator, data, mapper, multipliers, source
+            estimator, data, plan.mapper, multipliers, plan.source
         )
         estimator._bin_mapper = mapper
         z, mid, half = scaled_targets(y, low, high)
-        estimator._boost(binned, z, loss, multipliers, source)
-    estimator.target_range_ = np.array([low, high])
-    estimator._offset, estimator._scale = mid, half
-    estimator.n_trees_per_iteration_ = 1
-    estimator.n_iter_ = estimator.max_iter
-    estimator._warn_collapsed_bins()
+        estimator._boost(binned, z, SquaredError(), multipliers, plan.source)
+    set_regressor_fitted(estimator, (low, high), mid, half)
     return estimator

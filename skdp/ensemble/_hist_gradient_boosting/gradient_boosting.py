@@ -22,11 +22,14 @@ from skdp.ensemble._hist_gradient_boosting._plan import (
     HISTOGRAM_SHARE,
     check_plan,
     check_run_time,
-    check_target_bounds,
     keep_planned_classes,
     planned_trees,
     release_shares,
     weights_of_planned_classes,
+)
+from skdp.ensemble._hist_gradient_boosting._regressor_fit import (
+    charge_regressor_plan,
+    set_regressor_fitted,
 )
 from skdp.ensemble._hist_gradient_boosting.binning import (
     BinMapper,
@@ -49,7 +52,6 @@ from skdp.ensemble._hist_gradient_boosting.loss import (
 )
 from skdp.ensemble._hist_gradient_boosting.predictor import staged_raw_scores
 from skdp.linear_model._release import gaussian_fit_cost, unit_multipliers
-from skdp.linear_model._target_range import TARGET_SHARE, release_target_range
 from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
 from skdp.mechanisms._labels import LabelPlan
 from skdp.utils._cells import as_cells
@@ -413,44 +415,21 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         # its docstring: _docs.py
         if is_dask_collection(X) or is_dask_collection(y):
             return fit_dask_regressor(self, X, y, sample_weight, groups)
-        name = type(self).__name__
         X, y = validate_private_data(self, X, y, order="C", y_numeric=True)
         weights = check_row_weights(self, sample_weight, X)
-        n, d = X.shape
-        stated = check_target_bounds(self.target_bounds, name)
-        mapper, extra = self._bin_plan(d)
-        extra += [] if stated is not None else [TARGET_SHARE]
-        unit = self._privacy_unit(groups, X)
-        multipliers = self._multipliers(
-            name, d, 1, self.epsilon, self.delta, extra, unit, private_target=not stated
-        )
-        loss = SquaredError()
-        target = None if stated is not None else multipliers[len(extra) - 1]
-        check_plan(self, name, (n, d), multipliers, len(extra) + 1, 1, loss, target)
-        source = check_random_source(self.random_state)
-        cost = gaussian_fit_cost(self.epsilon, self.delta)
-        self._charge([(unit.label("boosted trees"), cost)], unit=unit)
-        X, y, weights = unit.bound(source, X, y, weights)  # k rows per group
+        plan = charge_regressor_plan(self, X.shape, groups, X)
+        X, y, weights = plan.unit.bound(plan.source, X, y, weights)  # k per group
 
         with np.errstate(all="ignore"):  # nothing data-dependent may warn now
-            if stated is None:
-                low, high = release_target_range(
-                    (X, y), multipliers[len(extra) - 1], source, name
-                )
-                multipliers = np.delete(multipliers, len(extra) - 1)
-            else:
-                low, high = stated
+            (low, high), multipliers = plan.target_range((X, y), type(self).__name__)
             self._bin_mapper, binned, multipliers = self._release_bins(
-                X, mapper, multipliers, source
+                X, plan.mapper, multipliers, plan.source
             )
             z, mid, half = scaled_targets(y, low, high)
+            loss = SquaredError()
             loss = loss if weights is None else RowWeighted(loss, weights)
-            self._boost(binned, z, loss, multipliers, source)
-        self.target_range_ = np.array([low, high])
-        self._offset, self._scale = mid, half
-        self.n_trees_per_iteration_ = 1
-        self.n_iter_ = self.max_iter
-        self._warn_collapsed_bins()
+            self._boost(binned, z, loss, multipliers, plan.source)
+        set_regressor_fitted(self, (low, high), mid, half)
         return self
 
     def predict(self, X):
