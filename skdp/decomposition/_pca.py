@@ -17,32 +17,35 @@ from skdp.base import PrivateEstimatorMixin
 from skdp.decomposition._pca_scales import (
     MAX_NORM_RANGE,
     N_NORM_BINS,
+    _finite,
     centred_moments_gram,
     covariance_noise_bound,
     norm_histogram,
     norm_rule,
     released_centre,
+    second_moments,
     unresolved_components,
     warn_norm_untold,
     warn_unresolved,
 )
-from skdp.linear_model._release import (
-    check_release_plan,
-    gaussian_fit_cost,
-    noisy_gram,
-    unit_multipliers,
+from skdp.linear_model._linear_plan import release_plan
+from skdp.linear_model._noise_plan import (
+    Release,
+    gram_l1_sensitivity,
+    noise_multiplier,
+    plan_noise,
+    planned_cost,
+    release,
+    rule_deviation,
 )
+from skdp.linear_model._release import check_release_plan, noisy_gram
 from skdp.linear_model._scaling import (
     N_BINS,
     exponent_histogram,
     histogram_sensitivity,
     release_exponent_histogram,
 )
-from skdp.mechanisms import (
-    check_random_source,
-    gaussian_noise_multipliers,
-    gaussian_release,
-)
+from skdp.mechanisms import check_random_source
 from skdp.preprocessing._affine import saturated
 from skdp.sensitivity._linear import check_term_size
 from skdp.utils._dask import row_statistic, validate_rows
@@ -64,46 +67,26 @@ def clipped_moments_gram(rows, max_norm):
     return centred_moments_gram(rows, 0.0, max_norm)
 
 
-def _finite(values):
-    big = np.finfo(float).max
-    return np.nan_to_num(values, nan=0.0, posinf=big, neginf=-big)
-
-
-def second_moments(matrix, max_norm):
-    """Count, mean and covariance from the noisy Gram of ``[clip(x), c]/(c√2)``.
-
-    Post-processing: the count is at least 1, the covariance is symmetric
-    and returned in units of ``2c²`` (:func:`covariance_units`). The
-    released sums are divided by the count before the units are restored,
-    so no intermediate grows with the row count.
-    """
-    d = matrix.shape[0] - 1
-    count = max(2.0 * matrix[d, d], 1.0)
-    mean = (matrix[:d, d] / count) * (2.0 * max_norm)
-    return count, mean, covariance_units(matrix, count)
-
-
-def covariance_units(matrix, count):
-    """The covariance in units of ``2 c²``: ``S/Ñ - 2 m mᵀ`` (finite).
-
-    ``S`` is the noisy second-moment block and ``m`` the noisy sum over
-    ``Ñ``, both in the Gram's units, so the entries stay near the noise's
-    size whatever ``c``: in data units (``c = 1e150``, tiny ε) the outer
-    product of the mean overflowed and ``eigh`` raised after the charge.
-    Post-processing; the eigenvectors are those of the covariance, whose
-    eigenvalues are ``2c²`` times these.
-    """
-    d = matrix.shape[0] - 1
-    mean = matrix[:d, d] / count
-    return _finite(matrix[:d, :d] / count - 2.0 * np.outer(mean, mean))
-
-
-def _release_plan(d, centre_multiplier, norm_multiplier, multiplier):
-    """``(what, sensitivity, multiplier, n_values)`` of the fit's releases."""
+def pca_releases(d):
+    """The fit's releases (shares, L2 and L1 sensitivities; class Notes)."""
+    size = d + 1
     return [
-        ("feature centres", histogram_sensitivity(d), centre_multiplier, d * N_BINS),
-        ("row norms", 1.0, norm_multiplier, N_NORM_BINS),
-        ("second moments", 1.0, multiplier, (d + 1) * (d + 2) // 2),
+        Release(
+            "feature centres",
+            CENTRE_SHARE,
+            histogram_sensitivity(d),
+            float(d),
+            d * N_BINS,
+            True,
+        ),
+        Release("row norms", NORM_SHARE, 1.0, 1.0, N_NORM_BINS, True),
+        Release(
+            "second moments",
+            GRAM_SHARE,
+            1.0,
+            gram_l1_sensitivity(size),
+            size * (size + 1) // 2,
+        ),
     ]
 
 
@@ -335,7 +318,7 @@ class PrivatePCA(
         self.random_state = random_state
 
     def _fit_cost(self, n_features=None):
-        return gaussian_fit_cost(self.epsilon, self.delta)
+        return planned_cost(self.epsilon, self.delta, pca_releases, n_features)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, groups=None):
@@ -373,18 +356,11 @@ class PrivatePCA(
                 "1e-150 <= max_norm <= 1e150 (scale the features instead)."
             )
         unit = self._privacy_unit(groups, X)
-        centre_multiplier, norm_multiplier, multiplier = unit_multipliers(
-            gaussian_noise_multipliers(
-                self.epsilon, self.delta, [CENTRE_SHARE, NORM_SHARE, GRAM_SHARE]
-            ),
-            unit.unit_rows,
-        )
-        check_release_plan(
-            type(self).__name__,
-            _release_plan(d, centre_multiplier, norm_multiplier, multiplier),
-        )
+        releases = pca_releases(d)
+        noises, cost = plan_noise(self.epsilon, self.delta, releases, unit.unit_rows)
+        check_release_plan(type(self).__name__, release_plan(releases, noises))
+        centre_noise, norm_noise, gram_noise = noises
         source = check_random_source(self.random_state)
-        cost = gaussian_fit_cost(self.epsilon, self.delta)
         self._charge([(unit.label(_RELEASE_LABEL), cost)], unit=unit)
         (X,) = unit.bound(source, X)
 
@@ -392,18 +368,15 @@ class PrivatePCA(
         # a noisy mean far beyond it (a tiny count) overflows its square
         with np.errstate(all="ignore"):
             counts = row_statistic(X, exponent_histogram)
-            noisy, noise_sd = release_exponent_histogram(
-                counts, centre_multiplier, source
-            )
+            noisy, noise_sd = release_exponent_histogram(counts, centre_noise, source)
             centre = released_centre(noisy, noise_sd)
             norms = row_statistic(X, norm_histogram, centre)
-            noisy_norms = gaussian_release(
-                norms.astype(float), 1.0, norm_multiplier, random_state=source
-            )
-            rule, told = norm_rule(np.asarray(noisy_norms, float), norm_multiplier)
+            noisy_norms = release(norms.astype(float), 1.0, norm_noise, source)
+            rule, told = norm_rule(noisy_norms, rule_deviation(norm_noise))
             norm = clip_norm(self.max_norm, rule, told)
             gram = row_statistic(X, centred_moments_gram, centre, norm)
-            matrix = noisy_gram(gram, d + 1, multiplier, source)
+            matrix = noisy_gram(gram, d + 1, gram_noise, source)
+            multiplier = noise_multiplier(gram_noise)
             count, mean, units = second_moments(matrix, norm)
             values, vectors = np.linalg.eigh(units)
             values = _finite(values * (2.0 * norm**2))
