@@ -114,14 +114,15 @@ class PrivatePCA(
     """Private counterpart of :class:`~sklearn.decomposition.PCA`.
 
     Releases the row count, the sum and the second-moment matrix of rows
-    clipped to an L2 norm about a centre in one Gaussian release (Analyze
+    clipped to an L2 norm about a centre in one noisy release (Analyze
     Gauss, Dwork, Talwar, Thakurta and Zhang 2014) and takes the principal
     axes of the private covariance (post-processing). The centre and the
-    clipping norm are themselves released first, in the same Gaussian
-    composition, so no bound on the data and no hand scaling are needed:
-    the features keep their units (PCA is scale-dependent), and as
-    ``epsilon`` grows the clipping vanishes and the fit becomes
-    scikit-learn's PCA of the raw rows.
+    clipping norm are themselves released first, in the same composition
+    (Gaussian, or Laplace where every release is less noisy that way), so
+    no bound on the data and no hand scaling are needed: the features keep
+    their units (PCA is scale-dependent), and as ``epsilon`` grows the
+    clipping vanishes and the fit becomes scikit-learn's PCA of the raw
+    rows.
 
     Parameters
     ----------
@@ -193,7 +194,7 @@ class PrivatePCA(
 
     Notes
     -----
-    **Releases.** One fit is three Gaussian releases, in this order:
+    **Releases.** One fit is three releases, in this order:
 
     1. the histogram of every feature's sign and binary exponent
        (:func:`~skdp.linear_model._scaling.release_exponent_histogram`, as
@@ -223,18 +224,23 @@ class PrivatePCA(
     triangle keeps a subset of its entries, so the L2 sensitivity is 1
     (Dwork et al. 2014 state ``1`` for unit-norm rows under the same
     relation; replace-one would double it), whatever the public ``m`` and
-    ``c`` are. Brute-forced in the tests. It holds for the floats at every
-    magnitude the range of ``c`` allows: the clip factor is applied with the
-    grid's unit as one normal float on the row scaled by a power of two,
-    and a difference ``x - m`` that overflows becomes the largest double of
-    its sign (a per-value rule) before clipping.
+    ``c`` are. L1 sensitivities (for the Laplace plan): ``d``, 1 and
+    ``Σ_{i<=j} |q_i q_j| = (||q||₁² + ||q||₂²)/2 <= (d + 2)/2`` (``q`` has
+    ``d + 1`` coordinates; Cauchy–Schwarz, :func:`~skdp.linear_model.
+    _noise_plan.gram_l1_sensitivity`). Brute-forced in the tests. It holds
+    for the floats at every magnitude the range of ``c`` allows: the clip
+    factor is applied with the grid's unit as one normal float on the row
+    scaled by a power of two, and a difference ``x - m`` that overflows
+    becomes the largest double of its sign (a per-value rule) before
+    clipping.
 
     **Groups** (``fit(X, groups=g)`` with ``max_rows_per_group=k``;
     add/remove one whole group). Each group keeps at most k rows (a keyed
     choice among its own rows), and adds at most k terms to each release,
     each within the row's bound: ``k sqrt(d)``, ``k`` and ``k`` (triangle
     inequality, attained by k equal rows; brute-forced in
-    tests/test_groups_models.py). Every multiplier is multiplied by k
+    tests/test_groups_models.py), and ``k`` times the L1 bounds. Every
+    multiplier (every Laplace L1 sensitivity) is multiplied by k
     (:func:`~skdp.linear_model._release.unit_multipliers`, as for the
     linear models), so each release has the row's noise-to-sensitivity
     ratio and the composition the same ``(epsilon, delta)``. The centre and
@@ -250,7 +256,15 @@ class PrivatePCA(
     composition is exactly a Gaussian mechanism with ``μ² = Σ 1/r_i² =
     1/R²`` (Gaussian DP, Dong, Roth and Su 2022), so the fit is
     ``(epsilon, delta)``-DP under add/remove-one-row neighbours, and
-    ``rho = 1/(2R²)``-zCDP is recorded as for the linear models. Everything
+    ``rho = 1/(2R²)``-zCDP is recorded as for the linear models. **Laplace
+    plan** (:func:`~skdp.linear_model._noise_plan.plan_noise`): release ``i``
+    gets ``epsilon s_i`` (rounded down) and exact discrete Laplace noise for
+    its L1 sensitivity; by basic composition the fit is ``epsilon``-DP,
+    charged ``(epsilon, 0)``. It is used when every release is less noisy
+    than in the Gaussian plan (the histograms compared at three Laplace
+    scales, the deviation their thresholds then read), a public rule of
+    ``epsilon``, ``delta`` and ``d``: at ``delta = 1e-6``, from ``epsilon``
+    about 90 for one feature, 1,500 for 10 and 5,000 for 30. Everything
     after the releases (rules, centring, eigendecomposition, sign
     convention, warnings) is post-processing and never raises on finite
     input.
@@ -264,10 +278,12 @@ class PrivatePCA(
     parameters only.
 
     **Limits.** The noise of the covariance in data units is about
-    ``2 clip_norm_² r / n``, and at large ``epsilon`` the Gaussian
-    multiplier ``r`` falls like ``1/sqrt(2 epsilon)`` only. On unscaled
-    breast cancer (569 rows, norms to 3,900 about the centre) the second
-    component is still 0.04 rad off scikit-learn's at ``epsilon = 1e6``.
+    ``2 clip_norm_² r / n`` (``r = noise_std_``). A Gaussian ``r`` falls like
+    ``1/sqrt(2 epsilon)`` only, a Laplace one like ``(d + 2) / (0.7
+    epsilon sqrt(2))``: on unscaled breast cancer (569 rows, norms to 3,900
+    about the centre) the second component was 0.040 rad off scikit-learn's
+    at ``epsilon = 1e6`` with the Gaussian plan, 0.0017 with the Laplace
+    one.
 
     References
     ----------

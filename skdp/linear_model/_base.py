@@ -206,7 +206,15 @@ class PrivateLinearRegression(
     ``R / sqrt(s_i)`` for public shares ``s_i`` summing to 1,
     ``R = analytic_gaussian_sigma(1, epsilon, delta)``; their composition
     is exactly ``1/R``-GDP, i.e. ``(epsilon, delta)``-DP (Dong, Roth and
-    Su 2022; Balle and Wang 2018).
+    Su 2022; Balle and Wang 2018). Or, where every release is less noisy
+    that way (a public rule of ``epsilon``, ``delta`` and ``d``: large
+    ``epsilon`` or few features; :func:`~skdp.linear_model._noise_plan.
+    plan_noise`), Laplace mechanisms with ``epsilon s_i`` each (basic
+    composition: ``epsilon``-DP, charged ``(epsilon, 0)``) for the L1
+    sensitivities of one row: 1 for the target and row-norm histograms,
+    ``d`` for the feature histogram, ``(||q||₁² + ||q||₂²)/2 <= (D + 1)/2``
+    for the Gram matrix's upper triangle and ``|t| ||q||₁ <= sqrt(D)`` for
+    the cross products (Cauchy–Schwarz; ``k`` times for groups).
 
     **Estimate.** ``θ = (G̃ + λ_α I)⁻¹ b̃`` with the eigenvalues of
     ``G̃ + λ_α I`` raised to a public bound on the noise's spectral norm,

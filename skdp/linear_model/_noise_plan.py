@@ -31,6 +31,7 @@ __all__ = [
     "Release",
     "gaussian_fit_cost",
     "gram_l1_sensitivity",
+    "is_laplace",
     "noise_multiplier",
     "plan_noise",
     "planned_cost",
@@ -155,8 +156,12 @@ def plan_noise(epsilon, delta, releases, unit_rows=1):
     both alike and drops out. A function of public values only; since the
     Laplace noise grows with the number of features faster than the
     Gaussian (``l1`` of the Gram matrix ``(D + 1)/2`` against ``l2 = 1``),
-    the Laplace plan is chosen for few features or a large ``epsilon``: for
-    30 features from ``epsilon`` about 1,000.
+    the Laplace plan is chosen for few features or a large ``epsilon``. At
+    ``delta = 1e-6``: PrivatePCA from ``epsilon`` about 90 (1 feature),
+    1,500 (10) and 5,000 (30); PrivateLinearRegression with a stated norm
+    and target range at every ``epsilon`` for 1 feature, from 0.45 for 2,
+    180 for 10 and 1,700 for 30; with its private target and scales from
+    about 270 (up to 5 features) and 2,900 (30).
     """
     shares = [item.share for item in releases]
     multipliers = gaussian_noise_multipliers(epsilon, delta, shares)
@@ -246,6 +251,11 @@ def planned_cost(epsilon, delta, releases_of, n_features=None):
     if n_features is None and isinstance(noises[0], LaplaceNoise):
         return PrivacyCost(epsilon, delta)
     return cost
+
+
+def is_laplace(noise):
+    """Whether a planned release is a Laplace one (else a Gaussian multiplier)."""
+    return isinstance(noise, LaplaceNoise)
 
 
 def noise_multiplier(noise):

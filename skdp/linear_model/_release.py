@@ -17,6 +17,7 @@ from skdp.exceptions import NoiseDominatedWarning
 from skdp.linear_model._noise_plan import (
     LaplaceNoise,
     gaussian_fit_cost,
+    is_laplace,
     noise_multiplier,
     release,
     unit_multipliers,
@@ -117,7 +118,10 @@ def noisy_gram(gram, size, noise, source):
     (L2 sensitivity 1; ``noise``: a Gaussian multiplier or a
     :class:`~skdp.linear_model._noise_plan.LaplaceNoise`)."""
     upper = np.triu_indices(size)
-    noisy = release(gram, 1.0, noise, source)
+    if is_laplace(noise):
+        noisy = release(gram, 1.0, noise, source)
+    else:
+        noisy = np.asarray(gaussian_release(gram, 1.0, noise, random_state=source))
     matrix = np.zeros((size, size))
     matrix[upper] = noisy
     return matrix + np.triu(matrix, 1).T
@@ -127,7 +131,9 @@ def release_sum(total, noise, source):
     """Release of an exact sum with L2 sensitivity 1 (a FixedPoint), with
     its planned noise (:func:`~skdp.linear_model._noise_plan.release`)."""
     assert isinstance(total, FixedPoint)
-    return release(total, 1.0, noise, source)
+    if is_laplace(noise):
+        return release(total, 1.0, noise, source)
+    return np.asarray(gaussian_release(total, 1.0, noise, random_state=source))
 
 
 def spectral_noise_bound(size, multiplier):

@@ -20,8 +20,9 @@ import math
 import numpy as np
 from scipy import sparse
 
-from skdp.linear_model._noise_plan import release, rule_deviation
+from skdp.linear_model._noise_plan import is_laplace, release, rule_deviation
 from skdp.linear_model._scaling import scale_rows
+from skdp.mechanisms import gaussian_release
 from skdp.utils._dask_xy import xy_statistic
 
 __all__ = [
@@ -74,7 +75,10 @@ def xy_row_norm_histogram(X, y, affine):
 def release_norm_counts(counts, noise, source):
     """Release of the norm histogram's counts (L2 and L1 sensitivity 1) with
     the fit's planned noise (:func:`~skdp.linear_model._noise_plan.release`)."""
-    return release(counts.astype(float), 1.0, noise, source)
+    if is_laplace(noise):
+        return release(counts.astype(float), 1.0, noise, source)
+    noisy = gaussian_release(counts.astype(float), 1.0, noise, random_state=source)
+    return np.asarray(noisy, dtype=float)
 
 
 def release_row_norm(data, affine, noise, source):

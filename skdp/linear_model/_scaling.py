@@ -19,7 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from skdp.exceptions import NoiseDominatedWarning
-from skdp.linear_model._noise_plan import release, rule_deviation
+from skdp.linear_model._noise_plan import is_laplace, release, rule_deviation
+from skdp.mechanisms import gaussian_release
 from skdp.utils._dask_xy import xy_statistic
 from skdp.utils._validation import (
     check_bounds,
@@ -162,8 +163,11 @@ def release_exponent_histogram(counts, noise, source):
     """
     counts = np.asarray(counts).astype(float)
     sensitivity = histogram_sensitivity(counts.shape[0])
-    noisy = release(counts, sensitivity, noise, source)
-    return noisy, rule_deviation(noise) * sensitivity
+    if is_laplace(noise):
+        noisy = release(counts, sensitivity, noise, source)
+    else:
+        noisy = gaussian_release(counts, sensitivity, noise, random_state=source)
+    return np.asarray(noisy, dtype=float), rule_deviation(noise) * sensitivity
 
 
 def _bin_values(exponents):
