@@ -643,7 +643,11 @@ CASES = [
             "the exact sums hold a row on a grid of data_norm * sqrt(2) / 2**16 "
             "(22 units here), so the 5e-3 column and the 0/1 column are 0 in "
             "every row (least squares on the rows so rounded, noise-free: "
-            "0.428); " + LINEAR_SCALING + ", if it applies under a stated data_norm"
+            "0.428); on an exact grid the 5e-3 column's centred energy in the "
+            "Gram, 1.4e-15 in its units, would still be 1e-10 of the noise "
+            "(sd 1.1e-5 at ε=1e6); "
+            + LINEAR_SCALING
+            + ", if it applies under a stated data_norm"
         ),
     ),
     case(
