@@ -42,11 +42,13 @@ __all__ = [
 ]
 
 #: Laplace scales ``b`` per noise deviation of the threshold rules that read a
-#: released histogram (``NORM_THRESHOLD``, ``NOISE_THRESHOLD``,
-#: ``REACH_THRESHOLD`` deviations): a count of 0 passes 4, 5 or 7 deviations
-#: with probability ``exp(-12)``, ``exp(-15)`` and ``exp(-21)`` (6e-6, 3e-7
-#: and 8e-10), at most a tenth of the two-sided Gaussian tails the rules were
-#: tuned for at 4 deviations (6e-5) and about theirs at 5 (6e-7).
+#: released histogram (``NOISE_THRESHOLD``, ``NORM_THRESHOLD`` and
+#: ``REACH_THRESHOLD``: 4, 5 and 7 deviations). Laplace noise exceeds them in
+#: magnitude with probability ``exp(-12)``, ``exp(-15)`` and ``exp(-21)``
+#: (6e-6, 3e-7 and 8e-10) where the Gaussian noise the rules were tuned for
+#: does with 6e-5, 6e-7 and 3e-12: below at 4 and 5 deviations (the scales'
+#: mode and the clipping norm's bins), above at 7 (the reach of a feature or
+#: the target, where a false bin widens a range by one binade).
 LAPLACE_RULE_SCALES = 3.0
 
 
