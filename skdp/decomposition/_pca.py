@@ -17,32 +17,35 @@ from skdp.base import PrivateEstimatorMixin
 from skdp.decomposition._pca_scales import (
     MAX_NORM_RANGE,
     N_NORM_BINS,
+    _finite,
     centred_moments_gram,
     covariance_noise_bound,
     norm_histogram,
     norm_rule,
     released_centre,
+    second_moments,
     unresolved_components,
     warn_norm_untold,
     warn_unresolved,
 )
-from skdp.linear_model._release import (
-    check_release_plan,
-    gaussian_fit_cost,
-    noisy_gram,
-    unit_multipliers,
+from skdp.linear_model._linear_plan import release_plan
+from skdp.linear_model._noise_plan import (
+    Release,
+    gram_l1_sensitivity,
+    noise_multiplier,
+    plan_noise,
+    planned_cost,
+    release,
+    rule_deviation,
 )
+from skdp.linear_model._release import check_release_plan, noisy_gram
 from skdp.linear_model._scaling import (
     N_BINS,
     exponent_histogram,
     histogram_sensitivity,
     release_exponent_histogram,
 )
-from skdp.mechanisms import (
-    check_random_source,
-    gaussian_noise_multipliers,
-    gaussian_release,
-)
+from skdp.mechanisms import check_random_source
 from skdp.preprocessing._affine import saturated
 from skdp.sensitivity._linear import check_term_size
 from skdp.utils._dask import row_statistic, validate_rows
@@ -64,46 +67,26 @@ def clipped_moments_gram(rows, max_norm):
     return centred_moments_gram(rows, 0.0, max_norm)
 
 
-def _finite(values):
-    big = np.finfo(float).max
-    return np.nan_to_num(values, nan=0.0, posinf=big, neginf=-big)
-
-
-def second_moments(matrix, max_norm):
-    """Count, mean and covariance from the noisy Gram of ``[clip(x), c]/(c√2)``.
-
-    Post-processing: the count is at least 1, the covariance is symmetric
-    and returned in units of ``2c²`` (:func:`covariance_units`). The
-    released sums are divided by the count before the units are restored,
-    so no intermediate grows with the row count.
-    """
-    d = matrix.shape[0] - 1
-    count = max(2.0 * matrix[d, d], 1.0)
-    mean = (matrix[:d, d] / count) * (2.0 * max_norm)
-    return count, mean, covariance_units(matrix, count)
-
-
-def covariance_units(matrix, count):
-    """The covariance in units of ``2 c²``: ``S/Ñ - 2 m mᵀ`` (finite).
-
-    ``S`` is the noisy second-moment block and ``m`` the noisy sum over
-    ``Ñ``, both in the Gram's units, so the entries stay near the noise's
-    size whatever ``c``: in data units (``c = 1e150``, tiny ε) the outer
-    product of the mean overflowed and ``eigh`` raised after the charge.
-    Post-processing; the eigenvectors are those of the covariance, whose
-    eigenvalues are ``2c²`` times these.
-    """
-    d = matrix.shape[0] - 1
-    mean = matrix[:d, d] / count
-    return _finite(matrix[:d, :d] / count - 2.0 * np.outer(mean, mean))
-
-
-def _release_plan(d, centre_multiplier, norm_multiplier, multiplier):
-    """``(what, sensitivity, multiplier, n_values)`` of the fit's releases."""
+def pca_releases(d):
+    """The fit's releases (shares, L2 and L1 sensitivities; class Notes)."""
+    size = d + 1
     return [
-        ("feature centres", histogram_sensitivity(d), centre_multiplier, d * N_BINS),
-        ("row norms", 1.0, norm_multiplier, N_NORM_BINS),
-        ("second moments", 1.0, multiplier, (d + 1) * (d + 2) // 2),
+        Release(
+            "feature centres",
+            CENTRE_SHARE,
+            histogram_sensitivity(d),
+            float(d),
+            d * N_BINS,
+            True,
+        ),
+        Release("row norms", NORM_SHARE, 1.0, 1.0, N_NORM_BINS, True),
+        Release(
+            "second moments",
+            GRAM_SHARE,
+            1.0,
+            gram_l1_sensitivity(size),
+            size * (size + 1) // 2,
+        ),
     ]
 
 
@@ -131,14 +114,15 @@ class PrivatePCA(
     """Private counterpart of :class:`~sklearn.decomposition.PCA`.
 
     Releases the row count, the sum and the second-moment matrix of rows
-    clipped to an L2 norm about a centre in one Gaussian release (Analyze
+    clipped to an L2 norm about a centre in one noisy release (Analyze
     Gauss, Dwork, Talwar, Thakurta and Zhang 2014) and takes the principal
     axes of the private covariance (post-processing). The centre and the
-    clipping norm are themselves released first, in the same Gaussian
-    composition, so no bound on the data and no hand scaling are needed:
-    the features keep their units (PCA is scale-dependent), and as
-    ``epsilon`` grows the clipping vanishes and the fit becomes
-    scikit-learn's PCA of the raw rows.
+    clipping norm are themselves released first, in the same composition
+    (Gaussian, or Laplace where every release is less noisy that way), so
+    no bound on the data and no hand scaling are needed: the features keep
+    their units (PCA is scale-dependent), and as ``epsilon`` grows the
+    clipping vanishes and the fit becomes scikit-learn's PCA of the raw
+    rows.
 
     Parameters
     ----------
@@ -210,7 +194,7 @@ class PrivatePCA(
 
     Notes
     -----
-    **Releases.** One fit is three Gaussian releases, in this order:
+    **Releases.** One fit is three releases, in this order:
 
     1. the histogram of every feature's sign and binary exponent
        (:func:`~skdp.linear_model._scaling.release_exponent_histogram`, as
@@ -240,18 +224,23 @@ class PrivatePCA(
     triangle keeps a subset of its entries, so the L2 sensitivity is 1
     (Dwork et al. 2014 state ``1`` for unit-norm rows under the same
     relation; replace-one would double it), whatever the public ``m`` and
-    ``c`` are. Brute-forced in the tests. It holds for the floats at every
-    magnitude the range of ``c`` allows: the clip factor is applied with the
-    grid's unit as one normal float on the row scaled by a power of two,
-    and a difference ``x - m`` that overflows becomes the largest double of
-    its sign (a per-value rule) before clipping.
+    ``c`` are. L1 sensitivities (for the Laplace plan): ``d``, 1 and
+    ``Σ_{i<=j} |q_i q_j| = (||q||₁² + ||q||₂²)/2 <= (d + 2)/2`` (``q`` has
+    ``d + 1`` coordinates; Cauchy–Schwarz, :func:`~skdp.linear_model.
+    _noise_plan.gram_l1_sensitivity`). Brute-forced in the tests. It holds
+    for the floats at every magnitude the range of ``c`` allows: the clip
+    factor is applied with the grid's unit as one normal float on the row
+    scaled by a power of two, and a difference ``x - m`` that overflows
+    becomes the largest double of its sign (a per-value rule) before
+    clipping.
 
     **Groups** (``fit(X, groups=g)`` with ``max_rows_per_group=k``;
     add/remove one whole group). Each group keeps at most k rows (a keyed
     choice among its own rows), and adds at most k terms to each release,
     each within the row's bound: ``k sqrt(d)``, ``k`` and ``k`` (triangle
     inequality, attained by k equal rows; brute-forced in
-    tests/test_groups_models.py). Every multiplier is multiplied by k
+    tests/test_groups_models.py), and ``k`` times the L1 bounds. Every
+    multiplier (every Laplace L1 sensitivity) is multiplied by k
     (:func:`~skdp.linear_model._release.unit_multipliers`, as for the
     linear models), so each release has the row's noise-to-sensitivity
     ratio and the composition the same ``(epsilon, delta)``. The centre and
@@ -267,7 +256,15 @@ class PrivatePCA(
     composition is exactly a Gaussian mechanism with ``μ² = Σ 1/r_i² =
     1/R²`` (Gaussian DP, Dong, Roth and Su 2022), so the fit is
     ``(epsilon, delta)``-DP under add/remove-one-row neighbours, and
-    ``rho = 1/(2R²)``-zCDP is recorded as for the linear models. Everything
+    ``rho = 1/(2R²)``-zCDP is recorded as for the linear models. **Laplace
+    plan** (:func:`~skdp.linear_model._noise_plan.plan_noise`): release ``i``
+    gets ``epsilon s_i`` (rounded down) and exact discrete Laplace noise for
+    its L1 sensitivity; by basic composition the fit is ``epsilon``-DP,
+    charged ``(epsilon, 0)``. It is used when every release is less noisy
+    than in the Gaussian plan (the histograms compared at three Laplace
+    scales, the deviation their thresholds then read), a public rule of
+    ``epsilon``, ``delta`` and ``d``: at ``delta = 1e-6``, from ``epsilon``
+    about 90 for one feature, 1,500 for 10 and 5,000 for 30. Everything
     after the releases (rules, centring, eigendecomposition, sign
     convention, warnings) is post-processing and never raises on finite
     input.
@@ -281,10 +278,12 @@ class PrivatePCA(
     parameters only.
 
     **Limits.** The noise of the covariance in data units is about
-    ``2 clip_norm_² r / n``, and at large ``epsilon`` the Gaussian
-    multiplier ``r`` falls like ``1/sqrt(2 epsilon)`` only. On unscaled
-    breast cancer (569 rows, norms to 3,900 about the centre) the second
-    component is still 0.04 rad off scikit-learn's at ``epsilon = 1e6``.
+    ``2 clip_norm_² r / n`` (``r = noise_std_``). A Gaussian ``r`` falls like
+    ``1/sqrt(2 epsilon)`` only, a Laplace one like ``(d + 2) / (0.7
+    epsilon sqrt(2))``: on unscaled breast cancer (569 rows, norms to 3,900
+    about the centre) the second component was 0.040 rad off scikit-learn's
+    at ``epsilon = 1e6`` with the Gaussian plan, 0.0017 with the Laplace
+    one.
 
     References
     ----------
@@ -335,7 +334,7 @@ class PrivatePCA(
         self.random_state = random_state
 
     def _fit_cost(self, n_features=None):
-        return gaussian_fit_cost(self.epsilon, self.delta)
+        return planned_cost(self.epsilon, self.delta, pca_releases, n_features)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, groups=None):
@@ -373,18 +372,11 @@ class PrivatePCA(
                 "1e-150 <= max_norm <= 1e150 (scale the features instead)."
             )
         unit = self._privacy_unit(groups, X)
-        centre_multiplier, norm_multiplier, multiplier = unit_multipliers(
-            gaussian_noise_multipliers(
-                self.epsilon, self.delta, [CENTRE_SHARE, NORM_SHARE, GRAM_SHARE]
-            ),
-            unit.unit_rows,
-        )
-        check_release_plan(
-            type(self).__name__,
-            _release_plan(d, centre_multiplier, norm_multiplier, multiplier),
-        )
+        releases = pca_releases(d)
+        noises, cost = plan_noise(self.epsilon, self.delta, releases, unit.unit_rows)
+        check_release_plan(type(self).__name__, release_plan(releases, noises))
+        centre_noise, norm_noise, gram_noise = noises
         source = check_random_source(self.random_state)
-        cost = gaussian_fit_cost(self.epsilon, self.delta)
         self._charge([(unit.label(_RELEASE_LABEL), cost)], unit=unit)
         (X,) = unit.bound(source, X)
 
@@ -392,18 +384,15 @@ class PrivatePCA(
         # a noisy mean far beyond it (a tiny count) overflows its square
         with np.errstate(all="ignore"):
             counts = row_statistic(X, exponent_histogram)
-            noisy, noise_sd = release_exponent_histogram(
-                counts, centre_multiplier, source
-            )
+            noisy, noise_sd = release_exponent_histogram(counts, centre_noise, source)
             centre = released_centre(noisy, noise_sd)
             norms = row_statistic(X, norm_histogram, centre)
-            noisy_norms = gaussian_release(
-                norms.astype(float), 1.0, norm_multiplier, random_state=source
-            )
-            rule, told = norm_rule(np.asarray(noisy_norms, float), norm_multiplier)
+            noisy_norms = release(norms.astype(float), 1.0, norm_noise, source)
+            rule, told = norm_rule(noisy_norms, rule_deviation(norm_noise))
             norm = clip_norm(self.max_norm, rule, told)
             gram = row_statistic(X, centred_moments_gram, centre, norm)
-            matrix = noisy_gram(gram, d + 1, multiplier, source)
+            matrix = noisy_gram(gram, d + 1, gram_noise, source)
+            multiplier = noise_multiplier(gram_noise)
             count, mean, units = second_moments(matrix, norm)
             values, vectors = np.linalg.eigh(units)
             values = _finite(values * (2.0 * norm**2))

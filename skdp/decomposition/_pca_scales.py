@@ -28,6 +28,7 @@ __all__ = [
     "norm_histogram",
     "norm_rule",
     "released_centre",
+    "second_moments",
     "unresolved_components",
 ]
 
@@ -144,6 +145,40 @@ def _bin_edge(k):
     # 2**(j/B) is rounded: step up to cover the bin's exact upper edge
     norm = float(np.nextafter(norm, math.inf))
     return min(max(norm, MAX_NORM_RANGE[0]), MAX_NORM_RANGE[1])
+
+
+def _finite(values):
+    big = np.finfo(float).max
+    return np.nan_to_num(values, nan=0.0, posinf=big, neginf=-big)
+
+
+def second_moments(matrix, max_norm):
+    """Count, mean and covariance from the noisy Gram of ``[clip(x), c]/(c√2)``.
+
+    Post-processing: the count is at least 1, the covariance is symmetric
+    and returned in units of ``2c²`` (:func:`covariance_units`). The
+    released sums are divided by the count before the units are restored,
+    so no intermediate grows with the row count.
+    """
+    d = matrix.shape[0] - 1
+    count = max(2.0 * matrix[d, d], 1.0)
+    mean = (matrix[:d, d] / count) * (2.0 * max_norm)
+    return count, mean, covariance_units(matrix, count)
+
+
+def covariance_units(matrix, count):
+    """The covariance in units of ``2 c²``: ``S/Ñ - 2 m mᵀ`` (finite).
+
+    ``S`` is the noisy second-moment block and ``m`` the noisy sum over
+    ``Ñ``, both in the Gram's units, so the entries stay near the noise's
+    size whatever ``c``: in data units (``c = 1e150``, tiny ε) the outer
+    product of the mean overflowed and ``eigh`` raised after the charge.
+    Post-processing; the eigenvectors are those of the covariance, whose
+    eigenvalues are ``2c²`` times these.
+    """
+    d = matrix.shape[0] - 1
+    mean = matrix[:d, d] / count
+    return _finite(matrix[:d, :d] / count - 2.0 * np.outer(mean, mean))
 
 
 def covariance_noise_bound(d, multiplier, max_norm, count):

@@ -11,42 +11,37 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.linear_model._linear_plan import (
+    GRAM_SHARE,
     check_norm,
     check_target_bounds,
+    linear_releases,
     release_plan,
 )
+from skdp.linear_model._noise_plan import noise_multiplier, plan_noise, planned_cost
 from skdp.linear_model._release import (
     GaussianFitMixin,
     check_release_plan,
     floored_inverse,
-    gaussian_fit_cost,
     gram_noise_dominated,
     noisy_gram,
     release_sum,
     spectral_noise_bound,
     sum_noise_dominated,
-    unit_multipliers,
     warn_noise_dominated,
 )
-from skdp.linear_model._row_norms import (
-    ROW_NORM_SHARE,
-    release_row_norm,
-    row_norm_cap,
-)
+from skdp.linear_model._row_norms import release_row_norm, row_norm_cap
 from skdp.linear_model._scaling import (
-    SCALE_SHARE,
     FeatureScaling,
     cells_stored_once,
     scale_rows,
     to_user_units,
 )
 from skdp.linear_model._target_range import (
-    TARGET_SHARE,
     regression_sums,
     release_target_range,
     target_scale,
 )
-from skdp.mechanisms import check_random_source, gaussian_noise_multipliers
+from skdp.mechanisms import check_random_source
 from skdp.sensitivity._linear import check_term_size
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import validate_dask_xy, xy_statistic
@@ -54,11 +49,7 @@ from skdp.utils._privacy_unit import GroupsMixin
 from skdp.utils._sample_weight import check_row_weights
 from skdp.utils._validation import validate_private_data
 
-__all__ = ["PrivateLinearRegression"]
-
-#: Share of the squared GDP parameter spent on the Gram matrix (the rest on
-#: the cross products with the target). Public.
-GRAM_SHARE = 0.5
+__all__ = ["GRAM_SHARE", "PrivateLinearRegression"]
 #: Target relative noise of the Gram matrix in the ``data_norm`` rule. Public.
 #: Measured (tests/test_consistency.py, the synthetic table, 4 seeds): R² gap
 #: to least squares at eps = 1e6 of 0.025 / 0.015 / 0.007 / 0.003 for
@@ -215,7 +206,15 @@ class PrivateLinearRegression(
     ``R / sqrt(s_i)`` for public shares ``s_i`` summing to 1,
     ``R = analytic_gaussian_sigma(1, epsilon, delta)``; their composition
     is exactly ``1/R``-GDP, i.e. ``(epsilon, delta)``-DP (Dong, Roth and
-    Su 2022; Balle and Wang 2018).
+    Su 2022; Balle and Wang 2018). Or, where every release is less noisy
+    that way (a public rule of ``epsilon``, ``delta`` and ``d``: large
+    ``epsilon`` or few features; :func:`~skdp.linear_model._noise_plan.
+    plan_noise`), Laplace mechanisms with ``epsilon s_i`` each (basic
+    composition: ``epsilon``-DP, charged ``(epsilon, 0)``) for the L1
+    sensitivities of one row: 1 for the target and row-norm histograms,
+    ``d`` for the feature histogram, ``(||q||₁² + ||q||₂²)/2 <= (D + 1)/2``
+    for the Gram matrix's upper triangle and ``|t| ||q||₁ <= sqrt(D)`` for
+    the cross products (Cauchy–Schwarz; ``k`` times for groups).
 
     **Estimate.** ``θ = (G̃ + λ_α I)⁻¹ b̃`` with the eigenvalues of
     ``G̃ + λ_α I`` raised to a public bound on the noise's spectral norm,
@@ -329,19 +328,13 @@ class PrivateLinearRegression(
         norm = check_norm(self.data_norm) if scaling.kind == "none" else None
         size = d + intercept
         check_term_size(size * size)
-        shares = [GRAM_SHARE, 1.0 - GRAM_SHARE]
-        if scaling.private:
-            scales = [SCALE_SHARE - ROW_NORM_SHARE, ROW_NORM_SHARE]
-            shares = scales + [(1.0 - SCALE_SHARE) * v for v in shares]
         private_target = low is None
-        if private_target:
-            shares = [TARGET_SHARE] + [(1.0 - TARGET_SHARE) * v for v in shares]
-        multipliers = gaussian_noise_multipliers(self.epsilon, self.delta, shares)
-        multipliers = unit_multipliers(multipliers, unit.unit_rows)
-        plan = release_plan(private_target, scaling.private, multipliers, d, size)
-        check_release_plan(name, plan)
+        releases = linear_releases(private_target, scaling.private, d, size)
+        multipliers, cost = plan_noise(
+            self.epsilon, self.delta, releases, unit.unit_rows
+        )
+        check_release_plan(name, release_plan(releases, multipliers))
         source = check_random_source(self.random_state)
-        cost = gaussian_fit_cost(self.epsilon, self.delta)
         item = "Gram matrix and cross products"
         if scaling.private:
             item = "feature scales, " + item
@@ -367,7 +360,8 @@ class PrivateLinearRegression(
             else:
                 affine = scaling.public_map(uncentred)
             if norm is None:
-                norm = self._scaled_norm(scaling, d, multipliers[0], rows)
+                gram_r = noise_multiplier(multipliers[0])
+                norm = self._scaled_norm(scaling, d, gram_r, rows)
             if dask:
                 args = (norm, low, high, intercept, affine)
             else:
@@ -385,6 +379,18 @@ class PrivateLinearRegression(
             self._set_coef(theta, d, norm, low, high, affine)
         warn_noise_dominated(name, causes)  # from released values only
         return self
+
+    def _fit_cost(self, n_features=None):
+        """What ``fit`` charges: the cost of its noise plan for ``n_features``
+        (:func:`~skdp.linear_model._noise_plan.planned_cost`)."""
+        private_target = self.target_bounds is None
+        private_scales = self._feature_bounds() is None
+        intercept = bool(self.fit_intercept)
+
+        def releases(d):
+            return linear_releases(private_target, private_scales, d, d + intercept)
+
+        return planned_cost(self.epsilon, self.delta, releases, n_features)
 
     def _scaled_norm(self, scaling, d, gram_multiplier, rows=None):
         """``data_norm`` in scaled units: the stated one, or the rule.
@@ -437,10 +443,11 @@ class PrivateLinearRegression(
         ``alpha / (scale spread_j)**2`` per feature (capped at ``2**500``,
         a finite matrix for the eigensolver).
         """
-        gram_r, cross_r = multipliers
+        gram_noise, cross_noise = multipliers
+        gram_r, cross_r = noise_multiplier(gram_noise), noise_multiplier(cross_noise)
         intercept = bool(self.fit_intercept)
-        matrix = noisy_gram(gram, size, gram_r, source)
-        rhs = release_sum(cross, cross_r, source)
+        matrix = noisy_gram(gram, size, gram_noise, source)
+        rhs = release_sum(cross, cross_noise, source)
         causes = []
         if gram_noise_dominated(matrix, gram_r):
             causes.append("Gram matrix")

@@ -1,20 +1,31 @@
 """The releases shared by the private linear models.
 
-A fit is a fixed, public sequence of Gaussian releases (a row count, a clipped
-Gram matrix, clipped gradient or cross-product sums): its composition is
-calibrated once by :func:`~skdp.mechanisms.gaussian_noise_multipliers` and
-everything else is post-processing of the released values.
+A fit is a fixed, public sequence of releases (a row count, a clipped Gram
+matrix, clipped gradient or cross-product sums): its composition is
+calibrated once, as Gaussian releases by
+:func:`~skdp.mechanisms.gaussian_noise_multipliers` or, where every release
+gets less noise that way, as Laplace releases
+(:func:`~skdp.linear_model._noise_plan.plan_noise`), and everything else is
+post-processing of the released values.
 """
 
 import math
 
 import numpy as np
 
-from skdp.accounting import PrivacyCost
 from skdp.exceptions import NoiseDominatedWarning
-from skdp.mechanisms import gaussian_noise_multipliers, gaussian_release
+from skdp.linear_model._noise_plan import (
+    LaplaceNoise,
+    gaussian_fit_cost,
+    is_laplace,
+    noise_multiplier,
+    release,
+    unit_multipliers,
+)
+from skdp.mechanisms import gaussian_release
 from skdp.mechanisms._gaussian import _gaussian_grid
 from skdp.mechanisms._grid import FixedPoint
+from skdp.mechanisms._laplace import _laplace_grid
 from skdp.utils._warnings import warn_at_caller
 
 __all__ = [
@@ -28,6 +39,7 @@ __all__ = [
     "release_sum",
     "spectral_noise_bound",
     "sum_noise_dominated",
+    "unit_multipliers",
     "warn_noise_dominated",
 ]
 
@@ -66,76 +78,31 @@ class GaussianFitMixin:
         return super().score(X, y, sample_weight=sample_weight)
 
 
-def gaussian_fit_cost(epsilon, delta):
-    """Cost of a fit made of Gaussian releases calibrated to ``(epsilon, delta)``.
-
-    Its ``rho`` is the zCDP of the composition, ``Σ 1/(2 r_i²) = 1/(2 R²)``,
-    and its ``noise_multiplier`` is ``R``: Gaussian releases with multipliers
-    ``r_i`` compose exactly to one with ``1/R² = Σ 1/r_i²`` (Dong, Roth and
-    Su 2022, Cor. 3.3).
-    """
-    ratio = float(gaussian_noise_multipliers(epsilon, delta, [1.0])[0])
-    return PrivacyCost(epsilon, delta, noise_multiplier=ratio)
-
-
-def unit_multipliers(multipliers, unit_rows):
-    """The noise multipliers of a fit whose privacy unit holds ``k`` rows.
-
-    Every release of the linear models is a sum over rows of a term whose
-    norm is bounded (the count: 1; a clipped Gram term: 1 in units of
-    ``b²``; a clipped gradient or cross-product term: 1 in units of the
-    clipping norm; the scales' and target's histograms: one count per
-    feature). A group of at most ``k`` rows adds the sum of at most ``k``
-    such terms: its norm is at most ``k`` times the row's bound (triangle
-    inequality), with equality when the group's rows are equal. Multiplying
-    each release's multiplier (``σ / Δ``, ``Δ`` the row's bound) by ``k``
-    therefore gives each release ``σ / (k Δ)`` = the row-level ratio for
-    the group's sensitivity: the composition is the same ``μ``-GDP, hence
-    the same ``(ε, δ)``, for add/remove of one group. With ``k = 1`` the
-    multipliers are returned unchanged (bit for bit).
-
-    **Group-sum clipping (not used).** Clipping each group's summed term
-    again at a norm ``B < k c`` would give sensitivity ``B`` instead of
-    ``k c``. The bound ``k c`` is chosen because it is attained exactly by
-    the groups contribution bounding is for, whose rows agree (a person's
-    repeated or similar records, whose gradients point the same way):
-    ``B`` would rescale exactly those groups, and rescale their gradient,
-    Gram and count terms by different factors, while the steps need one
-    weight per row in all three (the limit ε → ∞ would then no longer be
-    scikit-learn's model on the kept rows). It gains only on groups whose
-    rows cancel. The lever on the noise is ``k`` itself (see the user guide,
-    :ref:`user_level_privacy`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skdp.linear_model._release import unit_multipliers
-    >>> unit_multipliers(np.array([2.0, 4.0]), 3).tolist()
-    [6.0, 12.0]
-    """
-    if unit_rows == 1:
-        return multipliers
-    return np.asarray(multipliers) * unit_rows
-
-
 def check_release_plan(name, plan):
     """Refuse, before the charge, a planned release the sampler cannot draw.
 
-    ``plan`` lists ``(what, l2_sensitivity, noise_multiplier, n_values)`` of
-    the fit's Gaussian releases, all public. The exact sampler holds noise of
-    about ``2**26 / sqrt(n_values)`` multipliers at most
-    (:func:`~skdp.mechanisms.gaussian_release` raises beyond): a small
-    ``epsilon`` with many features used to be charged and then refused.
+    ``plan`` lists ``(what, l2_sensitivity, noise, n_values)`` of the fit's
+    releases, all public; ``noise`` is a Gaussian noise multiplier or a
+    :class:`~skdp.linear_model._noise_plan.LaplaceNoise`. The exact Gaussian
+    sampler holds noise of about ``2**26 / sqrt(n_values)`` multipliers at
+    most (:func:`~skdp.mechanisms.gaussian_release` raises beyond), the
+    Laplace one a scale of about ``1e250`` (:func:`~skdp.mechanisms.
+    laplace_mechanism`): a small ``epsilon`` with many features used to be
+    charged and then refused.
     """
-    for what, sensitivity, multiplier, size in plan:
+    for what, sensitivity, noise, size in plan:
         try:
-            _gaussian_grid(float(sensitivity), float(multiplier), int(size))
+            if isinstance(noise, LaplaceNoise):
+                _laplace_grid(noise.l1, noise.epsilon, int(size))
+            else:
+                _gaussian_grid(float(sensitivity), float(noise), int(size))
         except (ValueError, OverflowError) as exc:
+            kind = "Laplace" if isinstance(noise, LaplaceNoise) else "Gaussian"
             raise ValueError(
                 f"{name}: the noise of its {what} ({size} values, noise "
-                f"multiplier {float(multiplier):.3g}) is too large for skdp's "
-                "exact Gaussian sampler. Raise epsilon or delta, or use fewer "
-                "features. Nothing was charged."
+                f"multiplier {noise_multiplier(noise):.3g}) is too large for "
+                f"skdp's exact {kind} sampler. Raise epsilon or delta, or use "
+                "fewer features. Nothing was charged."
             ) from exc
 
 
@@ -146,19 +113,27 @@ def noisy_count(count, multiplier, source):
     return max(float(value), 1.0)
 
 
-def noisy_gram(gram, size, multiplier, source):
-    """Symmetric ``size x size`` matrix from the noisy upper triangle ``gram``."""
+def noisy_gram(gram, size, noise, source):
+    """Symmetric ``size x size`` matrix from the noisy upper triangle ``gram``
+    (L2 sensitivity 1; ``noise``: a Gaussian multiplier or a
+    :class:`~skdp.linear_model._noise_plan.LaplaceNoise`)."""
     upper = np.triu_indices(size)
-    noisy = np.asarray(gaussian_release(gram, 1.0, multiplier, random_state=source))
+    if is_laplace(noise):
+        noisy = release(gram, 1.0, noise, source)
+    else:
+        noisy = np.asarray(gaussian_release(gram, 1.0, noise, random_state=source))
     matrix = np.zeros((size, size))
     matrix[upper] = noisy
     return matrix + np.triu(matrix, 1).T
 
 
-def release_sum(total, multiplier, source):
-    """Gaussian release of an exact sum with L2 sensitivity 1 (a FixedPoint)."""
+def release_sum(total, noise, source):
+    """Release of an exact sum with L2 sensitivity 1 (a FixedPoint), with
+    its planned noise (:func:`~skdp.linear_model._noise_plan.release`)."""
     assert isinstance(total, FixedPoint)
-    return np.asarray(gaussian_release(total, 1.0, multiplier, random_state=source))
+    if is_laplace(noise):
+        return release(total, 1.0, noise, source)
+    return np.asarray(gaussian_release(total, 1.0, noise, random_state=source))
 
 
 def spectral_noise_bound(size, multiplier):

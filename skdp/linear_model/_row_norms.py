@@ -20,6 +20,7 @@ import math
 import numpy as np
 from scipy import sparse
 
+from skdp.linear_model._noise_plan import is_laplace, release, rule_deviation
 from skdp.linear_model._scaling import scale_rows
 from skdp.mechanisms import gaussian_release
 from skdp.utils._dask_xy import xy_statistic
@@ -71,29 +72,35 @@ def xy_row_norm_histogram(X, y, affine):
     return norm_histogram(Z, 0.0)
 
 
-def release_norm_counts(counts, multiplier, source):
-    """Gaussian release of the norm histogram's counts (L2 sensitivity 1)."""
-    noisy = gaussian_release(counts.astype(float), 1.0, multiplier, random_state=source)
+def release_norm_counts(counts, noise, source):
+    """Release of the norm histogram's counts (L2 and L1 sensitivity 1) with
+    the fit's planned noise (:func:`~skdp.linear_model._noise_plan.release`)."""
+    if is_laplace(noise):
+        return release(counts.astype(float), 1.0, noise, source)
+    noisy = gaussian_release(counts.astype(float), 1.0, noise, random_state=source)
     return np.asarray(noisy, dtype=float)
 
 
-def release_row_norm(data, affine, multiplier, source):
+def release_row_norm(data, affine, noise, source):
     """``(norm, told)``: the largest scaled row norm, released.
 
     Notes
     -----
     **Sensitivity (add/remove one row).** A row adds one count to one bin
     (the bin of its norm, a function of the row and of the public scales):
-    L2 sensitivity 1. The counts are exact integers; the Gaussian release
-    with noise multiplier ``multiplier`` is ``1/multiplier``-GDP and composes
-    with the fit's other releases (class Notes). ``norm_rule`` reads the
-    released counts only (post-processing): the upper edge of the highest
-    bin (or group of bins) above the noise, ``told=False`` when none is.
+    L2 and L1 sensitivity 1. The counts are exact integers; the Gaussian
+    release with noise multiplier ``noise`` is ``1/noise``-GDP and composes
+    with the fit's other releases (class Notes); in a Laplace plan it is
+    ``noise.epsilon``-DP (:mod:`~skdp.linear_model._noise_plan`).
+    ``norm_rule`` reads the released counts only (post-processing): the
+    upper edge of the highest bin (or group of bins) above the noise,
+    ``told=False`` when none is.
     """
     from skdp.decomposition._pca_scales import norm_rule  # see module doc
 
     counts = xy_statistic(data, xy_row_norm_histogram, affine)
-    return norm_rule(release_norm_counts(counts, multiplier, source), multiplier)
+    noisy = release_norm_counts(counts, noise, source)
+    return norm_rule(noisy, rule_deviation(noise))
 
 
 def row_norm_cap(rows):

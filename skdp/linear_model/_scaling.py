@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from skdp.exceptions import NoiseDominatedWarning
+from skdp.linear_model._noise_plan import is_laplace, release, rule_deviation
 from skdp.mechanisms import gaussian_release
 from skdp.utils._dask_xy import xy_statistic
 from skdp.utils._validation import (
@@ -142,22 +143,31 @@ def histogram_sensitivity(n_features):
     return float(np.nextafter(math.sqrt(n_features), math.inf))
 
 
-def release_exponent_histogram(counts, multiplier, source):
-    """Gaussian release of the counts of :func:`exponent_histogram`.
+def release_exponent_histogram(counts, noise, source):
+    """Release of the counts of :func:`exponent_histogram`; ``(noisy, deviation)``.
+
+    ``noise`` is the fit's plan for this release: a Gaussian multiplier, or
+    a :class:`~skdp.linear_model._noise_plan.LaplaceNoise` (L1 sensitivity
+    ``d``). ``deviation`` is the noise deviation the threshold rules read
+    (:func:`~skdp.linear_model._noise_plan.rule_deviation`), in counts.
 
     Notes
     -----
     **Sensitivity (add/remove one row).** A row adds exactly one count to one
     bin of each of the ``d`` features, so the ``d x N_BINS`` integer counts
-    move by 1 in ``d`` entries: L2 sensitivity ``sqrt(d)`` (rounded up here).
-    The counts are exact integers below ``2**53``, so the release is the
-    rounded image of an exact Gaussian mechanism, ``1/r``-GDP, and composes
-    with the model's releases in one Gaussian composition.
+    move by 1 in ``d`` entries: L2 sensitivity ``sqrt(d)`` (rounded up here)
+    and L1 sensitivity ``d``. The counts are exact integers below ``2**53``,
+    so the release is the rounded image of an exact Gaussian mechanism,
+    ``1/r``-GDP, composed with the model's releases in one Gaussian
+    composition, or of an exact Laplace mechanism in a Laplace plan.
     """
     counts = np.asarray(counts).astype(float)
     sensitivity = histogram_sensitivity(counts.shape[0])
-    noisy = gaussian_release(counts, sensitivity, multiplier, random_state=source)
-    return np.asarray(noisy, dtype=float), multiplier * sensitivity
+    if is_laplace(noise):
+        noisy = release(counts, sensitivity, noise, source)
+    else:
+        noisy = gaussian_release(counts, sensitivity, noise, random_state=source)
+    return np.asarray(noisy, dtype=float), rule_deviation(noise) * sensitivity
 
 
 def _bin_values(exponents):
@@ -308,14 +318,14 @@ class FeatureScaling:
         half = 0.5 * upper - 0.5 * lower
         return 0.5 * lower + 0.5 * upper, np.where(half > 0, half, 1.0)
 
-    def release(self, data, multiplier, source, sparse, feature_names=None):
+    def release(self, data, noise, source, sparse, feature_names=None):
         """``(location, scale)`` from the private histogram; warns on dropped.
 
         ``data`` is ``(X, y)`` in memory or the rows of a Dask input; the
         histogram is summed over blocks exactly, so both give the same release.
         """
         counts = xy_statistic(data, xy_exponent_histogram)
-        noisy, noise_sd = release_exponent_histogram(counts, multiplier, source)
+        noisy, noise_sd = release_exponent_histogram(counts, noise, source)
         location, scale, dropped = scales_from_histogram(noisy, noise_sd, sparse)
         self.dropped_ = dropped
         self.reach_, self.count_ = released_reach(noisy, noise_sd, location, scale)

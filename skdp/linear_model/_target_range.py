@@ -70,20 +70,21 @@ def target_range_from_histogram(noisy, noise_sd):
     return low, high, True
 
 
-def release_target_range(data, multiplier, source, name):
+def release_target_range(data, noise, source, name):
     """Release the target histogram and return ``(low, high)``; warns (from
     the release only) when the range could not be told from noise.
 
     Notes
     -----
     **Sensitivity (add/remove one row).** A row adds one count to one bin of
-    the target's histogram: L2 sensitivity 1. The counts are exact integers,
-    so the release is the rounded image of an exact Gaussian mechanism with
-    noise multiplier ``multiplier``, composed with the fit's other Gaussian
-    releases (Gaussian DP).
+    the target's histogram: L2 and L1 sensitivity 1. The counts are exact
+    integers, so the release is the rounded image of an exact Gaussian
+    mechanism with noise multiplier ``noise``, composed with the fit's other
+    Gaussian releases (Gaussian DP), or of an exact Laplace mechanism in a
+    Laplace plan (:mod:`~skdp.linear_model._noise_plan`).
     """
     counts = xy_statistic(data, xy_target_histogram)
-    noisy, noise_sd = release_exponent_histogram(counts, multiplier, source)
+    noisy, noise_sd = release_exponent_histogram(counts, noise, source)
     low, high, resolved = target_range_from_histogram(noisy, noise_sd)
     if not resolved:
         warn_at_caller(

@@ -64,8 +64,16 @@ def test_charges_once_and_reports_the_cost():
     reg = model(epsilon=0.5, delta=1e-6, accountant=acc).fit(X, y)
     assert [(e.epsilon, e.delta) for e in acc.entries] == [(0.5, 1e-6)]
     assert (reg.epsilon_spent_, reg.delta_spent_) == (0.5, 1e-6)
-    cost = fit_cost(reg)
+    cost = fit_cost(reg, n_features=X.shape[1])
     assert cost.rho == pytest.approx(0.5 / analytic_gaussian_sigma(1, 0.5, 1e-6) ** 2)
+    # one feature would get the Laplace plan at this epsilon: the plan for an
+    # unknown number of features is the (epsilon, delta) bound of both
+    unknown = fit_cost(reg)
+    assert (unknown.epsilon, unknown.delta, unknown.noise_multiplier) == (
+        0.5,
+        1e-6,
+        None,
+    )
 
 
 @pytest.mark.parametrize(
