@@ -107,6 +107,16 @@ class PrivateLinearRegression(
         objective is ``||y - Xw||² + alpha ||w||²`` (intercept unpenalised).
     fit_intercept : bool, default=True
         Fit an intercept.
+    mechanism : {"auto", "gaussian", "laplace"}, default="auto"
+        The noise of the fit's releases: one Gaussian composition calibrated
+        to ``(epsilon, delta)``, or ``epsilon``-DP Laplace releases (no
+        ``delta`` spent); ``"auto"`` takes the Laplace plan where it gives
+        every release less noise (one or two features with a stated norm
+        and target range, or a very large ``epsilon``), else the Gaussian
+        (see Notes).
+        Under a zCDP accountant the Laplace plan records ``epsilon²/2``,
+        more than the Gaussian plan: pass ``"gaussian"`` to keep the smaller
+        charge there.
     max_rows_per_group : int or None, default=None
         Public bound ``k`` on a group's rows, with ``fit(..., groups=...)``
         (required then, refused without them). See Notes.
@@ -252,6 +262,7 @@ class PrivateLinearRegression(
         "target_bounds": ["array-like", None],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
+        "mechanism": [StrOptions({"auto", "gaussian", "laplace"})],
         "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "accountant": [HasMethods(["spend_many"]), None],
         "random_state": ["random_state"],
@@ -267,6 +278,7 @@ class PrivateLinearRegression(
         feature_bounds=None,
         alpha=0.0,
         fit_intercept=True,
+        mechanism="auto",
         max_rows_per_group=None,
         accountant=None,
         random_state=None,
@@ -278,6 +290,7 @@ class PrivateLinearRegression(
         self.feature_bounds = feature_bounds
         self.alpha = alpha
         self.fit_intercept = fit_intercept
+        self.mechanism = mechanism
         self.max_rows_per_group = max_rows_per_group
         self.accountant = accountant
         self.random_state = random_state
@@ -331,7 +344,7 @@ class PrivateLinearRegression(
         private_target = low is None
         releases = linear_releases(private_target, scaling.private, d, size)
         multipliers, cost = plan_noise(
-            self.epsilon, self.delta, releases, unit.unit_rows
+            self.epsilon, self.delta, releases, unit.unit_rows, self.mechanism
         )
         check_release_plan(name, release_plan(releases, multipliers))
         source = check_random_source(self.random_state)
@@ -390,7 +403,9 @@ class PrivateLinearRegression(
         def releases(d):
             return linear_releases(private_target, private_scales, d, d + intercept)
 
-        return planned_cost(self.epsilon, self.delta, releases, n_features)
+        return planned_cost(
+            self.epsilon, self.delta, releases, n_features, self.mechanism
+        )
 
     def _scaled_norm(self, scaling, d, gram_multiplier, rows=None):
         """``data_norm`` in scaled units: the stated one, or the rule.

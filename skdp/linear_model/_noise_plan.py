@@ -137,7 +137,7 @@ def _epsilon_shares(epsilon, shares):
     return parts
 
 
-def plan_noise(epsilon, delta, releases, unit_rows=1):
+def plan_noise(epsilon, delta, releases, unit_rows=1, mechanism="auto"):
     """``(noises, cost)``: the Gaussian plan, or the Laplace plan where better.
 
     The Gaussian plan gives release ``i`` the noise multiplier ``k R /
@@ -164,15 +164,26 @@ def plan_noise(epsilon, delta, releases, unit_rows=1):
     and target range at every ``epsilon`` for 1 feature, from 0.45 for 2,
     180 for 10 and 1,700 for 30; with its private target and scales from
     about 270 (up to 5 features) and 2,900 (30).
+
+    ``mechanism="gaussian"`` or ``"laplace"`` (the estimators' public
+    parameter) takes that plan whatever the noise: the switch compares
+    noise at the stated ``(epsilon, delta)``, not what an accountant
+    records, and a zCDP accountant records the Laplace plan as
+    ``epsilon²/2``, more than the Gaussian plan's ``1/(2 R²)``.
     """
     shares = [item.share for item in releases]
     multipliers = gaussian_noise_multipliers(epsilon, delta, shares)
     epsilons = _epsilon_shares(epsilon, shares)
-    laplace_better = all(
-        _read_at(item, eps_i) < multiplier
-        for item, eps_i, multiplier in zip(releases, epsilons, multipliers, strict=True)
+    laplace = mechanism == "laplace" or (
+        mechanism == "auto"
+        and all(
+            _read_at(item, eps_i) < multiplier
+            for item, eps_i, multiplier in zip(
+                releases, epsilons, multipliers, strict=True
+            )
+        )
     )
-    if not laplace_better:
+    if not laplace:
         multipliers = unit_multipliers(multipliers, unit_rows)
         return list(multipliers), gaussian_fit_cost(epsilon, delta)
     noises = [
@@ -234,7 +245,7 @@ def unit_multipliers(multipliers, unit_rows):
     return np.asarray(multipliers) * unit_rows
 
 
-def planned_cost(epsilon, delta, releases_of, n_features=None):
+def planned_cost(epsilon, delta, releases_of, n_features=None, mechanism="auto"):
     """What a fit of :func:`plan_noise` charges, from public parameters.
 
     ``releases_of(d)`` lists the fit's releases for ``d`` features. With
@@ -246,11 +257,12 @@ def planned_cost(epsilon, delta, releases_of, n_features=None):
     ``d`` of an interval from 1: where one feature gets the Gaussian plan,
     every ``d`` does and its cost is exact; otherwise the bound is the
     canonical ``(epsilon, delta)`` pair, which dominates both plans in every
-    composition the accountant has.
+    composition the accountant has. A stated ``mechanism`` fixes the plan,
+    and its cost is exact for every ``d``.
     """
     d = 1 if n_features is None else int(n_features)
-    noises, cost = plan_noise(epsilon, delta, releases_of(d))
-    if n_features is None and isinstance(noises[0], LaplaceNoise):
+    noises, cost = plan_noise(epsilon, delta, releases_of(d), mechanism=mechanism)
+    if n_features is None and mechanism == "auto" and is_laplace(noises[0]):
         return PrivacyCost(epsilon, delta)
     return cost
 

@@ -251,3 +251,67 @@ def test_audit_of_the_laplace_plan_passes_and_a_halved_sensitivity_twin_is_caugh
     twin, d0, d1 = laplace_regression(twin=True)
     bad = audit_mechanism(twin, d0, d1, delta=0.0, **FAST)
     assert bad.epsilon_lower_bound > EPS + 0.2, str(bad)
+
+
+# -- the public choice: mechanism="gaussian" / "laplace" ---------------------
+
+
+def one_feature():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(400, 1)) * 10
+    return X, 2.0 * X[:, 0] + rng.normal(size=400)
+
+
+def test_a_stated_gaussian_mechanism_gives_back_the_release_before_the_switch():
+    # one feature with a stated norm and target: "auto" takes the Laplace plan
+    # at epsilon = 1; "gaussian" is main's release before the switch, pinned
+    # on 9200d8c (same seed, coef and intercept rounded to 1e-9)
+    X, y = one_feature()
+    acc = budget()
+    fits = {
+        mechanism: PrivateLinearRegression(
+            data_norm=40.0,
+            target_bounds=(-100, 100),
+            mechanism=mechanism,
+            accountant=acc,
+            random_state=3,
+        ).fit(X, y)
+        for mechanism in ("auto", "gaussian")
+    }
+    pinned = fits["gaussian"]
+    assert digest(np.round(pinned.coef_, 9), [round(pinned.intercept_, 9)]) == (
+        "455743b01e019415"
+    )
+    assert [entry.mechanism for entry in acc.entries] == ["laplace", "gaussian"]
+    assert fits["auto"].delta_spent_ == 0.0 and pinned.delta_spent_ == 1e-6
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "laplace"])
+def test_a_stated_mechanism_is_planned_exactly_without_the_feature_count(mechanism):
+    X, y = pinned_data()
+    for epsilon in (1.0, 1e6):
+        acc = budget()
+        for est in estimators(epsilon, acc):
+            est.set_params(mechanism=mechanism)
+            planned = fit_cost(est)  # n_features unknown
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit(X) if isinstance(est, PrivatePCA) else est.fit(X, y)
+            entry = acc.entries[-1]
+            assert entry.mechanism == mechanism
+            assert (entry.epsilon, entry.delta, entry.rho) == (
+                planned.epsilon,
+                planned.delta,
+                planned.rho,
+            )
+            assert entry.noise_multiplier == planned.noise_multiplier
+
+
+def test_an_unknown_mechanism_is_refused_before_the_charge():
+    X, y = pinned_data()
+    acc = budget()
+    with pytest.raises(ValueError, match="mechanism"):
+        PrivatePCA(2, mechanism="cauchy", accountant=acc).fit(X)
+    with pytest.raises(ValueError, match="mechanism"):
+        PrivateLinearRegression(mechanism="exponential", accountant=acc).fit(X, y)
+    assert not acc.entries
