@@ -34,8 +34,8 @@ def quieter_additive_mechanism(l1_sensitivity, l2_sensitivity, epsilon, delta):
     scale ``l1 / ε`` has ``sqrt(2) l1 / ε``, the analytic Gaussian
     ``σ = r(ε, δ) l2`` (:func:`~skdp.mechanisms.analytic_gaussian_sigma`).
     For a vector in which one row moves ``d`` coordinates by 1 (L1 ``d``, L2
-    ``sqrt(d)``) the Gaussian is quieter when ``d > (ε r(ε, δ))² / 2``: about
-    7 features at ε = 0.3, 9 at ε = 1, 11 at ε = 3, 48 at ε = 100 and
+    ``sqrt(d)``) the Gaussian is quieter when ``d > (ε r(ε, δ))² / 2``: from
+    8 features at ε = 0.3, 9 at ε = 1, 11 at ε = 3, 48 at ε = 100 and about
     250,000 at ε = 10⁶ (δ = 1e-6; at large ε the Gaussian's multiplier falls
     like ``1 / sqrt(2ε)``, Laplace's scale like ``1 / ε``). A tie, ``delta
     == 0``, and a Gaussian that cannot be calibrated (ε beyond 1e150, a δ

@@ -89,9 +89,11 @@ class _PrivatePlan:
     def _step(estimator, prefix):
         return estimator if not prefix else estimator.get_params()[prefix[:-2]]
 
-    def cost(self, estimator, eps):
-        """The cost of one fit at ``eps`` (:func:`fit_cost`: an upper bound)."""
-        return fit_cost(clone(estimator).set_params(**{self.param_name: float(eps)}))
+    def cost(self, estimator, eps, n_features=None):
+        """The cost of one fit at ``eps`` on ``n_features`` columns
+        (:func:`fit_cost`: an upper bound, exact where it is known)."""
+        fitted = clone(estimator).set_params(**{self.param_name: float(eps)})
+        return fit_cost(fitted, n_features)
 
     def resolve_accountant(self, accountant):
         if accountant is not None:

@@ -139,12 +139,13 @@ default=None
     their errors scale with it), ``sqrt(2) d/ε`` against ``r(ε, δ) sqrt(d)``
     (:func:`~skdp.mechanisms.analytic_gaussian_sigma`), at the sums' ε (less
     the label and bounds shares) and the δ the Gaussian would get, and takes
-    the Gaussian when ``d > (ε r)² / 2``: about 7 features at ε = 0.3, 9 at
-    ε = 1, 11 at ε = 3, 15 at ε = 10, 48 at ε = 100, 250,000 at ε = 10⁶
-    (δ = 1e-6), Laplace on a tie. With private bounds and stated classes
-    (median of 10 seeds, 70/30 split), Laplace / Gaussian held-out accuracy:
-    digits (64 features) 0.226 / 0.527 at ε = 1 and 0.580 / 0.793 at ε = 3;
-    breast cancer (30) 0.807 / 0.848 at ε = 3.
+    the Gaussian when ``d > (ε r)² / 2``: from 8 features at ε = 0.3, 9 at
+    ε = 1, 11 at ε = 3, 15 at ε = 10, 48 at ε = 100, about 250,000 at
+    ε = 10⁶ (δ = 1e-6), Laplace on a tie. With private bounds and stated
+    classes (median of 10 seeds, 70/30 split), Laplace / Gaussian held-out
+    accuracy: digits (64 features) 0.226 / 0.527 at ε = 1 and 0.580 / 0.793
+    at ε = 3; breast cancer (30) 0.807 / 0.848 at ε = 3
+    (``benchmarks/bench_naive_bayes_mechanism.py``).
 
     **Sample weights.** With ``sample_weight`` ``w`` in [0, 1] a row adds
     ``w`` times its triple to its class (three non-negative integers that
@@ -167,7 +168,8 @@ default=None
     labels: each adds one Bernstein triple (L1 ``d``, L2 ``sqrt(d)``) to its
     own class's sums, so the group moves them by at most ``k d`` in L1 and
     ``k sqrt(d)`` in L2 (triangle inequality; attained by ``k`` equal rows
-    at a bound): the noise is ``k`` times the row's. ``bounds`` and
+    at a bound): the noise is ``k`` times the row's (either noise, so
+    ``"auto"`` chooses as for one row). ``bounds`` and
     ``classes`` must be public with groups.
 
     **Label set.** With ``classes=None`` the fit is two releases: first the
