@@ -3,6 +3,7 @@
 import math
 import time
 from fractions import Fraction
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
@@ -177,9 +178,14 @@ def _check_non_private(estimator, n_features):
 
 
 def _n_features(X):
-    """Number of columns of a 2-D ``X`` (public), or None."""
+    """Number of columns of a 2-D ``X`` (public), or None (also where the
+    count is not known, as a Dask frame's may not be). Every fit of a sweep
+    or search sees them: a fit whose cost follows them (naive Bayes's
+    ``mechanism="auto"``) is then planned exactly, not bounded."""
     shape = getattr(X, "shape", None)
-    return shape[1] if shape is not None and len(shape) == 2 else None
+    if shape is None or len(shape) != 2 or not isinstance(shape[1], Integral):
+        return None
+    return int(shape[1])
 
 
 def sweep_cost(costs, n_fits, n_scores):

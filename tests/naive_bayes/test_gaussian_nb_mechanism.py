@@ -6,11 +6,13 @@ are audited at a setting that "auto" selects."""
 
 import numpy as np
 import pytest
+from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import cross_validate as sk_cross_validate
 
 from skdp import BudgetAccountant, PrivateGaussianNB
 from skdp.audit import assert_dp, audit_mechanism
 from skdp.mechanisms import check_random_source
-from skdp.model_selection import fit_cost
+from skdp.model_selection import fit_cost, privacy_utility_curve
 from skdp.naive_bayes._cost import moment_sums_mechanism
 from skdp.preprocessing import _standard
 from skdp.preprocessing._standard import release_moment_sums
@@ -134,6 +136,23 @@ def test_fit_cost_without_the_feature_count_covers_the_gaussian(bounds):
     assert accountant.total() == (upper.epsilon, upper.delta)
     pure = fit_cost(model.set_params(delta=0.0))
     assert (pure.epsilon, pure.delta) == (2.0, 0.0)
+
+
+def test_searches_plan_auto_on_the_columns_they_fit():
+    # the plans of cross_validate, scikit-learn's searches and the curve
+    # bounded "auto" over every number of features (the Gaussian's delta)
+    # and refused a pure-epsilon accountant that the 2-feature fits fit in
+    X, y = data(2, n=400)
+    model = PrivateGaussianNB(0.5, bounds=(-4, 5), classes=[0, 1], random_state=0)
+    accountant = BudgetAccountant(100.0)  # delta 0
+    with accountant:
+        sk_cross_validate(model, X, y, cv=2, error_score="raise")
+        GridSearchCV(model, {"var_smoothing": [1e-9]}, cv=2).fit(X, y)
+    privacy_utility_curve(
+        model, X, y, epsilons=[0.5], n_repeats=1, accountant=accountant,
+        random_state=0,
+    )  # fmt: skip
+    assert accountant.total() == (0.5 * (2 + 3 + 1), 0.0)
 
 
 def test_nothing_is_charged_on_a_validation_error():
