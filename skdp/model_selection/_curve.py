@@ -386,7 +386,7 @@ def privacy_utility_curve(
     per_score = (
         (exact(scoring.cost.epsilon), exact(scoring.cost.delta)) if private else (0, 0)
     )
-    fit_costs = [plan.cost(estimator, eps) for eps in epsilons]
+    fit_costs = [plan.cost(estimator, eps, _n_features(X)) for eps in epsilons]
     per_fit = [(c.epsilon, c.delta) for c in fit_costs]
     planned = [c for c in fit_costs for _ in range(n_repeats)] + score_costs
     # before the data is split or any estimator is fitted

@@ -3,6 +3,7 @@
 import math
 import time
 from fractions import Fraction
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
@@ -89,9 +90,11 @@ class _PrivatePlan:
     def _step(estimator, prefix):
         return estimator if not prefix else estimator.get_params()[prefix[:-2]]
 
-    def cost(self, estimator, eps):
-        """The cost of one fit at ``eps`` (:func:`fit_cost`: an upper bound)."""
-        return fit_cost(clone(estimator).set_params(**{self.param_name: float(eps)}))
+    def cost(self, estimator, eps, n_features=None):
+        """The cost of one fit at ``eps`` on ``n_features`` columns
+        (:func:`fit_cost`: an upper bound, exact where it is known)."""
+        fitted = clone(estimator).set_params(**{self.param_name: float(eps)})
+        return fit_cost(fitted, n_features)
 
     def resolve_accountant(self, accountant):
         if accountant is not None:
@@ -175,9 +178,14 @@ def _check_non_private(estimator, n_features):
 
 
 def _n_features(X):
-    """Number of columns of a 2-D ``X`` (public), or None."""
+    """Number of columns of a 2-D ``X`` (public), or None (also where the
+    count is not known, as a Dask frame's may not be). Every fit of a sweep
+    or search sees them: a fit whose cost follows them (naive Bayes's
+    ``mechanism="auto"``) is then planned exactly, not bounded."""
     shape = getattr(X, "shape", None)
-    return shape[1] if shape is not None and len(shape) == 2 else None
+    if shape is None or len(shape) != 2 or not isinstance(shape[1], Integral):
+        return None
+    return int(shape[1])
 
 
 def sweep_cost(costs, n_fits, n_scores):

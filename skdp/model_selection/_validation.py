@@ -20,6 +20,7 @@ from skdp.model_selection._cost import (
     prepaid_accountant,
     sum_costs,
 )
+from skdp.model_selection._curve_plan import _n_features
 from skdp.model_selection._holdout import fit_on_part
 from skdp.utils._warnings import silenced
 
@@ -82,10 +83,13 @@ def _check_scorer_inputs(scorer, y):
         pass
 
 
-def _plan(estimator, scorer, n_folds):
+def _plan(estimator, scorer, n_folds, n_features=None):
     """The charge: the fits (each row in ``K - 1`` of them) and one
-    evaluation (the test folds are disjoint)."""
-    cost = fit_cost(estimator)
+    evaluation (the test folds are disjoint). Every fold's fit sees the
+    ``n_features`` columns of ``X``: the cost of a fit whose noise follows
+    them (e.g. naive Bayes's ``mechanism="auto"``) is then the exact one,
+    not the bound over every number of features."""
+    cost = fit_cost(estimator, n_features)
     if not (cost.epsilon > 0 or cost.delta > 0):
         raise ValueError(
             f"{type(estimator).__name__} costs nothing to fit, so it is not a "
@@ -262,7 +266,7 @@ def cross_validate(
     n_folds = _check_cv(cv)
     X, y = indexable(X, y)
     scorer = _resolved_scorer(scoring, estimator)
-    fit_one, items = _plan(estimator, scorer, n_folds)
+    fit_one, items = _plan(estimator, scorer, n_folds, _n_features(X))
     check_fit_inputs(estimator, X, y)
     _check_scorer_inputs(scorer, y)
     source = check_random_source(random_state)

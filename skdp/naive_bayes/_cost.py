@@ -1,13 +1,40 @@
-"""The fit cost of PrivateGaussianNB, from its public parameters."""
+"""The public plan of PrivateGaussianNB's fit: its noise and its cost."""
 
 from skdp.accounting import PrivacyCost
 from skdp.accounting._composition import budget_left
 from skdp.base import PrivateEstimatorMixin
-from skdp.mechanisms._additive import additive_cost
+from skdp.mechanisms._additive import additive_cost, quieter_additive_mechanism
 from skdp.mechanisms._labels import LabelPlan
+from skdp.sensitivity._mean import per_feature_sensitivities
 from skdp.stats._mean import BoundsPlan
 
-__all__ = ["naive_bayes_fit_cost"]
+__all__ = ["moment_sums_mechanism", "naive_bayes_fit_cost"]
+
+
+def moment_sums_mechanism(estimator, n_features):
+    """The noise of the moment sums: ``"laplace"`` or ``"gaussian"``.
+
+    The stated ``mechanism``, or for ``"auto"`` the one whose noise on each
+    released moment sum has the smaller standard deviation
+    (:func:`~skdp.mechanisms._additive.quieter_additive_mechanism`) at the
+    sums' own budget: ``epsilon`` less the label selection's and the
+    bounds' shares, and the δ a Gaussian would get after the selection's.
+    Public: ε, δ, the shares and ``n_features`` (L1 ``d``, L2 ``sqrt(d)``)
+    only; a group's ``k`` scales both noises alike. None for ``"auto"``
+    with ``n_features=None`` and ``delta > 0``, where it depends on ``d``.
+    """
+    if estimator.mechanism != "auto":
+        return estimator.mechanism
+    _, (eps_model, delta_model) = LabelPlan.split(
+        estimator.classes, estimator.epsilon, estimator.delta, True
+    )
+    if n_features is None:
+        return None if delta_model > 0 else "laplace"
+    eps_sums = eps_model
+    if BoundsPlan.chooses_privately(estimator.bounds)[0]:
+        eps_sums = budget_left(eps_model, eps_model * estimator.bounds_share)
+    l1, l2 = per_feature_sensitivities(n_features)
+    return quieter_additive_mechanism(l1, l2, eps_sums, delta_model)
 
 
 def naive_bayes_fit_cost(estimator, n_features=None):
@@ -15,16 +42,19 @@ def naive_bayes_fit_cost(estimator, n_features=None):
     selection (``classes=None``), the bound search (``bounds=None``) and
     the moment sums, so that a tight accountant plans what it records.
     Private bounds with ``n_features=None`` (their search splits ε per
-    feature) give the ``(epsilon, delta)`` upper bound instead."""
+    feature), and ``mechanism="auto"`` with ``n_features=None`` (the choice
+    depends on it), give the ``(epsilon, delta)`` upper bound instead, with
+    the δ of Gaussian sums (all of ``delta``) where they may be chosen."""
+    mechanism = moment_sums_mechanism(estimator, n_features)
     selection, (eps_model, delta_model) = LabelPlan.split(
         estimator.classes,
         estimator.epsilon,
         estimator.delta,
-        estimator.mechanism == "gaussian",
+        mechanism != "laplace",
     )
     labels = [] if selection is None else LabelPlan(None, *selection, "").cost_items()
     private_bounds, _ = BoundsPlan.chooses_privately(estimator.bounds)
-    if private_bounds and n_features is None:
+    if mechanism is None or (private_bounds and n_features is None):
         cost = PrivacyCost(eps_model, delta_model)
         return cost if selection is None else PrivacyCost(*selection) + cost
     bounds_items, eps_bounds = [], 0.0

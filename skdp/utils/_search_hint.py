@@ -59,6 +59,7 @@ class _Run(NamedTuple):
     started: bool  # some of its fits have returned already
     scoring: object = None  # scikit-learn's scoring= (private scorers charge)
     train_scores: bool = False  # return_train_score: each split scored twice
+    n_features: object = None  # columns of the X every fit sees (public shape)
 
 
 @functools.cache
@@ -90,6 +91,8 @@ os.register_at_fork(after_in_child=_note_the_parents_frames)
 
 def _runs_on(frame):
     """The runs on the stack that ends at ``frame``, innermost first."""
+    from skdp.model_selection._curve_plan import _n_features
+
     codes = _recognised_code()
     runs = []
     for _ in range(_MAX_FRAMES):
@@ -110,6 +113,7 @@ def _runs_on(frame):
                     bool(frame.f_locals.get("all_out", True)),
                     search.scoring,
                     bool(search.return_train_score),
+                    _n_features(frame.f_locals.get("X")),
                 )
             )
         elif kind == "cross_validate":
@@ -124,6 +128,7 @@ def _runs_on(frame):
                     False,  # returns once, when all its fits are done
                     local.get("scoring"),
                     bool(local.get("return_train_score", False)),
+                    _n_features(local.get("X")),
                 )
             )
         frame = frame.f_back
@@ -226,7 +231,8 @@ def _plan(run, accountant=None):
     try:
         if run.search is None:  # cross_validate: the estimator on every split
             n_splits = check_cv(run.cv).get_n_splits()
-            plan = SearchFits([fit_cost(run.estimator)] * n_splits, None, n_splits, 0)
+            one = fit_cost(run.estimator, run.n_features)
+            plan = SearchFits([one] * n_splits, None, n_splits, 0)
             scores = scoring_costs(
                 scored_by(run.scoring, run.estimator),
                 n_splits,
@@ -238,7 +244,7 @@ def _plan(run, accountant=None):
         if not isinstance(run.search, GridSearchCV | RandomizedSearchCV):
             return None
         # refuses a RandomizedSearchCV without a seed
-        return search_plan(run.search, accountant=accountant, fits=fits)
+        return search_plan(run.search, run.n_features, accountant=accountant, fits=fits)
     except Exception:  # the plan is not known before the data: no early check
         return None
 

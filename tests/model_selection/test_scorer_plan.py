@@ -36,10 +36,13 @@ def _data(n=300):
 
 
 def _model(**params):
+    # a stated mechanism: the plans below are computed without the number
+    # of features, where "auto" (the default) can only be bounded
     params = {
         "epsilon": FIT,
         "bounds": (-1, 1),
         "classes": [0, 1],
+        "mechanism": "laplace",
         "random_state": 0,
         **params,
     }

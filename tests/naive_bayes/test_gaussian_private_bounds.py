@@ -8,7 +8,7 @@ from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.naive_bayes import GaussianNB
 
 from skdp.naive_bayes import PrivateGaussianNB
-from skdp.naive_bayes._gaussian import share_unresolved_variances
+from skdp.naive_bayes._post_processing import share_unresolved_variances
 
 
 def mean_score(X, y, epsilon, seeds=range(4)):

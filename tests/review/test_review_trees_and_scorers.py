@@ -29,9 +29,12 @@ def _data(n=200, d=2):
 
 
 def _nb():
+    # a stated mechanism: the plans here are computed without the number of
+    # features, where "auto" (the default) can only be bounded
     return PrivateGaussianNB(
-        epsilon=FIT, bounds=(-1, 1), classes=[0, 1], random_state=0
-    )
+        epsilon=FIT, bounds=(-1, 1), classes=[0, 1], mechanism="laplace",
+        random_state=0,
+    )  # fmt: skip
 
 
 def _inner_search():
