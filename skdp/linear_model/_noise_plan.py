@@ -111,15 +111,27 @@ def sum_l1_sensitivity(size):
 
 
 def _laplace_sd(item, epsilon):
-    """Standard deviation of a Laplace release, in units of its ``l2``."""
+    """Standard deviation of a Laplace release, in units of its ``l2``;
+    infinite for an ``epsilon`` share rounded down to 0 (a subnormal
+    ``epsilon``), which no Laplace noise can spend."""
+    if not epsilon > 0:
+        return math.inf
     return math.sqrt(2.0) * item.l1 / (epsilon * item.l2)
+
+
+def _rule_scales(item, epsilon):
+    """``LAPLACE_RULE_SCALES`` Laplace scales in units of ``l2`` (infinite
+    for an ``epsilon`` share of 0, as :func:`_laplace_sd`)."""
+    if not epsilon > 0:
+        return math.inf
+    return LAPLACE_RULE_SCALES * item.l1 / (epsilon * item.l2)
 
 
 def _read_at(item, epsilon):
     """The noise a release is read at: its standard deviation, or for a
     thresholded one the rules' deviation (:data:`LAPLACE_RULE_SCALES`)."""
     if item.thresholded:
-        return LAPLACE_RULE_SCALES * item.l1 / (epsilon * item.l2)
+        return _rule_scales(item, epsilon)
     return _laplace_sd(item, epsilon)
 
 
@@ -163,7 +175,9 @@ def plan_noise(epsilon, delta, releases, unit_rows=1, mechanism="auto"):
     1,500 (10) and 5,000 (30); PrivateLinearRegression with a stated norm
     and target range at every ``epsilon`` for 1 feature, from 0.45 for 2,
     180 for 10 and 1,700 for 30; with its private target and scales from
-    about 270 (up to 5 features) and 2,900 (30).
+    about 270 (up to 5 features) and 2,900 (30). A share ``epsilon_i``
+    that rounds down to 0 (a subnormal ``epsilon``) counts as infinite
+    Laplace noise.
 
     ``mechanism="gaussian"`` or ``"laplace"`` (the estimators' public
     parameter) takes that plan whatever the noise: the switch compares
@@ -284,7 +298,7 @@ def rule_deviation(noise):
     sensitivity: the standard deviation for Gaussian noise,
     ``LAPLACE_RULE_SCALES`` Laplace scales for Laplace noise."""
     if isinstance(noise, LaplaceNoise):
-        return LAPLACE_RULE_SCALES * noise.l1 / (noise.epsilon * noise.l2)
+        return _rule_scales(noise, noise.epsilon)
     return float(noise)
 
 

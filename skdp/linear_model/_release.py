@@ -93,6 +93,8 @@ def check_release_plan(name, plan):
     for what, sensitivity, noise, size in plan:
         try:
             if isinstance(noise, LaplaceNoise):
+                if not noise.epsilon > 0:  # a share of a subnormal epsilon
+                    raise ValueError("an epsilon share rounded down to 0")
                 _laplace_grid(noise.l1, noise.epsilon, int(size))
             else:
                 _gaussian_grid(float(sensitivity), float(noise), int(size))
