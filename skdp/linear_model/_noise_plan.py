@@ -180,26 +180,31 @@ def plan_noise(epsilon, delta, releases, unit_rows=1, mechanism="auto"):
     Laplace noise.
 
     ``mechanism="gaussian"`` or ``"laplace"`` (the estimators' public
-    parameter) takes that plan whatever the noise: the switch compares
-    noise at the stated ``(epsilon, delta)``, not what an accountant
-    records, and a zCDP accountant records the Laplace plan as
-    ``epsilon²/2``, more than the Gaussian plan's ``1/(2 R²)``.
+    parameter) takes that plan whatever the noise (``"laplace"`` computes
+    no Gaussian calibration, which overflows beyond ``epsilon`` about
+    1e300): the switch compares noise at the stated ``(epsilon, delta)``,
+    not what an accountant records, and a zCDP accountant records the
+    Laplace plan as ``epsilon²/2``, more than the Gaussian plan's ``1/(2
+    R²)``.
     """
     shares = [item.share for item in releases]
-    multipliers = gaussian_noise_multipliers(epsilon, delta, shares)
     epsilons = _epsilon_shares(epsilon, shares)
-    laplace = mechanism == "laplace" or (
-        mechanism == "auto"
-        and all(
-            _read_at(item, eps_i) < multiplier
-            for item, eps_i, multiplier in zip(
-                releases, epsilons, multipliers, strict=True
-            )
-        )
+    if mechanism == "laplace":  # no Gaussian calibration to compare with
+        return _laplace_plan(epsilon, releases, epsilons, unit_rows)
+    multipliers = gaussian_noise_multipliers(epsilon, delta, shares)
+    laplace = mechanism == "auto" and all(
+        _read_at(item, eps_i) < multiplier
+        for item, eps_i, multiplier in zip(releases, epsilons, multipliers, strict=True)
     )
     if not laplace:
         multipliers = unit_multipliers(multipliers, unit_rows)
         return list(multipliers), gaussian_fit_cost(epsilon, delta)
+    return _laplace_plan(epsilon, releases, epsilons, unit_rows)
+
+
+def _laplace_plan(epsilon, releases, epsilons, unit_rows):
+    """The Laplace plan's noises (L1 sensitivities ``k`` times the row's,
+    rounded up) and its cost, ``epsilon``-DP by basic composition."""
     noises = [
         LaplaceNoise(_times_up(item.l1, unit_rows), eps_i, item.l2)
         for item, eps_i in zip(releases, epsilons, strict=True)
