@@ -173,9 +173,10 @@ def plan_noise(epsilon, delta, releases, unit_rows=1, mechanism="auto"):
     the Laplace plan is chosen for few features or a large ``epsilon``. At
     ``delta = 1e-6``: PrivatePCA from ``epsilon`` about 90 (1 feature),
     1,500 (10) and 5,000 (30); PrivateLinearRegression with a stated norm
-    and target range at every ``epsilon`` for 1 feature, from 0.45 for 2,
-    180 for 10 and 1,700 for 30; with its private target and scales from
-    about 270 (up to 5 features) and 2,900 (30). A share ``epsilon_i``
+    and target range from 0.008 for 1 feature (below it the Gaussian
+    multiplier, which also grows like ``1/epsilon`` there, is the smaller),
+    0.45 for 2, 180 for 10 and 1,700 for 30; with its private target and
+    scales from about 270 (up to 5 features) and 2,900 (30). A share ``epsilon_i``
     that rounds down to 0 (a subnormal ``epsilon``) counts as infinite
     Laplace noise.
 

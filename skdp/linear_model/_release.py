@@ -85,10 +85,13 @@ def check_release_plan(name, plan):
     releases, all public; ``noise`` is a Gaussian noise multiplier or a
     :class:`~skdp.linear_model._noise_plan.LaplaceNoise`. The exact Gaussian
     sampler holds noise of about ``2**26 / sqrt(n_values)`` multipliers at
-    most (:func:`~skdp.mechanisms.gaussian_release` raises beyond), the
-    Laplace one a scale of about ``1e250`` (:func:`~skdp.mechanisms.
-    laplace_mechanism`): a small ``epsilon`` with many features used to be
-    charged and then refused.
+    most (:func:`~skdp.mechanisms.gaussian_release` raises beyond); the
+    Laplace one needs a release's ``epsilon`` share to be positive and at
+    least about ``n_values * 2**-44`` (its integer scale, at least
+    ``n_values / epsilon`` grid steps, is capped at ``2**44``:
+    :func:`~skdp.mechanisms.laplace_mechanism`), whatever the sensitivity.
+    A small ``epsilon`` with many features used to be charged and then
+    refused.
     """
     for what, sensitivity, noise, size in plan:
         try:
