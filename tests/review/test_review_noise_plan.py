@@ -133,8 +133,8 @@ def test_a_stated_laplace_plan_needs_no_gaussian_calibration(make):
         "composition='pld' records Gaussian releases only and refuses the "
         "Laplace plan that 'auto' picks for one feature with a stated norm "
         "and target at every epsilon >= 0.008 (PCA from about 90): fits that "
-        "9200d8c charged are refused (before the charge) with a message "
-        "that does not name mechanism='gaussian'. Proposed fix: 'auto' is "
+        "9200d8c charged are refused (before the charge; the refusal now "
+        "names mechanism='gaussian'). Proposed fix: 'auto' is "
         "'gaussian' under an accountant that cannot record a Laplace "
         "release, decided in fit and in _fit_cost from the same resolved "
         "accountant, with the sub-accountants of the meta-estimators "
@@ -147,6 +147,21 @@ def test_auto_under_a_pld_accountant_fits_a_plan_it_can_record():
     X, y = one_feature()
     accountant = BudgetAccountant(10.0, 1e-5, composition="pld")
     regression(1.0, "auto", accountant).fit(X, y)
+    assert accountant.entries[-1].mechanism == "gaussian"
+
+
+@pytest.mark.parametrize("make", [regression, pca])
+def test_a_laplace_plan_under_a_pld_accountant_is_refused_naming_the_fix(make):
+    # the accountant's own refusal named composition='zcdp' only, not the
+    # estimator's public fix, mechanism='gaussian' (9200d8c's fit, bit for bit)
+    X, y = one_feature()
+    accountant = BudgetAccountant(1e3, 1e-5, composition="pld")
+    est = make(300.0, "auto").set_params(accountant=accountant)
+    with pytest.raises(ValueError, match="mechanism='gaussian'"):
+        est.fit(X) if make is pca else est.fit(X, y)
+    assert not accountant.entries
+    est.set_params(mechanism="gaussian")
+    est.fit(X) if make is pca else est.fit(X, y)
     assert accountant.entries[-1].mechanism == "gaussian"
 
 
