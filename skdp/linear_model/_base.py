@@ -346,7 +346,8 @@ class PrivateLinearRegression(
         multipliers, cost = plan_noise(
             self.epsilon, self.delta, releases, unit.unit_rows, self.mechanism
         )
-        check_release_plan(name, release_plan(releases, multipliers))
+        plan = release_plan(releases, multipliers)
+        check_release_plan(name, plan, self._resolve_accountant())
         source = check_random_source(self.random_state)
         item = "Gram matrix and cross products"
         if scaling.private:
