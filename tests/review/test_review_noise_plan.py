@@ -258,3 +258,24 @@ def test_audit_of_the_fits_laplace_releases_and_a_gram_l1_understated_twin():
         twin, D0, D1, event=lambda stat: stat >= worst - 1e-6, **AUDIT
     )
     assert result.epsilon_lower_bound > 1.15, str(result)
+
+
+# -- post-processing at the float limit (not the switch's; same in 9200d8c) ----
+
+
+@pytest.mark.parametrize("mechanism", ["auto", "gaussian"])
+def test_the_intercept_saturates_like_the_coefficients_at_the_float_limit(mechanism):
+    # targets at ±max double: the private target range reaches them (its end
+    # bins are clamped there), coef_ saturates at ±1.8e308 (to_user_units),
+    # but intercept_ overflowed to -inf (Laplace and Gaussian plans alike)
+    big = np.finfo(float).max
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    y = np.r_[np.full(49, big), -big]
+    est = PrivateLinearRegression(
+        1e4,
+        mechanism=mechanism,
+        accountant=BudgetAccountant(np.inf, 0.5),
+        random_state=0,
+    ).fit(X, y)
+    assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.intercept_)
+    assert est.predict(X[:3]).shape == (3,)
