@@ -13,6 +13,7 @@ to ``laplace_mechanism``), with a twin whose Gram matrix L1 is understated.
 import itertools
 import sys
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 from unittest import mock
 
@@ -27,6 +28,7 @@ from skdp.audit import assert_dp, audit_mechanism
 from skdp.decomposition._pca import pca_releases
 from skdp.linear_model._linear_plan import linear_releases
 from skdp.linear_model._noise_plan import LaplaceNoise, plan_noise, planned_cost
+from skdp.mechanisms._grid import FixedPoint
 from skdp.model_selection import fit_cost
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ helpers
@@ -204,29 +206,33 @@ D0 = (np.array([[0.1]]), np.array([0.3]))
 D1 = (np.array([[0.1], [1.0]]), np.array([0.3, 1.0]))  # |q_i| = 1/sqrt(2), t = 1
 
 
-def spied_releases(data, gram_l1=None):
-    """``(value, sensitivity, epsilon)`` of every Laplace release of a real
-    fit on ``data`` (one feature, norm and target stated, epsilon = 1)."""
-    calls = []
-    laplace = noise_plan.laplace_mechanism
+def laplace_calls(fit):
+    """``(value, sensitivity, epsilon)`` of every Laplace release ``fit()``
+    makes, spied on the way to ``laplace_mechanism``."""
+    calls, laplace = [], noise_plan.laplace_mechanism
 
     def spy(value, sensitivity, epsilon, *, random_state=None):
         calls.append((value, sensitivity, epsilon))
         return laplace(value, sensitivity, epsilon, random_state=random_state)
 
-    l1 = gram_l1 or linear_plan.gram_l1_sensitivity
-    with (
-        mock.patch.object(noise_plan, "laplace_mechanism", spy),
-        mock.patch.object(linear_plan, "gram_l1_sensitivity", l1),
-    ):
-        PrivateLinearRegression(
-            1.0,
-            data_norm=1.0,
-            target_bounds=(-1, 1),
-            accountant=BudgetAccountant(2.0),
-            random_state=0,
-        ).fit(*data)
+    with mock.patch.object(noise_plan, "laplace_mechanism", spy):
+        fit()
     return calls
+
+
+def spied_releases(data, gram_l1=None):
+    """The Laplace releases of a real fit on ``data`` (one feature, norm and
+    target stated, epsilon = 1)."""
+    est = PrivateLinearRegression(
+        1.0,
+        data_norm=1.0,
+        target_bounds=(-1, 1),
+        accountant=BudgetAccountant(2.0),
+        random_state=0,
+    )
+    l1 = gram_l1 or linear_plan.gram_l1_sensitivity
+    with mock.patch.object(linear_plan, "gram_l1_sensitivity", l1):
+        return laplace_calls(lambda: est.fit(*data))
 
 
 def fit_mechanism(gram_l1=None):
@@ -258,6 +264,36 @@ def test_audit_of_the_fits_laplace_releases_and_a_gram_l1_understated_twin():
         twin, D0, D1, event=lambda stat: stat >= worst - 1e-6, **AUDIT
     )
     assert result.epsilon_lower_bound > 1.15, str(result)
+
+
+def test_fit_hands_the_planned_laplace_noise_to_the_mechanism():
+    # what the mechanism receives in a real fit (groups of k = 3, private
+    # target and scales; PCA): k times each release's L1 of the plan, the
+    # plan's epsilon shares (at most epsilon), exact sums as FixedPoint, and
+    # the charge fit_cost states
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(90, 2)) * [1.0, 1e3]
+    y, groups = X @ [1.0, 1e-3], np.repeat(np.arange(30), 3)
+    cases = [
+        (PrivateLinearRegression(1e4), linear_releases(True, True, 2, 3), (X, y)),
+        (PrivatePCA(epsilon=1e4), pca_releases(2), (X,)),
+    ]
+    for est, releases, data in cases:
+        acc = BudgetAccountant(np.inf, 0.5, unit="group")
+        est.set_params(max_rows_per_group=3, accountant=acc, random_state=0)
+        calls = laplace_calls(partial(est.fit, *data, groups=groups))
+        assert sum(Fraction(e) for _, _, e in calls) <= Fraction(1e4)
+        for (value, l1, _), item in zip(calls, releases, strict=True):
+            # k times the row's L1, rounded up by at most one ulp
+            assert 3 * Fraction(item.l1) <= Fraction(l1)
+            assert l1 <= np.nextafter(3 * item.l1, np.inf)
+            assert isinstance(value, FixedPoint) == (not item.thresholded)
+        planned, entry = fit_cost(est, n_features=2), acc.entries[-1]
+        assert (entry.epsilon, entry.delta, entry.mechanism) == (
+            planned.epsilon,
+            planned.delta,
+            "laplace",
+        )
 
 
 # -- post-processing at the float limit (not the switch's; same in 9200d8c) ----
