@@ -390,7 +390,8 @@ class PrivatePCA(
         noises, cost = plan_noise(
             self.epsilon, self.delta, releases, unit.unit_rows, self.mechanism
         )
-        check_release_plan(type(self).__name__, release_plan(releases, noises))
+        plan = release_plan(releases, noises)
+        check_release_plan(type(self).__name__, plan, self._resolve_accountant())
         centre_noise, norm_noise, gram_noise = noises
         source = check_random_source(self.random_state)
         self._charge([(unit.label(_RELEASE_LABEL), cost)], unit=unit)

@@ -42,6 +42,7 @@ from skdp.linear_model._target_range import (
     target_scale,
 )
 from skdp.mechanisms import check_random_source
+from skdp.preprocessing._affine import _LARGEST
 from skdp.sensitivity._linear import check_term_size
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import validate_dask_xy, xy_statistic
@@ -346,7 +347,8 @@ class PrivateLinearRegression(
         multipliers, cost = plan_noise(
             self.epsilon, self.delta, releases, unit.unit_rows, self.mechanism
         )
-        check_release_plan(name, release_plan(releases, multipliers))
+        plan = release_plan(releases, multipliers)
+        check_release_plan(name, plan, self._resolve_accountant())
         source = check_random_source(self.random_state)
         item = "Gram matrix and cross products"
         if scaling.private:
@@ -494,4 +496,4 @@ class PrivateLinearRegression(
             coef = user[:, 0]
             offset = offset - float(shift[0]) if intercept else offset
         self.coef_ = coef
-        self.intercept_ = offset
+        self.intercept_ = float(np.clip(offset, -_LARGEST, _LARGEST))  # as coef_

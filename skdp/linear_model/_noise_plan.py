@@ -111,15 +111,27 @@ def sum_l1_sensitivity(size):
 
 
 def _laplace_sd(item, epsilon):
-    """Standard deviation of a Laplace release, in units of its ``l2``."""
+    """Standard deviation of a Laplace release, in units of its ``l2``;
+    infinite for an ``epsilon`` share rounded down to 0 (a subnormal
+    ``epsilon``), which no Laplace noise can spend."""
+    if not epsilon > 0:
+        return math.inf
     return math.sqrt(2.0) * item.l1 / (epsilon * item.l2)
+
+
+def _rule_scales(item, epsilon):
+    """``LAPLACE_RULE_SCALES`` Laplace scales in units of ``l2`` (infinite
+    for an ``epsilon`` share of 0, as :func:`_laplace_sd`)."""
+    if not epsilon > 0:
+        return math.inf
+    return LAPLACE_RULE_SCALES * item.l1 / (epsilon * item.l2)
 
 
 def _read_at(item, epsilon):
     """The noise a release is read at: its standard deviation, or for a
     thresholded one the rules' deviation (:data:`LAPLACE_RULE_SCALES`)."""
     if item.thresholded:
-        return LAPLACE_RULE_SCALES * item.l1 / (epsilon * item.l2)
+        return _rule_scales(item, epsilon)
     return _laplace_sd(item, epsilon)
 
 
@@ -161,31 +173,39 @@ def plan_noise(epsilon, delta, releases, unit_rows=1, mechanism="auto"):
     the Laplace plan is chosen for few features or a large ``epsilon``. At
     ``delta = 1e-6``: PrivatePCA from ``epsilon`` about 90 (1 feature),
     1,500 (10) and 5,000 (30); PrivateLinearRegression with a stated norm
-    and target range at every ``epsilon`` for 1 feature, from 0.45 for 2,
-    180 for 10 and 1,700 for 30; with its private target and scales from
-    about 270 (up to 5 features) and 2,900 (30).
+    and target range from 0.008 for 1 feature (below it the Gaussian
+    multiplier, which also grows like ``1/epsilon`` there, is the smaller),
+    0.45 for 2, 180 for 10 and 1,700 for 30; with its private target and
+    scales from about 270 (up to 5 features) and 2,900 (30). A share ``epsilon_i``
+    that rounds down to 0 (a subnormal ``epsilon``) counts as infinite
+    Laplace noise.
 
     ``mechanism="gaussian"`` or ``"laplace"`` (the estimators' public
-    parameter) takes that plan whatever the noise: the switch compares
-    noise at the stated ``(epsilon, delta)``, not what an accountant
-    records, and a zCDP accountant records the Laplace plan as
-    ``epsilon²/2``, more than the Gaussian plan's ``1/(2 R²)``.
+    parameter) takes that plan whatever the noise (``"laplace"`` computes
+    no Gaussian calibration, which overflows beyond ``epsilon`` about
+    1e300): the switch compares noise at the stated ``(epsilon, delta)``,
+    not what an accountant records, and a zCDP accountant records the
+    Laplace plan as ``epsilon²/2``, more than the Gaussian plan's ``1/(2
+    R²)``.
     """
     shares = [item.share for item in releases]
-    multipliers = gaussian_noise_multipliers(epsilon, delta, shares)
     epsilons = _epsilon_shares(epsilon, shares)
-    laplace = mechanism == "laplace" or (
-        mechanism == "auto"
-        and all(
-            _read_at(item, eps_i) < multiplier
-            for item, eps_i, multiplier in zip(
-                releases, epsilons, multipliers, strict=True
-            )
-        )
+    if mechanism == "laplace":  # no Gaussian calibration to compare with
+        return _laplace_plan(epsilon, releases, epsilons, unit_rows)
+    multipliers = gaussian_noise_multipliers(epsilon, delta, shares)
+    laplace = mechanism == "auto" and all(
+        _read_at(item, eps_i) < multiplier
+        for item, eps_i, multiplier in zip(releases, epsilons, multipliers, strict=True)
     )
     if not laplace:
         multipliers = unit_multipliers(multipliers, unit_rows)
         return list(multipliers), gaussian_fit_cost(epsilon, delta)
+    return _laplace_plan(epsilon, releases, epsilons, unit_rows)
+
+
+def _laplace_plan(epsilon, releases, epsilons, unit_rows):
+    """The Laplace plan's noises (L1 sensitivities ``k`` times the row's,
+    rounded up) and its cost, ``epsilon``-DP by basic composition."""
     noises = [
         LaplaceNoise(_times_up(item.l1, unit_rows), eps_i, item.l2)
         for item, eps_i in zip(releases, epsilons, strict=True)
@@ -284,7 +304,7 @@ def rule_deviation(noise):
     sensitivity: the standard deviation for Gaussian noise,
     ``LAPLACE_RULE_SCALES`` Laplace scales for Laplace noise."""
     if isinstance(noise, LaplaceNoise):
-        return LAPLACE_RULE_SCALES * noise.l1 / (noise.epsilon * noise.l2)
+        return _rule_scales(noise, noise.epsilon)
     return float(noise)
 
 

@@ -78,21 +78,31 @@ class GaussianFitMixin:
         return super().score(X, y, sample_weight=sample_weight)
 
 
-def check_release_plan(name, plan):
-    """Refuse, before the charge, a planned release the sampler cannot draw.
+def check_release_plan(name, plan, accountant=None):
+    """Refuse, before the charge, a planned release the sampler cannot draw,
+    or a Laplace plan that ``accountant`` cannot record.
 
     ``plan`` lists ``(what, l2_sensitivity, noise, n_values)`` of the fit's
     releases, all public; ``noise`` is a Gaussian noise multiplier or a
     :class:`~skdp.linear_model._noise_plan.LaplaceNoise`. The exact Gaussian
     sampler holds noise of about ``2**26 / sqrt(n_values)`` multipliers at
-    most (:func:`~skdp.mechanisms.gaussian_release` raises beyond), the
-    Laplace one a scale of about ``1e250`` (:func:`~skdp.mechanisms.
-    laplace_mechanism`): a small ``epsilon`` with many features used to be
-    charged and then refused.
+    most (:func:`~skdp.mechanisms.gaussian_release` raises beyond); the
+    Laplace one needs a release's ``epsilon`` share to be positive and at
+    least about ``n_values * 2**-44`` (its integer scale, at least
+    ``n_values / epsilon`` grid steps, is capped at ``2**44``:
+    :func:`~skdp.mechanisms.laplace_mechanism`), whatever the sensitivity.
+    A small ``epsilon`` with many features used to be charged and then
+    refused. An accountant with ``composition="pld"`` composes Gaussian
+    releases only: it would refuse the Laplace plan, without naming the
+    estimator's own fix, ``mechanism="gaussian"``; this refusal names it.
     """
+    if plan and isinstance(plan[0][2], LaplaceNoise):
+        _check_laplace_recordable(name, accountant)
     for what, sensitivity, noise, size in plan:
         try:
             if isinstance(noise, LaplaceNoise):
+                if not noise.epsilon > 0:  # a share of a subnormal epsilon
+                    raise ValueError("an epsilon share rounded down to 0")
                 _laplace_grid(noise.l1, noise.epsilon, int(size))
             else:
                 _gaussian_grid(float(sensitivity), float(noise), int(size))
@@ -104,6 +114,19 @@ def check_release_plan(name, plan):
                 f"skdp's exact {kind} sampler. Raise epsilon or delta, or use "
                 "fewer features. Nothing was charged."
             ) from exc
+
+
+def _check_laplace_recordable(name, accountant):
+    if getattr(accountant, "composition", None) == "pld":
+        raise ValueError(
+            f"{name}: its noise plan is Laplace (mechanism='auto' takes it "
+            "where every release gets less noise that way, or it was "
+            "stated), which an accountant with composition='pld' cannot "
+            "record: it composes Gaussian releases only. Pass "
+            "mechanism='gaussian' (the PLD accountant then charges the fit "
+            "as before the switch), or use composition='zcdp'. Nothing was "
+            "charged."
+        )
 
 
 def noisy_count(count, multiplier, source):
