@@ -4,7 +4,8 @@ PrivatePCA and PrivateLinearRegression choose, from public values only,
 between a Gaussian composition of their releases and a Laplace one
 (``skdp.linear_model._noise_plan.plan_noise``). This script measures, at
 ``--epsilon`` (default 1e6), the distance to scikit-learn with the switch
-(``after``) and with the Gaussian plan forced (``before``):
+(``after``, ``mechanism="auto"``) and with the Gaussian plan
+(``before``, ``mechanism="gaussian"``: the release before the switch):
 
 * PrivatePCA(2) on unscaled breast cancer: largest principal angle to
   scikit-learn's PCA (rad) and largest explained-variance-share error;
@@ -25,7 +26,6 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.decomposition import PCA
 
 import skdp
-from skdp.linear_model import _noise_plan
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _consistency_data import (
@@ -34,15 +34,6 @@ from _consistency_data import (
     reference_r2,
     synthetic_regression,
 )
-
-
-def gaussian_only(epsilon, delta, releases, unit_rows=1):
-    """plan_noise with the switch off: the Gaussian plan always."""
-    multipliers = _noise_plan.gaussian_noise_multipliers(
-        epsilon, delta, [item.share for item in releases]
-    )
-    multipliers = _noise_plan.unit_multipliers(multipliers, unit_rows)
-    return list(multipliers), _noise_plan.gaussian_fit_cost(epsilon, delta)
 
 
 def angle(a, b):
@@ -54,13 +45,17 @@ def budget():
     return skdp.BudgetAccountant(1e12, 0.5)
 
 
-def pca_errors(epsilon, seeds):
+def pca_errors(epsilon, seeds, mechanism):
     X = load_breast_cancer(return_X_y=True)[0]
     ref = PCA(2).fit(X)
     angles, shares = [], []
     for seed in range(seeds):
         est = skdp.PrivatePCA(
-            2, epsilon=epsilon, accountant=budget(), random_state=seed
+            2,
+            epsilon=epsilon,
+            mechanism=mechanism,
+            accountant=budget(),
+            random_state=seed,
         ).fit(X)
         angles.append(angle(est.components_, ref.components_))
         ratio = est.explained_variance_ratio_ - ref.explained_variance_ratio_
@@ -68,20 +63,24 @@ def pca_errors(epsilon, seeds):
     return max(angles), max(shares), est.delta_spent_
 
 
-def regression_scores(epsilon, seeds, data, **params):
+def regression_scores(epsilon, seeds, mechanism, data, **params):
     X, y = data
     scores = []
     for seed in range(seeds):
         reg = skdp.PrivateLinearRegression(
-            epsilon, accountant=budget(), random_state=seed, **params
+            epsilon,
+            mechanism=mechanism,
+            accountant=budget(),
+            random_state=seed,
+            **params,
         ).fit(X, y)
         scores.append(reg.score(X, y))
     return min(scores), max(scores), reference_r2(X, y), reg.delta_spent_
 
 
-def rows(epsilon, seeds):
+def rows(epsilon, seeds, mechanism):
     stated = {"data_norm": SYNTHETIC_NORM, "target_bounds": (-100, 1000)}
-    angle_, share, spent = pca_errors(epsilon, seeds)
+    angle_, share, spent = pca_errors(epsilon, seeds, mechanism)
     yield "PCA breast cancer (angle rad / share)", f"{angle_:.4f} / {share:.1e}", spent
     for name, data, params in (
         (
@@ -92,7 +91,9 @@ def rows(epsilon, seeds):
         ("LinReg synthetic, defaults", synthetic_regression(), {}),
         ("LinReg diabetes, defaults", diabetes(), {}),
     ):
-        low, high, ref, spent = regression_scores(epsilon, seeds, data, **params)
+        low, high, ref, spent = regression_scores(
+            epsilon, seeds, mechanism, data, **params
+        )
         yield name, f"{low:.4f}-{high:.4f} / {ref:.4f}", spent
 
 
@@ -102,18 +103,8 @@ def main():
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    after = list(rows(args.epsilon, args.seeds))
-    switch = _noise_plan.plan_noise
-    _noise_plan.plan_noise = gaussian_only
-    import skdp.decomposition._pca as pca_module
-    import skdp.linear_model._base as base_module
-
-    pca_module.plan_noise = base_module.plan_noise = gaussian_only
-    try:
-        before = list(rows(args.epsilon, args.seeds))
-    finally:
-        _noise_plan.plan_noise = pca_module.plan_noise = switch
-        base_module.plan_noise = switch
+    after = list(rows(args.epsilon, args.seeds, "auto"))
+    before = list(rows(args.epsilon, args.seeds, "gaussian"))
     print(f"epsilon = {args.epsilon:g}, {args.seeds} seeds, delta = 1e-6")
     print("| fit | Gaussian plan (before) | with the switch (after) |")
     print("|---|---|---|")
