@@ -179,10 +179,15 @@ def _check_non_private(estimator, n_features):
 
 def _n_features(X):
     """Number of columns of a 2-D ``X`` (public), or None (also where the
-    count is not known, as a Dask frame's may not be). Every fit of a sweep
+    count is not known, as a Dask frame's may not be, or the shape cannot
+    be read: the fit is then planned for every count). Every fit of a sweep
     or search sees them: a fit whose cost follows them (naive Bayes's
     ``mechanism="auto"``) is then planned exactly, not bounded."""
-    shape = getattr(X, "shape", None)
+    try:  # a container that computes its shape lazily may raise anything
+        shape = getattr(X, "shape", None)
+        shape = None if shape is None else tuple(shape)
+    except Exception:
+        return None
     if shape is None or len(shape) != 2 or not isinstance(shape[1], Integral):
         return None
     return int(shape[1])
