@@ -1,7 +1,7 @@
 """The public plan of PrivateGaussianNB's fit: its noise and its cost."""
 
 from skdp.accounting import PrivacyCost
-from skdp.accounting._composition import budget_left
+from skdp.accounting._composition import budget_left, entry_profile
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms._additive import additive_cost, quieter_additive_mechanism
 from skdp.mechanisms._labels import LabelPlan
@@ -55,7 +55,8 @@ def naive_bayes_fit_cost(estimator, n_features=None):
     labels = [] if selection is None else LabelPlan(None, *selection, "").cost_items()
     private_bounds, _ = BoundsPlan.chooses_privately(estimator.bounds)
     if mechanism is None or (private_bounds and n_features is None):
-        cost = PrivacyCost(eps_model, delta_model)
+        share = estimator.bounds_share if private_bounds else 0.0
+        cost = _bound_for_any_feature_count(mechanism, eps_model, delta_model, share)
         return cost if selection is None else PrivacyCost(*selection) + cost
     bounds_items, eps_bounds = [], 0.0
     if private_bounds:
@@ -69,3 +70,44 @@ def naive_bayes_fit_cost(estimator, n_features=None):
     sums = additive_cost(budget_left(eps_model, eps_bounds), delta_model)
     items = [*labels, *bounds_items, ("moment sums", sums)]
     return PrivateEstimatorMixin._cost_of_items(items)
+
+
+def _bound_for_any_feature_count(mechanism, eps_model, delta_model, bounds_share):
+    """The model's cost (bounds and sums) for every number of features.
+
+    The bound search's items are pure ε-DP and sum to ``eps_model *
+    bounds_share`` whatever ``d``: one ``(ε_b, 0)`` covers them in every
+    composition (``Σ ε_j²/2 <= ε_b²/2`` under zCDP). The sums' ε does not
+    depend on ``d`` either, nor does a Gaussian's noise multiplier ``r``: a
+    stated mechanism is its exact cost. ``"auto"`` may take either noise,
+    and a generic ``(ε, δ)`` (zCDP: ``ρ = ε²/2`` with a reveal ``δ``) does
+    not cover a Gaussian whose ``ρ = 1/(2 r²)`` is larger (large ``δ``
+    for its ``ε``, e.g. ε = 0.05, δ = 0.01): the Gaussian's cost then
+    covers both, as its ``ρ`` is at least the Laplace's ``ε²/2``.
+    """
+    eps_bounds = eps_model * bounds_share
+    eps_sums = budget_left(eps_model, eps_bounds)
+    if mechanism == "laplace" or not delta_model > 0:
+        sums = additive_cost(eps_sums, 0.0)
+    elif mechanism == "gaussian":
+        sums = additive_cost(eps_sums, delta_model)
+    else:
+        sums = _covering_either_noise(eps_sums, delta_model)
+    items = [("moment sums", sums)]
+    if eps_bounds > 0:
+        items.insert(0, ("bounds", PrivacyCost(eps_bounds)))
+    return PrivateEstimatorMixin._cost_of_items(items)
+
+
+def _covering_either_noise(epsilon, delta):
+    """A cost at least that of Laplace sums at ``epsilon`` and of Gaussian
+    sums at ``(epsilon, delta)`` in every composition the accountant has."""
+    generic = PrivacyCost(epsilon, delta)
+    try:
+        gaussian = additive_cost(epsilon, delta)
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return generic  # no Gaussian: "auto" takes Laplace
+    rho_gaussian = entry_profile(
+        epsilon, delta, noise_multiplier=gaussian.noise_multiplier
+    )[0]
+    return gaussian if rho_gaussian >= entry_profile(epsilon, 0.0)[0] else generic
