@@ -78,3 +78,20 @@ def test_an_unreadable_shape_is_planned_at_the_bound():
     # fit is planned for every number of columns (None), not refused there
     assert _n_features(_ShapeRaises()) is None
     assert _n_features(np.zeros((3, 4))) == 4
+
+
+def test_a_pld_accountant_refuses_the_laplace_plan_naming_the_gaussian():
+    # with stated classes and bounds the sums are the fit's only release:
+    # on 2 features "auto" is Laplace, which a PLD accountant cannot record;
+    # the refusal named composition='zcdp' only, while PCA and the linear
+    # models name their own fix, mechanism='gaussian'
+    X, y = data(2, n=200)
+    accountant = BudgetAccountant(10.0, 1e-5, composition="pld")
+    model = PrivateGaussianNB(
+        bounds=(-4, 5), classes=[0, 1], accountant=accountant, random_state=0
+    )
+    with pytest.raises(ValueError, match="mechanism='gaussian'"):
+        model.fit(X, y)
+    assert accountant.total() == (0.0, 0.0)
+    model.set_params(mechanism="gaussian").fit(X, y)
+    assert model.mechanism_ == "gaussian"
