@@ -43,8 +43,9 @@ def naive_bayes_fit_cost(estimator, n_features=None):
     the moment sums, so that a tight accountant plans what it records.
     Private bounds with ``n_features=None`` (their search splits ε per
     feature), and ``mechanism="auto"`` with ``n_features=None`` (the choice
-    depends on it), give the ``(epsilon, delta)`` upper bound instead, with
-    the δ of Gaussian sums (all of ``delta``) where they may be chosen."""
+    depends on it), give an upper bound instead, with the δ of Gaussian sums
+    (all of ``delta``) where they may be chosen, that covers the fit in
+    every composition (:func:`_bound_for_any_feature_count`)."""
     mechanism = moment_sums_mechanism(estimator, n_features)
     selection, (eps_model, delta_model) = LabelPlan.split(
         estimator.classes,
