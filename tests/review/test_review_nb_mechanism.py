@@ -53,13 +53,13 @@ def test_a_pipeline_that_adds_columns_is_planned_at_the_bound():
     # 2 columns in, 10 into naive Bayes: its fits take the Gaussian (delta);
     # a plan on X's 2 columns (Laplace, no delta) would let a delta-0
     # accountant start the search. Composites plan their steps without the
-    # count, so the search is refused before its first fit.
+    # count, and the first fit is refused before its charge.
     X, y = data(2, n=200)
     nb = PrivateGaussianNB(1.0, bounds=(-40, 50), classes=[0, 1], random_state=0)
     pipe = make_pipeline(PolynomialFeatures(3), nb)
     assert fit_cost(pipe, 2).delta == 1e-6
     pure = BudgetAccountant(100.0)
-    with pure, pytest.raises(BudgetExceededError, match="before its first fit"):
+    with pure, pytest.raises(BudgetExceededError, match="Nothing was charged"):
         sk_cross_validate(pipe, X, y, cv=2, error_score="raise")
     assert pure.total() == (0.0, 0.0)
     with BudgetAccountant(100.0, 1e-3) as accountant:
@@ -95,3 +95,19 @@ def test_a_pld_accountant_refuses_the_laplace_plan_naming_the_gaussian():
     assert accountant.total() == (0.0, 0.0)
     model.set_params(mechanism="gaussian").fit(X, y)
     assert model.mechanism_ == "gaussian"
+
+
+def test_a_delta_0_accountant_refuses_the_gaussian_naming_the_fix():
+    # the old default (Laplace) fitted a BudgetAccountant(epsilon) of delta
+    # 0 on any number of features; on 16 "auto" takes the Gaussian and the
+    # accountant's refusal named no parameter of the estimator
+    X, y = data(16, n=200)
+    accountant = BudgetAccountant(10.0)
+    model = PrivateGaussianNB(
+        bounds=(-4, 5), classes=[0, 1], accountant=accountant, random_state=0
+    )
+    with pytest.raises(BudgetExceededError, match=r"Pass delta=0 \(or mechanism"):
+        model.fit(X, y)
+    assert accountant.total() == (0.0, 0.0)
+    model.set_params(delta=0.0).fit(X, y)
+    assert (model.mechanism_, accountant.total()) == ("laplace", (1.0, 0.0))
