@@ -3,12 +3,14 @@
 from skdp.accounting import PrivacyCost
 from skdp.accounting._composition import budget_left, entry_profile
 from skdp.base import PrivateEstimatorMixin
+from skdp.exceptions import BudgetExceededError
+from skdp.linear_model._release import check_laplace_recordable
 from skdp.mechanisms._additive import additive_cost, quieter_additive_mechanism
 from skdp.mechanisms._labels import LabelPlan
 from skdp.sensitivity._mean import per_feature_sensitivities
 from skdp.stats._mean import BoundsPlan
 
-__all__ = ["moment_sums_mechanism", "naive_bayes_fit_cost"]
+__all__ = ["check_recordable", "moment_sums_mechanism", "naive_bayes_fit_cost"]
 
 
 def moment_sums_mechanism(estimator, n_features):
@@ -35,6 +37,36 @@ def moment_sums_mechanism(estimator, n_features):
         eps_sums = budget_left(eps_model, eps_model * estimator.bounds_share)
     l1, l2 = per_feature_sensitivities(n_features)
     return quieter_additive_mechanism(l1, l2, eps_sums, delta_model)
+
+
+def check_recordable(estimator, mechanism, accountant):
+    """Refuse, before the charge, the noise ``"auto"`` chose where the
+    accountant cannot record it, naming the estimator's own fix.
+
+    Only with stated ``classes`` (a private label selection needs δ and
+    is refused by PLD whatever the noise): a Laplace plan under
+    ``composition="pld"`` (with stated bounds, the sums being the only
+    release) names ``mechanism="gaussian"``; a Gaussian plan under an
+    accountant of δ = 0 (the default ``BudgetAccountant(epsilon)``, which
+    the Laplace default of old fitted) names ``delta=0`` or
+    ``mechanism="laplace"``.
+    """
+    if estimator.classes is None:
+        return
+    name = type(estimator).__name__
+    if not BoundsPlan.chooses_privately(estimator.bounds)[0]:
+        check_laplace_recordable(name, mechanism, accountant)
+    pure = getattr(accountant, "delta", None) == 0
+    if estimator.mechanism == "auto" and mechanism == "gaussian" and pure:
+        raise BudgetExceededError(
+            f"{name}(mechanism='auto') takes the Gaussian for the moment sums "
+            "on this many features (less noise than Laplace), which spends "
+            f"delta={estimator.delta!r}, and the accountant was created with "
+            "delta=0 (pure epsilon-DP). Pass delta=0 (or "
+            "mechanism='laplace') for a pure epsilon-DP fit, or create the "
+            "accountant with a delta budget. Nothing was charged and no data "
+            "was read."
+        )
 
 
 def naive_bayes_fit_cost(estimator, n_features=None):

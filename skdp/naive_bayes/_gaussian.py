@@ -10,16 +10,19 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
-from skdp.linear_model._release import check_laplace_recordable
 from skdp.mechanisms._labels import LabelPlan
-from skdp.naive_bayes._cost import moment_sums_mechanism, naive_bayes_fit_cost
+from skdp.naive_bayes._cost import (
+    check_recordable,
+    moment_sums_mechanism,
+    naive_bayes_fit_cost,
+)
 from skdp.naive_bayes._post_processing import (
     class_mean_noise,
     share_unresolved_variances,
 )
 from skdp.preprocessing._standard import fit_moment_sums
 from skdp.sensitivity import moments_from_sums
-from skdp.stats._mean import BoundsPlan, warn_if_noise_dominated
+from skdp.stats._mean import warn_if_noise_dominated
 from skdp.utils._cells import as_cells
 from skdp.utils._dask import is_dask_collection
 from skdp.utils._dask_xy import JOINED_CODES, public_dask_classes, validate_dask_xy
@@ -321,12 +324,7 @@ default=None
                 self.classes, self.epsilon, self.delta, y, name, mechanism == "gaussian"
             )
             classes, codes, labels = plan.classes, None, (plan, y)
-        if (
-            self.classes is not None
-            and not BoundsPlan.chooses_privately(self.bounds)[0]
-        ):
-            # the sums are the only release: a PLD refusal names this fix
-            check_laplace_recordable(name, mechanism, self._resolve_accountant())
+        check_recordable(self, mechanism, self._resolve_accountant())
         sample_weight = check_row_weights(self, sample_weight, X)
         unit = self._privacy_unit(groups, X)
         unit.refuse_private(self, "label set", "classes=[...]", self.classes is None)
