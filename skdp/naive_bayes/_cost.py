@@ -116,7 +116,10 @@ def _bound_for_any_feature_count(mechanism, eps_model, delta_model, bounds_share
     and a generic ``(ε, δ)`` (zCDP: ``ρ = ε²/2`` with a reveal ``δ``) does
     not cover a Gaussian whose ``ρ = 1/(2 r²)`` is larger (large ``δ``
     for its ``ε``, e.g. ε = 0.05, δ = 0.01): the Gaussian's cost then
-    covers both, as its ``ρ`` is at least the Laplace's ``ε²/2``.
+    covers both, as its ``ρ`` is at least the Laplace's ``ε²/2``. It is
+    then the exact cost for every ``d``: ``ρ = 1/(2 r²) >= ε²/2`` is
+    ``ε r <= 1``, and "auto" takes Laplace only for ``d <= (ε r)² / 2 <=
+    1/2`` (so a private label selection keeps its share of δ, as planned).
     """
     eps_bounds = eps_model * bounds_share
     eps_sums = budget_left(eps_model, eps_bounds)
