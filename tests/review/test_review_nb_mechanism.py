@@ -111,3 +111,15 @@ def test_a_delta_0_accountant_refuses_the_gaussian_naming_the_fix():
     assert accountant.total() == (0.0, 0.0)
     model.set_params(delta=0.0).fit(X, y)
     assert (model.mechanism_, accountant.total()) == ("laplace", (1.0, 0.0))
+
+
+def test_a_list_of_rows_is_planned_on_its_columns():
+    # scikit-learn takes a list of rows as X (n_features_in_ is the length
+    # of a row): its 2-column Laplace fits fit a delta-0 accountant, which
+    # the early check refused, planning them over every number of columns
+    X, y = data(2, n=200)
+    model = PrivateGaussianNB(0.5, bounds=(-4, 5), classes=[0, 1], random_state=0)
+    assert _n_features(X.tolist()) == 2
+    with BudgetAccountant(100.0) as accountant:
+        sk_cross_validate(model, X.tolist(), y, cv=2, error_score="raise")
+    assert accountant.total() == (1.0, 0.0)
