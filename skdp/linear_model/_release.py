@@ -30,6 +30,7 @@ from skdp.utils._warnings import warn_at_caller
 
 __all__ = [
     "GaussianFitMixin",
+    "check_laplace_recordable",
     "check_release_plan",
     "floored_inverse",
     "gaussian_fit_cost",
@@ -97,7 +98,7 @@ def check_release_plan(name, plan, accountant=None):
     estimator's own fix, ``mechanism="gaussian"``; this refusal names it.
     """
     if plan and isinstance(plan[0][2], LaplaceNoise):
-        _check_laplace_recordable(name, accountant)
+        check_laplace_recordable(name, "laplace", accountant)
     for what, sensitivity, noise, size in plan:
         try:
             if isinstance(noise, LaplaceNoise):
@@ -116,8 +117,11 @@ def check_release_plan(name, plan, accountant=None):
             ) from exc
 
 
-def _check_laplace_recordable(name, accountant):
-    if getattr(accountant, "composition", None) == "pld":
+def check_laplace_recordable(name, mechanism, accountant):
+    """Refuse, before the charge, a Laplace plan (``mechanism``) that an
+    accountant with ``composition="pld"`` cannot record, naming the
+    estimator's fix, ``mechanism="gaussian"``."""
+    if mechanism == "laplace" and getattr(accountant, "composition", None) == "pld":
         raise ValueError(
             f"{name}: its noise plan is Laplace (mechanism='auto' takes it "
             "where every release gets less noise that way, or it was "

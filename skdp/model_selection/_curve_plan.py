@@ -7,6 +7,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils.validation import _num_features
 
 from skdp.accounting import PrivacyCost
 from skdp.accounting._composition import exact
@@ -178,14 +179,23 @@ def _check_non_private(estimator, n_features):
 
 
 def _n_features(X):
-    """Number of columns of a 2-D ``X`` (public), or None (also where the
-    count is not known, as a Dask frame's may not be). Every fit of a sweep
+    """Number of columns of a 2-D ``X`` or list of rows (public: what the
+    fit's ``n_features_in_`` will be), or None (also where the
+    count is not known, as a Dask frame's may not be, or the shape cannot
+    be read: the fit is then planned for every count). Every fit of a sweep
     or search sees them: a fit whose cost follows them (naive Bayes's
     ``mechanism="auto"``) is then planned exactly, not bounded."""
-    shape = getattr(X, "shape", None)
+    try:  # a container that computes its shape lazily may raise anything
+        shape = getattr(X, "shape", None)
+        if shape is None and isinstance(X, list | tuple):
+            # scikit-learn's n_features_in_ of a list of rows: a row's length
+            shape = (None, _num_features(X))
+        shape = None if shape is None else tuple(shape)
+    except Exception:
+        return None
     if shape is None or len(shape) != 2 or not isinstance(shape[1], Integral):
         return None
-    return int(shape[1])
+    return int(shape[1]) if shape[1] > 0 else None  # no column: fit refuses
 
 
 def sweep_cost(costs, n_fits, n_scores):

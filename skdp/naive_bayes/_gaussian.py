@@ -11,7 +11,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp.base import PrivateEstimatorMixin
 from skdp.mechanisms._labels import LabelPlan
-from skdp.naive_bayes._cost import moment_sums_mechanism, naive_bayes_fit_cost
+from skdp.naive_bayes._cost import (
+    check_recordable,
+    moment_sums_mechanism,
+    naive_bayes_fit_cost,
+)
 from skdp.naive_bayes._post_processing import (
     class_mean_noise,
     share_unresolved_variances,
@@ -320,6 +324,7 @@ default=None
                 self.classes, self.epsilon, self.delta, y, name, mechanism == "gaussian"
             )
             classes, codes, labels = plan.classes, None, (plan, y)
+        check_recordable(self, mechanism, self._resolve_accountant())
         sample_weight = check_row_weights(self, sample_weight, X)
         unit = self._privacy_unit(groups, X)
         unit.refuse_private(self, "label set", "classes=[...]", self.classes is None)
