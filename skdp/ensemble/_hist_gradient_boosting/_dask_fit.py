@@ -166,10 +166,7 @@ def fit_dask_classifier(estimator, X, y, sample_weight, groups):
         estimator._bin_mapper = mapper
         estimator._boost(binned, codes.astype(np.intp), loss, multipliers, source)
     estimator.classes_ = kept
-    estimator.n_trees_per_iteration_ = loss.n_trees_per_iteration
-    estimator.n_iter_ = estimator.max_iter
-    estimator._offset, estimator._scale = 0.0, 1.0
-    estimator._warn_collapsed_bins()
+    estimator._finish_fit(loss.n_trees_per_iteration)
     return estimator
 
 

@@ -68,7 +68,4 @@ def set_regressor_fitted(estimator, target_range, offset, scale):
     """The fitted attributes every regressor fit ends with (post-processing
     of released values and public parameters)."""
     estimator.target_range_ = np.array(target_range)
-    estimator._offset, estimator._scale = offset, scale
-    estimator.n_trees_per_iteration_ = 1
-    estimator.n_iter_ = estimator.max_iter
-    estimator._warn_collapsed_bins()
+    estimator._finish_fit(1, offset, scale)

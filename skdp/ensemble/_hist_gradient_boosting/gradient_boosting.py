@@ -146,7 +146,14 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
                 trees.append(tree)
             self._predictors.append(trees)
 
-    def _warn_collapsed_bins(self):
+    def _finish_fit(self, n_trees_per_iteration, offset=0.0, scale=1.0):
+        """The fitted attributes every fit (in memory or Dask) ends with, and
+        the warning of collapsed private bins (post-processing of released
+        values); ``offset`` and ``scale`` map the raw scores to the user's
+        units."""
+        self.n_trees_per_iteration_ = n_trees_per_iteration
+        self.n_iter_ = self.max_iter
+        self._offset, self._scale = offset, scale
         if self.__dict__.pop("_bins_collapsed", False):
             warn_collapsed_bins(type(self).__name__)
 
@@ -267,10 +274,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
             )
             self._boost(binned, codes, loss, multipliers, source)
         self.classes_ = classes
-        self.n_trees_per_iteration_ = loss.n_trees_per_iteration
-        self.n_iter_ = self.max_iter
-        self._offset, self._scale = 0.0, 1.0
-        self._warn_collapsed_bins()
+        self._finish_fit(loss.n_trees_per_iteration)
         return self
 
     def staged_decision_function(self, X):
