@@ -110,21 +110,23 @@ def sum_l1_sensitivity(size):
     return _up(math.sqrt(size))
 
 
-def _laplace_sd(item, epsilon):
-    """Standard deviation of a Laplace release, in units of its ``l2``;
+def _laplace_scales(item, epsilon, scales):
+    """``scales`` Laplace scales of a release, in units of its ``l2``;
     infinite for an ``epsilon`` share rounded down to 0 (a subnormal
     ``epsilon``), which no Laplace noise can spend."""
     if not epsilon > 0:
         return math.inf
-    return math.sqrt(2.0) * item.l1 / (epsilon * item.l2)
+    return scales * item.l1 / (epsilon * item.l2)
+
+
+def _laplace_sd(item, epsilon):
+    """Standard deviation of a Laplace release (``sqrt(2)`` scales)."""
+    return _laplace_scales(item, epsilon, math.sqrt(2.0))
 
 
 def _rule_scales(item, epsilon):
-    """``LAPLACE_RULE_SCALES`` Laplace scales in units of ``l2`` (infinite
-    for an ``epsilon`` share of 0, as :func:`_laplace_sd`)."""
-    if not epsilon > 0:
-        return math.inf
-    return LAPLACE_RULE_SCALES * item.l1 / (epsilon * item.l2)
+    """The rules' deviation: ``LAPLACE_RULE_SCALES`` Laplace scales."""
+    return _laplace_scales(item, epsilon, LAPLACE_RULE_SCALES)
 
 
 def _read_at(item, epsilon):
