@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _tree_walk import leaf_of
 
 from skdp import BudgetAccountant
 from skdp.audit import audit_mechanism
@@ -187,19 +188,11 @@ def test_audit_of_the_whole_fit_stays_within_epsilon():
 # -- convergence, prediction ------------------------------------------------
 
 
-def _leaf_of(row, tree):
-    node = 0
-    for _ in range(tree.max_depth):
-        f, t = tree.feature_[node], tree.threshold_[node]
-        node = 2 * node + (1 if row[f] <= t else 2)
-    return node - (2**tree.max_depth - 1)
-
-
 def test_as_epsilon_grows_each_leaf_gives_its_rows_class_frequencies():
     X, y = _data(400)
     forest = _forest(epsilon=1e12, tree_rows="all").fit(X, y)
     for tree in forest.estimators_:
-        leaves = np.array([_leaf_of(row, tree) for row in X])
+        leaves = np.array([leaf_of(row, tree) for row in X])
         for leaf in np.unique(leaves):
             frequencies = np.bincount(y[leaves == leaf], minlength=2) / np.sum(
                 leaves == leaf

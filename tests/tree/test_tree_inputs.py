@@ -15,6 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _tree_walk import leaf_of
 
 from skdp import BudgetAccountant
 from skdp.audit import assert_dp, audit_mechanism
@@ -159,14 +160,6 @@ def test_weight_zero_is_the_row_removed_bit_for_bit(name):
     np.testing.assert_array_equal(weighted.leaf_counts_, removed.leaf_counts_)
 
 
-def _leaf_of(row, tree):
-    node = 0
-    for _ in range(tree.max_depth):
-        f, t = tree.feature_[node], tree.threshold_[node]
-        node = 2 * node + (1 if row[f] <= t else 2)
-    return node - (2**tree.max_depth - 1)
-
-
 def test_as_epsilon_grows_the_leaves_give_their_rows_weighted_class_frequencies():
     # brute force: walk every row down the released tree by hand and sum
     # its weight per leaf and class (scikit-learn's weighted leaf values)
@@ -174,7 +167,7 @@ def test_as_epsilon_grows_the_leaves_give_their_rows_weighted_class_frequencies(
     tree = _fit_model("tree", X, y, params={"epsilon": 1e12}, sample_weight=w)
     expected = np.zeros((8, 2))
     for row, label, weight in zip(X, y, w, strict=True):
-        expected[_leaf_of(row, tree), label] += weight
+        expected[leaf_of(row, tree), label] += weight
     np.testing.assert_allclose(tree.leaf_counts_, expected, atol=1e-6)
     full = expected.sum(axis=1) > 0
     np.testing.assert_allclose(
