@@ -2,17 +2,21 @@
 convergence, extremes and pandas input."""
 
 import math
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
-from _tree_walk import leaf_of
 
 from skdp import BudgetAccountant
 from skdp.audit import audit_mechanism
 from skdp.ensemble import PrivateRandomForestClassifier
 from skdp.mechanisms import check_random_source
 from skdp.tree import _fit, _leaf_counts
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ helpers
+from _tree_walk import leaf_of
 
 MAX = np.finfo(float).max
 
