@@ -645,9 +645,11 @@ CASES = [
             "every row (least squares on the rows so rounded, noise-free: "
             "0.428); on an exact grid the 5e-3 column's centred energy in the "
             "Gram, 1.4e-15 in its units, would still be 1e-10 of the noise "
-            "(sd 1.1e-5 at ε=1e6); "
-            + LINEAR_SCALING
-            + ", if it applies under a stated data_norm"
+            "(sd 1.1e-5 at ε=1e6). By design: a stated data_norm means rows "
+            "in their own units (docs/linear_models.rst, 'When to state "
+            "data_norm'); the fit names the lost features and the fix "
+            "(tests/linear_model/test_stated_norm_warning.py), and the "
+            "default, which scales each feature privately, converges"
         ),
     ),
     case(

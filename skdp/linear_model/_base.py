@@ -21,12 +21,13 @@ from skdp.linear_model._noise_plan import noise_multiplier, plan_noise, planned_
 from skdp.linear_model._release import (
     GaussianFitMixin,
     check_release_plan,
+    features_under_noise,
     floored_inverse,
-    gram_noise_dominated,
+    noise_dominated_releases,
     noisy_gram,
     release_sum,
     spectral_noise_bound,
-    sum_noise_dominated,
+    warn_features_under_noise,
     warn_noise_dominated,
 )
 from skdp.linear_model._row_norms import release_row_norm, row_norm_cap
@@ -367,8 +368,8 @@ class PrivateLinearRegression(
             if private_target:
                 low, high = release_target_range(data, multipliers[0], source, name)
                 multipliers = multipliers[1:]
+            names = getattr(self, "feature_names_in_", None)
             if scaling.private:
-                names = getattr(self, "feature_names_in_", None)
                 affine = scaling.release(data, multipliers[0], source, uncentred, names)
                 rows = release_row_norm(data, affine, multipliers[1], source)
                 multipliers = multipliers[2:]
@@ -387,12 +388,14 @@ class PrivateLinearRegression(
             else:
                 gram, cross = regression_sums(*data, *args, None, sample_weight)
             spread = np.ones(d) if affine is None else affine[1]
-            theta, causes = self._solve(
+            theta, causes, lost = self._solve(
                 gram, cross, size, norm, multipliers, source, spread
             )
         with np.errstate(all="ignore"):  # coefficients beyond the float range
             self._set_coef(theta, d, norm, low, high, affine)
         warn_noise_dominated(name, causes)  # from released values only
+        if scaling.kind == "none" and not causes:  # public: rows in own units
+            warn_features_under_noise(name, lost, d, names)
         return self
 
     def _fit_cost(self, n_features=None):
@@ -465,11 +468,7 @@ class PrivateLinearRegression(
         intercept = bool(self.fit_intercept)
         matrix = noisy_gram(gram, size, gram_noise, source)
         rhs = release_sum(cross, cross_noise, source)
-        causes = []
-        if gram_noise_dominated(matrix, gram_r):
-            causes.append("Gram matrix")
-        if sum_noise_dominated(rhs, cross_r):
-            causes.append("cross products")
+        causes = noise_dominated_releases(matrix, rhs, gram_r, cross_r)
         scale = norm * math.sqrt(1.0 + intercept)
         penalty = np.zeros(size)
         with np.errstate(all="ignore"):
@@ -478,7 +477,8 @@ class PrivateLinearRegression(
         per_feature = np.nan_to_num(per_feature, nan=0.0)
         penalty[: spread.size] = np.minimum(per_feature, 2.0**500)
         floor = spectral_noise_bound(size, gram_r) + penalty.min()
-        return floored_inverse(matrix + np.diag(penalty), floor) @ rhs, causes
+        lost = features_under_noise(matrix, spread.size, floor)
+        return floored_inverse(matrix + np.diag(penalty), floor) @ rhs, causes, lost
 
     def _set_coef(self, theta, d, norm, low, high, affine):
         """``coef_`` and ``intercept_`` in the user's units (post-processing)."""

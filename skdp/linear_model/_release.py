@@ -32,15 +32,18 @@ __all__ = [
     "GaussianFitMixin",
     "check_laplace_recordable",
     "check_release_plan",
+    "features_under_noise",
     "floored_inverse",
     "gaussian_fit_cost",
     "gram_noise_dominated",
+    "noise_dominated_releases",
     "noisy_count",
     "noisy_gram",
     "release_sum",
     "spectral_noise_bound",
     "sum_noise_dominated",
     "unit_multipliers",
+    "warn_features_under_noise",
     "warn_noise_dominated",
 ]
 
@@ -222,5 +225,58 @@ def warn_noise_dominated(name, causes):
         "its released signal, so the model is mostly noise. Raise epsilon, "
         "fit on more rows, or use fewer features (the noise grows with "
         "their number).",
+        NoiseDominatedWarning,
+    )
+
+
+def noise_dominated_releases(matrix, rhs, gram_multiplier, cross_multiplier):
+    """Names of the released Gram matrix and cross products that are no larger
+    than their noise (:func:`gram_noise_dominated`, :func:`sum_noise_dominated`)."""
+    causes = []
+    if gram_noise_dominated(matrix, gram_multiplier):
+        causes.append("Gram matrix")
+    if sum_noise_dominated(rhs, cross_multiplier):
+        causes.append("cross products")
+    return causes
+
+
+def features_under_noise(matrix, n_features, floor):
+    """Features whose released energy is below the solver's noise floor.
+
+    A feature's released Gram diagonal ``G̃_jj`` bounds the smallest
+    eigenvalue of the released matrix from above; below ``floor`` (the
+    public spectral bound :func:`floored_inverse` raises the spectrum to),
+    the feature's direction is mostly floor, and its coefficient mostly
+    shrinkage towards 0. A function of the released matrix and public
+    parameters (post-processing).
+    """
+    diagonal = np.diagonal(matrix)[:n_features]
+    return np.flatnonzero(~(diagonal >= floor))
+
+
+def warn_features_under_noise(name, lost, n_features, feature_names=None):
+    """NoiseDominatedWarning for a stated ``data_norm`` that loses features.
+
+    Called for a fit whose rows are used in their own units (a stated
+    ``data_norm`` without feature ranges, public) with the features ``lost``
+    of :func:`features_under_noise`. Features on different scales lose the
+    small ones to the noise and to the grid of the exact sums (``data_norm
+    2**-16`` per coordinate) whatever epsilon; when every feature is lost,
+    epsilon may be the cause too.
+    """
+    if len(lost) == 0:
+        return
+    labels = [str(j if feature_names is None else feature_names[j]) for j in lost]
+    more = len(labels) - 10
+    shown = ", ".join(labels[:10]) + (f" and {more} more" if more > 0 else "")
+    which = "every feature" if len(lost) == n_features else f"feature(s) {shown}"
+    also = " Or raise epsilon." if len(lost) == n_features else ""
+    warn_at_caller(
+        f"{name}: the released energy of {which} is below the noise floor, so "
+        "their coefficients are mostly shrinkage towards 0. With a stated "
+        "data_norm the rows are used in their own units, and a feature much "
+        "smaller than data_norm is lost whatever epsilon: leave data_norm=None "
+        "(the model then scales each feature privately) or put the features on "
+        f"one scale first.{also}",
         NoiseDominatedWarning,
     )
