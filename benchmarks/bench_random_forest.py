@@ -48,7 +48,8 @@ DPL_SCRIPT = Path(__file__).resolve().parent / "dpl_forest_runner.py"
 EPSILONS = (0.3, 1.0, 3.0)
 #: skdp settings measured: name -> constructor parameters
 SETTINGS = {
-    "skdp (default: all rows, Laplace)": {},
+    "skdp (default: all rows, Laplace, trees weighted by impurity decrease)": {},
+    "skdp all rows, Laplace, trees weighted alike": {"tree_weighting": "uniform"},
     "skdp disjoint rows, Laplace": {"tree_rows": "disjoint"},
     "skdp all rows, Gaussian δ=1e-6": {
         "tree_rows": "all",

@@ -93,13 +93,12 @@ class BaseRandomTreesClassifier(
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            The mean over the trees of the probabilities of the leaf each
-            row reaches.
+            The probabilities of the leaf each row reaches, averaged over
+            the trees with the forest's ``tree_weights_``.
         """
         check_is_fitted(self)
         X = validate_private_data(self, X, reset=False)
-        features, thresholds, proba = self._stacked_trees()
-        return forest_proba(X, features, thresholds, proba)
+        return forest_proba(X, *self._stacked_trees())
 
     def predict_log_proba(self, X):
         """Log class probabilities (post-processing; free).
@@ -361,4 +360,10 @@ default=None
         self.leaf_proba_ = release.leaf_proba[0]
 
     def _stacked_trees(self):
-        return self.feature_[None], self.threshold_[None], self.leaf_proba_[None]
+        """Splits, leaf probabilities and weights of the trees, stacked."""
+        return (
+            self.feature_[None],
+            self.threshold_[None],
+            self.leaf_proba_[None],
+            np.ones(1),
+        )
