@@ -35,8 +35,8 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _dpl import run_dpl_task
 from _real_tables import LOADERS, MissingPackage, stated_ranges
+from _venv_task import run_venv_task
 from bench_sample_aggregate import adult_features
 
 from skdp import BudgetAccountant
@@ -141,7 +141,7 @@ def dpl_scores(python, split, bounds, classes, seeds, n_estimators, depth, tmp):
         "seeds": list(seeds),
         "modes": {"stated": stated},
     }
-    answer = run_dpl_task(python, task, script=DPL_SCRIPT.read_text())
+    answer = run_venv_task(python, DPL_SCRIPT, task, "diffprivlib")
     if answer is None:
         return None
     rows = {row["epsilon"]: row for row in answer["rows"]}

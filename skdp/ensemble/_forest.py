@@ -86,7 +86,8 @@ default=None
     ----------
     estimators_ : list of PrivateDecisionTreeClassifier
         The fitted trees (their ``epsilon_spent_`` is not set: the forest's
-        is the cost).
+        is the cost; their ``leaf_proba_`` are the forest's, shrunk with
+        ``noise_std_ / n_estimators`` rows).
     classes_ : ndarray of shape (n_classes,)
         The class labels: stated, or released by the private selection.
     n_classes_ : int

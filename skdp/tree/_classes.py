@@ -295,7 +295,9 @@ default=None
     distribution, a tree whose counts are all non-positive the uniform one.
     As ε → ∞ each non-empty leaf's probabilities are its rows' class
     frequencies (tested), and an empty leaf takes its nearest non-empty
-    ancestor's.
+    ancestor's. (A forest shrinks with ``noise_std_ / n_estimators`` rows
+    and weighs its trees: see
+    :class:`~skdp.ensemble.PrivateRandomForestClassifier`.)
 
     **Budget.** Label selection (``classes=None``) first, then private
     bounds (``bounds=None``, ``bounds_share`` of what is left), then the

@@ -180,24 +180,27 @@ def _normalised(counts, fallback):
     return np.where(mass > 0, counts / np.where(mass > 0, mass, 1.0), fallback)
 
 
-def leaf_probabilities(noisy, noise_std):
+def leaf_probabilities(noisy, weight):
     """Class probabilities of every leaf from its released counts (post-processing).
 
     Public rule (hierarchical shrinkage, after Agarwal et al. 2022): a
     node's counts are the sums of its leaves' released counts; the root's
     probabilities are its clipped counts normalised (uniform where all are
-    non-positive), and each child's are its clipped counts plus
-    ``noise_std`` rows distributed as its parent's, normalised. A leaf whose
-    counts are within the noise thus takes its parent's distribution (and
-    an empty one, as the noise vanishes, its nearest non-empty ancestor's);
-    as ``noise_std`` → 0 a non-empty leaf's probabilities are its rows'
-    class frequencies, the exact counterpart.
+    non-positive), and each child's are its clipped counts plus ``weight``
+    rows distributed as its parent's, normalised. With ``weight`` the
+    noise's standard deviation (one tree, :func:`shrinkage_weight`), a leaf
+    whose counts are within the noise thus takes its parent's distribution
+    (and an empty one, as the noise vanishes, its nearest non-empty
+    ancestor's); as ``weight`` → 0 a non-empty leaf's probabilities are its
+    rows' class frequencies, the exact counterpart.
 
     Parameters
     ----------
     noisy : ndarray of shape (n_trees, 2**D, n_classes)
-    noise_std : float
-        The public standard deviation of each count's noise.
+    weight : float
+        Rows of the parent's distribution added to each node: public
+        (:func:`shrinkage_weight`, from the noise's standard deviation and
+        the number of trees averaged).
 
     Returns
     -------
@@ -205,7 +208,7 @@ def leaf_probabilities(noisy, noise_std):
         Non-negative, each leaf's summing to 1.
     """
     n_classes = noisy.shape[-1]
-    weight = min(float(noise_std), np.finfo(float).max / 4)
+    weight = min(float(weight), np.finfo(float).max / 4)
     with np.errstate(all="ignore"):  # post-processing: nothing may warn
         counts = _clipped(noisy)
         levels = [counts]
