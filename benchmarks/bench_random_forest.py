@@ -35,8 +35,8 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _dpl import run_dpl_task
 from _real_tables import LOADERS, MissingPackage, stated_ranges
+from _venv_task import run_venv_task
 from bench_sample_aggregate import adult_features
 
 from skdp import BudgetAccountant
@@ -48,7 +48,8 @@ DPL_SCRIPT = Path(__file__).resolve().parent / "dpl_forest_runner.py"
 EPSILONS = (0.3, 1.0, 3.0)
 #: skdp settings measured: name -> constructor parameters
 SETTINGS = {
-    "skdp (default: all rows, Laplace)": {},
+    "skdp (default: all rows, Laplace, trees weighted by impurity decrease)": {},
+    "skdp all rows, Laplace, trees weighted alike": {"tree_weighting": "uniform"},
     "skdp disjoint rows, Laplace": {"tree_rows": "disjoint"},
     "skdp all rows, Gaussian δ=1e-6": {
         "tree_rows": "all",
@@ -140,7 +141,7 @@ def dpl_scores(python, split, bounds, classes, seeds, n_estimators, depth, tmp):
         "seeds": list(seeds),
         "modes": {"stated": stated},
     }
-    answer = run_dpl_task(python, task, script=DPL_SCRIPT.read_text())
+    answer = run_venv_task(python, DPL_SCRIPT, task, "diffprivlib")
     if answer is None:
         return None
     rows = {row["epsilon"]: row for row in answer["rows"]}

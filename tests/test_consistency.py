@@ -174,27 +174,45 @@ def raw_boosting_gap(est, X, y):
     return abs(est.score(X, y) - score) * unit
 
 
+def _gini_decrease(counts):
+    """A tree's Gini impurity decrease from its root to its leaves, leaf by
+    leaf (``counts``: exact, of shape (n_leaves, n_classes))."""
+
+    def gini(row):
+        return 1.0 - np.sum((row / row.sum()) ** 2) if row.sum() > 0 else 0.0
+
+    total = counts.sum()
+    below = sum(leaf.sum() / total * gini(leaf) for leaf in counts)
+    return gini(counts.sum(axis=0)) - below
+
+
 def random_trees_gap(est, X, y):
     """Largest gap, in hundredths of probability, between the class
     probabilities of the private random trees on their training rows and
-    those of the same trees with exact leaf frequencies: the trees' splits
-    come from the bounds and the random source only, so the counterpart at
+    those of the same trees with exact leaf frequencies, weighted by their
+    exact Gini impurity decreases (a forest's public rule for the weights,
+    applied to the exact counts; one tree weighs 1): the trees' splits come
+    from the bounds and the random source only, so the counterpart at
     ε → ∞ is the same trees counted without noise (every leaf a training row
     reaches holds that row, so each frequency is defined)."""
     from skdp.tree._random_tree import leaf_indices
 
     X = np.asarray(X, dtype=float)
-    features, thresholds, _ = est._stacked_trees()
+    features, thresholds, _, _ = est._stacked_trees()
     leaves = leaf_indices(X, features, thresholds)
     codes = np.searchsorted(est.classes_, y)
     n_leaves, n_classes = features.shape[1] + 1, len(est.classes_)
-    exact = np.zeros((X.shape[0], n_classes))
+    per_tree, decreases = [], []
     for tree_leaves in leaves:
         counts = np.zeros((n_leaves, n_classes))
         np.add.at(counts, (tree_leaves, codes), 1)
         reached = counts[tree_leaves]
-        exact += reached / reached.sum(axis=1, keepdims=True)
-    exact /= len(leaves)
+        per_tree.append(reached / reached.sum(axis=1, keepdims=True))
+        decreases.append(_gini_decrease(counts))
+    total = np.sum(decreases)  # no tree with a decrease: all weigh the same
+    n_trees = len(decreases)
+    weights = np.asarray(decreases) / total if total > 0 else np.ones(n_trees) / n_trees
+    exact = np.tensordot(weights, np.asarray(per_tree), axes=1)
     return np.abs(est.predict_proba(X) - exact).max() / 0.01
 
 

@@ -93,13 +93,12 @@ class BaseRandomTreesClassifier(
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            The mean over the trees of the probabilities of the leaf each
-            row reaches.
+            The probabilities of the leaf each row reaches, averaged over
+            the trees with the forest's ``tree_weights_``.
         """
         check_is_fitted(self)
         X = validate_private_data(self, X, reset=False)
-        features, thresholds, proba = self._stacked_trees()
-        return forest_proba(X, features, thresholds, proba)
+        return forest_proba(X, *self._stacked_trees())
 
     def predict_log_proba(self, X):
         """Log class probabilities (post-processing; free).
@@ -296,7 +295,9 @@ default=None
     distribution, a tree whose counts are all non-positive the uniform one.
     As ε → ∞ each non-empty leaf's probabilities are its rows' class
     frequencies (tested), and an empty leaf takes its nearest non-empty
-    ancestor's.
+    ancestor's. (A forest shrinks with ``noise_std_ / n_estimators`` rows
+    and weighs its trees: see
+    :class:`~skdp.ensemble.PrivateRandomForestClassifier`.)
 
     **Budget.** Label selection (``classes=None``) first, then private
     bounds (``bounds=None``, ``bounds_share`` of what is left), then the
@@ -361,4 +362,10 @@ default=None
         self.leaf_proba_ = release.leaf_proba[0]
 
     def _stacked_trees(self):
-        return self.feature_[None], self.threshold_[None], self.leaf_proba_[None]
+        """Splits, leaf probabilities and weights of the trees, stacked."""
+        return (
+            self.feature_[None],
+            self.threshold_[None],
+            self.leaf_proba_[None],
+            np.ones(1),
+        )

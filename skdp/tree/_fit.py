@@ -19,6 +19,7 @@ from skdp.tree._leaf_counts import (
     leaf_count_problem,
     leaf_probabilities,
     release_leaf_counts,
+    shrinkage_weight,
     weighted_leaf_class_counts,
 )
 from skdp.tree._random_tree import draw_random_splits, leaf_indices
@@ -270,7 +271,7 @@ def fit_random_trees(
         features=features,
         thresholds=thresholds,
         leaf_counts=noisy,
-        leaf_proba=leaf_probabilities(noisy, noise_std),
+        leaf_proba=leaf_probabilities(noisy, shrinkage_weight(noise_std, n_trees)),
         noise_std=noise_std,
     )
 
@@ -376,9 +377,10 @@ def rows_of_trees(tree_of_row, n_trees):
     return [order[starts[t] : starts[t + 1]] for t in range(n_trees)]
 
 
-def forest_proba(X, features, thresholds, leaf_proba):
-    """Mean over the trees of the leaf probabilities the rows reach
-    (post-processing)."""
+def forest_proba(X, features, thresholds, leaf_proba, weights):
+    """Weighted mean over the trees (``weights``, summing to 1:
+    :func:`~skdp.tree._leaf_counts.tree_weights`) of the leaf probabilities
+    the rows reach (post-processing)."""
     leaves = leaf_indices(X, features, thresholds)
     trees = np.arange(features.shape[0])[:, None]
-    return leaf_proba[trees, leaves].mean(axis=0)
+    return np.tensordot(weights, leaf_proba[trees, leaves], axes=1)

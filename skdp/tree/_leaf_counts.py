@@ -20,6 +20,8 @@ __all__ = [
     "leaf_count_sensitivity",
     "leaf_probabilities",
     "release_leaf_counts",
+    "shrinkage_weight",
+    "tree_weights",
     "weighted_leaf_class_counts",
 ]
 
@@ -178,24 +180,27 @@ def _normalised(counts, fallback):
     return np.where(mass > 0, counts / np.where(mass > 0, mass, 1.0), fallback)
 
 
-def leaf_probabilities(noisy, noise_std):
+def leaf_probabilities(noisy, weight):
     """Class probabilities of every leaf from its released counts (post-processing).
 
     Public rule (hierarchical shrinkage, after Agarwal et al. 2022): a
     node's counts are the sums of its leaves' released counts; the root's
     probabilities are its clipped counts normalised (uniform where all are
-    non-positive), and each child's are its clipped counts plus
-    ``noise_std`` rows distributed as its parent's, normalised. A leaf whose
-    counts are within the noise thus takes its parent's distribution (and
-    an empty one, as the noise vanishes, its nearest non-empty ancestor's);
-    as ``noise_std`` → 0 a non-empty leaf's probabilities are its rows'
-    class frequencies, the exact counterpart.
+    non-positive), and each child's are its clipped counts plus ``weight``
+    rows distributed as its parent's, normalised. With ``weight`` the
+    noise's standard deviation (one tree, :func:`shrinkage_weight`), a leaf
+    whose counts are within the noise thus takes its parent's distribution
+    (and an empty one, as the noise vanishes, its nearest non-empty
+    ancestor's); as ``weight`` → 0 a non-empty leaf's probabilities are its
+    rows' class frequencies, the exact counterpart.
 
     Parameters
     ----------
     noisy : ndarray of shape (n_trees, 2**D, n_classes)
-    noise_std : float
-        The public standard deviation of each count's noise.
+    weight : float
+        Rows of the parent's distribution added to each node: public
+        (:func:`shrinkage_weight`, from the noise's standard deviation and
+        the number of trees averaged).
 
     Returns
     -------
@@ -203,7 +208,7 @@ def leaf_probabilities(noisy, noise_std):
         Non-negative, each leaf's summing to 1.
     """
     n_classes = noisy.shape[-1]
-    weight = min(float(noise_std), np.finfo(float).max / 4)
+    weight = min(float(weight), np.finfo(float).max / 4)
     with np.errstate(all="ignore"):  # post-processing: nothing may warn
         counts = _clipped(noisy)
         levels = [counts]
@@ -215,3 +220,78 @@ def leaf_probabilities(noisy, noise_std):
             parent = np.repeat(proba, 2, axis=1)
             proba = _normalised(level + weight * parent, parent)
     return proba
+
+
+def shrinkage_weight(noise_std, n_trees):
+    """Rows of the parent's distribution each node is shrunk with
+    (:func:`leaf_probabilities`), from public quantities only.
+
+    One tree: ``noise_std``, the noise of one count. A forest averages
+    ``n_trees`` trees whose noise is independent, so the variance the
+    shrinkage trades against is ``n_trees`` times smaller while its bias
+    towards the parent (at the root, the majority class) stays:
+    ``noise_std / n_trees``. Measured on breast cancer (10 trees, ε = 0.3,
+    150 seeds, benchmarks/README.md): 0.794 accuracy with ``noise_std``,
+    0.818 with ``noise_std / 10``, 0.825 with none, at ROC AUC 0.932,
+    0.929 and 0.926.
+    """
+    return float(noise_std) / n_trees
+
+
+def _gini_decrease(counts):
+    """Each tree's Gini impurity decrease, from the root to its leaves, on
+    ``counts`` (clipped, of shape ``(n_trees, n_leaves, n_classes)``).
+
+    ``sum_leaf (N_leaf / N) sum_c p_{leaf,c}**2 - sum_c q_c**2``, with
+    ``p`` a leaf's and ``q`` the tree's class frequencies: formed from
+    ratios in [0, 1], so no square of a count overflows; 0 for a tree
+    without mass."""
+    leaf_mass = counts.sum(axis=-1)
+    mass = leaf_mass.sum(axis=-1)
+    safe = np.where(mass > 0, mass, 1.0)
+    leaf_share = leaf_mass / safe[:, None]
+    leaf_freq = counts / np.where(leaf_mass > 0, leaf_mass, 1.0)[..., None]
+    leaves = np.sum(leaf_share * np.sum(leaf_freq**2, axis=-1), axis=-1)
+    root = np.sum((counts.sum(axis=1) / safe[:, None]) ** 2, axis=-1)
+    return np.where(mass > 0, np.maximum(leaves - root, 0.0), 0.0)
+
+
+def tree_weights(noisy):
+    """Weights of the trees in the forest's average (post-processing).
+
+    Public rule: each tree's weight is proportional to the Gini impurity
+    decrease of its released counts (negative counts as 0), the quantity
+    scikit-learn's trees sum into feature importances; all trees weigh the
+    same when no tree has a positive decrease. Random splits make some
+    trees useless (no split on an informative feature, or thresholds
+    outside the data); their leaves are as mixed as the root and they get
+    little weight. Noise makes every tree's counts look purer by about the
+    same amount, which pulls the weights towards uniform as the noise
+    grows. As the noise vanishes the weights are the trees' exact impurity
+    decreases.
+
+    Parameters
+    ----------
+    noisy : ndarray of shape (n_trees, n_leaves, n_classes)
+        Released counts.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_trees,)
+        Non-negative, summing to 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.tree._leaf_counts import tree_weights
+    >>> pure = [[5.0, 0.0], [0.0, 5.0]]  # decrease 1 - 1/2 = 0.5
+    >>> mixed = [[4.0, 1.0], [1.0, 4.0]]  # 0.68 - 0.5 = 0.18
+    >>> tree_weights(np.array([pure, mixed])).round(4).tolist()
+    [0.7353, 0.2647]
+    """
+    n_trees = noisy.shape[0]
+    with np.errstate(all="ignore"):  # post-processing: nothing may warn
+        decrease = _gini_decrease(_clipped(noisy))
+        total = decrease.sum()
+        usable = np.isfinite(total) and total > 0  # a function of the release
+        return decrease / total if usable else np.full(n_trees, 1.0 / n_trees)

@@ -71,6 +71,7 @@ def test_private_labels_and_bounds_split_the_budget_and_are_charged_first():
         ({"max_depth": 21}, None, None, "max_depth"),
         ({"n_estimators": 0}, None, None, "n_estimators"),
         ({"tree_rows": "some"}, None, None, "tree_rows"),
+        ({"tree_weighting": "votes"}, None, None, "tree_weighting"),
         ({"bounds": (1, 0)}, None, None, "bound"),
     ],
 )
@@ -204,13 +205,61 @@ def test_as_epsilon_grows_each_leaf_gives_its_rows_class_frequencies():
             np.testing.assert_allclose(tree.leaf_proba_[leaf], frequencies, atol=1e-9)
 
 
-def test_predict_proba_is_the_mean_of_the_trees():
+def _hand_leaf_proba(counts, leaf, depth, weight):
+    """A leaf's probabilities walked from the root down its path: each node's
+    clipped counts (the sum of its leaves') plus ``weight`` rows distributed
+    as its parent's, normalised (the root: its counts normalised)."""
+    clipped = np.maximum(counts, 0.0)
+    proba = clipped.sum(axis=0) / clipped.sum()
+    for level in range(1, depth + 1):
+        width = 2 ** (depth - level)  # leaves under a node of this level
+        first = (leaf // width) * width
+        node = clipped[first : first + width].sum(axis=0)
+        proba = (node + weight * proba) / (node.sum() + weight)
+    return proba
+
+
+def _hand_gini_decrease(counts):
+    clipped = np.maximum(counts, 0.0)
+
+    def gini(row):
+        return 1.0 - sum((c / row.sum()) ** 2 for c in row) if row.sum() else 0.0
+
+    below = sum(leaf.sum() / clipped.sum() * gini(leaf) for leaf in clipped)
+    return gini(clipped.sum(axis=0)) - below
+
+
+def test_predict_proba_weighs_the_trees_by_their_released_impurity_decrease():
+    # the public rule on the released counts, computed by hand row by row:
+    # leaves shrunk towards their parents with noise_std / n_estimators
+    # rows, trees weighted by the Gini decrease of their released counts
+    X, y = _data(400)
+    forest = _forest(epsilon=0.5).fit(X, y)
+    counts, n_trees = forest.leaf_counts_, forest.n_estimators
+    decreases = np.array([_hand_gini_decrease(c) for c in counts])
+    weights = decreases / decreases.sum()
+    assert weights.std() > 0.05  # the trees are not weighed alike
+    np.testing.assert_allclose(forest.tree_weights_, weights, rtol=1e-9)
+    shrink = forest.noise_std_ / n_trees
+    for row in X[:20]:
+        expected = sum(
+            w * _hand_leaf_proba(c, leaf_of(row, tree), 3, shrink)
+            for w, c, tree in zip(weights, counts, forest.estimators_, strict=True)
+        )
+        np.testing.assert_allclose(forest.predict_proba(row[None])[0], expected)
+
+
+@pytest.mark.parametrize("tree_weighting", ["impurity", "uniform"])
+def test_predict_is_the_most_probable_class_of_the_weighted_trees(tree_weighting):
     X, y = _data()
-    forest = _forest(epsilon=1.0).fit(X, y)
-    trees = np.mean([tree.predict_proba(X) for tree in forest.estimators_], axis=0)
-    np.testing.assert_allclose(forest.predict_proba(X), trees, rtol=1e-12)
+    forest = _forest(epsilon=1.0, tree_weighting=tree_weighting).fit(X, y)
+    trees = np.array([tree.predict_proba(X) for tree in forest.estimators_])
+    if tree_weighting == "uniform":
+        np.testing.assert_array_equal(forest.tree_weights_, np.full(4, 0.25))
+    proba = forest.predict_proba(X)
+    np.testing.assert_allclose(proba, np.tensordot(forest.tree_weights_, trees, 1))
     np.testing.assert_array_equal(
-        forest.predict(X), forest.classes_[trees.argmax(axis=1)]
+        forest.predict(X), forest.classes_[proba.argmax(axis=1)]
     )
 
 
@@ -242,6 +291,8 @@ def test_extreme_bounds_and_values_fit_and_predict_without_a_warning(bounds, val
         proba = forest.predict_proba(X)
     assert np.all(np.isfinite(proba))
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.all(forest.tree_weights_ >= 0)
+    np.testing.assert_allclose(forest.tree_weights_.sum(), 1.0)
 
 
 @pytest.mark.parametrize("bounds", [(0.0, 5e-324), (1.0, 1.0)])

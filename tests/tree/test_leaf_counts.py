@@ -12,6 +12,7 @@ from skdp.tree._leaf_counts import (
     leaf_count_sensitivity,
     leaf_probabilities,
     release_leaf_counts,
+    tree_weights,
 )
 from skdp.tree._random_tree import leaf_indices
 
@@ -134,3 +135,33 @@ def test_probabilities_are_distributions_at_the_extremes(noise_std, scale):
         proba = leaf_probabilities(noisy, noise_std)
     assert np.all(np.isfinite(proba)) and np.all(proba >= 0)
     np.testing.assert_allclose(proba.sum(axis=-1), 1.0, rtol=1e-12)
+
+
+# -- the forest's tree weights (post-processing), against hand-derived values
+
+
+def test_tree_weights_are_the_released_gini_decreases_normalised():
+    # Gini decreases: pure leaves 0.5 - 0 = 0.5; (4,1) and (1,4): 0.5 - 0.32
+    # = 0.18; (3,3) and (-1,2) clipped to (0,2): root (3,5) 30/64, leaves
+    # 6/8 * 0.5 + 2/8 * 0 = 0.375, so 0.09375
+    noisy = np.array(
+        [[[5.0, 0.0], [0.0, 5.0]], [[4.0, 1.0], [1.0, 4.0]], [[3.0, 3.0], [-1.0, 2.0]]]
+    )
+    decreases = np.array([0.5, 0.18, 0.09375])
+    np.testing.assert_allclose(tree_weights(noisy), decreases / decreases.sum())
+
+
+def test_trees_without_a_decrease_weigh_the_same():
+    np.testing.assert_array_equal(tree_weights(-np.ones((4, 8, 3))), np.full(4, 0.25))
+    one_leaf_each = np.array([[[3.0, 1.0]], [[0.0, 7.0]]])  # depth 0
+    np.testing.assert_array_equal(tree_weights(one_leaf_each), [0.5, 0.5])
+
+
+@pytest.mark.parametrize("scale", [5e-324, 1.0, 1e308, np.inf])
+def test_tree_weights_are_a_distribution_at_the_extremes(scale):
+    rng = np.random.default_rng(0)
+    noisy = rng.uniform(-1, 1, size=(5, 8, 3)) * scale
+    with np.errstate(all="raise"):  # nothing may warn after the charge
+        weights = tree_weights(noisy)
+    assert np.all(np.isfinite(weights)) and np.all(weights >= 0)
+    np.testing.assert_allclose(weights.sum(), 1.0, rtol=1e-12)
