@@ -117,6 +117,21 @@ def warnings_section(results):
     return lines
 
 
+def boosting_target_rows(results):
+    """``(table result, model name, label)`` of the boosting rows the issue's
+    Adult targets are read from: the defaults and the cyclic option, on
+    Adult one-hot and on Adult codes (the encoding trees take)."""
+    out = []
+    for result in results:
+        if result["table"].name not in ("Adult", "Adult codes"):
+            continue
+        names = {row["model"] for row in result["rows"]}
+        out.append((result, BOOST, "boosting (defaults)"))
+        cyclic = sorted(n for n in names if n.startswith(f"{BOOST} (cyclic"))
+        out += [(result, name, "boosting (cyclic option)") for name in cyclic]
+    return out
+
+
 def targets_section(results):
     adult = next((r for r in results if r["table"].name == "Adult"), None)
     if adult is None:
@@ -134,16 +149,18 @@ def targets_section(results):
         verdict = "-" if ok is None else ("met" if ok else "MISSED")
         lines.append(f"| {target} | {measured} | {verdict} |")
 
-    for epsilon, acc, auc in ((1.0, 0.840, 0.890), (0.3, 0.830, None)):
-        row = find(rows, BOOST, epsilon)
-        if row is None or not row["accuracy"]:
-            add(f"boosting accuracy ≥ {acc} at ε = {epsilon:g}", "not run", None)
-            continue
-        a = median(row["accuracy"])
-        add(f"boosting accuracy ≥ {acc} at ε = {epsilon:g}", f"{a:.4f}", a >= acc)
-        if auc is not None:
-            u = median(row["auc"])
-            add(f"boosting ROC AUC ≥ {auc} at ε = {epsilon:g}", f"{u:.4f}", u >= auc)
+    for table, model, label in boosting_target_rows(results):
+        for epsilon, acc, auc in ((1.0, 0.840, 0.890), (0.3, 0.830, None)):
+            what = f"{label} on {table['table'].name}"
+            row = find(table["rows"], model, epsilon)
+            if row is None or not row["accuracy"]:
+                add(f"{what}: accuracy ≥ {acc} at ε = {epsilon:g}", "not run", None)
+                continue
+            a = median(row["accuracy"])
+            add(f"{what}: accuracy ≥ {acc} at ε = {epsilon:g}", f"{a:.4f}", a >= acc)
+            if auc is not None:
+                u = median(row["auc"])
+                add(f"{what}: ROC AUC ≥ {auc} at ε = {epsilon:g}", f"{u:.4f}", u >= auc)
     row, same = find(rows, BOOST, NEGLIGIBLE), adult.get("same_bins")
     if row and row["accuracy"] and same and same["accuracy"]:
         gap = 100 * (median(same["accuracy"]) - median(row["accuracy"]))
