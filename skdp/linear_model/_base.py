@@ -476,8 +476,9 @@ class PrivateLinearRegression(
         # 0 / 0 (no penalty, a subnormal stated scale) is no penalty
         per_feature = np.nan_to_num(per_feature, nan=0.0)
         penalty[: spread.size] = np.minimum(per_feature, 2.0**500)
-        floor = spectral_noise_bound(size, gram_r) + penalty.min()
-        lost = features_under_noise(matrix, spread.size, floor)
+        noise = spectral_noise_bound(size, gram_r)  # not the caller's ridge
+        lost = features_under_noise(matrix, spread.size, noise)
+        floor = noise + penalty.min()
         return floored_inverse(matrix + np.diag(penalty), floor) @ rhs, causes, lost
 
     def _set_coef(self, theta, d, norm, low, high, affine):

@@ -241,13 +241,17 @@ def noise_dominated_releases(matrix, rhs, gram_multiplier, cross_multiplier):
 
 
 def features_under_noise(matrix, n_features, floor):
-    """Features whose released energy is below the solver's noise floor.
+    """Features whose released energy is below the noise floor.
 
     A feature's released Gram diagonal ``G̃_jj`` bounds the smallest
     eigenvalue of the released matrix from above; below ``floor`` (the
-    public spectral bound :func:`floored_inverse` raises the spectrum to),
-    the feature's direction is mostly floor, and its coefficient mostly
-    shrinkage towards 0. A function of the released matrix and public
+    public bound on the noise's spectral norm,
+    :func:`spectral_noise_bound`, which :func:`floored_inverse` raises the
+    spectrum to), the feature's direction is mostly noise floor, and its
+    coefficient mostly shrinkage towards 0. The ridge penalty the solver
+    adds to the floor without an intercept is not part of ``floor``: a
+    feature under it is shrunk by the caller's ``alpha``, which no change of
+    units or epsilon undoes. A function of the released matrix and public
     parameters (post-processing).
     """
     diagonal = np.diagonal(matrix)[:n_features]
