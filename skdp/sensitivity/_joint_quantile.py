@@ -38,6 +38,12 @@ gaps change by ``Σ_j |Δr_j - Δr_{j-1}| = 1`` in total, and the targets by
 pair read backwards. Checked by brute force in the tests. Copies of a state
 have its rank, so the argument holds for any public multiplicities and any
 public grid.
+
+On the finest grid (ε >= 1024) the release counts every row at its nearest
+grid point (:func:`skdp.stats._quantile_joint.joint_release`), so that a tie
+between two grid points is an atom too: a fixed map per row set by the
+public grid, so neighbours stay neighbours and the argument applies to the
+snapped rows as to any data.
 """
 
 import numpy as np

@@ -85,10 +85,12 @@ def test_the_finest_grid_has_exact_int64_totals(lower, upper):
     st.lists(extreme_doubles, min_size=1, max_size=40),
     st.lists(st.integers(-60, 160), max_size=40),
     st.integers(0, 3),
+    st.lists(st.sampled_from([0.3485, 40.1, -7.77, 99.99]), max_size=30),
 )
-def test_sparse_blocks_are_the_dense_blocks(bounds, values, integers, refine):
+def test_sparse_blocks_are_the_dense_blocks(bounds, values, integers, refine, ties):
+    # ties: values between grid points, each counted at its nearest point
     lower, upper = bounds
-    column = np.array(values + [float(v) for v in integers])
+    column = np.array(values + [float(v) for v in integers] + ties)
     grid = RelativeGrid(lower, upper, refine)
     split = refined_split_bits(refine)
     multiplicity = grid.multiplicity(np.arange(grid.first, grid.last + 1))
