@@ -2,8 +2,9 @@
 
 ``PrivateHistGradientBoostingClassifier(boosting="cyclic")`` (a private
 additive model) on UCI Adult with its categoricals as sorted category codes,
-at the settings ``docs/boosting.rst`` gives by ε (``cyclic_settings`` of
-``bench_tree_models.py``, chosen on that benchmark's test split 0), against
+at its ``"auto"`` settings by ε (``AUTO_SETTINGS`` in
+``skdp/ensemble/_hist_gradient_boosting/_settings.py``, chosen on the tree
+benchmark's test split 0), against
 ``PrivateLogisticRegression`` on Adult one-hot, both on stratified splits
 that took no part in the choice (``random_state`` 1 and 2), ε = 0.3 and 1,
 δ = 1e-6, public label set, private bins. Median held-out accuracy / ROC AUC
@@ -25,13 +26,18 @@ from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_tree_models import adult, adult_codes, cyclic_settings, scores
+from bench_tree_models import adult, adult_codes, scores
 
 from skdp import BudgetAccountant
 from skdp.ensemble import PrivateHistGradientBoostingClassifier
+from skdp.ensemble._hist_gradient_boosting._settings import AUTO_SETTINGS
 from skdp.linear_model import PrivateLogisticRegression
 
-SETTINGS = {"below ε = 1": cyclic_settings(0.3), "from ε = 1": cyclic_settings(1.0)}
+#: Both of the cyclic classifier's "auto" settings, each at every ε.
+SETTINGS = {
+    "below ε = 1": {"boosting": "cyclic", **AUTO_SETTINGS["cyclic, epsilon < 1"]},
+    "from ε = 1": {"boosting": "cyclic", **AUTO_SETTINGS["cyclic"]},
+}
 
 
 def summary(results):

@@ -77,6 +77,7 @@ from test_common import public_estimator_classes
 from threadpoolctl import threadpool_limits
 
 import skdp
+from skdp.ensemble._hist_gradient_boosting._settings import resolved_setting
 
 #: ε at which the output must have converged.
 LARGE_EPSILON = 1e6
@@ -147,10 +148,12 @@ def _boosting_reference(est, X, y, binned=None):
     kind = (
         HistGradientBoostingClassifier if classifier else HistGradientBoostingRegressor
     )
-    params = {k: getattr(est, k) for k in ("max_iter", "max_depth", "learning_rate")}
+    names = ("max_iter", "learning_rate", "max_bins")
+    params = {k: resolved_setting(est, k) for k in names}  # "auto": public rule
+    params["max_depth"] = est.max_depth
     params["max_features"] = est.max_features  # features sampled per node
-    if binned is None:
-        params["max_bins"] = est.max_bins
+    if binned is not None:
+        del params["max_bins"]
     with threadpool_limits(1):
         ref = kind(
             **params,

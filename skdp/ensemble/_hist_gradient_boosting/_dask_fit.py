@@ -36,6 +36,7 @@ from skdp.ensemble._hist_gradient_boosting._regressor_fit import (
     charge_regressor_plan,
     set_regressor_fitted,
 )
+from skdp.ensemble._hist_gradient_boosting._settings import resolved_setting
 from skdp.ensemble._hist_gradient_boosting.binning import bins_of_counts, cell_counts
 from skdp.ensemble._hist_gradient_boosting.loss import (
     BinaryLogistic,
@@ -125,7 +126,8 @@ def _binned(estimator, data, mapper, multipliers, source, max_code=None):
     private = mapper is None
     if private:
         counts = row_statistic(data, joined_cell_counts, max_code)
-        mapper = bins_of_counts(counts, multipliers[0], estimator.max_bins, source)
+        bins = resolved_setting(estimator, "max_bins")
+        mapper = bins_of_counts(counts, multipliers[0], bins, source)
         multipliers = multipliers[1:]
     binned, target = gather_codes(data, mapper, max_code)
     if private:  # set once nothing can fail: a failed fit leaves no flag behind

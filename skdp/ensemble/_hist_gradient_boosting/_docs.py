@@ -22,14 +22,18 @@ _PARAMS = """    epsilon : float, default=1.0
         Privacy loss of one ``fit``, ``> 0``.
     delta : float, default=1e-6
         Failure probability of one ``fit``, in ``(0, 1)``.
-    max_iter : int, default=30
+    max_iter : int or "auto", default="auto"
         Boosting rounds (each charged: a fixed number, no early stopping).
+        ``"auto"``: 30, except for the classifier's ``boosting="cyclic"``:
+        3 below ε = 1 and 5 from it (see ``boosting``).
     max_depth : int, default=3
         Depth of every tree (complete trees: ``2**max_depth`` leaves).
-    learning_rate : float, default=0.3
-        Shrinkage of the leaf values.
-    max_bins : int, default=8
-        Largest number of bins per feature, in [2, 255].
+    learning_rate : float or "auto", default="auto"
+        Shrinkage of the leaf values. ``"auto"``: 0.3, except for the
+        classifier's cyclic boosting: 0.5.
+    max_bins : int or "auto", default="auto"
+        Largest number of bins per feature, in [2, 255]. ``"auto"``: 8, except
+        for the classifier's cyclic boosting: 16 below ε = 1, 32 from it.
     l2_regularization : float, default=0.0
         ``λ`` of scikit-learn's gain and leaf values (the noise allowance is
         added to it, see Notes).
@@ -41,19 +45,23 @@ _PARAMS = """    epsilon : float, default=1.0
         only, so the noise of a level scales with the square root of that
         number instead of ``n_features`` (see Notes). ``1.0``: every feature,
         scikit-learn's default.
-    bin_share : float, default=0.1
+    bin_share : float or "auto", default="auto"
         Share of the fit's budget (of its squared Gaussian DP parameter)
         that releases the private bins (``feature_bounds=None``), in ``(0,
-        0.5]``; the rest goes to the trees. Public. Finer bins need more:
+        0.5]``; the rest goes to the trees. Public. ``"auto"``: 0.1, except
+        for the classifier's cyclic boosting: 0.4 below ε = 1, 0.2 from it. Finer
+        bins need more:
         ``bin_share=0.3, max_bins=32, max_depth=2, learning_rate=0.5`` is
         the setting that measured best on Adult one-hot (see Notes).
     boosting : {"trees", "cyclic"}, default="trees"
         ``"trees"``: complete trees grown on noisy histograms. ``"cyclic"``:
         per round, one step per feature in turn, a value per bin from its
-        released sums (a private additive model, see Notes). Its settings
-        by ε, measured on Adult: below ε = 1 ``max_iter=3, max_bins=16,
-        learning_rate=0.5, bin_share=0.4``; from ε = 1 ``max_iter=5,
-        max_bins=32, learning_rate=0.5, bin_share=0.2``.
+        released sums (a private additive model, see Notes). The
+        classifier's ``"auto"`` settings for it depend on ε (public),
+        measured on Adult (the regressor keeps the trees'): below
+        ε = 1 ``max_iter=3, max_bins=16, learning_rate=0.5,
+        bin_share=0.4``; from ε = 1 ``max_iter=5, max_bins=32,
+        learning_rate=0.5, bin_share=0.2``.
     feature_bounds : tuple of (float or array-like, float or array-like), \
 default=None
         Public ``(lower, upper)`` per feature: ``max_bins`` equal-width bins

@@ -3,6 +3,7 @@ refusals that must happen before the charge."""
 
 import numpy as np
 
+from skdp.ensemble._hist_gradient_boosting._settings import BIN_SHARE, resolved_setting
 from skdp.ensemble._hist_gradient_boosting.binning import N_CELLS
 from skdp.ensemble._hist_gradient_boosting.grower import (
     leaf_sensitivity,
@@ -32,9 +33,6 @@ __all__ = [
     "weights_of_planned_classes",
 ]
 
-#: Share of the fit's squared GDP parameter that releases the private bins
-#: (``feature_bounds=None``). Public.
-BIN_SHARE = 0.1
 #: Share of the release of the raw score the trees start from (class counts,
 #: or the target's sum and count). Public.
 BASELINE_SHARE = 0.02
@@ -138,7 +136,7 @@ def check_plan(estimator, name, shape, multipliers, offset, n_trees, loss, targe
             "assumes max_classes labels: state classes=[...] or a smaller "
             "max_classes). Nothing was charged."
         )
-    width = estimator.max_bins * d
+    width = resolved_setting(estimator, "max_bins") * d
     baseline = ("baseline", loss.baseline_sensitivity, multipliers[offset - 1])
     plan = [
         (*baseline, max(n_trees, 2)),
@@ -171,8 +169,9 @@ def _check_bins_release(estimator, name, d, multiplier):
         )
     except ValueError as exc:
         message = str(exc).replace(" Nothing was charged.", "")
+        share = resolved_setting(estimator, "bin_share")
         raise ValueError(
-            f"{message} Or raise bin_share (now {estimator.bin_share!r}, at "
+            f"{message} Or raise bin_share (now {share!r}, at "
             "most 0.5), or state feature_bounds. Nothing was charged."
         ) from exc
 
@@ -183,7 +182,8 @@ def _round_plan(estimator, d, multipliers, n_trees, loss, width):
     k = np.sqrt(n_trees)
     leaf = leaf_sensitivity(loss.g_max, loss.h_max)
     if estimator.boosting == "cyclic":
-        return [("bin sums", leaf, multipliers[0] * k, 2 * estimator.max_bins)]
+        bins = resolved_setting(estimator, "max_bins")
+        return [("bin sums", leaf, multipliers[0] * k, 2 * bins)]
     m = sampled_per_node(estimator.max_features, d)
     depth = estimator.max_depth
     return [
@@ -206,8 +206,8 @@ def check_run_time(estimator, name, d, n_trees, private_target=False):
     level ``l``, at most) and the leaves' sums; with ``boosting="cyclic"``
     per round, tree and feature one step of ``2 * max_bins`` sums (a step
     counts as a tree). Public parameters only."""
-    depth, rounds = estimator.max_depth, estimator.max_iter
-    width = estimator.max_bins * d
+    depth, rounds = estimator.max_depth, resolved_setting(estimator, "max_iter")
+    width = resolved_setting(estimator, "max_bins") * d
     once = [("baseline", max(n_trees, 2))]
     if estimator.feature_bounds is None:
         once.append(("private bins", d * N_CELLS))
@@ -216,7 +216,7 @@ def check_run_time(estimator, name, d, n_trees, private_target=False):
     if estimator.boosting == "cyclic":  # a step per feature: its bins' sums
         _check_sizes(name, once)
         trees = rounds * n_trees * d
-        per_tree = 2 * estimator.max_bins
+        per_tree = 2 * resolved_setting(estimator, "max_bins")
     else:
         _check_sizes(name, [*once, ("deepest histograms", 2 * width << (depth - 1))])
         trees = rounds * n_trees

@@ -18,7 +18,6 @@ from skdp.ensemble._hist_gradient_boosting._dask_fit import (
 from skdp.ensemble._hist_gradient_boosting._docs import write_docstrings
 from skdp.ensemble._hist_gradient_boosting._plan import (
     BASELINE_SHARE,
-    BIN_SHARE,
     HISTOGRAM_SHARE,
     check_plan,
     check_run_time,
@@ -31,6 +30,7 @@ from skdp.ensemble._hist_gradient_boosting._regressor_fit import (
     charge_regressor_plan,
     set_regressor_fitted,
 )
+from skdp.ensemble._hist_gradient_boosting._settings import resolved_setting
 from skdp.ensemble._hist_gradient_boosting.binning import (
     BinMapper,
     release_private_bins,
@@ -74,13 +74,16 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
     _parameter_constraints = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "max_depth": [Interval(Integral, 1, 12, closed="both")],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "max_bins": [Interval(Integral, 2, 255, closed="both")],
+        "learning_rate": [
+            Interval(Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+        ],
+        "max_bins": [Interval(Integral, 2, 255, closed="both"), StrOptions({"auto"})],
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
         "max_features": [Interval(Real, 0, 1, closed="right")],
-        "bin_share": [Interval(Real, 0, 0.5, closed="right")],
+        "bin_share": [Interval(Real, 0, 0.5, closed="right"), StrOptions({"auto"})],
         "boosting": [StrOptions({"trees", "cyclic"})],
         "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "feature_bounds": ["array-like", None],
@@ -92,13 +95,15 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         """The public bin mapper and no share, or None and the private bins'
         share (before the charge)."""
         if self.feature_bounds is None:
-            return None, [self.bin_share]
+            return None, [resolved_setting(self, "bin_share")]
         lower, upper = check_bounds(self.feature_bounds, d, name="feature_bounds")
-        return BinMapper.public(lower, upper, self.max_bins), []
+        bins = resolved_setting(self, "max_bins")
+        return BinMapper.public(lower, upper, bins), []
 
     def _shares(self, extra_shares, d=None):
         cyclic = d if self.boosting == "cyclic" else None
-        return release_shares(extra_shares, self.max_iter, self.max_depth, cyclic)
+        rounds = resolved_setting(self, "max_iter")
+        return release_shares(extra_shares, rounds, self.max_depth, cyclic)
 
     def _multipliers(self, name, d, n_trees, epsilon, delta, extra, unit, **target):
         """The releases' noise multipliers, once the fit's size is accepted
@@ -112,7 +117,8 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         """The bin mapper and ``X`` binned (private bins: first multiplier)."""
         if mapper is not None:
             return mapper, mapper.transform(X), multipliers
-        mapper, binned = release_private_bins(X, multipliers[0], self.max_bins, source)
+        bins = resolved_setting(self, "max_bins")
+        mapper, binned = release_private_bins(X, multipliers[0], bins, source)
         self._bins_collapsed = bool(np.all(mapper.n_bins == 1))  # released
         return mapper, binned, multipliers[1:]
 
@@ -129,7 +135,7 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         joint = None if cyclic else joint_bins(binned, offsets, self.max_depth)
         self._predictors = []
         step = d if cyclic else self.max_depth + 1  # a round's releases
-        for at in range(0, self.max_iter * step, step):
+        for at in range(0, resolved_setting(self, "max_iter") * step, step):
             shares = multipliers[at : at + step]
             plan = TreePlan.of_round(self, shares, k, *bounds, d)
             if cyclic:
@@ -152,7 +158,7 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         values); ``offset`` and ``scale`` map the raw scores to the user's
         units."""
         self.n_trees_per_iteration_ = n_trees_per_iteration
-        self.n_iter_ = self.max_iter
+        self.n_iter_ = resolved_setting(self, "max_iter")
         self._offset, self._scale = offset, scale
         if self.__dict__.pop("_bins_collapsed", False):
             warn_collapsed_bins(type(self).__name__)
@@ -196,13 +202,13 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         epsilon=1.0,
         delta=1e-6,
         *,
-        max_iter=30,
+        max_iter="auto",
         max_depth=3,
-        learning_rate=0.3,
-        max_bins=8,
+        learning_rate="auto",
+        max_bins="auto",
         l2_regularization=0.0,
         max_features=0.3,
-        bin_share=BIN_SHARE,
+        bin_share="auto",
         boosting="trees",
         feature_bounds=None,
         max_rows_per_group=None,
@@ -381,13 +387,13 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         epsilon=1.0,
         delta=1e-6,
         *,
-        max_iter=30,
+        max_iter="auto",
         max_depth=3,
-        learning_rate=0.3,
-        max_bins=8,
+        learning_rate="auto",
+        max_bins="auto",
         l2_regularization=0.0,
         max_features=0.3,
-        bin_share=BIN_SHARE,
+        bin_share="auto",
         boosting="trees",
         feature_bounds=None,
         max_rows_per_group=None,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skdp.ensemble._hist_gradient_boosting._settings import resolved_setting
 from skdp.ensemble._hist_gradient_boosting.histogram import (
     JointBins,
     level_sensitivity,
@@ -94,7 +95,7 @@ class TreePlan:
             g_max,
             h_max,
             float(estimator.l2_regularization),
-            float(estimator.learning_rate),
+            float(resolved_setting(estimator, "learning_rate")),
             sampled_per_node(estimator.max_features, n_features),
         )
 
