@@ -154,7 +154,7 @@ def _merged_sample(ranks, sizes, n, levels, epsilon, source):
     ``(merged block, offset)`` is mapped back to ``(block, offset)``.
     """
     starts = np.flatnonzero(np.r_[True, ranks[1:] != ranks[:-1]])
-    exact = sizes if sizes.dtype == object else sizes.astype(np.int64)
+    exact = _exact_sizes(sizes)
     merged, offsets = joint_quantile_blocks(
         ranks[starts],
         np.add.reduceat(exact, starts),
@@ -164,6 +164,24 @@ def _merged_sample(ranks, sizes, n, levels, epsilon, source):
         random_state=source,
     )
     return _unmerge(starts[merged], offsets, exact)
+
+
+def _exact_sizes(sizes):
+    """Block sizes as exact integers: int64, or Python ints from ``2**62`` on.
+
+    The dense counts give floats (:func:`rank_blocks`), which on the finest
+    grid reach ``2**63`` where doubles are sparse (bounds about ``2**17``
+    doubles wide: ``4097`` states of ``2**34`` copies per point): a cast to
+    int64 wrapped them to negative sizes, i.e. weight 0 for the states of a
+    whole gap. They are integers there (``4097 k 2**34``, ``k < 2**17``).
+    Runs of equal rank hold one gap at most (snapped rows leave no row
+    between points), so int64 sums of sizes below ``2**62`` do not wrap.
+    """
+    if sizes.dtype == object:
+        return sizes
+    if sizes.size and float(sizes.max()) >= 2.0**62:
+        return np.array([int(s) for s in sizes], dtype=object)
+    return sizes.astype(np.int64)
 
 
 def _unmerge(blocks, offsets, sizes):
