@@ -241,3 +241,31 @@ def test_a_snapped_release_reads_each_row_alone():
     alone = np.array([grid.snap(np.array([v]))[0] for v in column])
     np.testing.assert_array_equal(grid.snap(column), alone)
     np.testing.assert_array_equal(grid.snap(column[::-1])[::-1], alone)
+
+
+# -- claim 3: the snap decision is the public ε per feature (and row) ---------
+
+
+@pytest.mark.parametrize("epsilon, snaps", [(4096.0, True), (4095.0, False)])
+def test_grouped_fits_snap_from_a_row_level_epsilon_per_feature_of_1024(epsilon, snaps):
+    # held: 2 features and groups of up to 2 rows: ε_r / d = ε / 4 decides,
+    # read from the public parameters only (the fit on the raw rows is the fit
+    # on the snapped rows exactly when it snaps)
+    rng = np.random.default_rng(0)
+    x = np.where(rng.random(200) < 0.3, 0.3485, np.round(rng.uniform(0, 1, 200), 4))
+    X = np.c_[x, x[::-1]]
+    groups = np.repeat(np.arange(100), 2)
+    fits = [
+        skdp.PrivateQuantile(
+            [0.1, 0.3, 0.5],
+            epsilon=epsilon,
+            bounds=(0, 1),
+            max_rows_per_group=2,
+            random_state=0,
+            accountant=skdp.BudgetAccountant(),
+        )
+        .fit(data, groups=groups)
+        .quantiles_
+        for data in (X, RelativeGrid(0.0, 1.0, MAX_REFINEMENT).snap(X))
+    ]
+    assert np.array_equal(*fits) == snaps
