@@ -194,8 +194,9 @@ COARSE_BITS = 11
 #: At most this many bits of refinement (:func:`refinement_bits`): the
 #: grid then has ``RELATIVE_BITS + 10`` bits per binade, a coarse step of
 #: ``(U - L) / 2**21`` and ``RELATIVE_BINADES + 10`` binades under it, and
-#: its total multiplicity times the states per point stays below ``2**63``
-#: (exact int64, tested).
+#: its total multiplicity stays below ``2**58`` (exact int64, tested); times
+#: the 4097 states per point it can pass ``2**63`` (bounds ``2**17`` doubles
+#: wide), so block sizes from ``2**62`` on are Python ints.
 MAX_REFINEMENT = 10
 
 

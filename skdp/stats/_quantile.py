@@ -191,7 +191,7 @@ default=None
     (:mod:`skdp.mechanisms._joint_quantile`) whose blocks are the runs of
     states of equal rank (grid points with no row at or between them), so
     its cost grows with the distinct values, not the grid; outputs are grid
-    points. The column is counted in chunks, never copied or sorted.
+    points. At the default ε the column is counted in chunks, never sorted.
     *Refined with ε (public rule).* With ``r = clip(floor(log2(ε/d)), 0,
     10)`` the grid has ``r`` more bits everywhere (relative ``2**-(8 + r)``,
     coarse step ``(U - L)/2**(11 + r)``, ``24 + r`` binades) and each point
@@ -212,14 +212,14 @@ default=None
 
     **Ties off the grid.** A tie at a value that is not a grid point (a
     column of a few dozen distinct values such as 10.57626) cannot be an
-    output: its rows count on one side of every grid point. A level inside
-    such a tie then comes out in the empty stretch next to it, at any ε,
-    since the rank utility is flat there: its rank error is the distance
-    from the level to the tie's edge (2.99 rank points for a median of
-    RAND's health-insurance table in ``benchmarks/bench_real_tables.py``),
-    and its value anywhere in the stretch (1.5 % off). Give such values as
-    public ``candidates`` with ``method="permute_and_flip"`` to release them
-    exactly.
+    output: its rows count on one side of every grid point. Below ``ε/d =
+    1024`` a level inside such a tie comes out in the empty stretch next to
+    it (the rank utility is flat there): 2.99 rank points off for a median
+    of RAND's health-insurance table (``benchmarks/bench_real_tables.py``),
+    its value 1.5 % off. From there on (the finest grid) each row is first
+    moved to its nearest grid point, a fixed public map, and such a level
+    comes out within ``2**-19`` of it, relative. Give such values as public
+    ``candidates`` with ``method="permute_and_flip"`` to release them exactly.
 
     **Budget split (public).** ``"joint"``: one release per feature at
     ``ε/d``; else one per level and feature at ``ε / (k d)`` (``k`` levels,
