@@ -554,13 +554,6 @@ CASES = [
             "not HGB's; on the same bins the limit holds "
             "(tests/ensemble/test_gradient_boosting.py)"
         ),
-        monotone_xfail=(
-            "small data: mean log1p(R² gap) 0.55 at ε=1 rises to 0.86 at ε=3 "
-            "(5 seeds; held-out R² -0.12 at ε=1, -1.0 at ε=3): at ε=3 the "
-            "bins stand out of their noise and 30 rounds of leaves of about "
-            "40 rows each collect noise that the leaves' allowance (two "
-            "deviations) does not damp; found 2026-11-27, not fixed"
-        ),
     ),
     case(
         "PrivateRandomForestClassifier-synthetic",

@@ -18,9 +18,14 @@ NOTES = r"""
     sums (no split, all rows left, when no gain is positive); then each
     leaf's sums ``G``, ``H`` are released with Gaussian noise and its value
     is ``-learning_rate G̃ / (max(H̃, 0) + λ)``. ``λ`` is
-    ``l2_regularization`` plus a public allowance of two (split) or one
-    (leaf) noise deviations of a released hessian sum, plus ``1e-3``.
-    Splits and leaves are post-processing of the releases; as ε → ∞ the
+    ``l2_regularization`` plus a public allowance of two noise deviations
+    of a released hessian sum (splits and leaves), plus ``1e-3``. The
+    regressor's leaves (and cyclic steps) use ``G̃ · G̃² / (G̃² + 4 σ²)``
+    for ``G̃``, ``σ`` its public noise deviation: under the squared loss a
+    row's score collects every round's leaf noise, and on diabetes (442
+    rows) held-out R² fell from -0.12 at ε = 1 to -1.0 at ε = 3; with the
+    shrinkage -0.10 and -0.05 (Bikeshare 0.30 → 0.36 at ε = 1, 0.55 →
+    0.52 at ε = 3). Splits and leaves are post-processing of the releases; as ε → ∞ the
     noise and the allowance vanish and the fit is scikit-learn's greedy
     histogram boosting on the same bins (``min_samples_leaf=1``, no early
     stopping, a raw score starting at {baseline}).

@@ -10,7 +10,10 @@ additive in the features (a private GAM, as InterpretML's DP-EBM).
 
 import numpy as np
 
-from skdp.ensemble._hist_gradient_boosting.grower import leaf_sensitivity
+from skdp.ensemble._hist_gradient_boosting.grower import (
+    leaf_sensitivity,
+    shrunk_gradient_sums,
+)
 from skdp.ensemble._hist_gradient_boosting.predictor import BinTables
 from skdp.mechanisms import gaussian_release
 
@@ -61,7 +64,7 @@ def cyclic_round(binned, n_bins, raw, target, loss, plan, source):
         g, h = loss.gradients(raw, target)
         for c, values in enumerate(tables):
             exact = exact_bin_sums(column, int(width), g[:, c], h[:, c])
-            sums = release_bin_sums(exact, plan, source)
+            sums = shrunk_gradient_sums(release_bin_sums(exact, plan, source), plan)
             with np.errstate(all="ignore"):
                 step = (
                     -plan.learning_rate
