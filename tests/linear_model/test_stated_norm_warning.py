@@ -7,7 +7,6 @@ so from the released Gram matrix (post-processing) and names the fix.
 """
 
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +14,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _consistency_data import SYNTHETIC_NORM, synthetic_regression
+from _floor_warnings import floor_warnings
 
 from skdp import BudgetAccountant, PrivateLinearRegression
-from skdp.exceptions import NoiseDominatedWarning
 from skdp.linear_model._release import features_under_noise
 
 
@@ -29,14 +28,7 @@ def _floor_warnings(X, y, epsilon, **params):
         random_state=0,
         **params,
     )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model.fit(X, y)
-    return [
-        str(w.message)
-        for w in caught
-        if issubclass(w.category, NoiseDominatedWarning) and "floor" in str(w.message)
-    ]
+    return floor_warnings(model, X, y)
 
 
 def test_features_under_noise_reads_the_released_diagonal():

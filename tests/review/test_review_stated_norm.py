@@ -3,12 +3,15 @@ PrivateLinearRegression (features whose released Gram diagonal is below the
 noise floor): each test is a reproducer of a finding (it failed before its
 fix) or an attack that held (named so in its comment)."""
 
-import warnings
+import sys
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _floor_warnings import floor_warnings
+
 from skdp import BudgetAccountant, PrivateLinearRegression
-from skdp.exceptions import NoiseDominatedWarning
 from skdp.linear_model import _base
 
 
@@ -19,14 +22,7 @@ def _floor_messages(X, y, **params):
         random_state=0,
         **params,
     )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model.fit(X, y)
-    return [
-        str(w.message)
-        for w in caught
-        if issubclass(w.category, NoiseDominatedWarning) and "floor" in str(w.message)
-    ]
+    return floor_warnings(model, X, y)
 
 
 def _standardized(n=2000, d=5, seed=0):
