@@ -195,6 +195,13 @@ def test_the_regressor_fit_never_raises_under_a_strict_errstate_at_extremes():
 # --- found on the way (before both commits): a strict caller's errstate ----
 
 
+def test_subnormal_bounds_are_refused_by_name_under_a_strict_errstate():
+    from skdp.utils import check_bounds
+
+    with np.errstate(all="raise"), pytest.raises(ValueError, match="too narrow"):
+        check_bounds((-5e-324, 5e-324), 1)
+
+
 def test_a_large_epsilon_calibrates_under_a_strict_errstate():
     from skdp.mechanisms import gaussian_noise_multipliers
 
