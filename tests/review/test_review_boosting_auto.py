@@ -56,6 +56,7 @@ def test_set_params_epsilon_after_construction_moves_the_auto_settings():
     model = C(5.0, boosting="cyclic", classes=[0, 1], accountant=_acc(), random_state=0)
     model.set_params(epsilon=0.5).fit(X, y)
     assert model.n_iter_ == 3  # the ε of the fit, not of the constructor
+    assert len(list(model.staged_predict_proba(X))) == 3
     assert len(model._bin_mapper.n_bins) == 3 and model._bin_mapper.n_bins.max() <= 16
 
 
