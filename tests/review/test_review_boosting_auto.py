@@ -210,3 +210,17 @@ def test_a_large_epsilon_calibrates_under_a_strict_errstate():
     with np.errstate(all="raise"):
         got = gaussian_noise_multipliers(1e6, 1e-6, [1.0])
     np.testing.assert_array_equal(got, expected)
+
+
+def test_the_dask_classifier_resolves_auto_as_in_memory():
+    da = pytest.importorskip("dask.array")
+    X, y = make_classification(120, 3, n_informative=2, n_redundant=0, random_state=0)
+
+    def fit(X, y):
+        model = C(0.5, boosting="cyclic", classes=[0, 1], feature_bounds=(-5, 5))
+        return model.set_params(random_state=1, accountant=_acc()).fit(X, y)
+
+    memory = fit(X, y)
+    lazy = fit(da.from_array(X, chunks=(40, 3)), da.from_array(y, chunks=40))
+    assert lazy.n_iter_ == 3 and lazy._bin_mapper.n_bins.tolist() == [16] * 3
+    np.testing.assert_array_equal(memory.predict_proba(X), lazy.predict_proba(X))
