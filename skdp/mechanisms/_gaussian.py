@@ -63,7 +63,8 @@ def _gaussian_delta_terms(ratio, epsilon):
     b = epsilon * ratio
     x1, x2 = a - b, -a - b
     t1 = float(ndtr(x1))
-    with np.errstate(over="ignore"):  # inf: not certified (exceeds), no warning
+    # inf: not certified (exceeds); 0 (underflow): the larger, safe δ
+    with np.errstate(over="ignore", under="ignore"):
         t2 = float(np.exp(epsilon + log_ndtr(x2)))
     scale = abs(a) + abs(b)
 
