@@ -273,14 +273,18 @@ def warn_features_under_noise(name, lost, n_features, feature_names=None):
     labels = [str(j if feature_names is None else feature_names[j]) for j in lost]
     more = len(labels) - 10
     shown = ", ".join(labels[:10]) + (f" and {more} more" if more > 0 else "")
-    which = "every feature" if len(lost) == n_features else f"feature(s) {shown}"
-    also = " Or raise epsilon." if len(lost) == n_features else ""
+    units = (
+        "a stated data_norm uses the rows in their own units, and a feature "
+        "much smaller than data_norm is lost whatever epsilon: leave "
+        "data_norm=None (the model then scales each feature privately) or put "
+        "the features on one scale first"
+    )
+    if len(lost) == n_features:  # noise or units: the release cannot tell
+        which, fix = "every feature", f"Raise epsilon or fit on more rows; or {units}."
+    else:
+        which, fix = f"feature(s) {shown}", f"Other features stand above it: {units}."
     warn_at_caller(
         f"{name}: the released energy of {which} is below the noise floor, so "
-        "their coefficients are mostly shrinkage towards 0. With a stated "
-        "data_norm the rows are used in their own units, and a feature much "
-        "smaller than data_norm is lost whatever epsilon: leave data_norm=None "
-        "(the model then scales each feature privately) or put the features on "
-        f"one scale first.{also}",
+        f"their coefficients are mostly shrinkage towards 0. {fix}",
         NoiseDominatedWarning,
     )

@@ -47,7 +47,8 @@ def test_stated_norm_names_the_small_features_and_the_fix():
     assert "data_norm=None" in message
     # at a small epsilon every feature is lost, and epsilon is named too
     (message,) = _floor_warnings(X, y, 1.0, data_norm=SYNTHETIC_NORM)
-    assert "every feature" in message and "raise epsilon" in message
+    assert "every feature" in message and "Raise epsilon" in message
+    assert "data_norm=None" in message
 
 
 def test_features_on_one_scale_or_private_scales_are_not_flagged():
