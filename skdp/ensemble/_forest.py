@@ -3,7 +3,6 @@ released with noise."""
 
 from numbers import Integral
 
-import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from skdp.tree._classes import BaseRandomTreesClassifier, PrivateDecisionTreeClassifier
@@ -270,11 +269,7 @@ default=None
         self._thresholds = release.thresholds
         self._leaf_proba = release.leaf_proba
         self.leaf_counts_ = release.leaf_counts
-        self.tree_weights_ = (
-            tree_weights(release.leaf_counts)
-            if self.tree_weighting == "impurity"
-            else np.full(self.n_estimators, 1.0 / self.n_estimators)
-        )
+        self.tree_weights_ = tree_weights(release.leaf_counts, self.tree_weighting)
         self.estimators_ = [self._tree(release, t) for t in range(self.n_estimators)]
 
     def _tree(self, release, t):

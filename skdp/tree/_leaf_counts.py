@@ -256,10 +256,11 @@ def _gini_decrease(counts):
     return np.where(mass > 0, np.maximum(leaves - root, 0.0), 0.0)
 
 
-def tree_weights(noisy):
+def tree_weights(noisy, rule="impurity"):
     """Weights of the trees in the forest's average (post-processing).
 
-    Public rule: each tree's weight is proportional to the Gini impurity
+    ``rule="uniform"``: all alike, the plain mean. ``"impurity"``, a public
+    rule: each tree's weight is proportional to the Gini impurity
     decrease of its released counts (negative counts as 0), the quantity
     scikit-learn's trees sum into feature importances; all trees weigh the
     same when no tree has a positive decrease. Random splits make some
@@ -274,6 +275,8 @@ def tree_weights(noisy):
     ----------
     noisy : ndarray of shape (n_trees, n_leaves, n_classes)
         Released counts.
+    rule : {"impurity", "uniform"}, default="impurity"
+        The forest's ``tree_weighting``.
 
     Returns
     -------
@@ -289,9 +292,11 @@ def tree_weights(noisy):
     >>> tree_weights(np.array([pure, mixed])).round(4).tolist()
     [0.7353, 0.2647]
     """
-    n_trees = noisy.shape[0]
+    uniform = np.full(noisy.shape[0], 1.0 / noisy.shape[0])
+    if rule == "uniform":
+        return uniform
     with np.errstate(all="ignore"):  # post-processing: nothing may warn
         decrease = _gini_decrease(_clipped(noisy))
         total = decrease.sum()
         usable = np.isfinite(total) and total > 0  # a function of the release
-        return decrease / total if usable else np.full(n_trees, 1.0 / n_trees)
+        return decrease / total if usable else uniform

@@ -125,11 +125,16 @@ class TreePlan:
             noise = NOISE_ALLOWANCE * self.level_multiplier * sens
         return self.l2_regularization + noise + MIN_HESSIAN
 
+    def leaf_noise_sd(self):
+        """Standard deviation of the noise of a released leaf (or cyclic
+        bin) sum: its multiplier times :func:`leaf_sensitivity`; 0 without
+        noise."""
+        if self.leaf_multiplier is None:
+            return 0.0
+        return self.leaf_multiplier * leaf_sensitivity(self.g_max, self.h_max)
+
     def leaf_lambda(self):
-        noise = 0.0
-        if self.leaf_multiplier is not None:
-            sens = leaf_sensitivity(self.g_max, self.h_max)
-            noise = LEAF_NOISE_ALLOWANCE * self.leaf_multiplier * sens
+        noise = LEAF_NOISE_ALLOWANCE * self.leaf_noise_sd()
         return self.l2_regularization + noise + MIN_HESSIAN
 
 
@@ -143,8 +148,7 @@ def shrunk_gradient_sums(sums, plan):
     """
     if plan.leaf_multiplier is None or plan.leaf_shrinkage == 0.0:
         return sums
-    sd = plan.leaf_multiplier * leaf_sensitivity(plan.g_max, plan.h_max)
-    g = sums[0]
+    sd, g = plan.leaf_noise_sd(), sums[0]
     with np.errstate(all="ignore"):  # under any caller's errstate, no raise
         ratio = np.divide(sd, np.abs(g), out=np.full(g.shape, np.inf), where=g != 0)
         factor = 1.0 / (1.0 + plan.leaf_shrinkage * ratio * ratio)
