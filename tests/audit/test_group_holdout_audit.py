@@ -114,6 +114,11 @@ RANDOM_STOPPING = RandomStoppingSearchCV(
     scoring=make_private_scorer("accuracy", epsilon=EPS, labels=[0, 1]),
     holdout_size=HOLDOUT,
     max_rows_per_group=K,
+    # set, so that the score's noise is drawn from the run's seeded source
+    # (``_fold_seeds``); None draws it from the OS, and the audit, whose
+    # samples are seeded, was not reproducible (its twin went uncaught in
+    # one CI rehearsal: 0.0 against 0.5)
+    random_state=0,
 )
 RS_PLAN = {
     "grid": PLAN["grid"],
