@@ -219,9 +219,24 @@ def random_trees_gap(est, X, y):
     return np.abs(est.predict_proba(X) - exact).max() / 0.01
 
 
+def default_boosting_gap(est, X, y):
+    """Accuracy gap (points) of the classifier at its defaults to
+    scikit-learn's boosting with the trees ``"auto"`` grows from ε = 1000
+    on (:data:`~skdp.ensemble._hist_gradient_boosting._settings.TREES_FROM_EPSILON`),
+    on X with as many bins: below that ε the default is cyclic boosting, a
+    private additive model, so the ladder checks that it approaches the
+    target without moving away as ε grows."""
+    key = (id(X), "defaults")
+    if key not in _RAW_REFERENCE:
+        large = skdp.PrivateHistGradientBoostingClassifier(LARGE_EPSILON)
+        _RAW_REFERENCE[key] = _boosting_reference(large, X, y)
+    score, unit = _RAW_REFERENCE[key]
+    return abs(est.score(X, y) - score) * unit
+
+
 # every feature per node: sampled features (the default 0.3) converge to
 # scikit-learn's max_features only in distribution (other random draws)
-BOOSTING_SMALL = {"max_iter": 10, "max_features": 1.0}
+BOOSTING_SMALL = {"max_iter": 10, "max_features": 1.0, "boosting": "trees"}
 
 
 def case(id, make, data, error, tol=1.0, **kwargs):
@@ -524,6 +539,17 @@ CASES = [
         synthetic_classification,
         raw_boosting_gap,
         tol=1.0,  # the private quantile bins are not scikit-learn's
+        seeds=4,
+        converge_seeds=2,
+    ),
+    case(
+        "PrivateHistGradientBoostingClassifier-defaults-synthetic",
+        lambda e, s: skdp.PrivateHistGradientBoostingClassifier(
+            e, classes=[0, 1], accountant=budget(), random_state=s
+        ),
+        synthetic_classification,
+        default_boosting_gap,
+        tol=1.0,  # other bins, and other sampled features per node
         seeds=4,
         converge_seeds=2,
     ),

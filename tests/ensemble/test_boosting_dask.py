@@ -23,7 +23,13 @@ da = pytest.importorskip("dask.array")
 
 pytestmark = pytest.mark.filterwarnings("ignore::skdp.NoiseDominatedWarning")
 
-SMALL = {"max_iter": 3, "max_depth": 2, "max_bins": 8, "epsilon": 30.0}
+SMALL = {
+    "max_iter": 3,
+    "max_depth": 2,
+    "max_bins": 8,
+    "epsilon": 30.0,
+    "boosting": "trees",
+}
 # uneven row chunks: an empty block, a one-row block, and two others
 CHUNKS = (0, 1, 120, 179)
 

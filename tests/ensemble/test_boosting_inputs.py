@@ -52,7 +52,13 @@ from skdp.mechanisms import (
 
 pytestmark = pytest.mark.filterwarnings("ignore::skdp.NoiseDominatedWarning")
 
-SMALL = {"max_iter": 3, "max_depth": 2, "max_bins": 8, "feature_bounds": (-4, 4)}
+SMALL = {
+    "max_iter": 3,
+    "max_depth": 2,
+    "max_bins": 8,
+    "feature_bounds": (-4, 4),
+    "boosting": "trees",
+}
 # weights at both ends of [0, 1]: below the grid 2**-32 (0), the largest
 # double below 1, and 1
 WEIGHTS = (0.0, 2.0**-40, 0.3, 1 - 2.0**-53, 1.0)

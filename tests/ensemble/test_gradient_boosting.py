@@ -27,7 +27,7 @@ from skdp.model_selection import fit_cost
 pytestmark = pytest.mark.filterwarnings("ignore::skdp.NoiseDominatedWarning")
 
 BIG = np.finfo(float).max
-SMALL = {"max_iter": 3, "max_depth": 2, "max_bins": 8}
+SMALL = {"max_iter": 3, "max_depth": 2, "max_bins": 8, "boosting": "trees"}
 
 
 def accountant():
@@ -392,7 +392,11 @@ def test_noise_beyond_the_sampler_is_refused_before_the_charge(bounds):
     X, y = data()
     acc = BudgetAccountant(epsilon=1.0, delta=0.5)
     clf = PrivateHistGradientBoostingClassifier(
-        epsilon=1e-9, classes=[0, 1], feature_bounds=bounds, accountant=acc
+        boosting="trees",
+        epsilon=1e-9,
+        classes=[0, 1],
+        feature_bounds=bounds,
+        accountant=acc,
     )
     with pytest.raises(ValueError, match="Nothing was charged"):
         clf.fit(X, y)

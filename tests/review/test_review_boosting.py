@@ -110,7 +110,10 @@ def _no_tree(*args, **kwargs):
 @pytest.mark.parametrize(
     "cls,extra",
     [
-        (PrivateHistGradientBoostingClassifier, {"classes": [0, 1]}),
+        (
+            PrivateHistGradientBoostingClassifier,
+            {"classes": [0, 1], "boosting": "trees"},
+        ),
         (PrivateHistGradientBoostingRegressor, {"target_bounds": (0, 1)}),
     ],
 )
@@ -157,7 +160,11 @@ def test_fits_longer_than_minutes_are_refused_before_the_charge(
     d = 16 if params["max_depth"] == 12 else 1
     acc = _acc()
     clf = PrivateHistGradientBoostingClassifier(
-        feature_bounds=(-1.0, 1.0), classes=[0, 1], accountant=acc, **params
+        boosting="trees",
+        feature_bounds=(-1.0, 1.0),
+        classes=[0, 1],
+        accountant=acc,
+        **params,
     )
     X, y = np.zeros((4, d)), np.array([0, 1, 0, 1])
     if refused:
@@ -204,7 +211,7 @@ def test_largest_histograms_under_the_cap_still_fit(monkeypatch):
     monkeypatch.setattr(gb_module, "grow_tree", _no_tree)
     X = np.zeros((4, 16))
     acc = _acc()
-    clf = PrivateHistGradientBoostingClassifier(
+    clf = PrivateHistGradientBoostingClassifier(boosting="trees",
         max_iter=1, max_depth=12, max_bins=255, feature_bounds=(-1.0, 1.0),
         classes=[0, 1], accountant=acc,
     )  # fmt: skip
@@ -397,7 +404,7 @@ def test_feature_bounds_as_wide_as_the_doubles_give_equal_width_bins():
     y = (X[:, 0] > 0).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        clf = PrivateHistGradientBoostingClassifier(
+        clf = PrivateHistGradientBoostingClassifier(boosting="trees",
             epsilon=100.0, max_iter=3, feature_bounds=(-MAX, MAX),
             classes=[0, 1], accountant=_acc(), random_state=0,
         ).fit(X, y)  # fmt: skip
@@ -475,7 +482,7 @@ def test_drawn_releases_compose_below_the_certified_gaussian_exactly(monkeypatch
         monkeypatch.setattr(module, "gaussian_release", spy)
     X, _ = _data(400)
     y = np.arange(400) % 3
-    PrivateHistGradientBoostingClassifier(
+    PrivateHistGradientBoostingClassifier(boosting="trees",
         epsilon=0.7, max_iter=3, max_depth=2, classes=[0, 1, 2],
         accountant=_acc(), random_state=0,
     ).fit(X, y)  # fmt: skip

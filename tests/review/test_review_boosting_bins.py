@@ -26,7 +26,7 @@ from skdp.model_selection import fit_cost
 N_CELLS = binning.N_CELLS
 ONE = N_CELLS // 2 + 1 + 256  # the cell of 1.0 (positive side, binade 0)
 BIG = np.finfo(float).max
-SMALL = {"max_iter": 2, "max_depth": 2, "max_bins": 8}
+SMALL = {"max_iter": 2, "max_depth": 2, "max_bins": 8, "boosting": "trees"}
 
 
 def _data(n=300, d=4, seed=0):

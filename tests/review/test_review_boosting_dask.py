@@ -24,7 +24,13 @@ dask = pytest.importorskip("dask")
 
 CLASSIFIER = PrivateHistGradientBoostingClassifier
 REGRESSOR = PrivateHistGradientBoostingRegressor
-SMALL = {"max_iter": 2, "max_depth": 2, "epsilon": 20.0, "random_state": 3}
+SMALL = {
+    "max_iter": 2,
+    "max_depth": 2,
+    "epsilon": 20.0,
+    "random_state": 3,
+    "boosting": "trees",
+}
 CHUNKS = (0, 1, 60, 59)  # an empty block, a one-row block, two others
 
 
@@ -66,15 +72,16 @@ def test_in_memory_fits_are_bit_identical_to_the_code_before_the_refactor(
     # bins_of_counts): label release, public classes, private target range,
     # cyclic with 255 bins; raw scores and thresholds (no libm in either).
     # The regressor's leaf shrinkage (post-processing, added later) is off:
-    # the pin is of the releases.
+    # the pin is of the releases. The classifier's trees are stated (its
+    # default is "auto" since: cyclic boosting below epsilon 1000).
     monkeypatch.setattr(grower, "REGRESSOR_LEAF_SHRINKAGE", 0.0)
     rng = np.random.default_rng(7)
     X = rng.normal(size=(120, 3)) * 3
     y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 1)
     digest = hashlib.sha256()
     cases = [
-        (CLASSIFIER, {"classes": [0, 1, 2]}),
-        (CLASSIFIER, {}),
+        (CLASSIFIER, {"classes": [0, 1, 2], "boosting": "trees"}),
+        (CLASSIFIER, {"boosting": "trees"}),
         (REGRESSOR, {}),
         (REGRESSOR, {"boosting": "cyclic", "max_bins": 255}),
     ]

@@ -3,7 +3,11 @@ refusals that must happen before the charge."""
 
 import numpy as np
 
-from skdp.ensemble._hist_gradient_boosting._settings import BIN_SHARE, resolved_setting
+from skdp.ensemble._hist_gradient_boosting._settings import (
+    BIN_SHARE,
+    resolved_boosting,
+    resolved_setting,
+)
 from skdp.ensemble._hist_gradient_boosting.binning import N_CELLS
 from skdp.ensemble._hist_gradient_boosting.grower import (
     leaf_sensitivity,
@@ -181,7 +185,7 @@ def _round_plan(estimator, d, multipliers, n_trees, loss, width):
     multiplier, size)."""
     k = np.sqrt(n_trees)
     leaf = leaf_sensitivity(loss.g_max, loss.h_max)
-    if estimator.boosting == "cyclic":
+    if resolved_boosting(estimator) == "cyclic":
         bins = resolved_setting(estimator, "max_bins")
         return [("bin sums", leaf, multipliers[0] * k, 2 * bins)]
     m = sampled_per_node(estimator.max_features, d)
@@ -213,7 +217,7 @@ def check_run_time(estimator, name, d, n_trees, private_target=False):
         once.append(("private bins", d * N_CELLS))
     if private_target:
         once.append(("target range", N_BINS))
-    if estimator.boosting == "cyclic":  # a step per feature: its bins' sums
+    if resolved_boosting(estimator) == "cyclic":  # a step per feature: its bins' sums
         _check_sizes(name, once)
         trees = rounds * n_trees * d
         per_tree = 2 * resolved_setting(estimator, "max_bins")

@@ -17,7 +17,13 @@ from skdp.ensemble._hist_gradient_boosting.grower import (
 from skdp.ensemble._hist_gradient_boosting.predictor import BinTables
 from skdp.mechanisms import gaussian_release
 
-__all__ = ["bin_sensitivity", "cyclic_round", "exact_bin_sums", "release_bin_sums"]
+__all__ = [
+    "bin_sensitivity",
+    "cyclic_round",
+    "exact_bin_sums",
+    "release_bin_sums",
+    "shrunk_feature_step",
+]
 
 
 def bin_sensitivity(g_max, h_max):
@@ -49,13 +55,40 @@ def release_bin_sums(sums, plan, source):
     return np.asarray(noisy, dtype=float).reshape(sums.shape)
 
 
+def shrunk_feature_step(sums, plan):
+    """The classifier's step shrinkage: one feature's released gradient sums
+    ``G̃`` (all its bins) times ``max(0, 1 - B σ² / Σ_b G̃_b²)``, ``B`` its
+    number of bins and ``σ`` their noise deviation (public).
+
+    ``Σ_b G̃_b² - B σ²`` estimates the step's signal energy without bias, so
+    the factor is the estimated share of signal in what was released (the
+    positive-part James–Stein estimator of the bins' mean vector): a
+    feature whose step is all noise moves no score, one far above its noise
+    is barely touched. Post-processing of released values and public
+    parameters. Without noise, or for the regressor (its per-bin shrinkage,
+    :func:`~.grower.shrunk_gradient_sums`), the sums are returned as they
+    are. Computed on ``G̃ / σ`` under ``np.errstate(all="ignore")``: no
+    overflow to a wrong factor, and nothing raises at any double (a sum of
+    squares that overflows gives the factor 1, all zeros the factor 0).
+    Measured in the estimators' Notes (Caravan's 85 sparse columns).
+    """
+    if plan.leaf_multiplier is None or not plan.shrink_feature_steps:
+        return sums
+    sd, g = plan.leaf_noise_sd(), sums[0]
+    with np.errstate(all="ignore"):  # under any caller's errstate, no raise
+        energy = float(np.sum(np.square(g / sd)))  # in units of σ²
+        factor = max(0.0, 1.0 - g.size / energy) if energy > 0.0 else 0.0
+        return np.stack([g * factor, sums[1]])
+
+
 def cyclic_round(binned, n_bins, raw, target, loss, plan, source):
     """One round: a step per feature, in order; ``raw`` is updated in place.
 
     Each step is one release per raw score whatever the data (a feature of
     one bin releases its one bin's sums); every bin gets
     ``-learning_rate * G / (max(H, 0) + λ)``, ``λ`` the leaves'
-    (:meth:`~.grower.TreePlan.leaf_lambda`). Returns one
+    (:meth:`~.grower.TreePlan.leaf_lambda`), after the public shrinkage of
+    the released sums (:func:`shrunk_feature_step`). Returns one
     :class:`~.predictor.BinTables` per raw score.
     """
     tables = [[] for _ in range(raw.shape[1])]
@@ -64,7 +97,8 @@ def cyclic_round(binned, n_bins, raw, target, loss, plan, source):
         g, h = loss.gradients(raw, target)
         for c, values in enumerate(tables):
             exact = exact_bin_sums(column, int(width), g[:, c], h[:, c])
-            sums = shrunk_gradient_sums(release_bin_sums(exact, plan, source), plan)
+            sums = release_bin_sums(exact, plan, source)
+            sums = shrunk_feature_step(shrunk_gradient_sums(sums, plan), plan)
             with np.errstate(all="ignore"):
                 step = (
                     -plan.learning_rate

@@ -30,7 +30,10 @@ from skdp.ensemble._hist_gradient_boosting._regressor_fit import (
     charge_regressor_plan,
     set_regressor_fitted,
 )
-from skdp.ensemble._hist_gradient_boosting._settings import resolved_setting
+from skdp.ensemble._hist_gradient_boosting._settings import (
+    resolved_boosting,
+    resolved_setting,
+)
 from skdp.ensemble._hist_gradient_boosting.binning import (
     BinMapper,
     release_private_bins,
@@ -84,7 +87,7 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
         "max_features": [Interval(Real, 0, 1, closed="right")],
         "bin_share": [Interval(Real, 0, 0.5, closed="right"), StrOptions({"auto"})],
-        "boosting": [StrOptions({"trees", "cyclic"})],
+        "boosting": [StrOptions({"auto", "trees", "cyclic"})],
         "max_rows_per_group": [Interval(Integral, 1, None, closed="left"), None],
         "feature_bounds": ["array-like", None],
         "accountant": [HasMethods(["spend_many"]), None],
@@ -101,7 +104,7 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         return BinMapper.public(lower, upper, bins), []
 
     def _shares(self, extra_shares, d=None):
-        cyclic = d if self.boosting == "cyclic" else None
+        cyclic = d if resolved_boosting(self) == "cyclic" else None
         rounds = resolved_setting(self, "max_iter")
         return release_shares(extra_shares, rounds, self.max_depth, cyclic)
 
@@ -131,7 +134,7 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         self._baseline = release_baseline(loss, target, k, multipliers[0], source)
         multipliers = multipliers[1:]
         raw = np.zeros((binned.shape[0], k)) + self._baseline
-        d, cyclic = binned.shape[1], self.boosting == "cyclic"
+        d, cyclic = binned.shape[1], resolved_boosting(self) == "cyclic"
         joint = None if cyclic else joint_bins(binned, offsets, self.max_depth)
         self._predictors = []
         step = d if cyclic else self.max_depth + 1  # a round's releases
@@ -158,6 +161,7 @@ class _BaseBoosting(GroupsMixin, PrivateEstimatorMixin, BaseEstimator):
         values); ``offset`` and ``scale`` map the raw scores to the user's
         units."""
         self.n_trees_per_iteration_ = n_trees_per_iteration
+        self.boosting_ = resolved_boosting(self)
         self.n_iter_ = resolved_setting(self, "max_iter")
         self._offset, self._scale = offset, scale
         if self.__dict__.pop("_bins_collapsed", False):
@@ -209,7 +213,7 @@ class PrivateHistGradientBoostingClassifier(ClassifierMixin, _BaseBoosting):
         l2_regularization=0.0,
         max_features=0.3,
         bin_share="auto",
-        boosting="trees",
+        boosting="auto",
         feature_bounds=None,
         max_rows_per_group=None,
         classes=None,
@@ -394,7 +398,7 @@ class PrivateHistGradientBoostingRegressor(RegressorMixin, _BaseBoosting):
         l2_regularization=0.0,
         max_features=0.3,
         bin_share="auto",
-        boosting="trees",
+        boosting="auto",
         feature_bounds=None,
         max_rows_per_group=None,
         target_bounds=None,

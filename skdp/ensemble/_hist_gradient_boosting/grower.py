@@ -81,7 +81,10 @@ def leaf_sensitivity(g_max, h_max):
 class TreePlan:
     """Public parameters of one tree: depth, noise multipliers (``None``:
     no noise, for tests of the limit), bounds of ``g`` and ``h``, ``λ``,
-    the learning rate and the features each node samples (``None``: all)."""
+    the learning rate and the features each node samples (``None``: all);
+    the regressor's leaf shrinkage (:func:`shrunk_gradient_sums`) and
+    whether the classifier's cyclic steps are shrunk
+    (:func:`~.cyclic.shrunk_feature_step`)."""
 
     depth: int
     level_multiplier: float | None
@@ -92,6 +95,7 @@ class TreePlan:
     learning_rate: float
     max_features: int | None = None
     leaf_shrinkage: float = 0.0
+    shrink_feature_steps: bool = False
 
     @classmethod
     def of_round(cls, estimator, round_multipliers, k, g_max, h_max, n_features):
@@ -111,6 +115,7 @@ class TreePlan:
             float(resolved_setting(estimator, "learning_rate")),
             sampled_per_node(estimator.max_features, n_features),
             0.0 if is_classifier(estimator) else REGRESSOR_LEAF_SHRINKAGE,
+            is_classifier(estimator),
         )
 
     def n_sampled(self, n_features):
