@@ -69,10 +69,19 @@ NEGLIGIBLE = 1e6
 CLIP = 8.0
 #: ``(share of ε for the logistic model, boosting setting)``.
 SETTINGS = (
-    (0.5, {"max_iter": 10, "max_depth": 2, "learning_rate": 0.5}),
-    (0.7, {"max_iter": 5, "max_depth": 2, "learning_rate": 0.5}),
-    (0.7, {"max_iter": 3, "max_depth": 3, "learning_rate": 0.5}),
-    (0.3, {"max_iter": 5, "max_depth": 2, "learning_rate": 0.5, "max_bins": 32}),
+    (0.5, {"boosting": "trees", "max_iter": 10, "max_depth": 2, "learning_rate": 0.5}),
+    (0.7, {"boosting": "trees", "max_iter": 5, "max_depth": 2, "learning_rate": 0.5}),
+    (0.7, {"boosting": "trees", "max_iter": 3, "max_depth": 3, "learning_rate": 0.5}),
+    (
+        0.3,
+        {
+            "boosting": "trees",
+            "max_iter": 5,
+            "max_depth": 2,
+            "learning_rate": 0.5,
+            "max_bins": 32,
+        },
+    ),
     (0.5, {"boosting": "cyclic", "max_iter": 1, "max_bins": 32}),
     (0.3, {"boosting": "cyclic", "max_iter": 2, "max_bins": 32}),
 )
@@ -80,7 +89,13 @@ SETTINGS = (
 #: logistic model on these bins.
 CEILING = (
     0.5,
-    {"max_iter": 30, "max_depth": 3, "max_bins": 32, "max_features": 1.0},
+    {
+        "boosting": "trees",  # else "auto" at ε = 1e6: learning rate 0.1
+        "max_iter": 30,
+        "max_depth": 3,
+        "max_bins": 32,
+        "max_features": 1.0,
+    },
 )
 
 

@@ -102,6 +102,14 @@ GROUP_ESTIMATORS = [
     skdp.PrivateHistGradientBoostingClassifier(
         epsilon=10.0, classes=[0, 1], max_iter=2, max_depth=2, max_rows_per_group=K
     ),
+    skdp.PrivateHistGradientBoostingClassifier(  # the default is cyclic: trees too
+        epsilon=10.0,
+        classes=[0, 1],
+        max_iter=2,
+        max_depth=2,
+        max_rows_per_group=K,
+        boosting="trees",
+    ),
     skdp.PrivateHistGradientBoostingRegressor(
         epsilon=10.0, max_iter=2, max_depth=2, max_rows_per_group=K
     ),

@@ -102,6 +102,10 @@ CLASSIFIERS = [
         LogisticRegression(), classes=[0, 1], n_blocks=4, epsilon=10.0
     ),
     skdp.PrivateHistGradientBoostingClassifier(epsilon=10.0, max_iter=3),
+    # the default above is cyclic boosting below ε = 1000: the trees, stated
+    skdp.PrivateHistGradientBoostingClassifier(
+        epsilon=10.0, max_iter=3, boosting="trees"
+    ),
 ]
 REGRESSORS = [
     skdp.PrivateLinearRegression(target_bounds=REGRESSION_TARGET_BOUNDS),

@@ -254,7 +254,13 @@ NOTES = r"""
     (scikit-learn's own boosting is below the additive model there too).
     Stated ``boosting="cyclic"`` becomes, as ε → ∞, the additive model of
     maximum likelihood on the bins (unpenalised logistic regression on the
-    one-hot bins); each column costs a step (one-hot columns too).
+    one-hot bins); each column costs a step (one-hot columns too). Being
+    additive, it cannot fit interactions: on ``make_classification(4000,
+    10, n_informative=5)`` (3 seeds, held-out accuracy) the default
+    reached 0.861 at ε = 10 and 0.873 at ε = 999 against 0.907 and 0.922
+    for stated trees at their defaults, and on ``breast_cancer`` 0.942
+    against 0.965 at ε = 999; state ``boosting="trees"`` where features act
+    together.
 
     **One-hot columns.** The histograms' noise grows with ``sqrt(m)``: on
     Adult one-hot (65 columns) the private logistic model is ahead

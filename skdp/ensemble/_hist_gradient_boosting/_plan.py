@@ -217,12 +217,14 @@ def check_run_time(estimator, name, d, n_trees, private_target=False):
         once.append(("private bins", d * N_CELLS))
     if private_target:
         once.append(("target range", N_BINS))
+    hint = _auto_mode_hint(estimator)
     if resolved_boosting(estimator) == "cyclic":  # a step per feature: its bins' sums
-        _check_sizes(name, once)
+        _check_sizes(name, once, hint)
         trees = rounds * n_trees * d
         per_tree = 2 * resolved_setting(estimator, "max_bins")
     else:
-        _check_sizes(name, [*once, ("deepest histograms", 2 * width << (depth - 1))])
+        deepest = ("deepest histograms", 2 * width << (depth - 1))
+        _check_sizes(name, [*once, deepest], hint)
         trees = rounds * n_trees
         per_tree = 2 * width * ((1 << depth) - 1) + (2 << depth)
     total = sum(size for _, size in once) + trees * per_tree
@@ -235,8 +237,27 @@ def check_run_time(estimator, name, d, n_trees, private_target=False):
             f"{MAX_NOISE_VALUES} values (2**27, about 3 minutes of exact noise "
             "at 0.7 million values per second). Lower max_iter, max_depth or "
             "max_bins, or use fewer features (or fewer classes: with "
-            "classes=None the plan assumes max_classes). Nothing was charged."
+            f"classes=None the plan assumes max_classes).{hint} Nothing was "
+            "charged."
         )
+
+
+def _auto_mode_hint(estimator):
+    """What a size refusal adds when ``boosting="auto"`` chose the mode and
+    its settings (public: from ε), so that the caller, who stated neither,
+    learns what was planned and how to state something smaller; else ""."""
+    if estimator.boosting != "auto":
+        return ""
+    mode = resolved_boosting(estimator)
+    settings = ", ".join(
+        f"{key}={resolved_setting(estimator, key)!r}"
+        for key in ("max_iter", "max_bins")
+    )
+    return (
+        f" boosting='auto' chose {mode!r} at epsilon={estimator.epsilon!r} "
+        f"({settings}): state boosting='trees' or 'cyclic', or smaller "
+        "settings."
+    )
 
 
 def check_target_bounds(target_bounds, name):
@@ -255,9 +276,10 @@ def check_target_bounds(target_bounds, name):
     return stated
 
 
-def _check_sizes(name, sizes):
+def _check_sizes(name, sizes, hint=""):
     """Refuse, before the charge, a release of more than
-    ``MAX_RELEASE_VALUES`` values (public sizes only)."""
+    ``MAX_RELEASE_VALUES`` values (public sizes only); ``hint`` is
+    :func:`_auto_mode_hint`'s."""
     for what, size in sizes:
         if size > MAX_RELEASE_VALUES:
             raise ValueError(
@@ -265,5 +287,6 @@ def _check_sizes(name, sizes):
                 f"than {MAX_RELEASE_VALUES} (2**24, about 134 MB each of the "
                 "arrays the release holds). Lower max_depth or max_bins, use "
                 "fewer features (or state feature_bounds: the private bins "
-                f"release {N_CELLS} counts per feature). Nothing was charged."
+                f"release {N_CELLS} counts per feature).{hint} Nothing was "
+                "charged."
             )
