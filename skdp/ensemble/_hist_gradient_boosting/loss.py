@@ -38,9 +38,15 @@ def on_grid(values, bound):
     ``bound`` is a multiple of the grid step, so the result stays within it;
     NaN (a non-finite intermediate) becomes 0, a public rule.
     """
-    values = np.nan_to_num(np.asarray(values, dtype=float), nan=0.0)
-    clipped = np.clip(values, -bound, bound)
-    return np.ldexp(np.rint(np.ldexp(clipped, GRID_BITS)), -GRID_BITS)
+    values = np.array(values, dtype=float)  # a copy, worked on in place
+    np.copyto(values, 0.0, where=np.isnan(values))
+    np.clip(values, -bound, bound, out=values)  # ±inf to ±bound
+    # times powers of two, exact: |values| <= bound, so no overflow, and
+    # after rint a value is 0 or at least 1 step, so no underflow
+    values *= 2.0**GRID_BITS
+    np.rint(values, out=values)
+    values *= 2.0**-GRID_BITS
+    return values
 
 
 def scaled_targets(y, low, high):
