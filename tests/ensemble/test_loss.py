@@ -1,5 +1,7 @@
 """Losses: bounded, on-grid gradients and hessians; the released baseline."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -56,6 +58,31 @@ def test_on_grid_rounds_to_the_nearest_step_within_the_bound():
         0.0,
         0.0,
     ]
+
+
+def _exact_on_grid(value, bound):
+    """The grid point nearest to ``value`` clipped to the bound (ties to
+    even steps), from exact rationals; NaN is 0."""
+    if np.isnan(value):
+        return 0.0
+    clipped = min(max(Fraction(float(np.clip(value, -bound, bound))), -bound), bound)
+    return float(round(clipped * 2**GRID_BITS) / Fraction(2**GRID_BITS))
+
+
+def test_on_grid_is_the_exact_nearest_step_at_extreme_doubles():
+    big, tiny = np.finfo(float).max, np.nextafter(0.0, 1.0)
+    step = 2.0**-GRID_BITS
+    edges = [big, -big, np.inf, -np.inf, np.nan, tiny, -tiny, 0.0, -0.0]
+    halfway = [step / 2, -step / 2, 1.5 * step, 2.5 * step, 1.0 - step / 2]
+    rng = np.random.default_rng(0)
+    spread = rng.normal(size=300) * 10.0 ** rng.integers(-320, 300, size=300)
+    values = np.array([*edges, *halfway, *spread])
+    for bound in (0.25, 1.0, 2.0):
+        with np.errstate(all="raise"):
+            got = on_grid(values, bound)
+        want = [_exact_on_grid(v, bound) for v in values]
+        assert got.tolist() == want
+    assert np.signbit(on_grid(np.array([-0.0, -tiny]), 1.0)).all()  # -0.0 kept
 
 
 def test_baselines_are_the_priors_and_the_mean_without_noise():
