@@ -18,10 +18,11 @@ BIN_SHARE = 0.1
 #: below it, cyclic boosting. Measured (3 seeds, six tables,
 #: ``benchmarks/bench_boosting_modes.py``): at ε = 1000 such trees are
 #: level with the cyclic model on Adult codes (0.856 against 0.856) and
-#: ahead on four other tables (Adult one-hot 0.856 against 0.855, TV16 0.897 against 0.895, Caravan 0.940 against 0.937),
-#: and below it on ``fair`` (0.724 against 0.731, where scikit-learn's own
-#: boosting is below the additive model too); at ε = 100 they are still
-#: behind on Adult codes (0.854 against 0.857).
+#: ahead on four other tables (Adult one-hot 0.856 against 0.855, TV16
+#: 0.897 against 0.895, Caravan 0.940 against 0.937), and below it on
+#: ``fair`` (0.724 against 0.731, where scikit-learn's own boosting is below
+#: the additive model too); at ε = 100 they are still behind on Adult codes
+#: (0.854 against 0.857).
 TREES_FROM_EPSILON = 1000.0
 #: What ``"auto"`` stands for (public): the trees' defaults (measured on
 #: Adult and four other tables, Notes), the trees the classifier's
