@@ -8,6 +8,11 @@ NaN payloads of both signs, ±inf) and the neighbours of halfway points, at
 each loss's bound, under ``np.errstate(all="raise")``; and the caller's array
 is never written to, whatever its layout (a strided view, Fortran order, a
 read-only array, the multiclass 2-D gradients) or dtype (float32, int, bool).
+
+Also (the merged review's hint): a refusal of a release too large at once
+(``_check_sizes``, not only the tree and noise caps) names the mode and
+settings ``boosting="auto"`` resolved from the public ε, for both
+estimators, and a stated mode gets no such hint.
 """
 
 import math
@@ -16,6 +21,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from skdp.ensemble import (
+    PrivateHistGradientBoostingClassifier,
+    PrivateHistGradientBoostingRegressor,
+)
+from skdp.ensemble._hist_gradient_boosting._plan import check_run_time
 from skdp.ensemble._hist_gradient_boosting.loss import GRID_BITS, on_grid
 
 BIG = np.finfo(float).max
@@ -91,3 +101,16 @@ def test_on_grid_never_writes_to_the_callers_array(bound):
         flat = values.astype(np.float64).ravel().tolist()
         want = np.array([_nearest_step(v, bound) for v in flat])
         np.testing.assert_array_equal(got.ravel(), want)
+
+
+def test_a_too_large_release_of_auto_names_the_resolved_mode():
+    # 20,000 features: the private bins alone release 20.5 million counts
+    # at once, more than 2**24 in either mode (checked before the charge)
+    C, R = PrivateHistGradientBoostingClassifier, PrivateHistGradientBoostingRegressor
+    for model, mode in ((C(1.0), "cyclic"), (C(1000.0), "trees"), (R(1.0), "trees")):
+        hint = f"boosting='auto' chose '{mode}' at epsilon="
+        with pytest.raises(ValueError, match=f"{hint}.*Nothing was charged"):
+            check_run_time(model, "model", 20_000, 1)
+    with pytest.raises(ValueError, match="at once") as refused:
+        check_run_time(C(1.0, boosting="cyclic"), "model", 20_000, 1)
+    assert "boosting='auto'" not in str(refused.value)
