@@ -41,7 +41,7 @@ def bin_sensitivity(g_max, h_max):
 def exact_bin_sums(column, n_bins, g, h):
     """Exact gradient and hessian sums per bin of one binned column, shape
     ``(2, n_bins)`` (on-grid values: exact in any order)."""
-    column = column.astype(np.intp)
+    column = np.asarray(column, dtype=np.intp)  # no copy of an intp column
     return np.stack([np.bincount(column, weights=w, minlength=n_bins) for w in (g, h)])
 
 
