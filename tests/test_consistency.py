@@ -167,14 +167,19 @@ def _boosting_reference(est, X, y, binned=None):
 _RAW_REFERENCE = {}
 
 
+def _reference_gap(key, reference, est, X, y):
+    """``est``'s score gap to scikit-learn's boosting with ``reference``'s
+    trees on X (:func:`_boosting_reference`), computed once per ``key``."""
+    if key not in _RAW_REFERENCE:
+        _RAW_REFERENCE[key] = _boosting_reference(reference, X, y)
+    score, unit = _RAW_REFERENCE[key]
+    return abs(est.score(X, y) - score) * unit
+
+
 def raw_boosting_gap(est, X, y):
     """Accuracy (points) or R² gap to scikit-learn's boosting on X with as
     many bins and the same trees (a fixed target, computed once)."""
-    key = (id(X), type(est).__name__)
-    if key not in _RAW_REFERENCE:
-        _RAW_REFERENCE[key] = _boosting_reference(est, X, y)
-    score, unit = _RAW_REFERENCE[key]
-    return abs(est.score(X, y) - score) * unit
+    return _reference_gap((id(X), type(est).__name__), est, est, X, y)
 
 
 def _gini_decrease(counts):
@@ -226,12 +231,8 @@ def default_boosting_gap(est, X, y):
     on X with as many bins: below that ε the default is cyclic boosting, a
     private additive model, so the ladder checks that it approaches the
     target without moving away as ε grows."""
-    key = (id(X), "defaults")
-    if key not in _RAW_REFERENCE:
-        large = skdp.PrivateHistGradientBoostingClassifier(LARGE_EPSILON)
-        _RAW_REFERENCE[key] = _boosting_reference(large, X, y)
-    score, unit = _RAW_REFERENCE[key]
-    return abs(est.score(X, y) - score) * unit
+    large = skdp.PrivateHistGradientBoostingClassifier(LARGE_EPSILON)
+    return _reference_gap((id(X), "defaults"), large, est, X, y)
 
 
 # every feature per node: sampled features (the default 0.3) converge to
